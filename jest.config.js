@@ -1,0 +1,51 @@
+/** Jest: unit (fakes, no servers), integration (real Postgres and Kafka), e2e (separate processes). */
+const path = require('node:path');
+const fs = require('node:fs');
+
+const moduleNameMapper = {};
+for (const dir of ['libs', 'services']) {
+  for (const name of fs.readdirSync(path.join(__dirname, dir))) {
+    moduleNameMapper[`^@billstream/${name}$`] = `<rootDir>/${dir}/${name}/src`;
+  }
+}
+
+const base = {
+  rootDir: __dirname,
+  testEnvironment: 'node',
+  transform: {
+    '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
+  },
+  moduleNameMapper,
+  moduleFileExtensions: ['ts', 'js', 'json'],
+  testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+};
+
+const servers = {
+  globalSetup: '<rootDir>/libs/testing/jest/global-setup.js',
+  globalTeardown: '<rootDir>/libs/testing/jest/global-teardown.js',
+};
+
+module.exports = {
+  testTimeout: 60_000,
+  maxWorkers: 2,
+  projects: [
+    {
+      ...base,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/libs/*/src/**/*.test.ts', '<rootDir>/services/*/src/**/*.test.ts'],
+      testPathIgnorePatterns: [...base.testPathIgnorePatterns, '\\.int\\.test\\.ts$'],
+    },
+    {
+      ...base,
+      ...servers,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/libs/*/src/**/*.int.test.ts', '<rootDir>/services/*/src/**/*.int.test.ts'],
+    },
+    {
+      ...base,
+      ...servers,
+      displayName: 'e2e',
+      testMatch: ['<rootDir>/test-e2e/**/*.e2e.test.ts'],
+    },
+  ],
+};

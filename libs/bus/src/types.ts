@@ -1,0 +1,58 @@
+/** Topics of the platform. Names are logical; adapters may prefix them. */
+export const TOPICS = {
+  customerEvents: 'customer-events',
+  walletEvents: 'wallet-events',
+  usageEvents: 'usage-events',
+} as const;
+
+export interface OutgoingMessage {
+  /** Partition key: messages with one key keep their order. */
+  key: string;
+  value: string;
+  headers?: Record<string, string>;
+}
+
+export interface ConsumedMessage {
+  topic: string;
+  partition: number;
+  offset: string;
+  key: string;
+  value: string;
+  headers: Record<string, string>;
+}
+
+export interface BatchContext {
+  /** Keeps group membership alive during long batches. */
+  heartbeat(): Promise<void>;
+}
+
+/** Handles one batch; resolving means every message of it is done (its effects committed). */
+export type BatchHandler = (messages: ConsumedMessage[], ctx: BatchContext) => Promise<void>;
+
+export interface SubscribeOptions {
+  groupId: string;
+  topics: string[];
+  handler: BatchHandler;
+  /** Where a group with no committed offset starts; default: the beginning. */
+  fromBeginning?: boolean;
+}
+
+export interface Subscription {
+  stop(): Promise<void>;
+}
+
+/**
+ * The one bus port. `publish` resolves only once the messages are durable
+ * (Kafka acks=all, or every in-process subscriber handled them).
+ */
+export interface Bus {
+  readonly kind: 'kafka' | 'in-process';
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  ensureTopics(topics: string[]): Promise<void>;
+  publish(topic: string, messages: OutgoingMessage[]): Promise<void>;
+  subscribe(options: SubscribeOptions): Promise<Subscription>;
+  healthy(): Promise<boolean>;
+  /** Messages not yet consumed by a group, summed over the topic's partitions. */
+  lag(groupId: string, topic: string): Promise<number>;
+}

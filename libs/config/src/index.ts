@@ -1,0 +1,60 @@
+import { z } from 'zod';
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * Parses environment variables once with a zod schema whose keys are the variable names.
+ * A bad value throws a ConfigError naming each variable and what is wrong with it.
+ */
+export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.output<S> {
+  const cleaned: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (v !== undefined && v !== '') cleaned[k] = v;
+  }
+  const result = schema.safeParse(cleaned);
+  if (!result.success) {
+    throw new ConfigError(
+      result.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`),
+    );
+  }
+  return result.data;
+}
+
+/** Helpers for the usual variable shapes. */
+export const env = {
+  port: (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback),
+  int: (fallback: number, min = 0) => z.coerce.number().int().min(min).default(fallback),
+  number: (fallback: number, min = 0) => z.coerce.number().min(min).default(fallback),
+  bool: (fallback: boolean) =>
+    z
+      .enum(['true', 'false', '1', '0', 'yes', 'no'])
+      .default(fallback ? 'true' : 'false')
+      .transform((v) => v === 'true' || v === '1' || v === 'yes'),
+  url: () => z.string().url(),
+  logLevel: () => z.enum(['error', 'warn', 'info', 'http', 'verbose', 'debug', 'silly', 'silent']).default('info'),
+  /** Comma-separated list. */
+  list: () =>
+    z.string().transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+};
+
+/** Variables every service reads. */
+export const commonServiceEnv = {
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string'),
+  DATABASE_POOL_MAX: env.int(10, 1),
+  KAFKA_BROKERS: env.list().pipe(z.array(z.string().regex(/^[^:\s]+:\d+$/, 'must be host:port')).min(1)),
+  KAFKA_TOPIC_PREFIX: z.string().regex(/^[a-zA-Z0-9._-]*$/).default(''),
+  KAFKA_PARTITIONS: env.int(4, 1),
+  INTERNAL_TOKEN: z.string().min(16, 'must be at least 16 characters'),
+  LOG_LEVEL: env.logLevel(),
+  HOST: z.string().default('0.0.0.0'),
+};

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+
+export const PERMISSIONS = [
+  'customers:read',
+  'customers:write',
+  'wallets:read',
+  'wallets:write',
+  'events:read',
+  'events:write',
+  'webhooks:read',
+  'webhooks:write',
+  'meters:read',
+  'meters:write',
+  'api_keys:read',
+  'api_keys:write',
+] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+/** ISO 8601 with a zone (`Z` or `+hh:mm`), up to nanosecond fractions. */
+export const ISO_TIMESTAMP_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:?\d{2})$/;
+
+export const isoTimestamp = z
+  .string()
+  .regex(ISO_TIMESTAMP_WITH_ZONE, 'must be an ISO 8601 timestamp with a zone (Z or +hh:mm)')
+  .refine((v) => !Number.isNaN(Date.parse(v.replace(/(\.\d{3})\d+/, '$1'))), 'is not a valid date');
+
+/** Decimal amount as a string, exact: "12", "0.5", "-3.25" (up to 18 fraction digits). */
+export const decimalString = z
+  .string()
+  .regex(/^-?(0|[1-9]\d{0,27})(\.\d{1,18})?$/, 'must be a decimal number written as a string, e.g. "12.50"');
+
+export const positiveDecimalString = decimalString.refine((v) => !v.startsWith('-') && /[1-9]/.test(v), 'must be greater than 0');
+
+/** `limit` and `offset` of the list endpoints (query strings). */
+export const paginationQuery = {
+  limit: z.coerce.number().int('must be an integer').min(1, 'must be between 1 and 1000').max(1000, 'must be between 1 and 1000').default(50),
+  offset: z.coerce.number().int('must be an integer').min(0, 'must be 0 or more').default(0),
+};
+
+/** A comma-separated query value (or the same key repeated) as a list of strings. */
+export const csvList = z
+  .union([z.string(), z.array(z.string())])
+  .transform((v) => (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean));
+
+export const queryBoolean = z.enum(['true', 'false']).transform((v) => v === 'true');
+
+export const metadataSchema = z.record(z.string(), z.string().max(2000)).refine((m) => Object.keys(m).length <= 50, 'at most 50 keys');
+
+export const paginationSchema = z.object({ total: z.number().int(), limit: z.number().int(), offset: z.number().int() });
+
+export function listResponse<T extends z.ZodType>(item: T) {
+  return z.object({ items: z.array(item), pagination: paginationSchema });
+}
+
+export const errorEnvelopeSchema = z.object({
+  success: z.literal(false),
+  error: z.object({
+    message: z.string(),
+    internal_error: z.string(),
+    details: z.record(z.string(), z.unknown()).optional(),
+  }),
+  hint: z.string().optional(),
+});
+export type ErrorEnvelope = z.infer<typeof errorEnvelopeSchema>;
+
+export interface Page<T> {
+  items: T[];
+  pagination: { total: number; limit: number; offset: number };
+}

@@ -1,0 +1,70 @@
+import { z } from 'zod';
+
+/**
+ * The message published on customer-events and wallet-events (through each service's outbox).
+ * `type` is the public webhook event name; `payload` is keyed by the resource name.
+ */
+export interface DomainEvent<P extends Record<string, unknown> = Record<string, unknown>> {
+  id: string;
+  type: string;
+  tenant_id: string;
+  environment_id: string;
+  user_id: string;
+  occurred_at: string;
+  payload: P;
+}
+
+export const domainEventSchema = z.object({
+  id: z.string(),
+  type: z.string(),
+  tenant_id: z.string(),
+  environment_id: z.string(),
+  user_id: z.string(),
+  occurred_at: z.string(),
+  payload: z.record(z.string(), z.unknown()),
+});
+
+/** Every public webhook event name of the spec. */
+export const WEBHOOK_EVENT_NAMES = [
+  'invoice.create.drafted',
+  'invoice.update.finalized',
+  'invoice.update.payment',
+  'invoice.update.voided',
+  'invoice.update',
+  'invoice.payment.overdue',
+  'invoice.communication.triggered',
+  'subscription.created',
+  'subscription.draft.created',
+  'subscription.activated',
+  'subscription.updated',
+  'subscription.paused',
+  'subscription.cancelled',
+  'subscription.resumed',
+  'subscription.renewal.due',
+  'payment.created',
+  'payment.updated',
+  'payment.success',
+  'payment.failed',
+  'payment.pending',
+  'customer.created',
+  'customer.updated',
+  'customer.deleted',
+  'wallet.created',
+  'wallet.updated',
+  'wallet.terminated',
+  'wallet.transaction.created',
+  'wallet.credit_balance.dropped',
+  'wallet.credit_balance.recovered',
+  'wallet.ongoing_balance.dropped',
+  'wallet.ongoing_balance.recovered',
+  'feature.created',
+  'feature.updated',
+  'feature.deleted',
+  'feature.wallet_balance.alert',
+  'entitlement.created',
+  'entitlement.updated',
+  'entitlement.deleted',
+  'credit_note.created',
+  'credit_note.updated',
+] as const;
+export type WebhookEventName = (typeof WEBHOOK_EVENT_NAMES)[number];

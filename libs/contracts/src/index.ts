@@ -1,0 +1,4 @@
+export * from './common';
+export * from './domain-event';
+export * from './routes';
+export * from './registry';

@@ -1,0 +1,21 @@
+import type { RouteDef } from './routes';
+import { apiKeyRoutes } from './api-keys';
+import { customerRoutes } from './customers';
+import { walletRoutes } from './wallets';
+import { usageEventRoutes } from './usage-events';
+import { webhookRoutes } from './webhooks';
+
+export * from './api-keys';
+export * from './customers';
+export * from './wallets';
+export * from './usage-events';
+export * from './webhooks';
+
+/** Every public route, in matching order. */
+export const ALL_ROUTES: RouteDef[] = [
+  ...apiKeyRoutes,
+  ...customerRoutes,
+  ...walletRoutes,
+  ...usageEventRoutes,
+  ...webhookRoutes,
+] as RouteDef[];

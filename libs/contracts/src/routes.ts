@@ -1,0 +1,46 @@
+import type { z } from 'zod';
+import type { Permission } from './common';
+
+export type ServiceName = 'gateway' | 'customer' | 'wallet' | 'ingestion' | 'webhook';
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/**
+ * One public endpoint: who owns it, what permission it needs, and the zod schemas of its
+ * input and output. The gateway validates and forwards by it, the owning service mounts
+ * its handler by it, and the OpenAPI document is generated from it.
+ */
+export interface RouteDef<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+  R extends z.ZodType = z.ZodType,
+> {
+  operationId: string;
+  method: HttpMethod;
+  /** Express-style path, e.g. `/v1/customers/:id`. */
+  path: string;
+  service: ServiceName;
+  permission: Permission;
+  summary: string;
+  tag: string;
+  params?: P;
+  query?: Q;
+  body?: B;
+  response?: R;
+  /** Status of a success: 200, 201, 202 or 204. */
+  status: 200 | 201 | 202 | 204;
+  /** Error statuses this endpoint documents beyond 400/401/403/429/500. */
+  errors?: number[];
+  /** Largest accepted JSON body, default 1 MiB. */
+  bodyLimitBytes?: number;
+}
+
+export function defineRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R extends z.ZodType>(
+  def: RouteDef<P, Q, B, R>,
+): RouteDef<P, Q, B, R> {
+  return def;
+}
+
+export type InputOf<T extends z.ZodType | undefined> = [Exclude<T, undefined>] extends [z.ZodType]
+  ? z.output<Exclude<T, undefined>>
+  : undefined;

@@ -1,0 +1,4 @@
+import type { RouteDef } from './routes';
+
+/** Wallet API (issue #4). */
+export const walletRoutes: RouteDef[] = [];

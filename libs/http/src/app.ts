@@ -1,0 +1,135 @@
+import { timingSafeEqual } from 'node:crypto';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { NotFoundError, PayloadTooLargeError, UnauthenticatedError, ValidationError } from '@billstream/errors';
+import { newUlid } from '@billstream/ids';
+import type { Logger } from '@billstream/logger';
+import { INTERNAL_HEADERS, type RequestContext } from './context';
+import { errorResponse } from './errors';
+
+export const MiB = 1024 * 1024;
+
+export interface HttpAppOptions {
+  logger: Logger;
+  /** JSON body limit per path prefix; the default is 1 MiB. */
+  bodyLimits?: Array<{ pathPrefix: string; bytes: number }>;
+}
+
+const REQUEST_ID_PATTERN = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function isIngestionPath(path: string): boolean {
+  return path === '/v1/events' || path.startsWith('/v1/events/');
+}
+
+/** Sends an error in the envelope (used by the error middleware and by pre-route failures). */
+export function sendError(res: Response, err: unknown, logger: Logger, path: string): void {
+  const { status, body, headers } = errorResponse(err, logger, { ingestion: isIngestionPath(path) });
+  if (res.headersSent) return;
+  res.status(status).set(headers).json(body);
+}
+
+/**
+ * An express app with the platform's edge behaviour: request ids, one log line per
+ * request, JSON bodies with size limits, and errors in the spec's envelope.
+ * Call `finishApp` after mounting routes.
+ */
+export function createHttpApp({ logger, bodyLimits = [] }: HttpAppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'extended');
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const incoming = req.header(INTERNAL_HEADERS.requestId);
+    const requestId = incoming && REQUEST_ID_PATTERN.test(incoming) ? incoming : newUlid();
+    res.locals.requestId = requestId;
+    res.locals.logger = logger.child({ requestId });
+    res.setHeader('X-Request-Id', requestId);
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      const ctx = res.locals.ctx as RequestContext | undefined;
+      (res.locals.logger as Logger).http('request', {
+        method: req.method,
+        path: req.path,
+        status: res.statusCode,
+        duration_ms: Math.round(ms * 100) / 100,
+        tenant_id: ctx?.tenantId,
+      });
+    });
+    next();
+  });
+
+  const sorted = [...bodyLimits].sort((a, b) => b.pathPrefix.length - a.pathPrefix.length);
+  const parsers = sorted.map((l) => ({ prefix: l.pathPrefix, parse: express.json({ limit: l.bytes, strict: false }) }));
+  const defaultParser = express.json({ limit: MiB, strict: false });
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const parser = parsers.find((p) => req.path === p.prefix || req.path.startsWith(p.prefix + '/'))?.parse ?? defaultParser;
+    parser(req, res, (err?: unknown) => {
+      if (!err) return next();
+      const type = (err as { type?: string }).type;
+      if (type === 'entity.too.large') {
+        return next(new PayloadTooLargeError('Request body is too large', { limit_bytes: (err as { limit?: number }).limit }));
+      }
+      if (type === 'entity.parse.failed') return next(new ValidationError('Request body is not valid JSON'));
+      if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
+        return next(new ValidationError('Request body must be UTF-8 JSON'));
+      }
+      return next(err);
+    });
+  });
+  return app;
+}
+
+/** Adds the 404 handler and the error middleware; call once, after every route. */
+export function finishApp(app: Express, logger: Logger): Express {
+  app.use((req: Request) => {
+    throw new NotFoundError(`No route for ${req.method} ${req.path}`, { method: req.method, path: req.path });
+  });
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    void _next;
+    sendError(res, err, (res.locals.logger as Logger | undefined) ?? logger, req.path);
+  });
+  return app;
+}
+
+/** `/healthz` (process up) and `/readyz` (dependencies reachable; 503 when not). */
+export function mountHealth(app: Express, ready: () => Promise<Record<string, boolean>>): void {
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const checks = await ready();
+    const ok = Object.values(checks).every(Boolean);
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ready' : 'not_ready', checks });
+  });
+}
+
+function safeEqual(a: string, b: string): boolean {
+  const ba = Buffer.from(a);
+  const bb = Buffer.from(b);
+  return ba.length === bb.length && timingSafeEqual(ba, bb);
+}
+
+/**
+ * Accepts only calls forwarded by the gateway: the internal token must match, and the
+ * tenant, environment and actor headers become the request context.
+ */
+export function internalAuth(token: string) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (req.path === '/healthz' || req.path === '/readyz') return next();
+    const given = req.header(INTERNAL_HEADERS.token) ?? '';
+    const tenantId = req.header(INTERNAL_HEADERS.tenant);
+    const environmentId = req.header(INTERNAL_HEADERS.environment);
+    if (!safeEqual(given, token) || !tenantId || !environmentId) {
+      return next(new UnauthenticatedError('Internal calls need the internal token and a tenant'));
+    }
+    const ctx: RequestContext = {
+      tenantId,
+      environmentId,
+      actor: req.header(INTERNAL_HEADERS.actor) ?? 'system',
+      requestId: String(res.locals.requestId),
+    };
+    res.locals.ctx = ctx;
+    next();
+  };
+}

@@ -1,0 +1,6 @@
+export * from './context';
+export * from './errors';
+export * from './app';
+export * from './validation';
+export * from './routes';
+export * from './server';

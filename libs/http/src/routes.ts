@@ -1,0 +1,57 @@
+import type { Express, Request, Response } from 'express';
+import type { InputOf, RouteDef } from '@billstream/contracts';
+import type { Logger } from '@billstream/logger';
+import { contextOf, type RequestContext } from './context';
+import { parseOrThrow } from './validation';
+
+export interface RouteInput<D extends RouteDef> {
+  params: InputOf<D['params']>;
+  query: InputOf<D['query']>;
+  body: InputOf<D['body']>;
+  ctx: RequestContext;
+  logger: Logger;
+  req: Request;
+  res: Response;
+}
+
+/** A handler may return the body, or a result with its own status and headers. */
+export class HttpResult {
+  constructor(
+    readonly body: unknown,
+    readonly status?: number,
+    readonly headers: Record<string, string> = {},
+  ) {}
+}
+
+export type RouteHandler<D extends RouteDef> = (input: RouteInput<D>) => Promise<unknown>;
+
+/** Validates params, query and body with the route's schemas, then answers with its status. */
+export function parseRouteInput<D extends RouteDef>(def: D, req: Request) {
+  return {
+    params: (def.params ? parseOrThrow(def.params, req.params, 'Path') : undefined) as InputOf<D['params']>,
+    query: (def.query ? parseOrThrow(def.query, req.query ?? {}, 'Query') : undefined) as InputOf<D['query']>,
+    body: (def.body ? parseOrThrow(def.body, req.body ?? {}, 'Body') : undefined) as InputOf<D['body']>,
+  };
+}
+
+export function mountRoute<D extends RouteDef>(app: Express, def: D, handler: RouteHandler<D>, logger: Logger): void {
+  app[def.method](def.path, async (req: Request, res: Response) => {
+    const input = parseRouteInput(def, req);
+    const result = await handler({
+      ...input,
+      ctx: contextOf(res),
+      logger: (res.locals.logger as Logger | undefined) ?? logger,
+      req,
+      res,
+    });
+    if (res.headersSent) return;
+    if (result instanceof HttpResult) {
+      res.status(result.status ?? def.status).set(result.headers);
+      if (result.status === 204 || (result.status === undefined && def.status === 204)) res.end();
+      else res.json(result.body);
+      return;
+    }
+    if (def.status === 204) res.status(204).end();
+    else res.status(def.status).json(result);
+  });
+}

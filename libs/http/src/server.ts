@@ -1,0 +1,68 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Express } from 'express';
+import type { Logger } from '@billstream/logger';
+
+export interface Listening {
+  server: Server;
+  port: number;
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Listens on host:port (0 picks a free port) and resolves once bound. */
+export function listen(app: Express, port: number, host = '0.0.0.0'): Promise<Listening> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port, host);
+    server.keepAliveTimeout = 65_000;
+    server.headersTimeout = 66_000;
+    server.once('error', reject);
+    server.once('listening', () => {
+      const actual = (server.address() as AddressInfo).port;
+      const shownHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+      resolve({
+        server,
+        port: actual,
+        url: `http://${shownHost}:${actual}`,
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeIdleConnections();
+          }),
+      });
+    });
+  });
+}
+
+/**
+ * Runs a process's main: starts it, logs a bad configuration without a stack, and stops
+ * cleanly on SIGINT/SIGTERM.
+ */
+export function runMain(name: string, logger: () => Logger, start: () => Promise<{ stop(): Promise<void> }>): void {
+  let stopping = false;
+  start()
+    .then((running) => {
+      const shutdown = (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        logger().info('stopping', { service: name, signal });
+        running
+          .stop()
+          .then(() => process.exit(0))
+          .catch((err) => {
+            logger().error('stop failed', { err });
+            process.exit(1);
+          });
+      };
+      process.on('SIGINT', () => shutdown('SIGINT'));
+      process.on('SIGTERM', () => shutdown('SIGTERM'));
+    })
+    .catch((err: unknown) => {
+      if (err instanceof Error && err.name === 'ConfigError') {
+        process.stderr.write(`${name}: ${err.message}\n`);
+      } else {
+        process.stderr.write(`${name}: failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
+      }
+      process.exit(1);
+    });
+}

@@ -1,0 +1,27 @@
+import Decimal from 'decimal.js';
+
+/** Exact decimal arithmetic for money and credits: 40 significant digits, no float ever. */
+export const Money = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_EVEN, toExpNeg: -40, toExpPos: 40 });
+export type Money = Decimal;
+
+/** A decimal string as accepted on the wire: optional sign, digits, optional fraction. */
+export const DECIMAL_PATTERN = /^-?(0|[1-9]\d{0,27})(\.\d{1,18})?$/;
+
+export function isDecimalString(value: string): boolean {
+  return DECIMAL_PATTERN.test(value);
+}
+
+export function money(value: Decimal.Value): Decimal {
+  return new Money(value);
+}
+
+/** Canonical decimal string: no exponent, no trailing zeros in the fraction ("1.50" -> "1.5"). */
+export function toDecimalString(value: Decimal.Value): string {
+  const d = new Money(value);
+  if (d.isZero()) return '0';
+  return d.toFixed();
+}
+
+export function sum(values: Decimal.Value[]): Decimal {
+  return values.reduce<Decimal>((acc, v) => acc.plus(v), new Money(0));
+}

@@ -1,0 +1,130 @@
+import type { Bus, OutgoingMessage } from '@billstream/bus';
+import { type Db, rowsOf } from '@billstream/db';
+import type { Logger } from '@billstream/logger';
+
+export interface OutboxRelayOptions {
+  db: Db;
+  schema: string;
+  bus: Bus;
+  logger: Logger;
+  batchSize?: number;
+  /** Poll interval when idle; `nudge()` wakes the relay at once. */
+  idleMs?: number;
+  /** Published rows are deleted after this long. */
+  retentionMs?: number;
+}
+
+interface OutboxRow {
+  seq: number;
+  topic: string;
+  message_key: string;
+  value: string;
+  headers: Record<string, string> | string;
+}
+
+/**
+ * Publishes outbox rows in sequence order and marks them, in one transaction guarded by an
+ * advisory lock, so that one relay per schema runs at a time across replicas. A crash
+ * between publish and mark republishes (at least once); consumers deduplicate.
+ */
+export class OutboxRelay {
+  private running = false;
+  private loop?: Promise<void>;
+  private wake?: () => void;
+  private pending = false;
+  private lastCleanup = 0;
+  private readonly batchSize: number;
+  private readonly idleMs: number;
+  private readonly retentionMs: number;
+
+  constructor(private readonly options: OutboxRelayOptions) {
+    this.batchSize = options.batchSize ?? 500;
+    this.idleMs = options.idleMs ?? 250;
+    this.retentionMs = options.retentionMs ?? 24 * 3600 * 1000;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+  }
+
+  /** Asks for a publish round now (called after a commit that wrote outbox rows). */
+  nudge(): void {
+    this.pending = true;
+    this.wake?.();
+  }
+
+  /** One round: publishes up to a batch and returns how many rows it published. */
+  async runOnce(): Promise<number> {
+    const { db, schema, bus } = this.options;
+    return db.transaction(async (trx) => {
+      const lock = rowsOf<{ ok: boolean }>(
+        await trx.raw('SELECT pg_try_advisory_xact_lock(hashtext(?)) AS ok', [`${schema}.outbox`]),
+      );
+      if (!lock[0]?.ok) return 0;
+      const rows: OutboxRow[] = await trx('outbox')
+        .whereNull('published_at')
+        .orderBy('seq')
+        .limit(this.batchSize)
+        .select('seq', 'topic', 'message_key', 'value', 'headers');
+      if (rows.length === 0) return 0;
+      const byTopic = new Map<string, OutgoingMessage[]>();
+      for (const row of rows) {
+        const headers = typeof row.headers === 'string' ? JSON.parse(row.headers) : row.headers;
+        const list = byTopic.get(row.topic) ?? [];
+        list.push({ key: row.message_key, value: row.value, headers });
+        byTopic.set(row.topic, list);
+      }
+      for (const [topic, messages] of byTopic) await bus.publish(topic, messages);
+      await trx('outbox')
+        .whereIn(
+          'seq',
+          rows.map((r) => r.seq),
+        )
+        .update({ published_at: trx.fn.now() });
+      return rows.length;
+    });
+  }
+
+  private async cleanup(): Promise<void> {
+    if (Date.now() - this.lastCleanup < 60_000) return;
+    this.lastCleanup = Date.now();
+    const cutoff = new Date(Date.now() - this.retentionMs);
+    await this.options.db('outbox').whereNotNull('published_at').where('published_at', '<', cutoff).delete();
+  }
+
+  private async run(): Promise<void> {
+    const { logger } = this.options;
+    let failures = 0;
+    while (this.running) {
+      this.pending = false;
+      try {
+        const published = await this.runOnce();
+        failures = 0;
+        if (published >= this.batchSize) continue;
+        await this.cleanup();
+      } catch (err) {
+        failures += 1;
+        logger.warn('outbox relay round failed; will retry', { schema: this.options.schema, err });
+      }
+      if (!this.running) break;
+      if (this.pending && failures === 0) continue;
+      const delay = failures > 0 ? Math.min(5000, 200 * 2 ** failures) : this.idleMs;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, delay);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+    }
+  }
+}

@@ -1,0 +1,3 @@
+export * from './service';
+export * from './run-service';
+export * from './service-app';

@@ -1,0 +1,57 @@
+import { z } from 'zod';
+import { KafkaBus } from '@billstream/bus';
+import { commonServiceEnv, loadConfig } from '@billstream/config';
+import { createDb } from '@billstream/db';
+import { listen, runMain } from '@billstream/http';
+import { createLogger, type Logger } from '@billstream/logger';
+import type { Service, ServiceDeps } from './service';
+
+export type CommonServiceConfig = z.output<z.ZodObject<typeof commonServiceEnv>> & { PORT: number };
+
+export interface RunServiceOptions<E extends z.ZodRawShape> {
+  name: string;
+  schema: string;
+  defaultPort: number;
+  /** Variables of this service beyond the common ones. */
+  env: E;
+  create(deps: ServiceDeps, config: CommonServiceConfig & z.output<z.ZodObject<E>>): Service;
+}
+
+/**
+ * The main of a service running as its own process: configuration from the environment
+ * (a bad value stops the start, naming the variable), Postgres, Kafka, HTTP.
+ */
+export function runServiceProcess<E extends z.ZodRawShape>(options: RunServiceOptions<E>): void {
+  let logger: Logger | undefined;
+  runMain(options.name, () => logger ?? createLogger({ service: options.name }), async () => {
+    const schema = z.object({
+      ...commonServiceEnv,
+      ...options.env,
+      PORT: z.coerce.number().int().min(0).max(65535).default(options.defaultPort),
+    });
+    const config = loadConfig(schema) as CommonServiceConfig & z.output<z.ZodObject<E>>;
+    const log = createLogger({ service: options.name, level: config.LOG_LEVEL });
+    logger = log;
+    const db = createDb({ databaseUrl: config.DATABASE_URL, schema: options.schema, poolMax: config.DATABASE_POOL_MAX });
+    const bus = new KafkaBus({
+      brokers: config.KAFKA_BROKERS,
+      clientId: `billstream-${options.name}`,
+      logger: log,
+      topicPrefix: config.KAFKA_TOPIC_PREFIX,
+      partitions: config.KAFKA_PARTITIONS,
+    });
+    await bus.start();
+    const service = options.create({ db, bus, logger: log }, config);
+    await service.start();
+    const http = await listen(service.app, config.PORT, config.HOST);
+    log.info('listening', { port: http.port });
+    return {
+      stop: async () => {
+        await http.close();
+        await service.stop();
+        await bus.stop();
+        await db.destroy();
+      },
+    };
+  });
+}

@@ -1,0 +1,2 @@
+export { createCustomerService, type CustomerServiceConfig } from './service';
+export { migrations, SCHEMA } from './migrations';

@@ -1,0 +1,11 @@
+import { runServiceProcess } from '@billstream/runtime';
+import { createCustomerService } from './service';
+import { SCHEMA } from './migrations';
+
+runServiceProcess({
+  name: 'customer',
+  schema: SCHEMA,
+  defaultPort: 8081,
+  env: {},
+  create: (deps, config) => createCustomerService(deps, { internalToken: config.INTERNAL_TOKEN }),
+});

@@ -1,0 +1,35 @@
+import { apiKeyApi } from '@billstream/contracts';
+import type { RouteHandler } from '@billstream/http';
+import type { GatewayHandlers } from '../handlers';
+import { principalOf } from '../auth';
+import { toView, type ApiKeyService } from './service';
+
+const { create: createRoute, list: listRoute, revoke: revokeRoute } = apiKeyApi;
+
+export function apiKeyHandlers(apiKeys: ApiKeyService): GatewayHandlers {
+  const create: RouteHandler<typeof createRoute> = async ({ body, ctx, res }) => {
+    const { key, record } = await apiKeys.create(
+      {
+        tenantId: ctx.tenantId,
+        environmentId: body.environment_id ?? ctx.environmentId,
+        name: body.name,
+        permissions: body.permissions,
+        createdBy: ctx.actor,
+      },
+      principalOf(res),
+    );
+    return { ...toView(record), key };
+  };
+  const list: RouteHandler<typeof listRoute> = async ({ query, ctx }) => {
+    const { items, total } = await apiKeys.list(ctx.tenantId, query.limit, query.offset);
+    return { items: items.map(toView), pagination: { total, limit: query.limit, offset: query.offset } };
+  };
+  const revoke: RouteHandler<typeof revokeRoute> = async ({ params, ctx }) => {
+    await apiKeys.revoke(ctx.tenantId, params.id);
+  };
+  return {
+    [createRoute.operationId]: create,
+    [listRoute.operationId]: list,
+    [revokeRoute.operationId]: revoke,
+  } as GatewayHandlers;
+}

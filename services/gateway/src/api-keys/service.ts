@@ -1,0 +1,124 @@
+import type { ApiKeyView, Permission } from '@billstream/contracts';
+import { ForbiddenError, NotFoundError } from '@billstream/errors';
+import { newId } from '@billstream/ids';
+import { displayPrefix, generateKey, hashKey, sameHash } from './key';
+import { ApiKeyStore, type ApiKeyRecord } from './store';
+
+export interface Principal {
+  keyId: string;
+  tenantId: string;
+  environmentId: string;
+  permissions: string[];
+}
+
+export interface CreateKeyInput {
+  tenantId: string;
+  environmentId: string;
+  name: string;
+  permissions: string[];
+  createdBy: string;
+}
+
+export function hasPermission(permissions: string[], needed: Permission): boolean {
+  return permissions.includes('*') || permissions.includes(needed);
+}
+
+export function toView(r: ApiKeyRecord): ApiKeyView {
+  return {
+    id: r.id,
+    name: r.name,
+    permissions: r.permissions,
+    tenant_id: r.tenantId,
+    environment_id: r.environmentId,
+    key_prefix: r.keyPrefix,
+    created_at: r.createdAt.toISOString(),
+    revoked_at: r.revokedAt ? r.revokedAt.toISOString() : null,
+  };
+}
+
+interface CacheEntry {
+  principal: Principal | null;
+  expires: number;
+}
+
+/**
+ * API keys: issue, resolve, list, revoke. Resolved keys are cached for `cacheTtlMs`;
+ * a revoke through this gateway drops the cache entry at once.
+ */
+export class ApiKeyService {
+  private readonly cache = new Map<string, CacheEntry>();
+
+  constructor(
+    private readonly store: ApiKeyStore,
+    private readonly cacheTtlMs = 5000,
+  ) {}
+
+  async create(input: CreateKeyInput, creator?: Principal): Promise<{ key: string; record: ApiKeyRecord }> {
+    if (creator) {
+      const missing = input.permissions.filter((p) =>
+        p === '*' ? !creator.permissions.includes('*') : !hasPermission(creator.permissions, p as Permission),
+      );
+      if (missing.length > 0) {
+        throw new ForbiddenError('A key cannot grant permissions its creator lacks', { field: 'permissions', missing });
+      }
+    }
+    const key = generateKey();
+    const record = await this.store.insert({
+      id: newId('apiKey'),
+      tenantId: input.tenantId,
+      environmentId: input.environmentId,
+      name: input.name,
+      keyHash: hashKey(key),
+      keyPrefix: displayPrefix(key),
+      permissions: [...new Set(input.permissions)],
+      createdBy: input.createdBy,
+    });
+    return { key, record };
+  }
+
+  /** Ensures a given key exists (BOOTSTRAP_API_KEY); creates it with `*` when absent. */
+  async ensure(key: string, tenantId: string, environmentId: string): Promise<ApiKeyRecord> {
+    const existing = await this.store.findByHash(hashKey(key));
+    if (existing) return existing;
+    return this.store.insert({
+      id: newId('apiKey'),
+      tenantId,
+      environmentId,
+      name: 'bootstrap',
+      keyHash: hashKey(key),
+      keyPrefix: displayPrefix(key),
+      permissions: ['*'],
+      createdBy: 'bootstrap',
+    });
+  }
+
+  async resolve(key: string): Promise<Principal | null> {
+    const hash = hashKey(key);
+    const now = Date.now();
+    const cached = this.cache.get(hash);
+    if (cached && cached.expires > now) return cached.principal;
+    const record = await this.store.findByHash(hash);
+    const principal =
+      record && !record.revokedAt && sameHash(record.keyHash, hash)
+        ? {
+            keyId: record.id,
+            tenantId: record.tenantId,
+            environmentId: record.environmentId,
+            permissions: record.permissions,
+          }
+        : null;
+    if (this.cache.size > 10_000) this.cache.clear();
+    this.cache.set(hash, { principal, expires: now + this.cacheTtlMs });
+    return principal;
+  }
+
+  async list(tenantId: string, limit: number, offset: number) {
+    return this.store.list(tenantId, limit, offset);
+  }
+
+  async revoke(tenantId: string, id: string): Promise<void> {
+    const record = await this.store.revoke(tenantId, id);
+    if (!record) throw new NotFoundError(`API key ${id} not found`, { field: 'id', value: id });
+    this.cache.delete(record.keyHash);
+  }
+}

@@ -1,0 +1,91 @@
+import type { Db } from '@billstream/db';
+
+export interface ApiKeyRecord {
+  id: string;
+  tenantId: string;
+  environmentId: string;
+  name: string;
+  keyHash: string;
+  keyPrefix: string;
+  permissions: string[];
+  createdBy: string;
+  createdAt: Date;
+  revokedAt: Date | null;
+}
+
+interface ApiKeyRow {
+  id: string;
+  tenant_id: string;
+  environment_id: string;
+  name: string;
+  key_hash: string;
+  key_prefix: string;
+  permissions: string[] | string;
+  created_by: string;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+function fromRow(row: ApiKeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    environmentId: row.environment_id,
+    name: row.name,
+    keyHash: row.key_hash,
+    keyPrefix: row.key_prefix,
+    permissions: typeof row.permissions === 'string' ? JSON.parse(row.permissions) : row.permissions,
+    createdBy: row.created_by,
+    createdAt: new Date(row.created_at),
+    revokedAt: row.revoked_at ? new Date(row.revoked_at) : null,
+  };
+}
+
+export class ApiKeyStore {
+  constructor(private readonly db: Db) {}
+
+  async insert(record: Omit<ApiKeyRecord, 'createdAt' | 'revokedAt'>): Promise<ApiKeyRecord> {
+    const [row] = await this.db<ApiKeyRow>('api_keys')
+      .insert({
+        id: record.id,
+        tenant_id: record.tenantId,
+        environment_id: record.environmentId,
+        name: record.name,
+        key_hash: record.keyHash,
+        key_prefix: record.keyPrefix,
+        permissions: JSON.stringify(record.permissions),
+        created_by: record.createdBy,
+      })
+      .returning('*');
+    return fromRow(row as ApiKeyRow);
+  }
+
+  async findByHash(keyHash: string): Promise<ApiKeyRecord | undefined> {
+    const row = await this.db<ApiKeyRow>('api_keys').where({ key_hash: keyHash }).first();
+    return row ? fromRow(row) : undefined;
+  }
+
+  async list(tenantId: string, limit: number, offset: number): Promise<{ items: ApiKeyRecord[]; total: number }> {
+    const [rows, countRow] = await Promise.all([
+      this.db<ApiKeyRow>('api_keys')
+        .where({ tenant_id: tenantId })
+        .orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])
+        .limit(limit)
+        .offset(offset),
+      this.db('api_keys').where({ tenant_id: tenantId }).count<{ count: number | string }[]>({ count: '*' }),
+    ]);
+    return { items: rows.map(fromRow), total: Number(countRow[0].count) };
+  }
+
+  /** Marks a key revoked; returns it, or undefined when the tenant has no such key. */
+  async revoke(tenantId: string, id: string): Promise<ApiKeyRecord | undefined> {
+    const [row] = await this.db<ApiKeyRow>('api_keys')
+      .where({ tenant_id: tenantId, id })
+      .update({ revoked_at: this.db.fn.now() as unknown as Date })
+      .returning('*');
+    return row ? fromRow(row as ApiKeyRow) : undefined;
+  }
+}

@@ -1,0 +1,72 @@
+import type { Express, Request, Response } from 'express';
+import { ALL_ROUTES, type ServiceName } from '@billstream/contracts';
+import { migrate, pingDb } from '@billstream/db';
+import { createHttpApp, finishApp, MiB, mountHealth, mountRoute, parseRouteInput } from '@billstream/http';
+import type { Service, ServiceDeps } from '@billstream/runtime';
+import { apiKeyHandlers } from './api-keys/routes';
+import { ApiKeyService } from './api-keys/service';
+import { ApiKeyStore } from './api-keys/store';
+import { authenticate, requirePermission } from './auth';
+import type { GatewayHandlers } from './handlers';
+import { migrations, SCHEMA } from './migrations';
+import { ServiceProxy } from './proxy';
+import { TokenBucketLimiter } from './rate-limit';
+
+export interface GatewayConfig {
+  internalToken: string;
+  serviceUrls: Partial<Record<ServiceName, string>>;
+  rateLimitRps: number;
+  rateLimitBurst: number;
+  apiKeyCacheTtlMs?: number;
+  bootstrap?: { key: string; tenantId: string; environmentId: string };
+}
+
+export interface Gateway extends Service {
+  apiKeys: ApiKeyService;
+}
+
+/** The public entry: authentication, tenant scoping, rate limits, validation, forwarding. */
+export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayConfig): Gateway {
+  const apiKeys = new ApiKeyService(new ApiKeyStore(db), config.apiKeyCacheTtlMs);
+  const limiter = new TokenBucketLimiter(config.rateLimitRps, config.rateLimitBurst);
+  const proxy = new ServiceProxy(config.serviceUrls, config.internalToken);
+  const handlers: GatewayHandlers = { ...apiKeyHandlers(apiKeys) };
+  const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
+
+  const app: Express = createHttpApp({ logger, bodyLimits: [{ pathPrefix: '/v1/events/bulk', bytes: 5 * MiB }] });
+  mountHealth(app, ready);
+  app.use('/v1', authenticate(apiKeys, limiter));
+  for (const def of ALL_ROUTES) {
+    app[def.method](def.path, requirePermission(def.permission));
+    if (def.service === 'gateway') {
+      const handler = handlers[def.operationId];
+      if (!handler) throw new Error(`no gateway handler for ${def.operationId}`);
+      mountRoute(app, def, handler, logger);
+    } else {
+      const service = def.service;
+      app[def.method](def.path, async (req: Request, res: Response) => {
+        parseRouteInput(def, req);
+        await proxy.forward(service, req, res);
+      });
+    }
+  }
+  finishApp(app, logger);
+
+  return {
+    name: 'gateway',
+    schema: SCHEMA,
+    migrations,
+    app,
+    apiKeys,
+    ready,
+    async start() {
+      await migrate(db, SCHEMA, migrations);
+      if (config.bootstrap) {
+        await apiKeys.ensure(config.bootstrap.key, config.bootstrap.tenantId, config.bootstrap.environmentId);
+      }
+    },
+    async stop() {
+      await proxy.close();
+    },
+  };
+}

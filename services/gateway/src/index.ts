@@ -1,0 +1,5 @@
+export { createGateway, type Gateway, type GatewayConfig } from './gateway';
+export { gatewayEnv } from './config';
+export { ApiKeyService } from './api-keys/service';
+export { ApiKeyStore } from './api-keys/store';
+export { migrations, SCHEMA } from './migrations';

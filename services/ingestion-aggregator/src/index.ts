@@ -1,0 +1,2 @@
+export { createIngestionService, type IngestionServiceConfig } from './service';
+export { migrations, SCHEMA } from './migrations';

@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { InProcessBus, KafkaBus, type Bus } from '@billstream/bus';
+import { createDb, type Db } from '@billstream/db';
+import { createCustomerService } from '@billstream/customer';
+import { createGateway, type Gateway } from '@billstream/gateway';
+import { listen, type Listening } from '@billstream/http';
+import { createIngestionService } from '@billstream/ingestion-aggregator';
+import type { Logger } from '@billstream/logger';
+import type { Service } from '@billstream/runtime';
+import { createWalletService } from '@billstream/wallet';
+import { createWebhookService } from '@billstream/webhook-dispatcher';
+
+export interface EmbeddedOptions {
+  logger: Logger;
+  dataDir: string;
+  port: number;
+  host: string;
+  /** Real Postgres instead of embedded PGlite (one database, a schema per service). */
+  databaseUrl?: string;
+  /** Real Kafka instead of the in-process bus. */
+  kafkaBrokers?: string[];
+  kafkaTopicPrefix?: string;
+  rateLimitRps: number;
+  rateLimitBurst: number;
+  bootstrap?: { key: string; tenantId: string; environmentId: string };
+  /** Extra settings of the services, passed through (e.g. webhook options). */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface Embedded {
+  url: string;
+  port: number;
+  gateway: Gateway;
+  /** The development key, when this start made or reused one. */
+  devKey?: { key: string; created: boolean; file: string };
+  stop(): Promise<void>;
+}
+
+/**
+ * The embedded default: the five services in one process, each on its own database
+ * (PGlite directories under dataDir, or schemas of DATABASE_URL) and one bus.
+ * Consumers start before producers, so the in-process bus loses nothing at start.
+ */
+export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded> {
+  const { logger, dataDir } = options;
+  mkdirSync(dataDir, { recursive: true });
+  const internalToken = randomBytes(24).toString('hex');
+  const dbs: Db[] = [];
+  const dbFor = (schema: string): Db => {
+    const db = options.databaseUrl
+      ? createDb({ databaseUrl: options.databaseUrl, schema, poolMax: 5 })
+      : createDb({ pgliteDir: path.join(dataDir, schema), schema });
+    dbs.push(db);
+    return db;
+  };
+  const bus: Bus = options.kafkaBrokers
+    ? new KafkaBus({
+        brokers: options.kafkaBrokers,
+        clientId: 'billstream-embedded',
+        logger,
+        topicPrefix: options.kafkaTopicPrefix,
+      })
+    : new InProcessBus();
+  await bus.start();
+
+  const deps = (schema: string, service: string) => ({ db: dbFor(schema), bus, logger: logger.child({ service }) });
+  const services: Service[] = [
+    createWebhookService(deps('webhook', 'webhook-dispatcher'), { internalToken }),
+    createIngestionService(deps('ingestion', 'ingestion-aggregator'), { internalToken }),
+    createWalletService(deps('wallet', 'wallet'), { internalToken }),
+    createCustomerService(deps('customer', 'customer'), { internalToken }),
+  ];
+  const listening: Listening[] = [];
+  const urls: Record<string, string> = {};
+  for (const service of services) {
+    await service.start();
+    const http = await listen(service.app, 0, '127.0.0.1');
+    listening.push(http);
+    urls[service.name] = http.url;
+  }
+
+  const gateway = createGateway(deps('gateway', 'gateway'), {
+    internalToken,
+    serviceUrls: {
+      customer: urls['customer'],
+      wallet: urls['wallet'],
+      ingestion: urls['ingestion-aggregator'],
+      webhook: urls['webhook-dispatcher'],
+    },
+    rateLimitRps: options.rateLimitRps,
+    rateLimitBurst: options.rateLimitBurst,
+    bootstrap: options.bootstrap,
+  });
+  await gateway.start();
+
+  let devKey: Embedded['devKey'];
+  if (!options.bootstrap) {
+    const file = path.join(dataDir, 'dev-api-key');
+    const created = !existsSync(file);
+    const key = created ? `bsk_dev_${randomBytes(24).toString('base64url')}` : readFileSync(file, 'utf8').trim();
+    await gateway.apiKeys.ensure(key, 'default', 'development');
+    if (created) writeFileSync(file, `${key}\n`, { mode: 0o600 });
+    devKey = { key, created, file };
+  }
+
+  const http = await listen(gateway.app, options.port, options.host);
+  return {
+    url: http.url,
+    port: http.port,
+    gateway,
+    devKey,
+    async stop() {
+      await http.close();
+      await gateway.stop();
+      for (const l of listening) await l.close();
+      for (const s of [...services].reverse()) await s.stop();
+      await bus.stop();
+      for (const db of dbs) await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,1 @@
+export { startEmbedded, type Embedded, type EmbeddedOptions } from './embedded';

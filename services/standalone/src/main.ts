@@ -1,0 +1,58 @@
+import path from 'node:path';
+import { z } from 'zod';
+import { env, loadConfig } from '@billstream/config';
+import { runMain } from '@billstream/http';
+import { createLogger, type Logger } from '@billstream/logger';
+import { startEmbedded } from './embedded';
+
+const standaloneEnv = z.object({
+  PORT: env.port(8080),
+  HOST: z.string().default('127.0.0.1'),
+  DATA_DIR: z.string().default('.data'),
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string').optional(),
+  KAFKA_BROKERS: env.list().optional(),
+  KAFKA_TOPIC_PREFIX: z.string().default(''),
+  RATE_LIMIT_RPS: env.number(1000, 0.001),
+  RATE_LIMIT_BURST: env.number(2000, 1),
+  LOG_LEVEL: env.logLevel(),
+  BOOTSTRAP_API_KEY: z.string().min(20).optional(),
+  BOOTSTRAP_TENANT_ID: z.string().default('default'),
+  BOOTSTRAP_ENVIRONMENT_ID: z.string().default('production'),
+});
+
+let logger: Logger | undefined;
+runMain('billstream', () => logger ?? createLogger({ service: 'billstream' }), async () => {
+  const config = loadConfig(standaloneEnv);
+  logger = createLogger({ service: 'billstream', level: config.LOG_LEVEL });
+  const dataDir = path.resolve(config.DATA_DIR);
+  const embedded = await startEmbedded({
+    logger,
+    dataDir,
+    port: config.PORT,
+    host: config.HOST,
+    databaseUrl: config.DATABASE_URL,
+    kafkaBrokers: config.KAFKA_BROKERS && config.KAFKA_BROKERS.length > 0 ? config.KAFKA_BROKERS : undefined,
+    kafkaTopicPrefix: config.KAFKA_TOPIC_PREFIX,
+    rateLimitRps: config.RATE_LIMIT_RPS,
+    rateLimitBurst: config.RATE_LIMIT_BURST,
+    bootstrap: config.BOOTSTRAP_API_KEY
+      ? { key: config.BOOTSTRAP_API_KEY, tenantId: config.BOOTSTRAP_TENANT_ID, environmentId: config.BOOTSTRAP_ENVIRONMENT_ID }
+      : undefined,
+  });
+  const lines = [
+    '',
+    `Billstream is running at ${embedded.url}`,
+    `  database: ${config.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${dataDir}`}`,
+    `  bus:      ${config.KAFKA_BROKERS ? `Kafka ${config.KAFKA_BROKERS.join(',')}` : 'in-process'}`,
+  ];
+  if (embedded.devKey) {
+    lines.push(
+      `  API key:  ${embedded.devKey.key}  (tenant default, environment development; ${
+        embedded.devKey.created ? 'created now' : 'from'
+      } ${embedded.devKey.file})`,
+      `  try:      curl -H "Authorization: Bearer ${embedded.devKey.key}" ${embedded.url}/v1/customers`,
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n\n`);
+  return embedded;
+});

@@ -1,0 +1,2 @@
+export { createWalletService, type WalletServiceConfig } from './service';
+export { migrations, SCHEMA } from './migrations';

@@ -1,0 +1,2 @@
+export { createWebhookService, type WebhookServiceConfig } from './service';
+export { migrations, SCHEMA } from './migrations';

@@ -1,0 +1,11 @@
+import { runServiceProcess } from '@billstream/runtime';
+import { createWebhookService } from './service';
+import { SCHEMA } from './migrations';
+
+runServiceProcess({
+  name: 'webhook-dispatcher',
+  schema: SCHEMA,
+  defaultPort: 8084,
+  env: {},
+  create: (deps, config) => createWebhookService(deps, { internalToken: config.INTERNAL_TOKEN }),
+});
