@@ -41,7 +41,6 @@ export interface Embedded {
 /**
  * The embedded default: the five services in one process, each on its own database
  * (PGlite directories under dataDir, or schemas of DATABASE_URL) and one bus.
- * Consumers start before producers, so the in-process bus loses nothing at start.
  */
 export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded> {
   const { logger, dataDir } = options;
@@ -66,20 +65,26 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   await bus.start();
 
   const deps = (schema: string, service: string) => ({ db: dbFor(schema), bus, logger: logger.child({ service }) });
+  const env = { ...process.env, ...options.env };
+  // Addresses are known once every app listens; services that call others resolve them lazily.
+  const urls: Record<string, string> = {};
+  const serviceUrl = (name: string) => () => urls[name];
+  // Consumers start before producers, so the in-process bus loses nothing at start.
   const services: Service[] = [
     createWebhookService(deps('webhook', 'webhook-dispatcher'), { internalToken }),
     createIngestionService(deps('ingestion', 'ingestion-aggregator'), { internalToken }),
     createWalletService(deps('wallet', 'wallet'), { internalToken }),
     createCustomerService(deps('customer', 'customer'), { internalToken }),
   ];
+  void env;
+  void serviceUrl;
   const listening: Listening[] = [];
-  const urls: Record<string, string> = {};
   for (const service of services) {
-    await service.start();
     const http = await listen(service.app, 0, '127.0.0.1');
     listening.push(http);
     urls[service.name] = http.url;
   }
+  for (const service of services) await service.start();
 
   const gateway = createGateway(deps('gateway', 'gateway'), {
     internalToken,
