@@ -30,6 +30,9 @@ async function stop(started: Started): Promise<void> {
   await exited;
 }
 
+// First starts run initdb for five embedded databases: allow a slow, busy machine.
+jest.setTimeout(600_000);
+
 describe('npm start: the embedded default', () => {
   let dataDir: string;
   let running: Started | undefined;
@@ -46,7 +49,7 @@ describe('npm start: the embedded default', () => {
     const port = await freePort();
     running = npmStart(dataDir, port);
     const printed = await waitFor(() => /API key:\s+(bsk_\S+)/.exec(running!.output())?.[1], {
-      timeoutMs: 120_000,
+      timeoutMs: 540_000,
       intervalMs: 250,
       what: 'the printed API key',
     }).catch((err) => {
@@ -70,7 +73,7 @@ describe('npm start: the embedded default', () => {
     // A second start on the same directory keeps its data and the same key.
     await stop(running);
     running = npmStart(dataDir, port);
-    await waitFor(() => running!.output().includes('Billstream is running'), { timeoutMs: 120_000, intervalMs: 250, what: 'restart' });
+    await waitFor(() => running!.output().includes('Billstream is running'), { timeoutMs: 540_000, intervalMs: 250, what: 'restart' });
     expect(running.output()).toContain(printed);
     const again = await api.get('/v1/api-keys');
     expect(again.status).toBe(200);

@@ -1,5 +1,7 @@
 import knex, { Knex } from 'knex';
 import pg from 'pg';
+import { PGlite } from '@electric-sql/pglite';
+import ClientPGLite from 'knex-pglite';
 import { DatabaseError, isDomainError } from '@billstream/errors';
 
 export type Db = Knex;
@@ -9,34 +11,45 @@ export type { Knex };
 // int8 (counts, sequence numbers) as JS numbers; numeric stays a string, never a float.
 pg.types.setTypeParser(20, (v: string) => Number(v));
 
-export interface DbOptions {
-  /** postgres:// connection string; when absent, `pgliteDir` must be given. */
-  databaseUrl?: string;
-  /** Directory of an embedded PGlite database (single connection). */
-  pgliteDir?: string;
+export interface PgOptions {
+  /** postgres:// connection string. */
+  databaseUrl: string;
   /** Schema this service owns; it becomes the search path. */
   schema: string;
   poolMax?: number;
 }
 
-/** knex on Postgres (pg) or on embedded PGlite, with the service's schema as search path. */
-export function createDb({ databaseUrl, pgliteDir, schema, poolMax = 10 }: DbOptions): Db {
-  if (databaseUrl) {
-    return knex({
-      client: 'pg',
-      connection: { connectionString: databaseUrl, application_name: `billstream-${schema}` },
-      searchPath: [schema, 'public'],
-      pool: { min: 0, max: poolMax },
-      acquireConnectionTimeout: 10_000,
-    });
-  }
-  if (!pgliteDir) throw new Error('createDb needs databaseUrl or pgliteDir');
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const ClientPGLite = require('knex-pglite');
+export interface DbOptions extends Omit<PgOptions, 'databaseUrl'> {
+  /** postgres:// connection string; when absent, `pgliteDir` is used. */
+  databaseUrl?: string;
+  /** Directory of an embedded PGlite database (single connection). */
+  pgliteDir?: string;
+}
+
+/** knex on Postgres (pg), with the service's schema as search path. */
+export function createDb({ databaseUrl, schema, poolMax = 10 }: PgOptions): Db {
+  return knex({
+    client: 'pg',
+    connection: { connectionString: databaseUrl, application_name: `billstream-${schema}` },
+    searchPath: [schema, 'public'],
+    pool: { min: 0, max: poolMax },
+    acquireConnectionTimeout: 10_000,
+  });
+}
+
+/**
+ * Opens a database: Postgres when `databaseUrl` is given, else embedded PGlite in `pgliteDir`
+ * (single connection). PGlite is made ready before knex sees it, because its first open runs
+ * initdb inside WebAssembly, which can outlast knex's connection timeouts on a busy machine.
+ */
+export async function openDb(options: DbOptions): Promise<Db> {
+  if (options.databaseUrl) return createDb({ ...options, databaseUrl: options.databaseUrl });
+  if (!options.pgliteDir) throw new Error('openDb needs databaseUrl or pgliteDir');
+  const pglite = await PGlite.create(options.pgliteDir);
   return knex({
     client: ClientPGLite,
-    connection: { filename: pgliteDir },
-    searchPath: [schema, 'public'],
+    connection: { pglite },
+    searchPath: [options.schema, 'public'],
   } as Knex.Config);
 }
 

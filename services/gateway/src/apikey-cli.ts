@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { PERMISSIONS } from '@billstream/contracts';
-import { createDb, migrate } from '@billstream/db';
+import { migrate, openDb } from '@billstream/db';
 import { ApiKeyService } from './api-keys/service';
 import { ApiKeyStore } from './api-keys/store';
 import { migrations, SCHEMA } from './migrations';
@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   if (!command || !['create', 'list', 'revoke'].includes(command)) fail('Unknown or missing command.');
   if (!values.tenant) fail('--tenant is required.');
   const dataDir = process.env.DATA_DIR ?? '.data';
-  const db = createDb({
+  const db = await openDb({
     databaseUrl: process.env.DATABASE_URL,
     pgliteDir: process.env.DATABASE_URL ? undefined : `${dataDir}/gateway`,
     schema: SCHEMA,

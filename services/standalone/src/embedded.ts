@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { InProcessBus, KafkaBus, type Bus } from '@billstream/bus';
-import { createDb, type Db } from '@billstream/db';
+import { migrate, openDb, type Db } from '@billstream/db';
 import { createCustomerService } from '@billstream/customer';
 import { createGateway, type Gateway } from '@billstream/gateway';
 import { listen, type Listening } from '@billstream/http';
@@ -10,7 +10,7 @@ import { createIngestionService } from '@billstream/ingestion-aggregator';
 import type { Logger } from '@billstream/logger';
 import type { Service } from '@billstream/runtime';
 import { createWalletService } from '@billstream/wallet';
-import { createWebhookService } from '@billstream/webhook-dispatcher';
+import { createWebhookService, webhookSettingsFromEnv } from '@billstream/webhook-dispatcher';
 
 export interface EmbeddedOptions {
   logger: Logger;
@@ -46,14 +46,19 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   const { logger, dataDir } = options;
   mkdirSync(dataDir, { recursive: true });
   const internalToken = randomBytes(24).toString('hex');
-  const dbs: Db[] = [];
-  const dbFor = (schema: string): Db => {
-    const db = options.databaseUrl
-      ? createDb({ databaseUrl: options.databaseUrl, schema, poolMax: 5 })
-      : createDb({ pgliteDir: path.join(dataDir, schema), schema });
-    dbs.push(db);
-    return db;
-  };
+  // Databases open in parallel: an embedded PGlite directory pays an initdb on its first start.
+  const dbs = new Map<string, Db>(
+    await Promise.all(
+      ['webhook', 'ingestion', 'wallet', 'customer', 'gateway'].map(
+        async (schema) =>
+          [
+            schema,
+            await openDb({ databaseUrl: options.databaseUrl, pgliteDir: path.join(dataDir, schema), schema, poolMax: 5 }),
+          ] as const,
+      ),
+    ),
+  );
+  const dbFor = (schema: string): Db => dbs.get(schema)!;
   const bus: Bus = options.kafkaBrokers
     ? new KafkaBus({
         brokers: options.kafkaBrokers,
@@ -71,9 +76,9 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   const serviceUrl = (name: string) => () => urls[name];
   // Consumers start before producers, so the in-process bus loses nothing at start.
   const services: Service[] = [
-    createWebhookService(deps('webhook', 'webhook-dispatcher'), { internalToken }),
+    createWebhookService(deps('webhook', 'webhook-dispatcher'), { internalToken, ...webhookSettingsFromEnv(env) }),
     createIngestionService(deps('ingestion', 'ingestion-aggregator'), { internalToken }),
-    createWalletService(deps('wallet', 'wallet'), { internalToken }),
+    createWalletService(deps('wallet', 'wallet'), { internalToken, customerServiceUrl: serviceUrl('customer'), env }),
     createCustomerService(deps('customer', 'customer'), { internalToken }),
   ];
   void env;
@@ -84,6 +89,8 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     listening.push(http);
     urls[service.name] = http.url;
   }
+  // Migrations run in parallel; services then start one by one, consumers before producers.
+  await Promise.all(services.map((s) => migrate(dbFor(s.schema), s.schema, s.migrations)));
   for (const service of services) await service.start();
 
   const gateway = createGateway(deps('gateway', 'gateway'), {
@@ -122,7 +129,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
       for (const l of listening) await l.close();
       for (const s of [...services].reverse()) await s.stop();
       await bus.stop();
-      for (const db of dbs) await db.destroy();
+      for (const db of dbs.values()) await db.destroy();
     },
   };
 }

@@ -1,4 +1,4 @@
-import { createDb, migrate } from '@billstream/db';
+import { migrate, openDb } from '@billstream/db';
 import * as customer from '@billstream/customer';
 import * as gateway from '@billstream/gateway';
 import * as ingestion from '@billstream/ingestion-aggregator';
@@ -9,7 +9,7 @@ import * as webhook from '@billstream/webhook-dispatcher';
 async function main(): Promise<void> {
   const dataDir = process.env.DATA_DIR ?? '.data';
   for (const m of [gateway, customer, wallet, ingestion, webhook]) {
-    const db = createDb({
+    const db = await openDb({
       databaseUrl: process.env.DATABASE_URL,
       pgliteDir: process.env.DATABASE_URL ? undefined : `${dataDir}/${m.SCHEMA}`,
       schema: m.SCHEMA,
