@@ -1,0 +1,29 @@
+import { TokenBucketLimiter } from './rate-limit';
+
+describe('TokenBucketLimiter', () => {
+  it('lets a burst through, then asks to wait whole seconds, and refills at the rate', () => {
+    let now = 0;
+    const limiter = new TokenBucketLimiter(2, 3, () => now);
+    expect([limiter.take('a'), limiter.take('a'), limiter.take('a')]).toEqual([0, 0, 0]);
+    expect(limiter.take('a')).toBe(1);
+    now += 500;
+    expect(limiter.take('a')).toBe(0);
+    expect(limiter.take('a')).toBe(1);
+  });
+
+  it('keeps one bucket per key', () => {
+    const limiter = new TokenBucketLimiter(1, 1, () => 0);
+    expect(limiter.take('tenant-a')).toBe(0);
+    expect(limiter.take('tenant-a')).toBe(1);
+    expect(limiter.take('tenant-b')).toBe(0);
+  });
+
+  it('never stores more than the burst', () => {
+    let now = 0;
+    const limiter = new TokenBucketLimiter(100, 2, () => now);
+    now += 60_000;
+    expect(limiter.take('a')).toBe(0);
+    expect(limiter.take('a')).toBe(0);
+    expect(limiter.take('a')).toBeGreaterThan(0);
+  });
+});
