@@ -141,7 +141,7 @@ export async function startProcessStack(options: ProcessStackOptions = {}): Prom
   };
   const perService: Record<ServiceProcessName, Record<string, string>> = {
     customer: {},
-    wallet: {},
+    wallet: { CUSTOMER_SERVICE_URL: urls.customer },
     'ingestion-aggregator': {},
     'webhook-dispatcher': {},
     gateway: {

@@ -1,6 +1,9 @@
-import { pingDb, migrate } from '@billstream/db';
+import { migrate, pingDb } from '@billstream/db';
 import { OutboxRelay } from '@billstream/outbox';
 import { createServiceApp, type Service, type ServiceDeps } from '@billstream/runtime';
+import { mountCustomerRoutes } from './customers/routes';
+import { CustomerService } from './customers/service';
+import { CustomerStore } from './customers/store';
 import { migrations, SCHEMA } from './migrations';
 
 export interface CustomerServiceConfig {
@@ -9,12 +12,13 @@ export interface CustomerServiceConfig {
 
 export function createCustomerService({ db, bus, logger }: ServiceDeps, config: CustomerServiceConfig): Service {
   const relay = new OutboxRelay({ db, schema: SCHEMA, bus, logger });
+  const customers = new CustomerService(db, new CustomerStore(db), () => relay.nudge());
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
   const app = createServiceApp({
     logger,
     internalToken: config.internalToken,
     ready,
-    mount: () => {},
+    mount: (a) => mountCustomerRoutes(a, customers, logger),
   });
   return {
     name: 'customer',

@@ -1,6 +1,7 @@
 import type { Migration } from '@billstream/db';
 import { outboxMigration } from '@billstream/outbox';
+import { customersMigration } from './001-customers';
 
 export const SCHEMA = 'customer';
 
-export const migrations: Migration[] = [outboxMigration(SCHEMA)];
+export const migrations: Migration[] = [outboxMigration(SCHEMA), customersMigration(SCHEMA)];
