@@ -13,7 +13,7 @@ interface Started {
 
 /** `npm start` exactly as a new user runs it: no DATABASE_URL, no KAFKA_BROKERS. */
 function npmStart(dataDir: string, port: number): Started {
-  const env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
+  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
   delete env.DATABASE_URL;
   delete env.KAFKA_BROKERS;
   const child = spawn('npm', ['start', '--silent'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -1,4 +1,4 @@
-import { startIntegrationStack, TEST_ENVIRONMENT, TEST_TENANT, type IntegrationStack } from '@billstream/testing';
+import { startIntegrationStack, TEST_ENVIRONMENT, TEST_TENANT, type ApiResponse, type IntegrationStack } from '@billstream/testing';
 
 describe('gateway authentication and API keys (real Postgres and Kafka)', () => {
   let stack: IntegrationStack;
@@ -125,7 +125,7 @@ describe('per-tenant rate limit', () => {
   it('gives a tenant over its rate 429 with Retry-After while another tenant is unaffected', async () => {
     const otherKey = await stack.keyFor('tenant-b', 'production');
     const statuses: number[] = [];
-    let limited: Awaited<ReturnType<typeof stack.api.get>> | undefined;
+    let limited: ApiResponse | undefined;
     for (let i = 0; i < 12; i += 1) {
       const res = await stack.api.get('/v1/api-keys');
       statuses.push(res.status);
