@@ -1,0 +1,413 @@
+#!/usr/bin/env node
+/**
+ * First-run demo (`npm run demo`) against a running Billstream stack: creates customers,
+ * wallets with credits, meters and a webhook endpoint, sends a realistic stream of usage
+ * events in bulk with a progress bar, charges the metered usage to the wallets, then prints
+ * balances, usage and the webhooks it received (signatures checked).
+ *
+ *   BILLSTREAM_URL      gateway base URL (default http://127.0.0.1:8080)
+ *   BILLSTREAM_API_KEY  API key with `*` (default: the key `npm start` keeps in $DATA_DIR/dev-api-key)
+ *   DEMO_EVENTS         number of usage events (default 5000)
+ *
+ * Webhooks need the stack started with WEBHOOK_ALLOW_INSECURE=true: the receiver is a plain
+ * http server on this machine's loopback. Without it, the demo says so and goes on.
+ */
+const { createHmac, randomBytes, timingSafeEqual } = require('node:crypto');
+const fs = require('node:fs');
+const http = require('node:http');
+const path = require('node:path');
+const { request } = require('undici');
+const cliProgress = require('cli-progress');
+
+const BASE_URL = (process.env.BILLSTREAM_URL || 'http://127.0.0.1:8080').replace(/\/+$/, '');
+const EVENT_COUNT = Number(process.env.DEMO_EVENTS || 5000);
+const BATCH_SIZE = 500;
+/** Price of usage: 0.10 credits per 1,000 tokens, i.e. 10 units of 0.00001 credit per token. */
+const PRICE_UNITS_PER_TOKEN = 10n;
+const PRICE_SCALE = 5;
+const RUN = `${new Date().toISOString().slice(0, 10).replace(/-/g, '')}-${randomBytes(3).toString('hex')}`;
+const CUSTOMERS = [
+  { key: 'acme', name: 'Acme Corp', email: 'billing@acme.example', share: 0.6, credits: '500' },
+  { key: 'globex', name: 'Globex Inc', email: 'ap@globex.example', share: 0.3, credits: '400' },
+  { key: 'initech', name: 'Initech LLC', email: 'finance@initech.example', share: 0.1, credits: '400' },
+];
+
+const tty = process.stdout.isTTY;
+const bold = (s) => (tty ? `\x1b[1m${s}\x1b[0m` : s);
+const dim = (s) => (tty ? `\x1b[2m${s}\x1b[0m` : s);
+const say = (s = '') => process.stdout.write(`${s}\n`);
+const step = (n, title) => say(`\n${bold(`${n}. ${title}`)}`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+class DemoStop extends Error {}
+
+function apiKey() {
+  if (process.env.BILLSTREAM_API_KEY) return process.env.BILLSTREAM_API_KEY.trim();
+  const file = path.resolve(process.env.DATA_DIR || '.data', 'dev-api-key');
+  if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
+  throw new DemoStop(
+    [
+      'No API key: set BILLSTREAM_API_KEY, or run the demo beside the data directory of `npm start`',
+      `(it keeps its development key in ${file}).`,
+      'With docker compose the gateway ensures BILLSTREAM_API_KEY (default bsk_compose_local_development_key).',
+    ].join('\n'),
+  );
+}
+
+/** One call to the API; 429 and 503 are retried (after Retry-After, or with backoff). */
+async function api(method, urlPath, body) {
+  for (let attempt = 1; ; attempt++) {
+    let res;
+    try {
+      res = await request(`${BASE_URL}${urlPath}`, {
+        method,
+        headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (err) {
+      throw new DemoStop(`Cannot reach Billstream at ${BASE_URL} (${err.code || err.message}). Start it with \`npm start\` or \`docker compose up\`.`);
+    }
+    const text = await res.body.text();
+    const parsed = text ? JSON.parse(text) : undefined;
+    if ((res.statusCode === 429 || res.statusCode === 503) && attempt < 6) {
+      const retryAfter = Number(res.headers['retry-after']);
+      await sleep(Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : 250 * 2 ** attempt);
+      continue;
+    }
+    return { status: res.statusCode, body: parsed };
+  }
+}
+
+const messageOf = (res) => res.body?.error?.message ?? `HTTP ${res.status}`;
+const isMissingRoute = (res) => res.status === 404 && /^No route for/.test(res.body?.error?.message ?? '');
+
+/** The result of a call that must succeed; a route the stack lacks stops only this part of the demo. */
+function must(res, status, what) {
+  if (res.status === status) return res.body;
+  if (isMissingRoute(res)) throw new MissingApi(what, res);
+  if (res.status === 401 || res.status === 403) throw new DemoStop(`${what}: ${messageOf(res)}. The demo needs a key with the * permission.`);
+  throw new Error(`${what}: ${res.status} ${messageOf(res)}`);
+}
+
+class MissingApi extends Error {
+  constructor(what, res) {
+    super(`${what}: this stack has no such API yet (${messageOf(res)}); skipping this part.`);
+  }
+}
+
+/** Runs one part of the demo; a missing API or a refused call is reported and the demo goes on. */
+async function part(fn) {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof DemoStop) throw err;
+    say(`   ${err instanceof MissingApi ? '!' : '✗'} ${err.message}`);
+    return undefined;
+  }
+}
+
+// ---------------------------------------------------------------- webhook receiver
+
+function startReceiver() {
+  const received = new Map();
+  let secret;
+  let badSignatures = 0;
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks);
+      const given = Buffer.from(String(req.headers['x-billstream-signature'] || ''), 'utf8');
+      const expected = Buffer.from(secret ? createHmac('sha256', secret).update(raw).digest('hex') : '', 'utf8');
+      if (!secret || given.length !== expected.length || !timingSafeEqual(given, expected)) {
+        badSignatures++;
+        res.writeHead(401).end();
+        return;
+      }
+      const envelope = JSON.parse(raw.toString('utf8'));
+      received.set(envelope.id, envelope);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"received":true}');
+    });
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      resolve({
+        url: `http://127.0.0.1:${server.address().port}/billstream-webhooks`,
+        received,
+        setSecret: (s) => (secret = s),
+        badSignatures: () => badSignatures,
+        close: () => new Promise((r) => server.close(() => r())),
+      });
+    });
+  });
+}
+
+// ---------------------------------------------------------------- usage stream
+
+/** A small seeded generator, so that one run's stream is reproducible from its seed. */
+function random(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function usageStream(customers, count, now) {
+  const rnd = random(0xb111);
+  const events = [];
+  for (let i = 0; i < count; i++) {
+    const r = rnd();
+    const customer = r < customers[0].share ? customers[0] : r < customers[0].share + customers[1].share ? customers[1] : customers[2];
+    const model = rnd() < 0.8 ? 'standard' : 'large';
+    // Log-normal-ish token counts: most requests are small, a few are large.
+    const tokens = Math.max(20, Math.round(Math.exp(5.8 + rnd() * 1.6 + rnd() * 0.8) * (model === 'large' ? 1.5 : 1)));
+    events.push({
+      event_id: `demo-${RUN}-${i}`,
+      event_name: 'api_request',
+      external_customer_id: customer.externalId,
+      timestamp: new Date(now - Math.floor(rnd() * 3600_000)).toISOString(),
+      properties: { tokens, model, region: rnd() < 0.7 ? 'eu-west-1' : 'us-east-1' },
+      source: 'billstream-demo',
+    });
+  }
+  return events;
+}
+
+async function sendUsage(events) {
+  const bar = new cliProgress.SingleBar(
+    { format: '   {bar} {percentage}% | {value}/{total} events | {rate} events/s', hideCursor: true, noTTYOutput: true, notTTYSchedule: 1000 },
+    cliProgress.Presets.shades_classic,
+  );
+  const started = Date.now();
+  bar.start(events.length, 0, { rate: 0 });
+  let sent = 0;
+  const batches = [];
+  for (let i = 0; i < events.length; i += BATCH_SIZE) batches.push(events.slice(i, i + BATCH_SIZE));
+  try {
+    for (let i = 0; i < batches.length; i += 2) {
+      await Promise.all(
+        batches.slice(i, i + 2).map(async (batch) => {
+          must(await api('POST', '/v1/events/bulk', { events: batch }), 202, 'Sending usage events');
+          sent += batch.length;
+          bar.update(sent, { rate: Math.round(sent / Math.max(0.001, (Date.now() - started) / 1000)) });
+        }),
+      );
+    }
+  } finally {
+    bar.stop();
+  }
+  return (Date.now() - started) / 1000;
+}
+
+// ---------------------------------------------------------------- exact decimals
+
+function toUnits(decimal, scale) {
+  const [int, frac = ''] = String(decimal).split('.');
+  return BigInt(int + frac.padEnd(scale, '0').slice(0, scale));
+}
+
+function fromUnits(units, scale) {
+  const negative = units < 0n;
+  const digits = (negative ? -units : units).toString().padStart(scale + 1, '0');
+  const int = digits.slice(0, -scale);
+  const frac = digits.slice(-scale).replace(/0+$/, '');
+  return `${negative ? '-' : ''}${int}${frac ? `.${frac}` : ''}`;
+}
+
+const grouped = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+
+// ---------------------------------------------------------------- the demo
+
+async function waitForUsage(meters, customers, window, expected) {
+  const deadline = Date.now() + 60_000;
+  let counted = 0;
+  while (Date.now() < deadline) {
+    counted = 0;
+    for (const c of customers) {
+      const res = await api('POST', `/v1/meters/${meters.requests.id}/usage`, { external_customer_id: c.externalId, ...window });
+      counted += Number(must(res, 200, 'Reading meter usage').value);
+    }
+    if (counted >= expected) return counted;
+    if (tty) process.stdout.write(`\r   aggregated ${grouped(counted)}/${grouped(expected)} events...`);
+    await sleep(500);
+  }
+  say(`\n   ! only ${grouped(counted)} of ${grouped(expected)} events were aggregated after 60 s; showing what is there.`);
+  return counted;
+}
+
+async function main() {
+  say(bold('Billstream demo'));
+  say(dim(`   stack ${BASE_URL}, run ${RUN}`));
+  const now = Date.now();
+
+  step(1, 'Checking the stack');
+  const health = await api('GET', '/readyz');
+  if (health.status !== 200) throw new DemoStop(`The gateway at ${BASE_URL} is not ready: ${JSON.stringify(health.body)}`);
+  must(await api('GET', '/v1/api-keys'), 200, 'Checking the API key');
+  say('   ✓ gateway ready, API key accepted');
+
+  step(2, 'Webhook endpoint');
+  const receiver = await startReceiver();
+  const endpoint = await part(async () => {
+    const res = await api('POST', '/v1/webhook-endpoints', { url: receiver.url, events: ['*'], description: `Billstream demo ${RUN}` });
+    if (res.status === 400) {
+      say(`   ! The stack refused the local receiver ${receiver.url}:`);
+      say(`     "${messageOf(res)}"`);
+      say('     Webhooks reach a plain-http loopback receiver only when the stack runs with WEBHOOK_ALLOW_INSECURE=true,');
+      say('     e.g. `WEBHOOK_ALLOW_INSECURE=true npm start`. Going on without webhooks.');
+      return undefined;
+    }
+    const created = must(res, 201, 'Creating the webhook endpoint');
+    receiver.setSecret(created.secret);
+    say(`   ✓ ${created.id} -> ${receiver.url} (all events, secret ${created.secret.slice(0, 10)}…)`);
+    return created;
+  });
+
+  try {
+    step(3, 'Customers');
+    const customers = CUSTOMERS.map((c) => ({ ...c, externalId: `${c.key}-${RUN}` }));
+    const haveCustomers = await part(async () => {
+      for (const c of customers) {
+        const body = { external_customer_id: c.externalId, name: c.name, email: c.email, metadata: { source: 'demo' } };
+        c.id = must(await api('POST', '/v1/customers', body), 201, 'Creating customers').id;
+        say(`   ✓ ${c.id}  ${c.name} (${c.externalId})`);
+      }
+      return true;
+    });
+
+    step(4, 'Wallets with prepaid credits');
+    const haveWallets =
+      haveCustomers &&
+      (await part(async () => {
+        for (const c of customers) {
+          const body = {
+            customer_id: c.id,
+            currency: 'usd',
+            initial_credits_to_load: c.credits,
+            description: 'Demo prepaid credits',
+            alert_settings: { alert_enabled: true, warning: { threshold: '250' }, critical: { threshold: '100' } },
+          };
+          c.wallet = must(await api('POST', '/v1/wallets', body), 201, 'Creating wallets');
+          say(`   ✓ ${c.wallet.id}  ${c.name}: ${c.wallet.credit_balance} credits (alerts below 250 and 100)`);
+        }
+        return true;
+      }));
+    if (!haveCustomers) say('   ! skipped: wallets need the customers of step 3');
+
+    step(5, 'Meters');
+    const meters = await part(async () => {
+      const requests = must(
+        await api('POST', '/v1/meters', { name: `API requests ${RUN}`, event_name: 'api_request', aggregation: { type: 'COUNT' } }),
+        201,
+        'Creating meters',
+      );
+      const tokens = must(
+        await api('POST', '/v1/meters', { name: `Tokens ${RUN}`, event_name: 'api_request', aggregation: { type: 'SUM', field: 'tokens' } }),
+        201,
+        'Creating meters',
+      );
+      say(`   ✓ ${requests.id}  API requests (COUNT of api_request)`);
+      say(`   ✓ ${tokens.id}  Tokens (SUM of properties.tokens)`);
+      return { requests, tokens };
+    });
+
+    step(6, `Sending ${grouped(EVENT_COUNT)} usage events in bulk (${BATCH_SIZE} per request)`);
+    const events = usageStream(customers, EVENT_COUNT, now);
+    const seconds = await part(() => sendUsage(events));
+    if (seconds !== undefined) say(`   ✓ ${grouped(EVENT_COUNT)} events accepted in ${seconds.toFixed(1)} s (202: durably queued)`);
+
+    const window = { start_time: new Date(now - 2 * 3600_000).toISOString(), end_time: new Date(now + 10 * 60_000).toISOString() };
+    if (meters && seconds !== undefined) {
+      step(7, 'Waiting for the aggregator');
+      const counted = await part(() => waitForUsage(meters, customers, window, EVENT_COUNT));
+      if (counted !== undefined) say(`${tty ? '\r' : ''}   ✓ ${grouped(counted)} events aggregated through the meters            `);
+      await part(async () => {
+        for (const c of customers) {
+          const res = await api('POST', `/v1/meters/${meters.requests.id}/usage`, { external_customer_id: c.externalId, ...window });
+          c.requests = must(res, 200, 'Reading meter usage').value;
+          const tokens = await api('POST', `/v1/meters/${meters.tokens.id}/usage`, { external_customer_id: c.externalId, ...window });
+          c.tokens = must(tokens, 200, 'Reading meter usage').value;
+        }
+      });
+    }
+
+    if (haveWallets && customers.every((c) => c.tokens !== undefined)) {
+      step(8, 'Charging usage to the wallets (0.10 credits per 1,000 tokens)');
+      await part(async () => {
+        for (const c of customers) {
+          const credits = fromUnits(toUnits(c.tokens, 0) * PRICE_UNITS_PER_TOKEN, PRICE_SCALE);
+          const res = await api('POST', `/v1/wallets/${c.wallet.id}/debit`, {
+            credits,
+            description: `Usage ${window.start_time} - ${window.end_time}`,
+            idempotency_key: `demo-usage-${RUN}-${c.key}`,
+          });
+          if (res.status === 400) {
+            say(`   ! ${c.name}: ${messageOf(res)}`);
+            continue;
+          }
+          const txn = must(res, 201, 'Debiting wallets');
+          c.charged = credits;
+          say(`   ✓ ${txn.id}  ${c.name}: -${credits} credits`);
+        }
+      });
+    }
+
+    step(9, 'Balances and usage');
+    await part(async () => {
+      const rows = [['customer', 'requests', 'tokens', 'charged', 'credit balance', 'alert']];
+      for (const c of customers) {
+        let balance = '-';
+        let alert = '-';
+        if (c.wallet) {
+          balance = must(await api('GET', `/v1/wallets/${c.wallet.id}/balance`), 200, 'Reading balances').credit_balance;
+          alert = must(await api('GET', `/v1/wallets/${c.wallet.id}`), 200, 'Reading wallets').alert_state;
+        }
+        rows.push([c.name, grouped(c.requests ?? '-'), grouped(c.tokens ?? '-'), c.charged ?? '-', balance, alert]);
+      }
+      const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
+      rows.forEach((r) => say(`   ${r.map((cell, i) => (i === 0 ? String(cell).padEnd(widths[i]) : String(cell).padStart(widths[i]))).join('   ')}`));
+    });
+
+    step(10, 'Webhooks received');
+    if (!endpoint) {
+      say('   - none: no webhook endpoint (see step 2)');
+    } else {
+      let last = -1;
+      const deadline = Date.now() + 15_000;
+      while (Date.now() < deadline && receiver.received.size !== last) {
+        last = receiver.received.size;
+        await sleep(2500);
+      }
+      const byName = new Map();
+      for (const envelope of receiver.received.values()) {
+        const name = envelope.event_name ?? envelope.type;
+        byName.set(name, (byName.get(name) ?? 0) + 1);
+      }
+      say(`   ✓ ${receiver.received.size} distinct events, every signature valid${receiver.badSignatures() ? ` (${receiver.badSignatures()} bad signatures refused)` : ''}`);
+      for (const [name, count] of [...byName].sort()) say(`     ${String(count).padStart(4)}  ${name}`);
+    }
+  } finally {
+    if (endpoint) await api('DELETE', `/v1/webhook-endpoints/${endpoint.id}`);
+    await receiver.close();
+  }
+  say(`\n${bold('Done.')} Explore: ${BASE_URL}/v1/openapi.json, docs/api.md, docs/operations.md`);
+}
+
+let KEY;
+(async () => {
+  try {
+    KEY = apiKey();
+    await main();
+  } catch (err) {
+    if (err instanceof DemoStop) {
+      say(`\n✗ ${err.message}`);
+      process.exitCode = 1;
+      return;
+    }
+    throw err;
+  }
+})();
