@@ -1,4 +1,5 @@
 import type { Express, Request, Response } from 'express';
+import { TOPICS } from '@billstream/bus';
 import { ALL_ROUTES, type ServiceName } from '@billstream/contracts';
 import { migrate, pingDb } from '@billstream/db';
 import { createHttpApp, finishApp, MiB, mountHealth, mountRoute, parseRouteInput } from '@billstream/http';
@@ -7,8 +8,11 @@ import { apiKeyHandlers } from './api-keys/routes';
 import { ApiKeyService } from './api-keys/service';
 import { ApiKeyStore } from './api-keys/store';
 import { authenticate, requirePermission } from './auth';
+import { eventHandlers } from './events/routes';
+import { UsageEventPublisher } from './events/publisher';
 import type { GatewayHandlers } from './handlers';
 import { migrations, SCHEMA } from './migrations';
+import { openApiHandler, OPENAPI_PATH } from './openapi';
 import { ServiceProxy } from './proxy';
 import { TokenBucketLimiter } from './rate-limit';
 
@@ -30,11 +34,15 @@ export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayC
   const apiKeys = new ApiKeyService(new ApiKeyStore(db), config.apiKeyCacheTtlMs);
   const limiter = new TokenBucketLimiter(config.rateLimitRps, config.rateLimitBurst);
   const proxy = new ServiceProxy(config.serviceUrls, config.internalToken);
-  const handlers: GatewayHandlers = { ...apiKeyHandlers(apiKeys) };
+  const handlers: GatewayHandlers = {
+    ...apiKeyHandlers(apiKeys),
+    ...eventHandlers(new UsageEventPublisher(bus, logger)),
+  };
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
 
   const app: Express = createHttpApp({ logger, bodyLimits: [{ pathPrefix: '/v1/events/bulk', bytes: 5 * MiB }] });
   mountHealth(app, ready);
+  app.get(OPENAPI_PATH, openApiHandler());
   app.use('/v1', authenticate(apiKeys, limiter));
   for (const def of ALL_ROUTES) {
     app[def.method](def.path, requirePermission(def.permission));
@@ -61,6 +69,7 @@ export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayC
     ready,
     async start() {
       await migrate(db, SCHEMA, migrations);
+      await bus.ensureTopics([TOPICS.usageEvents]);
       if (config.bootstrap) {
         await apiKeys.ensure(config.bootstrap.key, config.bootstrap.tenantId, config.bootstrap.environmentId);
       }

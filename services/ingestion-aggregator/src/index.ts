@@ -1,2 +1,6 @@
 export { createIngestionService, type IngestionServiceConfig } from './service';
 export { migrations, SCHEMA } from './migrations';
+export { EventPartitions } from './events/partitions';
+export { EventStore } from './events/store';
+export { MeterStore } from './meters/store';
+export { UsageStore } from './meters/usage-store';

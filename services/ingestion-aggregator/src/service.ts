@@ -1,20 +1,49 @@
+import { TOPICS, type Subscription } from '@billstream/bus';
 import { pingDb, migrate } from '@billstream/db';
 import { OutboxRelay } from '@billstream/outbox';
 import { createServiceApp, type Service, type ServiceDeps } from '@billstream/runtime';
+import { CUSTOMER_EVENTS_GROUP, CUSTOMER_TOPICS, customerEventsHandler } from './customers/consumer';
+import { CustomerProjectionStore } from './customers/store';
+import { USAGE_EVENTS_GROUP, usageEventsHandler } from './events/consumer';
+import { EventPartitions } from './events/partitions';
+import { mountEventRoutes } from './events/routes';
+import { EventStore } from './events/store';
+import { mountMeterRoutes } from './meters/routes';
+import { MeterService } from './meters/service';
+import { MeterStore } from './meters/store';
+import { UsageStore } from './meters/usage-store';
 import { migrations, SCHEMA } from './migrations';
+import { mountMonitoringRoutes } from './monitoring/routes';
+import { MonitoringService } from './monitoring/service';
 
 export interface IngestionServiceConfig {
   internalToken: string;
+  /** How often the months ahead get their events partition (default hourly). */
+  partitionCheckIntervalMs?: number;
+  /** Parallel transactions per consumed batch (default 2). */
+  storeParallelism?: number;
 }
 
 export function createIngestionService({ db, bus, logger }: ServiceDeps, config: IngestionServiceConfig): Service {
   const relay = new OutboxRelay({ db, schema: SCHEMA, bus, logger });
+  const events = new EventStore(db);
+  const partitions = new EventPartitions(db, logger);
+  const meters = new MeterService(new MeterStore(db), new UsageStore(db));
+  const monitoring = new MonitoringService(events, bus);
+  const projection = new CustomerProjectionStore();
+  const subscriptions: Subscription[] = [];
+  let partitionTimer: NodeJS.Timeout | undefined;
+
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
   const app = createServiceApp({
     logger,
     internalToken: config.internalToken,
     ready,
-    mount: () => {},
+    mount: (a) => {
+      mountEventRoutes(a, events, logger);
+      mountMeterRoutes(a, meters, logger);
+      mountMonitoringRoutes(a, monitoring, logger);
+    },
   });
   return {
     name: 'ingestion-aggregator',
@@ -24,9 +53,29 @@ export function createIngestionService({ db, bus, logger }: ServiceDeps, config:
     ready,
     async start() {
       await migrate(db, SCHEMA, migrations);
+      await partitions.load();
+      await partitions.ensureAhead();
+      partitionTimer = setInterval(() => {
+        partitions.ensureAhead().catch((err) => logger.warn('could not create events partitions ahead', { err }));
+      }, config.partitionCheckIntervalMs ?? 3_600_000);
+      partitionTimer.unref();
+      subscriptions.push(
+        await bus.subscribe({
+          groupId: CUSTOMER_EVENTS_GROUP,
+          topics: CUSTOMER_TOPICS,
+          handler: customerEventsHandler(db, projection, logger),
+        }),
+        await bus.subscribe({
+          groupId: USAGE_EVENTS_GROUP,
+          topics: [TOPICS.usageEvents],
+          handler: usageEventsHandler(events, partitions, logger, config.storeParallelism),
+        }),
+      );
       relay.start();
     },
     async stop() {
+      if (partitionTimer) clearInterval(partitionTimer);
+      for (const s of subscriptions.splice(0)) await s.stop();
       await relay.stop();
     },
   };

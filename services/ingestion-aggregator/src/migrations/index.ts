@@ -1,6 +1,8 @@
 import type { Migration } from '@billstream/db';
 import { outboxMigration } from '@billstream/outbox';
+import { eventsMigration } from './events';
+import { metersMigration } from './meters';
 
 export const SCHEMA = 'ingestion';
 
-export const migrations: Migration[] = [outboxMigration(SCHEMA)];
+export const migrations: Migration[] = [outboxMigration(SCHEMA), eventsMigration, metersMigration];

@@ -1,0 +1,382 @@
+/**
+ * Usage event ingestion: throughput and visibility latency, gateway -> Kafka -> aggregator -> Postgres.
+ *
+ *   npx tsc -b tsconfig.build.json && KAFKA_BROKERS=127.0.0.1:9092 node bench/ingestion/ingest.js
+ *
+ * Starts the gateway and the ingestion-aggregator as separate processes (their dist/main.js,
+ * exactly as deployed) on a fresh Postgres database and the given Kafka broker (topics under a
+ * unique prefix), then:
+ *   1. throughput: CONCURRENCY clients send bulk requests of 1,000 events for DURATION_S seconds;
+ *      accepted/s (202s), stored/s (rows committed, read from ingestion.event_stats every second)
+ *      and the time until every accepted event is stored; gateway RSS sampled every 500 ms;
+ *   2. latency: RATE events/s in bulks of 100 for LATENCY_S seconds; for each request the time
+ *      from its 202 until all its events are committed (polled every 10 ms in Postgres, the table
+ *      the query endpoint reads), p50/p95/p99; a sample is checked through POST /v1/events/query.
+ * PROFILE=gateway|ingestion-aggregator runs that process with --cpu-prof and prints its top
+ * self-time functions. AGGREGATOR_LOG_FILE=<path> keeps the aggregator's info log (one line per
+ * stored batch, with its size and duration). Results go to stdout as JSON (copy them to README.md).
+ *
+ * Settings: ADMIN_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres),
+ * KAFKA_BROKERS (default 127.0.0.1:9092), DURATION_S (60), CONCURRENCY (6), RATE (5000),
+ * LATENCY_S (30), KAFKA_PARTITIONS (4).
+ */
+const { spawn } = require('node:child_process');
+const { randomBytes } = require('node:crypto');
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+const { Client } = require('pg');
+const { Pool } = require('undici');
+const { KafkaBus, TOPICS } = require('@billstream/bus');
+const { createLogger } = require('@billstream/logger');
+const { performance } = require('node:perf_hooks');
+
+const ROOT = path.resolve(__dirname, '../..');
+const ADMIN_URL = process.env.ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const KAFKA_BROKERS = process.env.KAFKA_BROKERS || '127.0.0.1:9092';
+const DURATION_S = Number(process.env.DURATION_S || 60);
+const CONCURRENCY = Number(process.env.CONCURRENCY || 6);
+const RATE = Number(process.env.RATE || 5000);
+const LATENCY_S = Number(process.env.LATENCY_S || 30);
+const PARTITIONS = process.env.KAFKA_PARTITIONS || '4';
+const PROFILE = process.env.PROFILE || '';
+const TENANT = 'bench-tenant';
+const ENV = 'production';
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function admin(sql) {
+  const c = new Client({ connectionString: ADMIN_URL });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+function percentile(sorted, p) {
+  if (sorted.length === 0) return null;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+function rssMb(pid) {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)[1]);
+    return kb / 1024;
+  } catch {
+    return 0;
+  }
+}
+
+function launch(name, env, profileDir) {
+  const args = [];
+  if (PROFILE === name) args.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`);
+  args.push(path.join(ROOT, 'services', name, 'dist', 'main.js'));
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const keep = (c) => {
+    out = (out + c.toString()).slice(-20000);
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  return { child, output: () => out };
+}
+
+async function waitReady(url, proc) {
+  const deadline = Date.now() + 60000;
+  while (Date.now() < deadline) {
+    if (proc.child.exitCode !== null) throw new Error(`process exited: ${proc.output()}`);
+    try {
+      const res = await fetch(`${url}/readyz`);
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(200);
+  }
+  throw new Error(`${url} not ready: ${proc.output()}`);
+}
+
+function stopProcess(proc) {
+  return new Promise((resolve) => {
+    if (proc.child.exitCode !== null) return resolve();
+    proc.child.once('exit', () => resolve());
+    proc.child.kill('SIGTERM');
+  });
+}
+
+/** A bulk body of `count` events with unique ids `${prefix}-${i}` (built as a string: the client stays cheap). */
+function bulkBody(prefix, count, customer, baseMs) {
+  const parts = new Array(count);
+  for (let i = 0; i < count; i += 1) {
+    const ts = new Date(baseMs + i).toISOString();
+    parts[i] = `{"event_id":"${prefix}-${i}","event_name":"api_call","external_customer_id":"${customer ?? `c${i % 500}`}","timestamp":"${ts}","properties":{"tokens":${i % 97},"model":"m${i % 5}","region":"eu"}}`;
+  }
+  return `{"events":[${parts.join(',')}]}`;
+}
+
+/** Top self-time functions of a .cpuprofile. */
+function summarizeProfile(dir) {
+  const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')) : [];
+  if (files.length === 0) return null;
+  const profile = JSON.parse(fs.readFileSync(path.join(dir, files[0]), 'utf8'));
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map();
+  const dt = profile.timeDeltas;
+  let total = 0;
+  for (let i = 0; i < profile.samples.length; i += 1) {
+    const node = byId.get(profile.samples[i]);
+    const cf = node.callFrame;
+    const file = cf.url.replace(/^.*node_modules\//, '').replace(ROOT, '');
+    const key = `${cf.functionName || '(anonymous)'} ${file}:${cf.lineNumber + 1}`;
+    self.set(key, (self.get(key) || 0) + (dt[i] || 0));
+    total += dt[i] || 0;
+  }
+  const byPackage = new Map();
+  for (const [key, us] of self) {
+    const m = /\s(@?[^/\s]+(?:\/[^/\s]+)?)\//.exec(key);
+    const pkg = key.includes('(garbage collector)') ? 'GC' : key.startsWith('(idle)') ? 'idle' : m ? m[1] : key.split(' ')[0];
+    byPackage.set(pkg, (byPackage.get(pkg) || 0) + us);
+  }
+  const pct = (us) => `${((100 * us) / total).toFixed(1)}%`;
+  return {
+    file: path.join(dir, files[0]),
+    top_functions: [...self].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, us]) => `${pct(us)} ${k}`),
+    by_package: [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([k, us]) => `${pct(us)} ${k}`),
+  };
+}
+
+async function main() {
+  const dbName = `bench_ingest_${Date.now().toString(36)}`;
+  await admin(`CREATE DATABASE "${dbName}"`);
+  const dbUrl = new URL(ADMIN_URL);
+  dbUrl.pathname = `/${dbName}`;
+  const databaseUrl = dbUrl.toString();
+  const prefix = `bench-${Date.now().toString(36)}.`;
+  const key = `bsk_bench_${randomBytes(18).toString('base64url')}`;
+  const internalToken = randomBytes(24).toString('hex');
+  const [gwPort, aggPort] = [await freePort(), await freePort()];
+  const profileDir = fs.mkdtempSync(path.join(os.tmpdir(), 'billstream-prof-'));
+  const common = {
+    DATABASE_URL: databaseUrl,
+    KAFKA_BROKERS,
+    KAFKA_TOPIC_PREFIX: prefix,
+    KAFKA_PARTITIONS: PARTITIONS,
+    INTERNAL_TOKEN: internalToken,
+    LOG_LEVEL: 'warn',
+    HOST: '127.0.0.1',
+  };
+  const aggLog = process.env.AGGREGATOR_LOG_FILE;
+  const aggregator = launch(
+    'ingestion-aggregator',
+    { ...common, PORT: String(aggPort), ...(aggLog ? { LOG_LEVEL: 'info' } : {}) },
+    profileDir,
+  );
+  if (aggLog) aggregator.child.stdout.pipe(fs.createWriteStream(aggLog));
+  const aggUrl = `http://127.0.0.1:${aggPort}`;
+  await waitReady(aggUrl, aggregator);
+  const unused = 'http://127.0.0.1:9';
+  const gateway = launch(
+    'gateway',
+    {
+      ...common,
+      PORT: String(gwPort),
+      CUSTOMER_SERVICE_URL: unused,
+      WALLET_SERVICE_URL: unused,
+      WEBHOOK_SERVICE_URL: unused,
+      INGESTION_SERVICE_URL: aggUrl,
+      BOOTSTRAP_API_KEY: key,
+      BOOTSTRAP_TENANT_ID: TENANT,
+      BOOTSTRAP_ENVIRONMENT_ID: ENV,
+      RATE_LIMIT_RPS: '100000',
+      RATE_LIMIT_BURST: '100000',
+    },
+    profileDir,
+  );
+  const gwUrl = `http://127.0.0.1:${gwPort}`;
+  await waitReady(gwUrl, gateway);
+
+  const pool = new Pool(gwUrl, { connections: 64, keepAliveTimeout: 30000 });
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const post = async (p, body) => {
+    const res = await pool.request({ path: p, method: 'POST', headers, body });
+    const text = await res.body.text();
+    return { status: res.statusCode, text };
+  };
+  const pg = new Client({ connectionString: databaseUrl });
+  await pg.connect();
+  const storedCount = async () => {
+    const { rows } = await pg.query('SELECT coalesce(sum(total_events), 0)::bigint AS n FROM ingestion.event_stats');
+    return Number(rows[0].n);
+  };
+
+  // The 500 bench customers exist (customer.created on customer-events), so events resolve customer_id.
+  const bus = new KafkaBus({ brokers: KAFKA_BROKERS.split(','), clientId: 'bench', topicPrefix: prefix, logger: createLogger({ service: 'bench', level: 'warn' }) });
+  await bus.start();
+  await bus.publish(
+    TOPICS.customerEvents,
+    Array.from({ length: 500 }, (_, i) => {
+      const event = {
+        id: `evt_bench${i}`,
+        type: 'customer.created',
+        tenant_id: TENANT,
+        environment_id: ENV,
+        user_id: 'bench',
+        occurred_at: new Date().toISOString(),
+        payload: { customer: { id: `cust_bench${i}`, external_id: `c${i}`, tenant_id: TENANT, environment_id: ENV } },
+      };
+      return { key: event.payload.customer.id, value: JSON.stringify(event), headers: { 'message-id': event.id } };
+    }),
+  );
+  await bus.stop();
+  for (;;) {
+    const { rows } = await pg.query('SELECT count(*)::int AS n FROM ingestion.customers');
+    if (rows[0].n === 500) break;
+    await sleep(200);
+  }
+
+  // Warm-up (JIT, connections, partitions).
+  for (let i = 0; i < 5; i += 1) await post('/v1/events/bulk', bulkBody(`warm-${i}`, 1000, null, Date.UTC(2026, 10, 1)));
+  while ((await storedCount()) < 5000) await sleep(100);
+  const baseStored = await storedCount();
+
+  // 1. Throughput.
+  let accepted = 0;
+  const refused = {};
+  const requestMs = [];
+  let maxRss = 0;
+  const rssTimer = setInterval(() => {
+    maxRss = Math.max(maxRss, rssMb(gateway.child.pid));
+  }, 500);
+  const storedSeries = [];
+  const started = Date.now();
+  const endAt = started + DURATION_S * 1000;
+  const storedTimer = setInterval(async () => {
+    storedSeries.push({ t: (Date.now() - started) / 1000, stored: (await storedCount()) - baseStored });
+  }, 1000);
+  let seq = 0;
+  const client = async () => {
+    while (Date.now() < endAt) {
+      seq += 1;
+      const body = bulkBody(`t${seq}`, 1000, null, Date.UTC(2026, 10, 1) + seq * 1000);
+      const t0 = performance.now();
+      const res = await post('/v1/events/bulk', body);
+      requestMs.push(performance.now() - t0);
+      if (res.status === 202) accepted += 1000;
+      else refused[res.status] = (refused[res.status] || 0) + 1;
+    }
+  };
+  await Promise.all(Array.from({ length: CONCURRENCY }, client));
+  const sendSeconds = (Date.now() - started) / 1000;
+  const storedAtSendEnd = (await storedCount()) - baseStored;
+  while ((await storedCount()) - baseStored < accepted) await sleep(100);
+  const drainSeconds = (Date.now() - started) / 1000;
+  clearInterval(storedTimer);
+  clearInterval(rssTimer);
+  requestMs.sort((a, b) => a - b);
+  const throughput = {
+    duration_s: Number(sendSeconds.toFixed(1)),
+    concurrency: CONCURRENCY,
+    accepted_events: accepted,
+    refused_requests_by_status: refused,
+    accepted_per_s: Math.round(accepted / sendSeconds),
+    stored_during_send: storedAtSendEnd,
+    stored_per_s_during_send: Math.round(storedAtSendEnd / sendSeconds),
+    all_stored_after_s: Number(drainSeconds.toFixed(1)),
+    stored_per_s_until_all_stored: Math.round(accepted / drainSeconds),
+    bulk_request_ms: { p50: percentile(requestMs, 50), p99: percentile(requestMs, 99) },
+    gateway_max_rss_mb: Math.round(maxRss),
+    stored_series: storedSeries.filter((_, i) => i % 10 === 9),
+  };
+  console.log(JSON.stringify({ throughput }, null, 2));
+
+  // 2. Visibility latency at RATE events/s (bulks of 100).
+  const perRequest = 100;
+  const intervalMs = (1000 * perRequest) / RATE;
+  const pending = new Map();
+  const latencies = [];
+  const latencyRefused = {};
+  let latencyDone = false;
+  const poller = (async () => {
+    for (;;) {
+      if (pending.size > 0) {
+        const { rows } = await pg.query(
+          `SELECT external_customer_id AS c, count(*)::int AS n FROM ingestion.events
+           WHERE tenant_id = $1 AND environment_id = $2 AND external_customer_id = ANY($3::text[]) GROUP BY 1`,
+          [TENANT, ENV, [...pending.keys()]],
+        );
+        const now = performance.now();
+        for (const r of rows) {
+          const acceptedAt = pending.get(r.c);
+          if (acceptedAt !== undefined && r.n === perRequest) {
+            latencies.push(now - acceptedAt);
+            pending.delete(r.c);
+          }
+        }
+      } else if (latencyDone) {
+        return;
+      }
+      await sleep(10);
+    }
+  })();
+  const sends = [];
+  const latencyStart = performance.now();
+  for (let i = 0; performance.now() - latencyStart < LATENCY_S * 1000; i += 1) {
+    const due = latencyStart + i * intervalMs;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    const customer = `lat-${i}`;
+    sends.push(
+      post('/v1/events/bulk', bulkBody(`lat${i}`, perRequest, customer, Date.UTC(2026, 10, 2) + i * 1000)).then((res) => {
+        if (res.status === 202) pending.set(customer, performance.now());
+        else latencyRefused[res.status] = (latencyRefused[res.status] || 0) + 1;
+      }),
+    );
+  }
+  await Promise.all(sends);
+  const latencySend = (performance.now() - latencyStart) / 1000;
+  latencyDone = true;
+  await poller;
+  latencies.sort((a, b) => a - b);
+  const sample = await post('/v1/events/query', JSON.stringify({ external_customer_id: 'lat-0', page_size: 1000 }));
+  const latency = {
+    target_events_per_s: RATE,
+    achieved_events_per_s: Math.round((latencies.length * perRequest) / latencySend),
+    requests: latencies.length,
+    refused_requests_by_status: latencyRefused,
+    accepted_to_visible_ms: {
+      p50: Math.round(percentile(latencies, 50)),
+      p95: Math.round(percentile(latencies, 95)),
+      p99: Math.round(percentile(latencies, 99)),
+      max: Math.round(latencies[latencies.length - 1]),
+    },
+    query_sample_total_count: JSON.parse(sample.text).total_count,
+  };
+  console.log(JSON.stringify({ latency }, null, 2));
+
+  await pg.end();
+  await pool.close();
+  await stopProcess(gateway);
+  await stopProcess(aggregator);
+  if (PROFILE) console.log(JSON.stringify({ profile: summarizeProfile(profileDir) }, null, 2));
+  await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,64 @@
+import { createTestDatabase, migratedDb, testLogger, type TestDatabase } from '@billstream/testing';
+import type { Db } from '@billstream/db';
+import { migrations, SCHEMA } from '../migrations';
+import { EventPartitions } from './partitions';
+import { EventStore } from './store';
+
+describe('EventStore.storeBatch (real Postgres)', () => {
+  let database: TestDatabase;
+  let db: Db;
+  let store: EventStore;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = await migratedDb(database.url, SCHEMA, migrations);
+    const partitions = new EventPartitions(db, testLogger('p'));
+    await partitions.load();
+    await partitions.ensureFor(['2026-07-01T00:00:00.000000Z']);
+    store = new EventStore(db);
+  });
+  afterAll(async () => {
+    await db?.destroy();
+    await database?.drop();
+  });
+
+  const value = (tenant: string, id: string, n: number) =>
+    JSON.stringify({
+      tenant_id: tenant,
+      environment_id: 'production',
+      event_id: id,
+      event_name: 'e',
+      external_customer_id: 'c',
+      timestamp: '2026-07-01T00:00:00.000000Z',
+      properties: { n },
+      source: null,
+      received_at: '2026-07-01T00:00:01.000Z',
+    });
+
+  it('keeps the first copy of a key within a batch, and a redelivered batch stores nothing', async () => {
+    const batch = [value('t1', 'a', 1), value('t1', 'b', 2), value('t1', 'a', 3)];
+    expect(await store.storeBatch(batch, batch.map(() => 't1:production'))).toEqual({ received: 3, stored: 2 });
+    expect(await store.storeBatch(batch, batch.map(() => 't1:production'))).toEqual({ received: 3, stored: 0 });
+    const rows = await db('events').where({ tenant_id: 't1' }).orderBy('event_id');
+    expect(rows.map((r) => [r.event_id, r.properties.n])).toEqual([
+      ['a', 1],
+      ['b', 2],
+    ]);
+    expect(await store.stats('t1', 'production')).toMatchObject({ totalEvents: 2 });
+  });
+
+  it('stores overlapping concurrent batches of several scopes exactly once, without deadlock', async () => {
+    const keys = Array.from({ length: 400 }, (_, i) => [`s${i % 3}`, `k${i}`] as const);
+    const batches = Array.from({ length: 6 }, (_, b) => {
+      const order = b % 2 === 0 ? keys : [...keys].reverse();
+      const values = order.map(([tenant, id]) => value(tenant, id, b));
+      return store.storeBatch(values, order.map(([tenant]) => `${tenant}:production`));
+    });
+    const results = await Promise.all(batches);
+    expect(results.reduce((sum, r) => sum + r.stored, 0)).toBe(400);
+    const count = await db('events').whereIn('tenant_id', ['s0', 's1', 's2']).count({ n: '*' });
+    expect(Number(count[0].n)).toBe(400);
+    const totals = await Promise.all(['s0', 's1', 's2'].map((t) => store.stats(t, 'production')));
+    expect(totals.reduce((sum, s) => sum + s.totalEvents, 0)).toBe(400);
+  });
+});

@@ -1,0 +1,161 @@
+import type { Db, Trx } from '@billstream/db';
+import { rowsOf } from '@billstream/db';
+import { scopeLockKey, PROJECTION_LOCK } from '../customers/lock';
+
+/** A stored usage event, as the service speaks of it. */
+export interface StoredEvent {
+  eventId: string;
+  eventName: string;
+  externalCustomerId: string;
+  customerId: string | null;
+  timestamp: string;
+  properties: Record<string, unknown>;
+  source: string | null;
+}
+
+export interface EventFilter {
+  tenantId: string;
+  environmentId: string;
+  externalCustomerId?: string;
+  eventName?: string;
+  /** Inclusive lower bound of event time. */
+  from?: string;
+  /** Exclusive upper bound of event time. */
+  to?: string;
+}
+
+export interface StoreResult {
+  received: number;
+  stored: number;
+}
+
+interface EventRow {
+  event_id: string;
+  event_name: string;
+  external_customer_id: string;
+  customer_id: string | null;
+  timestamp: string;
+  properties: Record<string, unknown>;
+  source: string | null;
+}
+
+function toEvent(row: EventRow): StoredEvent {
+  return {
+    eventId: row.event_id,
+    eventName: row.event_name,
+    externalCustomerId: row.external_customer_id,
+    customerId: row.customer_id,
+    timestamp: row.timestamp,
+    properties: row.properties,
+    source: row.source,
+  };
+}
+
+/** UTC ISO 8601 with microseconds, as every event timestamp is shown. */
+export const ISO_MICROS = `to_char("timestamp" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+
+/**
+ * One statement stores a batch: the first copy of each (tenant, environment, event_id)
+ * claims its dedup key, only claimed events are inserted (customer id resolved from the
+ * projection), and the per-scope counters grow by what was inserted. Keys and counter rows are
+ * taken in sorted order, so concurrent batches sharing keys or scopes wait, never deadlock.
+ */
+const STORE_BATCH = `
+WITH input AS (
+  SELECT DISTINCT ON (t.tenant_id, t.environment_id, t.event_id) t.*
+  FROM ROWS FROM (json_to_recordset(?::json) AS (
+    tenant_id text, environment_id text, event_id text, event_name text, external_customer_id text,
+    timestamp timestamptz, properties jsonb, source text, received_at timestamptz
+  )) WITH ORDINALITY AS t(tenant_id, environment_id, event_id, event_name, external_customer_id,
+    timestamp, properties, source, received_at, ord)
+  ORDER BY t.tenant_id, t.environment_id, t.event_id, t.ord
+),
+claimed AS (
+  INSERT INTO event_keys (tenant_id, environment_id, event_id, timestamp)
+  SELECT tenant_id, environment_id, event_id, timestamp FROM input
+  ON CONFLICT DO NOTHING
+  RETURNING tenant_id, environment_id, event_id
+),
+stored AS (
+  INSERT INTO events (tenant_id, environment_id, event_id, event_name, external_customer_id, customer_id,
+    timestamp, properties, source, received_at)
+  SELECT i.tenant_id, i.environment_id, i.event_id, i.event_name, i.external_customer_id,
+    (SELECT c.customer_id FROM customers c
+      WHERE c.tenant_id = i.tenant_id AND c.environment_id = i.environment_id
+        AND c.external_id = i.external_customer_id AND c.deleted_at IS NULL
+      ORDER BY c.updated_at DESC LIMIT 1),
+    i.timestamp, i.properties, i.source, i.received_at
+  FROM input i JOIN claimed k USING (tenant_id, environment_id, event_id)
+  RETURNING tenant_id, environment_id, received_at
+),
+counted AS (
+  INSERT INTO event_stats AS s (tenant_id, environment_id, total_events, last_event_at)
+  SELECT tenant_id, environment_id, count(*), max(received_at) FROM stored GROUP BY tenant_id, environment_id
+  ORDER BY tenant_id, environment_id
+  ON CONFLICT (tenant_id, environment_id) DO UPDATE
+    SET total_events = s.total_events + excluded.total_events,
+        last_event_at = greatest(s.last_event_at, excluded.last_event_at)
+  RETURNING s.tenant_id
+)
+SELECT (SELECT count(*) FROM stored)::int AS stored`;
+
+export class EventStore {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Stores a batch of usage-events message values (JSON objects) in one transaction.
+   * Scopes are share-locked so that a concurrent customer projection change waits for it
+   * (and so fills in the customer id of every event committed before it).
+   */
+  async storeBatch(values: string[], scopes: string[]): Promise<StoreResult> {
+    if (values.length === 0) return { received: 0, stored: 0 };
+    return this.db.transaction(async (trx: Trx) => {
+      await trx.raw(
+        'SELECT pg_advisory_xact_lock_shared(?, k) FROM (SELECT DISTINCT unnest(?::int[]) AS k ORDER BY 1) s',
+        [PROJECTION_LOCK, [...new Set(scopes.map(scopeLockKey))]],
+      );
+      const rows = rowsOf<{ stored: number }>(await trx.raw(STORE_BATCH, [`[${values.join(',')}]`]));
+      return { received: values.length, stored: rows[0]?.stored ?? 0 };
+    });
+  }
+
+  private filtered(filter: EventFilter) {
+    const q = this.db('events').where({ tenant_id: filter.tenantId, environment_id: filter.environmentId });
+    if (filter.externalCustomerId !== undefined) q.andWhere('external_customer_id', filter.externalCustomerId);
+    if (filter.eventName !== undefined) q.andWhere('event_name', filter.eventName);
+    if (filter.from !== undefined) q.andWhere('timestamp', '>=', filter.from);
+    if (filter.to !== undefined) q.andWhere('timestamp', '<', filter.to);
+    return q;
+  }
+
+  /** A page of events, newest first (ties by event id), and the size of the filtered set. */
+  async query(filter: EventFilter, limit: number, offset: number): Promise<{ events: StoredEvent[]; total: number }> {
+    const [rows, countRows] = await Promise.all([
+      this.filtered(filter)
+        .select(
+          'event_id',
+          'event_name',
+          'external_customer_id',
+          'customer_id',
+          this.db.raw(`${ISO_MICROS} AS timestamp`),
+          'properties',
+          'source',
+        )
+        .orderBy([
+          { column: 'events.timestamp', order: 'desc' },
+          { column: 'event_id', order: 'desc' },
+        ])
+        .limit(limit)
+        .offset(offset),
+      this.filtered(filter).count<{ count: number }[]>({ count: '*' }),
+    ]);
+    return { events: (rows as EventRow[]).map(toEvent), total: Number(countRows[0]?.count ?? 0) };
+  }
+
+  async stats(tenantId: string, environmentId: string): Promise<{ totalEvents: number; lastEventAt: Date | null }> {
+    const row = await this.db('event_stats')
+      .where({ tenant_id: tenantId, environment_id: environmentId })
+      .first<{ total_events: number; last_event_at: Date } | undefined>('total_events', 'last_event_at');
+    return { totalEvents: row?.total_events ?? 0, lastEventAt: row ? new Date(row.last_event_at) : null };
+  }
+}

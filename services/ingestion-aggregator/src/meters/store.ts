@@ -1,0 +1,86 @@
+import type { AggregationType } from '@billstream/contracts';
+import type { Db } from '@billstream/db';
+
+export interface MeterFilter {
+  key: string;
+  values: string[];
+}
+
+export interface Meter {
+  id: string;
+  tenantId: string;
+  environmentId: string;
+  name: string;
+  eventName: string;
+  aggregationType: AggregationType;
+  aggregationField: string | null;
+  filters: MeterFilter[];
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+interface MeterRow {
+  id: string;
+  tenant_id: string;
+  environment_id: string;
+  name: string;
+  event_name: string;
+  aggregation_type: string;
+  aggregation_field: string | null;
+  filters: MeterFilter[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+function toMeter(row: MeterRow): Meter {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    environmentId: row.environment_id,
+    name: row.name,
+    eventName: row.event_name,
+    aggregationType: row.aggregation_type as AggregationType,
+    aggregationField: row.aggregation_field,
+    filters: row.filters,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}
+
+function toRow(m: Meter): MeterRow {
+  return {
+    id: m.id,
+    tenant_id: m.tenantId,
+    environment_id: m.environmentId,
+    name: m.name,
+    event_name: m.eventName,
+    aggregation_type: m.aggregationType,
+    aggregation_field: m.aggregationField,
+    filters: m.filters,
+    created_at: m.createdAt,
+    updated_at: m.updatedAt,
+  };
+}
+
+export class MeterStore {
+  constructor(private readonly db: Db) {}
+
+  async insert(meter: Meter): Promise<void> {
+    const row = toRow(meter);
+    await this.db('meters').insert({ ...row, filters: JSON.stringify(row.filters) });
+  }
+
+  async get(tenantId: string, environmentId: string, id: string): Promise<Meter | undefined> {
+    const row = await this.db('meters').where({ tenant_id: tenantId, environment_id: environmentId, id }).first<MeterRow | undefined>();
+    return row ? toMeter(row) : undefined;
+  }
+
+  async list(tenantId: string, environmentId: string, limit: number, offset: number): Promise<{ items: Meter[]; total: number }> {
+    const scope = { tenant_id: tenantId, environment_id: environmentId };
+    const [rows, count] = await Promise.all([
+      this.db('meters').where(scope).orderBy([{ column: 'created_at' }, { column: 'id' }]).limit(limit).offset(offset),
+      this.db('meters').where(scope).count<{ count: number }[]>({ count: '*' }),
+    ]);
+    return { items: (rows as MeterRow[]).map(toMeter), total: Number(count[0]?.count ?? 0) };
+  }
+}

@@ -1,0 +1,15 @@
+import type { Express } from 'express';
+import { usageEventApi } from '@billstream/contracts';
+import { mountRoute, type RouteHandler } from '@billstream/http';
+import type { Logger } from '@billstream/logger';
+import type { MonitoringService } from './service';
+
+const { monitoring: monitoringRoute } = usageEventApi;
+
+export function mountMonitoringRoutes(app: Express, monitoring: MonitoringService, logger: Logger): void {
+  const handler: RouteHandler<typeof monitoringRoute> = async ({ ctx }) => {
+    const m = await monitoring.monitor(ctx.tenantId, ctx.environmentId);
+    return { total_events: m.totalEvents, last_event_at: m.lastEventAt?.toISOString() ?? null, consumer_lag: m.consumerLag };
+  };
+  mountRoute(app, monitoringRoute, handler, logger);
+}
