@@ -11,6 +11,14 @@ export interface KafkaBusOptions {
   partitions?: number;
   /** A publish not acknowledged within this time fails (the caller answers 503). */
   publishTimeoutMs?: number;
+  /**
+   * Idempotent producers to spread concurrent publishes over (default 4). kafkajs sends one
+   * request at a time per idempotent producer and broker; callers that need order between two
+   * publishes await the first before the second, so spreading keeps every order they can see.
+   */
+  producers?: number;
+  /** Partitions of one consumer handled at once (default: partitions); order stays per partition. */
+  partitionsConsumedConcurrently?: number;
 }
 
 function kafkaLogCreator(logger: Logger) {
@@ -41,7 +49,9 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 export class KafkaBus implements Bus {
   readonly kind = 'kafka' as const;
   private readonly kafka: Kafka;
-  private readonly producer: Producer;
+  private readonly producers: Producer[];
+  private nextProducer = 0;
+  private readonly concurrency: number;
   private readonly admin: Admin;
   private readonly consumers = new Set<Consumer>();
   private readonly prefix: string;
@@ -62,12 +72,15 @@ export class KafkaBus implements Bus {
       requestTimeout: 10000,
       retry: { initialRetryTime: 100, retries: 8, maxRetryTime: 5000 },
     });
-    this.producer = this.kafka.producer({
-      idempotent: true,
-      maxInFlightRequests: 1,
-      createPartitioner: Partitioners.DefaultPartitioner,
-      retry: { initialRetryTime: 100, retries: 5, maxRetryTime: 2000 },
-    });
+    this.producers = Array.from({ length: Math.max(1, options.producers ?? 4) }, () =>
+      this.kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        createPartitioner: Partitioners.DefaultPartitioner,
+        retry: { initialRetryTime: 100, retries: 5, maxRetryTime: 2000 },
+      }),
+    );
+    this.concurrency = Math.max(1, options.partitionsConsumedConcurrently ?? this.partitions);
     this.admin = this.kafka.admin();
   }
 
@@ -77,13 +90,13 @@ export class KafkaBus implements Bus {
 
   async start(): Promise<void> {
     await this.admin.connect();
-    await this.producer.connect();
+    await Promise.all(this.producers.map((p) => p.connect()));
   }
 
   async stop(): Promise<void> {
     await Promise.allSettled([...this.consumers].map((c) => c.disconnect()));
     this.consumers.clear();
-    await Promise.allSettled([this.producer.disconnect(), this.admin.disconnect()]);
+    await Promise.allSettled([...this.producers.map((p) => p.disconnect()), this.admin.disconnect()]);
   }
 
   async ensureTopics(topics: string[]): Promise<void> {
@@ -107,8 +120,10 @@ export class KafkaBus implements Bus {
 
   async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
     if (messages.length === 0) return;
+    const producer = this.producers[this.nextProducer];
+    this.nextProducer = (this.nextProducer + 1) % this.producers.length;
     await withTimeout(
-      this.producer.send({
+      producer.send({
         topic: this.topicName(topic),
         acks: -1,
         timeout: this.publishTimeoutMs,
@@ -122,7 +137,7 @@ export class KafkaBus implements Bus {
   async lag(groupId: string, topic: string): Promise<number> {
     const name = this.topicName(topic);
     const [committed, latest] = await Promise.all([
-      this.admin.fetchOffsets({ groupId, topics: [name] }),
+      this.admin.fetchOffsets({ groupId: this.prefix + groupId, topics: [name] }),
       this.admin.fetchTopicOffsets(name),
     ]);
     const committedByPartition = new Map<number, bigint>();
@@ -154,7 +169,7 @@ export class KafkaBus implements Bus {
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: 1,
+      partitionsConsumedConcurrently: this.concurrency,
       eachBatch: async ({ batch, heartbeat, resolveOffset, isRunning, isStale }) => {
         if (!isRunning() || isStale() || batch.messages.length === 0) return;
         const messages: ConsumedMessage[] = batch.messages.map((m) => ({

@@ -1,4 +1,4 @@
-import { KafkaBus, TOPICS, type Bus } from '@billstream/bus';
+import { TOPICS, type Bus } from '@billstream/bus';
 import { ServiceUnavailableError } from '@billstream/errors';
 import type { EventStore } from '../events/store';
 import { USAGE_EVENTS_GROUP } from '../events/consumer';
@@ -21,10 +21,8 @@ export class MonitoringService {
   ) {}
 
   private async lag(): Promise<number> {
-    // KafkaBus.subscribe prefixes group ids with the topic prefix but lag() does not: pass it prefixed.
-    const group = this.bus instanceof KafkaBus ? this.bus.topicName(USAGE_EVENTS_GROUP) : USAGE_EVENTS_GROUP;
     try {
-      return await this.bus.lag(group, TOPICS.usageEvents);
+      return await this.bus.lag(USAGE_EVENTS_GROUP, TOPICS.usageEvents);
     } catch (err) {
       throw new ServiceUnavailableError('The event queue is unavailable; consumer lag cannot be read', undefined, { cause: err });
     }
