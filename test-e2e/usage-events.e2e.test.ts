@@ -10,7 +10,7 @@ describe('usage events survive an aggregator crash (e2e, separate processes)', (
 
   beforeAll(async () => {
     // This test calls no wallet route; the wallet only needs some customer-service address to start.
-    stack = await startProcessStack({ env: { wallet: { CUSTOMER_SERVICE_URL: 'http://127.0.0.1:9' } } });
+    stack = await startProcessStack();
   }, 180_000);
   afterAll(async () => {
     await stack?.stop();

@@ -1,2 +1,2 @@
-export { createWalletService, type WalletServiceConfig } from './service';
+export { createWalletService, type WalletServiceConfig, type WalletServiceHandle } from './service';
 export { migrations, SCHEMA } from './migrations';

@@ -1,4 +1,5 @@
 import { runServiceProcess } from '@billstream/runtime';
+import { walletEnv } from './config';
 import { createWalletService } from './service';
 import { SCHEMA } from './migrations';
 
@@ -6,6 +7,11 @@ runServiceProcess({
   name: 'wallet',
   schema: SCHEMA,
   defaultPort: 8082,
-  env: {},
-  create: (deps, config) => createWalletService(deps, { internalToken: config.INTERNAL_TOKEN }),
+  env: walletEnv,
+  create: (deps, config) =>
+    createWalletService(deps, {
+      internalToken: config.INTERNAL_TOKEN,
+      customerServiceUrl: config.CUSTOMER_SERVICE_URL,
+      expiryIntervalMs: config.WALLET_EXPIRY_INTERVAL_MS,
+    }),
 });

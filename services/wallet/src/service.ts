@@ -1,20 +1,70 @@
+import type { Subscription } from '@billstream/bus';
 import { pingDb, migrate } from '@billstream/db';
 import { OutboxRelay } from '@billstream/outbox';
 import { createServiceApp, type Service, type ServiceDeps } from '@billstream/runtime';
+import { walletSettingsFrom } from './config';
+import { subscribeCustomerEvents } from './customers/consumer';
+import { CustomerDirectory, type CustomerLookup } from './customers/directory';
+import { HttpCustomerLookup } from './customers/http-lookup';
+import { CustomerStore } from './customers/store';
+import { mountExpiryRoutes } from './expiry/routes';
+import { ExpiryJob } from './expiry/job';
+import { Ledger, type Clock } from './ledger/ledger';
 import { migrations, SCHEMA } from './migrations';
+import { DebitBatcher } from './transactions/debit-batcher';
+import { mountTransactionRoutes } from './transactions/routes';
+import { TransactionService } from './transactions/service';
+import { TransactionStore } from './transactions/store';
+import { mountWalletRoutes } from './wallets/routes';
+import { WalletService } from './wallets/service';
+import { WalletStore } from './wallets/store';
 
 export interface WalletServiceConfig {
   internalToken: string;
+  /** Base URL of the customer service (or a getter, when it is known only once it listens). */
+  customerServiceUrl: string | (() => string | undefined);
+  /** How often the credit expiry job runs; 0 turns the schedule off. Default: WALLET_EXPIRY_INTERVAL_MS of `env`, else 60 s. */
+  expiryIntervalMs?: number;
+  env?: NodeJS.ProcessEnv;
+  clock?: Clock;
+  /** Replaces the HTTP lookup of customers (tests of the ledger without a customer service). */
+  customerLookup?: CustomerLookup;
 }
 
-export function createWalletService({ db, bus, logger }: ServiceDeps, config: WalletServiceConfig): Service {
+/** The composed service, with its parts reachable for tests and tools. */
+export interface WalletServiceHandle extends Service {
+  wallets: WalletService;
+  transactions: TransactionService;
+  expiry: ExpiryJob;
+}
+
+export function createWalletService({ db, bus, logger }: ServiceDeps, config: WalletServiceConfig): WalletServiceHandle {
+  const clock = config.clock ?? (() => new Date());
   const relay = new OutboxRelay({ db, schema: SCHEMA, bus, logger });
+  const published = () => relay.nudge();
+  const walletStore = new WalletStore();
+  const transactionStore = new TransactionStore();
+  const customerStore = new CustomerStore();
+  const ledger = new Ledger({ db, clock, published, wallets: walletStore, transactions: transactionStore });
+  const getUrl = typeof config.customerServiceUrl === 'string' ? () => config.customerServiceUrl as string : config.customerServiceUrl;
+  const httpLookup = new HttpCustomerLookup(getUrl, config.internalToken);
+  const directory = new CustomerDirectory(db, customerStore, config.customerLookup ?? httpLookup, clock);
+  const wallets = new WalletService(db, walletStore, transactionStore, directory, ledger);
+  const transactions = new TransactionService(db, walletStore, transactionStore, ledger, new DebitBatcher(ledger));
+  const intervalMs = config.expiryIntervalMs ?? walletSettingsFrom(config.env ?? {}).expiryIntervalMs;
+  const expiry = new ExpiryJob(ledger, logger, intervalMs);
+  let subscription: Subscription | undefined;
+
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
   const app = createServiceApp({
     logger,
     internalToken: config.internalToken,
     ready,
-    mount: () => {},
+    mount: (app) => {
+      mountWalletRoutes(app, wallets, logger);
+      mountTransactionRoutes(app, transactions, logger);
+      mountExpiryRoutes(app, expiry, logger);
+    },
   });
   return {
     name: 'wallet',
@@ -22,12 +72,28 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
     migrations,
     app,
     ready,
+    wallets,
+    transactions,
+    expiry,
     async start() {
       await migrate(db, SCHEMA, migrations);
+      subscription = await subscribeCustomerEvents({
+        db,
+        bus,
+        logger,
+        customers: customerStore,
+        wallets: walletStore,
+        ledger,
+        published,
+      });
       relay.start();
+      expiry.start();
     },
     async stop() {
+      await expiry.stop();
+      await subscription?.stop();
       await relay.stop();
+      await httpLookup.close();
     },
   };
 }

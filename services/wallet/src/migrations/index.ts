@@ -1,6 +1,7 @@
 import type { Migration } from '@billstream/db';
 import { outboxMigration } from '@billstream/outbox';
+import { walletsMigration } from './001-wallets';
 
 export const SCHEMA = 'wallet';
 
-export const migrations: Migration[] = [outboxMigration(SCHEMA)];
+export const migrations: Migration[] = [outboxMigration(SCHEMA), walletsMigration(SCHEMA)];

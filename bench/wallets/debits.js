@@ -1,0 +1,206 @@
+/**
+ * Wallet debit latency through the gateway, open model (fixed arrival rate).
+ *
+ *   npx tsc -b tsconfig.build.json && node bench/wallets/debits.js
+ *
+ * Starts the embedded stack (require('@billstream/standalone').startEmbedded: gateway and the
+ * four services in this process, services reached over HTTP exactly as in production) on a
+ * fresh Postgres database, with the in-process bus (set BENCH_KAFKA_BROKERS to use Kafka).
+ * Creates customers and wallets through the gateway, then sends POST /v1/wallets/{id}/debit at
+ * a fixed arrival rate: a request is sent when its slot comes, whether or not earlier ones
+ * have finished, and its latency counts from its slot (no coordinated omission).
+ *
+ * Scenarios: one hot wallet at 200/s, and 1,000 wallets at 1,000/s. Writes the figures to
+ * bench/wallets/README.md (between the RESULTS markers).
+ *
+ * Settings: ADMIN_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres),
+ * DURATION_S per scenario (default 30), WARMUP_S (default 5), BENCH_KAFKA_BROKERS.
+ */
+const { randomBytes } = require('node:crypto');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { Client } = require('pg');
+const { Pool } = require('undici');
+const { startEmbedded } = require('@billstream/standalone');
+const { createLogger } = require('@billstream/logger');
+const { performance } = require('node:perf_hooks');
+
+const ADMIN_URL = process.env.ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const DURATION_S = Number(process.env.DURATION_S || 30);
+const WARMUP_S = Number(process.env.WARMUP_S || 5);
+const KAFKA = process.env.BENCH_KAFKA_BROKERS ? process.env.BENCH_KAFKA_BROKERS.split(',') : undefined;
+const README = path.join(__dirname, 'README.md');
+
+async function admin(sql) {
+  const c = new Client({ connectionString: ADMIN_URL });
+  await c.connect();
+  try {
+    await c.query(sql);
+  } finally {
+    await c.end();
+  }
+}
+
+function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+async function call(pool, key, method, p, body) {
+  const res = await pool.request({
+    method,
+    path: p,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.body.text();
+  return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight. */
+async function inParallel(items, limit, fn) {
+  let next = 0;
+  const workers = Array.from({ length: limit }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      await fn(items[i], i);
+    }
+  });
+  await Promise.all(workers);
+}
+
+async function createWallets(pool, key, count, label) {
+  const ids = [];
+  await inParallel(Array.from({ length: count }, (_, i) => i), 16, async (i) => {
+    const customer = await call(pool, key, 'POST', '/v1/customers', { external_customer_id: `${label}-${i}` });
+    if (customer.status !== 201) throw new Error(`customer create: ${customer.status} ${JSON.stringify(customer.body)}`);
+    const wallet = await call(pool, key, 'POST', '/v1/wallets', {
+      customer_id: customer.body.id,
+      currency: 'usd',
+      initial_credits_to_load: '1000000000',
+    });
+    if (wallet.status !== 201) throw new Error(`wallet create: ${wallet.status} ${JSON.stringify(wallet.body)}`);
+    ids[i] = wallet.body.id;
+  });
+  return ids;
+}
+
+/** Sends debits at `rate` per second for `seconds`, open model; returns latencies and errors. */
+async function drive(pool, key, walletIds, rate, seconds, label) {
+  const total = Math.round(rate * seconds);
+  const latencies = [];
+  const errors = {};
+  const inflight = [];
+  const start = performance.now() + 20;
+  let sent = 0;
+  while (sent < total) {
+    const now = performance.now();
+    const due = Math.min(total, Math.floor(((now - start) * rate) / 1000) + 1);
+    while (sent < due) {
+      const slot = start + (sent * 1000) / rate;
+      const walletId = walletIds[sent % walletIds.length];
+      const i = sent;
+      sent += 1;
+      inflight.push(
+        call(pool, key, 'POST', `/v1/wallets/${walletId}/debit`, { credits: '0.01', idempotency_key: `${label}-${i}` })
+          .then((res) => {
+            if (res.status === 201) latencies.push(performance.now() - slot);
+            else errors[res.status] = (errors[res.status] || 0) + 1;
+          })
+          .catch((err) => {
+            errors[err.code || 'network'] = (errors[err.code || 'network'] || 0) + 1;
+          }),
+      );
+    }
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  await Promise.all(inflight);
+  const elapsed = (performance.now() - start) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    requests: total,
+    ok: latencies.length,
+    errors,
+    achieved_rps: Math.round((total / elapsed) * 10) / 10,
+    p50: percentile(latencies, 50),
+    p95: percentile(latencies, 95),
+    p99: percentile(latencies, 99),
+    max: latencies[latencies.length - 1],
+  };
+}
+
+async function scenario(pool, key, walletIds, rate, label) {
+  if (WARMUP_S > 0) await drive(pool, key, walletIds, rate, WARMUP_S, `${label}-warm`);
+  return drive(pool, key, walletIds, rate, DURATION_S, label);
+}
+
+function fmt(ms) {
+  return `${ms.toFixed(1)} ms`;
+}
+
+function writeReadme(rows, meta) {
+  const table = [
+    '| scenario | target rate | achieved | requests | ok | errors | p50 | p95 | p99 | max | p99 goal |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+    ...rows.map(
+      (r) =>
+        `| ${r.name} | ${r.rate}/s | ${r.achieved_rps}/s | ${r.requests} | ${r.ok} | ${JSON.stringify(r.errors)} | ${fmt(r.p50)} | ${fmt(r.p95)} | ${fmt(r.p99)} | ${fmt(r.max)} | < ${r.goal} ms ${r.p99 < r.goal ? 'met' : 'MISSED'} |`,
+    ),
+  ].join('\n');
+  const block = `<!-- RESULTS:START -->\nRun ${meta.date} on ${meta.cpus} cores (${meta.cpuModel}), shared with other engineers' builds and tests at the time (load average at start ${meta.load}); bus: ${meta.bus}; ${DURATION_S} s per scenario after a ${WARMUP_S} s warm-up.\n\n${table}\n<!-- RESULTS:END -->`;
+  const current = fs.existsSync(README) ? fs.readFileSync(README, 'utf8') : '';
+  const next = current.includes('<!-- RESULTS:START -->')
+    ? current.replace(/<!-- RESULTS:START -->[\s\S]*<!-- RESULTS:END -->/, block)
+    : `${current}\n${block}\n`;
+  fs.writeFileSync(README, next);
+}
+
+async function main() {
+  const dbName = `bench_wallets_${Date.now().toString(36)}`;
+  await admin(`CREATE DATABASE "${dbName}"`);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${dbName}`;
+  const key = `bsk_bench_${randomBytes(18).toString('base64url')}`;
+  const embedded = await startEmbedded({
+    logger: createLogger({ service: 'bench', level: process.env.LOG_LEVEL || 'warn' }),
+    dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'billstream-bench-wallets-')),
+    port: 0,
+    host: '127.0.0.1',
+    databaseUrl: url.toString(),
+    kafkaBrokers: KAFKA,
+    kafkaTopicPrefix: KAFKA ? `bench-${dbName}.` : undefined,
+    rateLimitRps: 1_000_000,
+    rateLimitBurst: 1_000_000,
+    bootstrap: { key, tenantId: 'bench-tenant', environmentId: 'production' },
+  });
+  const pool = new Pool(embedded.url, { connections: 512, pipelining: 1 });
+  const meta = {
+    date: new Date().toISOString(),
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model ?? 'unknown',
+    load: os.loadavg().map((l) => l.toFixed(1)).join(' '),
+    bus: KAFKA ? `Kafka at ${KAFKA.join(',')}` : 'in-process',
+  };
+  try {
+    const hot = await createWallets(pool, key, 1, 'hot');
+    const many = await createWallets(pool, key, 1000, 'many');
+    const rows = [];
+    const a = await scenario(pool, key, hot, 200, 'hot');
+    rows.push({ name: '1 hot wallet', rate: 200, goal: 25, ...a });
+    console.log('hot wallet', a);
+    const b = await scenario(pool, key, many, 1000, 'many');
+    rows.push({ name: '1,000 wallets', rate: 1000, goal: 50, ...b });
+    console.log('1,000 wallets', b);
+    writeReadme(rows, meta);
+  } finally {
+    await pool.close();
+    await embedded.stop();
+    await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

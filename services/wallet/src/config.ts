@@ -1,0 +1,15 @@
+import { env, loadConfig } from '@billstream/config';
+import { z } from 'zod';
+
+/** Variables of the wallet service beyond the common ones. */
+export const walletEnv = {
+  CUSTOMER_SERVICE_URL: z.string().url('must be the base URL of the customer service'),
+  WALLET_EXPIRY_INTERVAL_MS: env.int(60_000, 0),
+};
+
+/** Settings read from the environment by the embedded default (no customer URL: it is known in-process). */
+export const walletSettingsEnv = z.object({ WALLET_EXPIRY_INTERVAL_MS: walletEnv.WALLET_EXPIRY_INTERVAL_MS });
+
+export function walletSettingsFrom(source: NodeJS.ProcessEnv): { expiryIntervalMs: number } {
+  return { expiryIntervalMs: loadConfig(walletSettingsEnv, source).WALLET_EXPIRY_INTERVAL_MS };
+}

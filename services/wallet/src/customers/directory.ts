@@ -1,0 +1,46 @@
+import type { Db, Trx } from '@billstream/db';
+import { NotFoundError } from '@billstream/errors';
+import type { Clock } from '../ledger/ledger';
+import type { Scope } from '../wallets/domain';
+import type { CustomerStore, KnownCustomer } from './store';
+
+/** Asks the customer service whether a customer exists in a tenant and environment. */
+export interface CustomerLookup {
+  exists(scope: Scope, id: string, requestId: string): Promise<boolean>;
+}
+
+function notFound(id: string): NotFoundError {
+  return new NotFoundError(`Customer ${id} not found`, { field: 'customer_id', customer_id: id });
+}
+
+function live(c: KnownCustomer | undefined, scope: Scope): boolean {
+  return !!c && !c.deleted && c.tenantId === scope.tenantId && c.environmentId === scope.environmentId;
+}
+
+/**
+ * Whether a customer exists: the local projection first, and for a customer not seen yet
+ * (created a moment ago, its event still on the way) the customer service itself.
+ */
+export class CustomerDirectory {
+  constructor(
+    private readonly db: Db,
+    private readonly store: CustomerStore,
+    private readonly lookup: CustomerLookup,
+    private readonly clock: Clock,
+  ) {}
+
+  async ensureExists(scope: Scope, id: string, requestId: string): Promise<void> {
+    const known = await this.store.find(this.db, id);
+    if (known) {
+      if (!live(known, scope)) throw notFound(id);
+      return;
+    }
+    if (!(await this.lookup.exists(scope, id, requestId))) throw notFound(id);
+    await this.store.remember(this.db, id, scope, this.clock());
+  }
+
+  /** Inside a transaction: the customer still exists, and stays so until it commits. */
+  async lockExisting(trx: Trx, scope: Scope, id: string): Promise<void> {
+    if (!live(await this.store.findForShare(trx, id), scope)) throw notFound(id);
+  }
+}

@@ -1,0 +1,61 @@
+import type { DomainEvent } from '@billstream/contracts';
+import type { Db, Trx } from '@billstream/db';
+import { NotFoundError } from '@billstream/errors';
+import type { EventContext } from '@billstream/outbox';
+import type { Wallet } from '../wallets/domain';
+import { WalletChange, type ChangeDeps } from './change';
+
+export type Clock = () => Date;
+
+export interface LedgerDeps extends ChangeDeps {
+  db: Db;
+  clock: Clock;
+  /** Called after a commit that wrote outbox rows (the relay's nudge). */
+  published(): void;
+}
+
+/**
+ * Runs every change of a wallet's balance: one database transaction that locks the wallet
+ * row (SELECT ... FOR UPDATE), first writes off credits whose expiry has passed, applies the
+ * change, then saves the wallet, its transactions and its events (outbox) together.
+ */
+export class Ledger {
+  constructor(private readonly deps: LedgerDeps) {}
+
+  get clock(): Clock {
+    return this.deps.clock;
+  }
+
+  /** Applies `fn` to the locked wallet inside `trx` (the caller commits). */
+  async changeIn<T>(trx: Trx, ctx: EventContext, walletId: string, fn: (change: WalletChange) => Promise<T>): Promise<{ result: T; wallet: Wallet; events: DomainEvent[] }> {
+    const now = this.deps.clock();
+    const locked = await this.deps.wallets.lock(trx, ctx, walletId, now);
+    if (!locked) throw new NotFoundError(`Wallet ${walletId} not found`, { wallet_id: walletId });
+    const change = new WalletChange(trx, locked.wallet, this.deps, ctx, now);
+    if (locked.expiryDue) await change.expireDue();
+    const result = await fn(change);
+    const events = await change.finish();
+    return { result, wallet: locked.wallet, events };
+  }
+
+  /** Inserts a new wallet and applies `fn` to it (initial credits) inside `trx`. */
+  async createIn<T>(trx: Trx, ctx: EventContext, wallet: Wallet, fn: (change: WalletChange) => Promise<T>): Promise<{ result: T; wallet: Wallet; events: DomainEvent[] }> {
+    await this.deps.wallets.insert(trx, wallet);
+    const change = new WalletChange(trx, wallet, this.deps, ctx, wallet.createdAt);
+    const result = await fn(change);
+    const events = await change.finish();
+    return { result, wallet, events };
+  }
+
+  /** Runs `fn` in a new transaction and announces the events it wrote after the commit. */
+  async transaction<T extends { events: DomainEvent[] }>(fn: (trx: Trx) => Promise<T>): Promise<T> {
+    const out = await this.deps.db.transaction(fn);
+    if (out.events.length > 0) this.deps.published();
+    return out;
+  }
+
+  /** Applies `fn` in a transaction of its own and announces the events after the commit. */
+  async change<T>(ctx: EventContext, walletId: string, fn: (change: WalletChange) => Promise<T>): Promise<{ result: T; wallet: Wallet; events: DomainEvent[] }> {
+    return this.transaction((trx) => this.changeIn(trx, ctx, walletId, fn));
+  }
+}

@@ -1,0 +1,51 @@
+import {
+  type CLIENT_DEBIT_REASONS,
+  type CREDIT_REASONS,
+  type SYSTEM_DEBIT_REASONS,
+  type WALLET_TRANSACTION_STATUSES,
+  type WALLET_TRANSACTION_TYPES,
+} from '@billstream/contracts';
+import type { Decimal } from 'decimal.js';
+
+export type TransactionType = (typeof WALLET_TRANSACTION_TYPES)[number];
+export type TransactionStatus = (typeof WALLET_TRANSACTION_STATUSES)[number];
+export type CreditReason = (typeof CREDIT_REASONS)[number];
+export type DebitReason = (typeof CLIENT_DEBIT_REASONS)[number] | (typeof SYSTEM_DEBIT_REASONS)[number];
+export type TransactionReason = CreditReason | DebitReason;
+
+/** Free credits in the balance breakdown; every other credit counts as purchased. */
+export const FREE_REASONS: readonly CreditReason[] = ['FREE_CREDIT_GRANT', 'SUBSCRIPTION_CREDIT_GRANT'];
+
+export interface WalletTransaction {
+  id: string;
+  walletId: string;
+  tenantId: string;
+  environmentId: string;
+  type: TransactionType;
+  status: TransactionStatus;
+  creditAmount: Decimal;
+  amount: Decimal;
+  creditBalanceBefore: Decimal;
+  creditBalanceAfter: Decimal;
+  creditsAvailable: Decimal;
+  expiryDate: Date | null;
+  priority: number | null;
+  reason: TransactionReason;
+  description: string | null;
+  idempotencyKey: string | null;
+  requestHash: string | null;
+  /** On a CREDIT_EXPIRED debit: the credit it expired. */
+  expiredCreditId: string | null;
+  /** Position in the wallet's ledger of completed movements; null while pending or failed. */
+  ledgerSeq: number | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface TransactionFilter {
+  type?: TransactionType;
+  status?: TransactionStatus;
+  reason?: TransactionReason;
+  limit: number;
+  offset: number;
+}

@@ -1,0 +1,96 @@
+import type { Db } from '@billstream/db';
+import { NotFoundError, ValidationError } from '@billstream/errors';
+import type { EventContext } from '@billstream/outbox';
+import type { Decimal } from 'decimal.js';
+import { str } from '../exact';
+import type { Ledger } from '../ledger/ledger';
+import type { WalletStore } from '../wallets/store';
+import type { CreditReason, DebitReason, TransactionFilter, WalletTransaction } from './domain';
+import type { DebitBatcher } from './debit-batcher';
+import { replayOf, requestHash } from './idempotency';
+import type { TransactionStore } from './store';
+
+export interface TopupInput {
+  credits: Decimal;
+  reason: CreditReason;
+  expiryDate: Date | null;
+  priority: number | null;
+  description: string | null;
+  idempotencyKey: string | null;
+}
+
+export interface DebitRequest {
+  credits: Decimal;
+  reason: DebitReason;
+  description: string | null;
+  idempotencyKey: string | null;
+}
+
+export interface MovementResult {
+  transaction: WalletTransaction;
+  /** True when an idempotency key matched an earlier identical request. */
+  replayed: boolean;
+}
+
+export class TransactionService {
+  constructor(
+    private readonly db: Db,
+    private readonly wallets: WalletStore,
+    private readonly transactions: TransactionStore,
+    private readonly ledger: Ledger,
+    private readonly batcher: DebitBatcher,
+  ) {}
+
+  async topup(ctx: EventContext, walletId: string, input: TopupInput): Promise<MovementResult> {
+    if (input.expiryDate && input.expiryDate <= this.ledger.clock()) {
+      throw new ValidationError('expiry_date_utc must be in the future', { field: 'expiry_date_utc' });
+    }
+    const hash = requestHash({
+      op: 'topup',
+      credits: str(input.credits),
+      reason: input.reason,
+      expiry: input.expiryDate?.toISOString() ?? null,
+      priority: input.priority,
+      description: input.description,
+    });
+    const { result } = await this.ledger.change(ctx, walletId, async (change) => {
+      const key = input.idempotencyKey;
+      const earlier = key ? (await change.findByIdempotencyKeys([key])).get(key) : undefined;
+      if (earlier) return { transaction: replayOf(earlier, hash), replayed: true };
+      change.requireActive();
+      const transaction = await change.credit({
+        credits: input.credits,
+        reason: input.reason,
+        pending: input.reason === 'PURCHASED_CREDIT_INVOICED',
+        expiryDate: input.expiryDate,
+        priority: input.priority,
+        description: input.description,
+        idempotencyKey: input.idempotencyKey,
+        requestHash: hash,
+      });
+      return { transaction, replayed: false };
+    });
+    return result;
+  }
+
+  /** Debits go through the batcher: concurrent debits of one wallet share a transaction. */
+  async debit(ctx: EventContext, walletId: string, input: DebitRequest): Promise<MovementResult> {
+    const hash = requestHash({ op: 'debit', credits: str(input.credits), reason: input.reason, description: input.description });
+    return this.batcher.submit(ctx, walletId, input, hash);
+  }
+
+  async settle(ctx: EventContext, walletId: string, transactionId: string, status: 'COMPLETED' | 'FAILED'): Promise<WalletTransaction> {
+    const { result } = await this.ledger.change(ctx, walletId, async (change) => {
+      const txn = await change.findTransaction(transactionId);
+      if (!txn) throw new NotFoundError(`Transaction ${transactionId} not found`, { transaction_id: transactionId });
+      return change.settle(txn, status);
+    });
+    return result;
+  }
+
+  async list(ctx: EventContext, walletId: string, filter: TransactionFilter): Promise<{ items: WalletTransaction[]; total: number }> {
+    const found = await this.wallets.find(this.db, ctx, walletId, this.ledger.clock());
+    if (!found) throw new NotFoundError(`Wallet ${walletId} not found`, { wallet_id: walletId });
+    return this.transactions.list(this.db, ctx, walletId, filter);
+  }
+}

@@ -1,0 +1,209 @@
+import { rowsOf, type Db, type Knex, type Trx } from '@billstream/db';
+import type { Decimal } from 'decimal.js';
+import { exact, str } from '../exact';
+import type { Scope } from '../wallets/domain';
+import {
+  FREE_REASONS,
+  type TransactionFilter,
+  type TransactionReason,
+  type TransactionStatus,
+  type TransactionType,
+  type WalletTransaction,
+} from './domain';
+
+type Conn = Db | Trx;
+
+export interface TransactionRow {
+  id: string;
+  wallet_id: string;
+  tenant_id: string;
+  environment_id: string;
+  type: TransactionType;
+  transaction_status: TransactionStatus;
+  credit_amount: string;
+  amount: string;
+  credit_balance_before: string;
+  credit_balance_after: string;
+  credits_available: string;
+  expiry_date: Date | null;
+  priority: number | null;
+  transaction_reason: TransactionReason;
+  description: string | null;
+  idempotency_key: string | null;
+  request_hash: string | null;
+  expired_credit_id: string | null;
+  ledger_seq: number | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export function transactionFromRow(row: TransactionRow): WalletTransaction {
+  return {
+    id: row.id,
+    walletId: row.wallet_id,
+    tenantId: row.tenant_id,
+    environmentId: row.environment_id,
+    type: row.type,
+    status: row.transaction_status,
+    creditAmount: exact(row.credit_amount),
+    amount: exact(row.amount),
+    creditBalanceBefore: exact(row.credit_balance_before),
+    creditBalanceAfter: exact(row.credit_balance_after),
+    creditsAvailable: exact(row.credits_available),
+    expiryDate: row.expiry_date ? new Date(row.expiry_date) : null,
+    priority: row.priority,
+    reason: row.transaction_reason,
+    description: row.description,
+    idempotencyKey: row.idempotency_key,
+    requestHash: row.request_hash,
+    expiredCreditId: row.expired_credit_id,
+    ledgerSeq: row.ledger_seq === null ? null : Number(row.ledger_seq),
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}
+
+export function transactionToRow(t: WalletTransaction): TransactionRow {
+  return {
+    id: t.id,
+    wallet_id: t.walletId,
+    tenant_id: t.tenantId,
+    environment_id: t.environmentId,
+    type: t.type,
+    transaction_status: t.status,
+    credit_amount: str(t.creditAmount),
+    amount: str(t.amount),
+    credit_balance_before: str(t.creditBalanceBefore),
+    credit_balance_after: str(t.creditBalanceAfter),
+    credits_available: str(t.creditsAvailable),
+    expiry_date: t.expiryDate,
+    priority: t.priority,
+    transaction_reason: t.reason,
+    description: t.description,
+    idempotency_key: t.idempotencyKey,
+    request_hash: t.requestHash,
+    expired_credit_id: t.expiredCreditId,
+    ledger_seq: t.ledgerSeq,
+    created_at: t.createdAt,
+    updated_at: t.updatedAt,
+  };
+}
+
+/** A credit that can pay a debit, in spending order. */
+export interface SpendableCredit {
+  id: string;
+  creditsAvailable: Decimal;
+}
+
+const SPEND_ORDER = 'priority ASC NULLS LAST, expiry_date ASC NULLS LAST, created_at ASC, id ASC';
+
+export class TransactionStore {
+  insertMany(conn: Conn, txns: WalletTransaction[]): Knex.QueryBuilder {
+    return conn('transactions').insert(txns.map(transactionToRow));
+  }
+
+  async update(trx: Trx, txn: WalletTransaction): Promise<void> {
+    const { id: _id, wallet_id: _w, tenant_id: _t, environment_id: _e, created_at: _c, ...changes } = transactionToRow(txn);
+    await trx('transactions').where({ id: txn.id }).update(changes);
+  }
+
+  async byIdempotencyKeys(trx: Trx, walletId: string, keys: string[]): Promise<Map<string, WalletTransaction>> {
+    if (keys.length === 0) return new Map();
+    const rows = await trx<TransactionRow>('transactions').where({ wallet_id: walletId }).whereIn('idempotency_key', keys);
+    return new Map(rows.map((r) => [r.idempotency_key!, transactionFromRow(r)]));
+  }
+
+  async byId(conn: Conn, walletId: string, id: string): Promise<WalletTransaction | undefined> {
+    const row = await conn<TransactionRow>('transactions').where({ wallet_id: walletId, id }).first();
+    return row && transactionFromRow(row);
+  }
+
+  /**
+   * The unexpired completed credits needed to cover `credits`, in the spec's order: a
+   * running sum picks the first credits until the amount is reached, so a wallet with many
+   * credits sends back only the few it spends.
+   */
+  async spendable(trx: Trx, walletId: string, credits: Decimal, now: Date): Promise<SpendableCredit[]> {
+    const rows = rowsOf<{ id: string; credits_available: string }>(
+      await trx.raw(
+        `SELECT id, credits_available FROM (
+           SELECT id, credits_available, priority, expiry_date, created_at,
+                  sum(credits_available) OVER (ORDER BY ${SPEND_ORDER}) AS running
+             FROM transactions
+            WHERE wallet_id = ? AND type = 'CREDIT' AND transaction_status = 'COMPLETED' AND credits_available > 0
+              AND (expiry_date IS NULL OR expiry_date > ?)
+         ) c
+         WHERE running - credits_available < ?
+         ORDER BY ${SPEND_ORDER}`,
+        [walletId, now, str(credits)],
+      ),
+    );
+    return rows.map((r) => ({ id: r.id, creditsAvailable: exact(r.credits_available) }));
+  }
+
+  /** Completed credits of the wallet whose expiry has passed and that still hold credits. */
+  async expiredWithCredits(trx: Trx, walletId: string, now: Date): Promise<WalletTransaction[]> {
+    const rows = await trx<TransactionRow>('transactions')
+      .where({ wallet_id: walletId, type: 'CREDIT', transaction_status: 'COMPLETED' })
+      .where('credits_available', '>', 0)
+      .whereNotNull('expiry_date')
+      .where('expiry_date', '<=', now)
+      .orderBy([{ column: 'expiry_date' }, { column: 'id' }]);
+    return rows.map(transactionFromRow);
+  }
+
+  /** Pending transactions of the wallet (all of them are cancelled when it closes). */
+  async pending(trx: Trx, walletId: string): Promise<WalletTransaction[]> {
+    const rows = await trx<TransactionRow>('transactions')
+      .where({ wallet_id: walletId, transaction_status: 'PENDING' })
+      .orderBy('id');
+    return rows.map(transactionFromRow);
+  }
+
+  /** Sets the remaining credits of the given credit transactions in one statement. */
+  setCreditsAvailable(trx: Trx, updates: Array<{ id: string; creditsAvailable: Decimal }>, now: Date): Knex.Raw {
+    const values = updates.map(() => '(?, ?::numeric)').join(', ');
+    const bindings = updates.flatMap((u) => [u.id, str(u.creditsAvailable)]);
+    return trx.raw(
+      `UPDATE transactions t SET credits_available = v.available, updated_at = ?
+         FROM (VALUES ${values}) AS v(id, available) WHERE t.id = v.id`,
+      [now, ...bindings],
+    );
+  }
+
+  /** Usable credits split into free and purchased (unexpired, completed). */
+  async breakdown(conn: Conn, walletId: string, now: Date): Promise<{ free: Decimal; purchased: Decimal }> {
+    const rows = rowsOf<{ free: string | null; purchased: string | null }>(
+      await conn.raw(
+        `SELECT sum(credits_available) FILTER (WHERE transaction_reason IN (?)) AS free,
+                sum(credits_available) FILTER (WHERE transaction_reason NOT IN (?)) AS purchased
+           FROM transactions
+          WHERE wallet_id = ? AND type = 'CREDIT' AND transaction_status = 'COMPLETED' AND credits_available > 0
+            AND (expiry_date IS NULL OR expiry_date > ?)`,
+        [[...FREE_REASONS], [...FREE_REASONS], walletId, now],
+      ),
+    );
+    return { free: exact(rows[0]?.free ?? 0), purchased: exact(rows[0]?.purchased ?? 0) };
+  }
+
+  async list(conn: Conn, scope: Scope, walletId: string, filter: TransactionFilter): Promise<{ items: WalletTransaction[]; total: number }> {
+    const base = conn('transactions').where({
+      wallet_id: walletId,
+      tenant_id: scope.tenantId,
+      environment_id: scope.environmentId,
+    });
+    if (filter.type) base.where('type', filter.type);
+    if (filter.status) base.where('transaction_status', filter.status);
+    if (filter.reason) base.where('transaction_reason', filter.reason);
+    const [rows, count] = await Promise.all([
+      base
+        .clone()
+        .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+        .limit(filter.limit)
+        .offset(filter.offset)
+        .select<TransactionRow[]>('*'),
+      base.clone().count<{ count: string | number }[]>({ count: '*' }),
+    ]);
+    return { items: rows.map(transactionFromRow), total: Number(count[0]?.count ?? 0) };
+  }
+}

@@ -1,0 +1,27 @@
+import { str } from '../exact';
+import type { WalletTransaction } from './domain';
+
+/** A wallet transaction as clients see it (responses and event payloads). */
+export function transactionView(t: WalletTransaction) {
+  return {
+    id: t.id,
+    wallet_id: t.walletId,
+    type: t.type,
+    transaction_status: t.status,
+    credit_amount: str(t.creditAmount),
+    amount: str(t.amount),
+    credit_balance_before: str(t.creditBalanceBefore),
+    credit_balance_after: str(t.creditBalanceAfter),
+    credits_available: str(t.creditsAvailable),
+    expiry_date: t.expiryDate ? t.expiryDate.toISOString() : null,
+    priority: t.priority,
+    transaction_reason: t.reason,
+    description: t.description,
+    idempotency_key: t.idempotencyKey,
+    tenant_id: t.tenantId,
+    environment_id: t.environmentId,
+    created_at: t.createdAt.toISOString(),
+    updated_at: t.updatedAt.toISOString(),
+  };
+}
+export type TransactionView = ReturnType<typeof transactionView>;

@@ -1,0 +1,244 @@
+import type { Db, Knex, Trx } from '@billstream/db';
+import { exact, str } from '../exact';
+import type { AlertLevel, AlertSettings, AlertState, AutoTopup, PriceType, Scope, Wallet, WalletStatus, WalletType } from './domain';
+
+type Conn = Db | Trx;
+
+interface AlertLevelRow {
+  threshold: string;
+  condition: 'below';
+}
+
+interface AlertSettingsRow {
+  alert_enabled: boolean;
+  critical?: AlertLevelRow;
+  warning?: AlertLevelRow;
+  info?: AlertLevelRow;
+}
+
+interface AutoTopupRow {
+  enabled: boolean;
+  threshold: string | null;
+  amount: string | null;
+  invoicing: boolean;
+}
+
+export interface WalletRow {
+  id: string;
+  tenant_id: string;
+  environment_id: string;
+  customer_id: string;
+  currency: string;
+  wallet_type: WalletType;
+  wallet_status: WalletStatus;
+  credit_balance: string;
+  pending_credits: string;
+  conversion_rate: string;
+  topup_conversion_rate: string;
+  allowed_price_types: PriceType[] | string;
+  description: string | null;
+  metadata: Record<string, string> | string;
+  auto_topup: AutoTopupRow | string | null;
+  alert_settings: AlertSettingsRow | string | null;
+  alert_state: AlertState;
+  ongoing_alert_state: AlertState;
+  ledger_seq: number;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function json<T>(value: T | string): T {
+  return typeof value === 'string' ? (JSON.parse(value) as T) : value;
+}
+
+function levelFromRow(row: AlertLevelRow | undefined): AlertLevel | undefined {
+  return row ? { threshold: exact(row.threshold), condition: row.condition } : undefined;
+}
+
+function levelToRow(level: AlertLevel | undefined): AlertLevelRow | undefined {
+  return level ? { threshold: str(level.threshold), condition: level.condition } : undefined;
+}
+
+export function walletFromRow(row: WalletRow): Wallet {
+  const autoTopup = row.auto_topup === null ? null : json<AutoTopupRow>(row.auto_topup);
+  const alerts = row.alert_settings === null ? null : json<AlertSettingsRow>(row.alert_settings);
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    environmentId: row.environment_id,
+    customerId: row.customer_id,
+    currency: row.currency,
+    walletType: row.wallet_type,
+    walletStatus: row.wallet_status,
+    creditBalance: exact(row.credit_balance),
+    pendingCredits: exact(row.pending_credits),
+    conversionRate: exact(row.conversion_rate),
+    topupConversionRate: exact(row.topup_conversion_rate),
+    allowedPriceTypes: json<PriceType[]>(row.allowed_price_types),
+    description: row.description,
+    metadata: json<Record<string, string>>(row.metadata),
+    autoTopup: autoTopup && {
+      enabled: autoTopup.enabled,
+      threshold: autoTopup.threshold === null ? null : exact(autoTopup.threshold),
+      amount: autoTopup.amount === null ? null : exact(autoTopup.amount),
+      invoicing: autoTopup.invoicing,
+    },
+    alertSettings: alerts && {
+      alertEnabled: alerts.alert_enabled,
+      critical: levelFromRow(alerts.critical),
+      warning: levelFromRow(alerts.warning),
+      info: levelFromRow(alerts.info),
+    },
+    alertState: row.alert_state,
+    ongoingAlertState: row.ongoing_alert_state,
+    ledgerSeq: Number(row.ledger_seq),
+    version: row.version,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
+  };
+}
+
+function autoTopupToRow(a: AutoTopup | null): string | null {
+  if (!a) return null;
+  const row: AutoTopupRow = {
+    enabled: a.enabled,
+    threshold: a.threshold && str(a.threshold),
+    amount: a.amount && str(a.amount),
+    invoicing: a.invoicing,
+  };
+  return JSON.stringify(row);
+}
+
+function alertSettingsToRow(a: AlertSettings | null): string | null {
+  if (!a) return null;
+  const row: AlertSettingsRow = {
+    alert_enabled: a.alertEnabled,
+    critical: levelToRow(a.critical),
+    warning: levelToRow(a.warning),
+    info: levelToRow(a.info),
+  };
+  return JSON.stringify(row);
+}
+
+export function walletToRow(w: Wallet): Record<string, unknown> {
+  return {
+    id: w.id,
+    tenant_id: w.tenantId,
+    environment_id: w.environmentId,
+    customer_id: w.customerId,
+    currency: w.currency,
+    wallet_type: w.walletType,
+    wallet_status: w.walletStatus,
+    credit_balance: str(w.creditBalance),
+    pending_credits: str(w.pendingCredits),
+    conversion_rate: str(w.conversionRate),
+    topup_conversion_rate: str(w.topupConversionRate),
+    allowed_price_types: JSON.stringify(w.allowedPriceTypes),
+    description: w.description,
+    metadata: JSON.stringify(w.metadata),
+    auto_topup: autoTopupToRow(w.autoTopup),
+    alert_settings: alertSettingsToRow(w.alertSettings),
+    alert_state: w.alertState,
+    ongoing_alert_state: w.ongoingAlertState,
+    ledger_seq: w.ledgerSeq,
+    version: w.version,
+    created_at: w.createdAt,
+    updated_at: w.updatedAt,
+  };
+}
+
+export interface WalletReadRow extends WalletRow {
+  expiry_due: boolean;
+}
+
+/** Reads and writes wallet rows; every read is scoped to a tenant and environment. */
+export class WalletStore {
+  async insert(conn: Conn, wallet: Wallet): Promise<void> {
+    await conn('wallets').insert(walletToRow(wallet));
+  }
+
+  /**
+   * Locks the wallet row for the rest of the transaction (every balance change goes through
+   * here), and tells whether credits of it have expired without their expiry debit yet.
+   */
+  async lock(trx: Trx, scope: Scope, id: string, now: Date): Promise<{ wallet: Wallet; expiryDue: boolean } | undefined> {
+    const row = (await trx('wallets as w')
+      .where({ 'w.id': id, 'w.tenant_id': scope.tenantId, 'w.environment_id': scope.environmentId })
+      .forUpdate('w')
+      .first('w.*', expiryDueColumn(trx, now))) as WalletReadRow | undefined;
+    return row && { wallet: walletFromRow(row), expiryDue: row.expiry_due };
+  }
+
+  /** The wallet, and whether one of its credits has expired without its expiry debit yet. */
+  async find(conn: Conn, scope: Scope, id: string, now: Date): Promise<{ wallet: Wallet; expiryDue: boolean } | undefined> {
+    const row = (await conn('wallets as w')
+      .where({ 'w.id': id, 'w.tenant_id': scope.tenantId, 'w.environment_id': scope.environmentId })
+      .first('w.*', expiryDueColumn(conn, now))) as WalletReadRow | undefined;
+    return row && { wallet: walletFromRow(row), expiryDue: row.expiry_due };
+  }
+
+  async listByCustomer(
+    conn: Conn,
+    scope: Scope,
+    customerId: string,
+    page: { limit: number; offset: number },
+    now: Date,
+  ): Promise<{ items: Array<{ wallet: Wallet; expiryDue: boolean }>; total: number }> {
+    const base = conn('wallets as w').where({
+      'w.tenant_id': scope.tenantId,
+      'w.environment_id': scope.environmentId,
+      'w.customer_id': customerId,
+    });
+    const [rows, count] = await Promise.all([
+      base
+        .clone()
+        .orderBy([{ column: 'w.created_at', order: 'asc' }, { column: 'w.id', order: 'asc' }])
+        .limit(page.limit)
+        .offset(page.offset)
+        .select('w.*', expiryDueColumn(conn, now)) as Promise<WalletReadRow[]>,
+      base.clone().count<{ count: string | number }[]>({ count: '*' }),
+    ]);
+    return {
+      items: rows.map((r) => ({ wallet: walletFromRow(r), expiryDue: r.expiry_due })),
+      total: Number(count[0]?.count ?? 0),
+    };
+  }
+
+  async openWalletIdsOfCustomer(trx: Trx, scope: Scope, customerId: string): Promise<string[]> {
+    const rows = await trx('wallets')
+      .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId, customer_id: customerId })
+      .whereNot('wallet_status', 'closed')
+      .orderBy('id')
+      .select<{ id: string }[]>('id');
+    return rows.map((r) => r.id);
+  }
+
+  async existsOpen(trx: Trx, w: Pick<Wallet, 'tenantId' | 'environmentId' | 'customerId' | 'currency' | 'walletType'>): Promise<string | undefined> {
+    const row = await trx('wallets')
+      .where({
+        tenant_id: w.tenantId,
+        environment_id: w.environmentId,
+        customer_id: w.customerId,
+        currency: w.currency,
+        wallet_type: w.walletType,
+      })
+      .whereNot('wallet_status', 'closed')
+      .first<{ id: string } | undefined>('id');
+    return row?.id;
+  }
+
+  update(trx: Trx, wallet: Wallet): Knex.QueryBuilder {
+    const { id: _id, tenant_id: _t, environment_id: _e, created_at: _c, ...changes } = walletToRow(wallet);
+    return trx('wallets').where({ id: wallet.id }).update(changes);
+  }
+}
+
+function expiryDueColumn(conn: Knex, now: Date): Knex.Raw {
+  return conn.raw(
+    `EXISTS (SELECT 1 FROM transactions t WHERE t.wallet_id = w.id AND t.type = 'CREDIT'
+       AND t.transaction_status = 'COMPLETED' AND t.credits_available > 0 AND t.expiry_date IS NOT NULL
+       AND t.expiry_date <= ?) AS expiry_due`,
+    [now],
+  );
+}

@@ -1,0 +1,105 @@
+import { KafkaBus, TOPICS, type Subscription } from '@billstream/bus';
+import { kafkaBrokers, startProcessStack, testLogger, waitFor, type ApiClient, type ProcessStack } from '@billstream/testing';
+
+interface SeenEvent {
+  type: string;
+  key: string;
+  payload: Record<string, any>;
+}
+
+describe('wallets through the gateway, the services as separate processes (real Postgres and Kafka)', () => {
+  let stack: ProcessStack;
+  let api: ApiClient;
+  let bus: KafkaBus;
+  let subscription: Subscription;
+  const seen: SeenEvent[] = [];
+  const run = Date.now().toString(36);
+  let seq = 0;
+
+  beforeAll(async () => {
+    stack = await startProcessStack();
+    api = stack.api;
+    bus = new KafkaBus({ brokers: kafkaBrokers(), clientId: 'wallets-e2e', logger: testLogger(), topicPrefix: stack.topicPrefix });
+    await bus.start();
+    subscription = await bus.subscribe({
+      groupId: 'wallets-e2e',
+      topics: [TOPICS.walletEvents],
+      handler: async (messages) => {
+        for (const m of messages) {
+          const event = JSON.parse(m.value);
+          seen.push({ type: event.type, key: m.key, payload: event.payload });
+        }
+      },
+    });
+  }, 180_000);
+  afterAll(async () => {
+    await subscription?.stop();
+    await bus?.stop();
+    await stack?.stop();
+  });
+
+  const newCustomer = async () => {
+    const res = await api.post('/v1/customers', { external_customer_id: `wallet-e2e-${run}-${(seq += 1)}` });
+    expect(res.status).toBe(201);
+    return res.body.id as string;
+  };
+  const eventsOf = (walletId: string) => seen.filter((e) => e.key === walletId).map((e) => e.type);
+
+  it('accepts a wallet for a customer created a moment ago and publishes its events through the outbox to Kafka', async () => {
+    const customerId = await newCustomer();
+    const created = await api.post('/v1/wallets', {
+      customer_id: customerId,
+      currency: 'usd',
+      initial_credits_to_load: '10',
+      alert_settings: { alert_enabled: true, warning: { threshold: '5' } },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id;
+    const debit = await api.post(`/v1/wallets/${id}/debit`, { credits: '6', idempotency_key: 'e2e-1' });
+    expect(debit.body).toMatchObject({ credit_balance_before: '10', credit_balance_after: '4' });
+    await waitFor(() => eventsOf(id).length >= 5, { what: 'wallet events on Kafka', timeoutMs: 20_000 });
+    expect(eventsOf(id)).toEqual([
+      'wallet.created',
+      'wallet.transaction.created',
+      'wallet.transaction.created',
+      'wallet.credit_balance.dropped',
+      'wallet.ongoing_balance.dropped',
+    ]);
+    const dropped = seen.find((e) => e.key === id && e.type === 'wallet.credit_balance.dropped')!;
+    expect(dropped.payload.alert).toMatchObject({ state: 'warning', previous_state: 'ok', threshold: '5', balance: '4' });
+    const unknown = await api.post('/v1/wallets', { customer_id: 'cust_does_not_exist', currency: 'usd' });
+    expect([unknown.status, unknown.body.error.details.field]).toEqual([404, 'customer_id']);
+  });
+
+  it('keeps exactly 50 of 100 parallel debits on a 50-credit wallet, and survives a wallet service restart', async () => {
+    const customerId = await newCustomer();
+    const w = await api.post('/v1/wallets', { customer_id: customerId, currency: 'eur', initial_credits_to_load: '50' });
+    const results = await Promise.all(Array.from({ length: 100 }, (_, i) => api.post(`/v1/wallets/${w.body.id}/debit`, { credits: '1', idempotency_key: `p-${i}` })));
+    expect(results.filter((r) => r.status === 201)).toHaveLength(50);
+    expect(results.filter((r) => r.status === 400).every((r) => r.body.error.details.available_credits === '0')).toBe(true);
+    await stack.kill('wallet');
+    await stack.restart('wallet');
+    const replay = await api.post(`/v1/wallets/${w.body.id}/debit`, { credits: '1', idempotency_key: 'p-0' });
+    expect([201, 400]).toContain(replay.status);
+    const balance = await api.get(`/v1/wallets/${w.body.id}/balance`);
+    expect(balance.body).toMatchObject({ credit_balance: '0', balance: '0' });
+    const txns = await api.get(`/v1/wallets/${w.body.id}/transactions?type=DEBIT&limit=100`);
+    expect(txns.body.pagination.total).toBe(50);
+  });
+
+  it('closes the wallets of a deleted customer and publishes wallet.terminated', async () => {
+    const customerId = await newCustomer();
+    const w = await api.post('/v1/wallets', { customer_id: customerId, currency: 'usd', initial_credits_to_load: '3.5' });
+    expect(w.status).toBe(201);
+    expect((await api.delete(`/v1/customers/${customerId}`)).status).toBe(204);
+    await waitFor(async () => (await api.get(`/v1/wallets/${w.body.id}`)).body.wallet_status === 'closed', {
+      what: 'the wallet to close',
+      timeoutMs: 20_000,
+    });
+    await waitFor(() => eventsOf(w.body.id).includes('wallet.terminated'), { what: 'wallet.terminated', timeoutMs: 20_000 });
+    const terminated = seen.find((e) => e.key === w.body.id && e.type === 'wallet.terminated')!;
+    expect(terminated.payload.wallet).toMatchObject({ wallet_status: 'closed', credit_balance: '0' });
+    const debits = await api.get(`/v1/wallets/${w.body.id}/transactions?transaction_reason=WALLET_TERMINATION`);
+    expect(debits.body.items.map((t: { credit_amount: string }) => t.credit_amount)).toEqual(['3.5']);
+  });
+});
