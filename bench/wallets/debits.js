@@ -168,6 +168,7 @@ async function main() {
     port: 0,
     host: '127.0.0.1',
     databaseUrl: url.toString(),
+    databasePoolMax: Number(process.env.DATABASE_POOL_MAX || 20),
     kafkaBrokers: KAFKA,
     kafkaTopicPrefix: KAFKA ? `bench-${dbName}.` : undefined,
     rateLimitRps: 1_000_000,

@@ -19,6 +19,8 @@ export interface EmbeddedOptions {
   host: string;
   /** Real Postgres instead of embedded PGlite (one database, a schema per service). */
   databaseUrl?: string;
+  /** Connections per service on real Postgres (default 5). */
+  databasePoolMax?: number;
   /** Real Kafka instead of the in-process bus. */
   kafkaBrokers?: string[];
   kafkaTopicPrefix?: string;
@@ -53,7 +55,12 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
         async (schema) =>
           [
             schema,
-            await openDb({ databaseUrl: options.databaseUrl, pgliteDir: path.join(dataDir, schema), schema, poolMax: 5 }),
+            await openDb({
+              databaseUrl: options.databaseUrl,
+              pgliteDir: path.join(dataDir, schema),
+              schema,
+              poolMax: options.databasePoolMax ?? 5,
+            }),
           ] as const,
       ),
     ),
