@@ -1,4 +1,5 @@
 import { runServiceProcess } from '@billstream/runtime';
+import { webhookEnv, webhookSettings } from './config';
 import { createWebhookService } from './service';
 import { SCHEMA } from './migrations';
 
@@ -6,6 +7,6 @@ runServiceProcess({
   name: 'webhook-dispatcher',
   schema: SCHEMA,
   defaultPort: 8084,
-  env: {},
-  create: (deps, config) => createWebhookService(deps, { internalToken: config.INTERNAL_TOKEN }),
+  env: webhookEnv,
+  create: (deps, config) => createWebhookService(deps, { internalToken: config.INTERNAL_TOKEN, ...webhookSettings(config) }),
 });

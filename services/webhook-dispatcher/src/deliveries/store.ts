@@ -1,0 +1,105 @@
+import type { Db, Trx } from '@billstream/db';
+
+export type DeliveryStatus = 'succeeded' | 'failed';
+
+/** One attempt to deliver one envelope to one endpoint. */
+export interface DeliveryRecord {
+  id: string;
+  endpointId: string;
+  eventId: string;
+  eventName: string;
+  attempt: number;
+  status: DeliveryStatus;
+  responseCode: number | null;
+  error: string | null;
+  durationMs: number;
+  attemptedAt: Date;
+  retryAt: Date | null;
+}
+
+interface DeliveryRow {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_name: string;
+  attempt: number;
+  status: DeliveryStatus;
+  response_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  attempted_at: Date | string;
+  retry_at: Date | string | null;
+}
+
+function fromRow(row: DeliveryRow): DeliveryRecord {
+  return {
+    id: row.id,
+    endpointId: row.endpoint_id,
+    eventId: row.event_id,
+    eventName: row.event_name,
+    attempt: row.attempt,
+    status: row.status,
+    responseCode: row.response_code,
+    error: row.error,
+    durationMs: row.duration_ms,
+    attemptedAt: new Date(row.attempted_at),
+    retryAt: row.retry_at ? new Date(row.retry_at) : null,
+  };
+}
+
+function toRow(r: DeliveryRecord): DeliveryRow {
+  return {
+    id: r.id,
+    endpoint_id: r.endpointId,
+    event_id: r.eventId,
+    event_name: r.eventName,
+    attempt: r.attempt,
+    status: r.status,
+    response_code: r.responseCode,
+    error: r.error,
+    duration_ms: r.durationMs,
+    attempted_at: r.attemptedAt,
+    retry_at: r.retryAt,
+  };
+}
+
+export interface DeliveryFilter {
+  status?: DeliveryStatus;
+  eventId?: string;
+}
+
+export class DeliveryStore {
+  constructor(private readonly db: Db | Trx) {}
+
+  async insert(records: DeliveryRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    await this.db<DeliveryRow>('deliveries').insert(records.map(toRow));
+  }
+
+  /** An endpoint's attempts, newest first (ties broken by id). */
+  async list(
+    endpointId: string,
+    filter: DeliveryFilter,
+    limit: number,
+    offset: number,
+  ): Promise<{ items: DeliveryRecord[]; total: number }> {
+    const base = () => {
+      const q = this.db<DeliveryRow>('deliveries').where({ endpoint_id: endpointId });
+      if (filter.status) q.where({ status: filter.status });
+      if (filter.eventId) q.where({ event_id: filter.eventId });
+      return q;
+    };
+    const [rows, [{ count }]] = await Promise.all([
+      base()
+        .orderBy([
+          { column: 'attempted_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])
+        .limit(limit)
+        .offset(offset)
+        .select('*'),
+      base().count<{ count: number | string }[]>({ count: '*' }),
+    ]);
+    return { items: (rows as DeliveryRow[]).map(fromRow), total: Number(count) };
+  }
+}

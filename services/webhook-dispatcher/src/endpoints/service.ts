@@ -1,0 +1,92 @@
+import type { WebhookEndpointView } from '@billstream/contracts';
+import type { Db } from '@billstream/db';
+import { NotFoundError, VersionConflictError } from '@billstream/errors';
+import { newId } from '@billstream/ids';
+import { TaskStore } from '../dispatch/task-store';
+import { generateSecret } from '../signing';
+import type { UrlPolicy } from '../url-policy';
+import { EndpointStore, type EndpointChanges, type EndpointScope, type WebhookEndpoint } from './store';
+
+export interface NewEndpoint {
+  url: string;
+  events: string[];
+  enabled: boolean;
+  description?: string;
+}
+
+export function toEndpointView(e: WebhookEndpoint): WebhookEndpointView {
+  return {
+    id: e.id,
+    url: e.url,
+    events: e.events,
+    enabled: e.enabled,
+    description: e.description,
+    created_at: e.createdAt.toISOString(),
+    updated_at: e.updatedAt.toISOString(),
+  };
+}
+
+/** The ETag of an endpoint version (compared with If-Match on update). */
+export function etagOf(e: WebhookEndpoint): string {
+  return `"${e.version}"`;
+}
+
+function notFound(id: string): NotFoundError {
+  return new NotFoundError(`Webhook endpoint ${id} not found`, { field: 'id', value: id });
+}
+
+/** Endpoint CRUD. URLs pass the URL policy; disabling an endpoint cancels its planned retries. */
+export class EndpointService {
+  constructor(
+    private readonly db: Db,
+    private readonly policy: UrlPolicy,
+  ) {}
+
+  async create(scope: EndpointScope, input: NewEndpoint): Promise<WebhookEndpoint> {
+    await this.policy.assertAllowed(input.url);
+    return new EndpointStore(this.db).insert({
+      id: newId('webhookEndpoint'),
+      tenantId: scope.tenantId,
+      environmentId: scope.environmentId,
+      url: input.url,
+      events: input.events,
+      enabled: input.enabled,
+      description: input.description ?? null,
+      secret: generateSecret(),
+    });
+  }
+
+  async get(scope: EndpointScope, id: string): Promise<WebhookEndpoint> {
+    const endpoint = await new EndpointStore(this.db).find(scope, id);
+    if (!endpoint) throw notFound(id);
+    return endpoint;
+  }
+
+  async list(scope: EndpointScope, filter: { enabled?: boolean }, limit: number, offset: number) {
+    return new EndpointStore(this.db).list(scope, filter, limit, offset);
+  }
+
+  async update(scope: EndpointScope, id: string, changes: EndpointChanges, ifMatch?: string): Promise<WebhookEndpoint> {
+    if (changes.url !== undefined) await this.policy.assertAllowed(changes.url);
+    return this.db.transaction(async (trx) => {
+      const store = new EndpointStore(trx);
+      const current = await store.find(scope, id, true);
+      if (!current) throw notFound(id);
+      if (ifMatch !== undefined && ifMatch.trim() !== '*' && ifMatch.trim() !== etagOf(current)) {
+        throw new VersionConflictError('The endpoint was modified since it was read; fetch it again', {
+          field: 'If-Match',
+          current_etag: etagOf(current),
+        });
+      }
+      if (Object.values(changes).every((v) => v === undefined)) return current;
+      const updated = await store.update(scope, id, changes);
+      if (current.enabled && !updated.enabled) await new TaskStore(trx).cancelPending(id);
+      return updated;
+    });
+  }
+
+  async remove(scope: EndpointScope, id: string): Promise<void> {
+    const deleted = await this.db.transaction((trx) => new EndpointStore(trx).delete(scope, id));
+    if (!deleted) throw notFound(id);
+  }
+}
