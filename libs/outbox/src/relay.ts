@@ -64,16 +64,22 @@ export class OutboxRelay {
   /** One round: publishes up to a batch and returns how many rows it published. */
   async runOnce(): Promise<number> {
     const { db, schema, bus } = this.options;
+    // Idle rounds cost one indexed read, not a transaction.
+    const waiting = await db('outbox').whereNull('published_at').first('seq');
+    if (!waiting) return 0;
     return db.transaction(async (trx) => {
-      const lock = rowsOf<{ ok: boolean }>(
-        await trx.raw('SELECT pg_try_advisory_xact_lock(hashtext(?)) AS ok', [`${schema}.outbox`]),
+      // The advisory lock and the read in one statement: no rows when another replica relays.
+      const rows = rowsOf<OutboxRow>(
+        await trx.raw(
+          `WITH relay_lock AS (SELECT pg_try_advisory_xact_lock(hashtext(?)) AS ok)
+           SELECT o.seq, o.topic, o.message_key, o.value, o.headers
+             FROM outbox o, relay_lock
+            WHERE relay_lock.ok AND o.published_at IS NULL
+            ORDER BY o.seq
+            LIMIT ?`,
+          [`${schema}.outbox`, this.batchSize],
+        ),
       );
-      if (!lock[0]?.ok) return 0;
-      const rows: OutboxRow[] = await trx('outbox')
-        .whereNull('published_at')
-        .orderBy('seq')
-        .limit(this.batchSize)
-        .select('seq', 'topic', 'message_key', 'value', 'headers');
       if (rows.length === 0) return 0;
       const byTopic = new Map<string, OutgoingMessage[]>();
       for (const row of rows) {
