@@ -16,7 +16,6 @@ const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { Client } = require('pg');
 const { Pool } = require('undici');
 const { InProcessBus } = require('@billstream/bus');
 const { createCustomerService, migrations, SCHEMA } = require('@billstream/customer');
@@ -26,7 +25,7 @@ const { listen } = require('@billstream/http');
 const { newId } = require('@billstream/ids');
 const { createLogger } = require('@billstream/logger');
 
-const ADMIN_URL = process.env.ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const { ADMIN_URL, adminQuery, percentile } = require('../common');
 const CUSTOMERS = Number(process.env.CUSTOMERS || 100_000);
 const OTHER_TENANT_CUSTOMERS = Math.round(CUSTOMERS / 5);
 const REQUESTS = Number(process.env.REQUESTS || 300);
@@ -37,16 +36,6 @@ const PARENTS = 1000;
 const BATCH = 2000;
 const NAMES = ['Acme', 'Globex', 'Initech', 'Umbrella', 'Hooli', 'Stark', 'Wayne', 'Wonka', 'Tyrell', 'Cyberdyne'];
 const README = path.join(__dirname, 'README.md');
-
-async function adminQuery(sql) {
-  const c = new Client({ connectionString: ADMIN_URL });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
 
 /** 80% published, 15% draft, 5% archived. */
 function statusOf(i) {
@@ -93,10 +82,6 @@ async function seedTenant(db, tenant, count) {
     }
   }
   return parentIds;
-}
-
-function percentile(sorted, p) {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
 function requester(pool, key, query) {

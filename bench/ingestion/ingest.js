@@ -33,7 +33,7 @@ const { createLogger } = require('@billstream/logger');
 const { performance } = require('node:perf_hooks');
 
 const ROOT = path.resolve(__dirname, '../..');
-const ADMIN_URL = process.env.ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const { ADMIN_URL, adminQuery: admin, percentile } = require('../common');
 const KAFKA_BROKERS = process.env.KAFKA_BROKERS || '127.0.0.1:9092';
 const DURATION_S = Number(process.env.DURATION_S || 60);
 const CONCURRENCY = Number(process.env.CONCURRENCY || 6);
@@ -55,21 +55,6 @@ function freePort() {
       s.close(() => resolve(port));
     });
   });
-}
-
-async function admin(sql) {
-  const c = new Client({ connectionString: ADMIN_URL });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return null;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
 function rssMb(pid) {

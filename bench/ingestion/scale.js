@@ -10,25 +10,14 @@
  * of a tenant, and a month of usage of one customer in daily windows.
  * Settings: ADMIN_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres), ROWS.
  */
-const { Client } = require('pg');
 const { performance } = require('node:perf_hooks');
 const { createDb, migrate } = require('@billstream/db');
 const { createLogger } = require('@billstream/logger');
 const { EventPartitions, EventStore, UsageStore, migrations, SCHEMA } = require('@billstream/ingestion-aggregator');
 
-const ADMIN_URL = process.env.ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const { ADMIN_URL, adminQuery: admin } = require('../common');
 const ROWS = Number(process.env.ROWS || 5_000_000);
 const CHUNK = 250_000;
-
-async function admin(sql) {
-  const c = new Client({ connectionString: ADMIN_URL });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
 
 async function timed(label, fn, runs = 30) {
   const ms = [];

@@ -20,32 +20,16 @@ const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { Client } = require('pg');
 const { Pool } = require('undici');
 const { startEmbedded } = require('@billstream/standalone');
 const { createLogger } = require('@billstream/logger');
 const { performance } = require('node:perf_hooks');
 
-const ADMIN_URL = process.env.ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
+const { ADMIN_URL, adminQuery: admin, percentile } = require('../common');
 const DURATION_S = Number(process.env.DURATION_S || 30);
 const WARMUP_S = Number(process.env.WARMUP_S || 5);
 const KAFKA = process.env.BENCH_KAFKA_BROKERS ? process.env.BENCH_KAFKA_BROKERS.split(',') : undefined;
 const README = path.join(__dirname, 'README.md');
-
-async function admin(sql) {
-  const c = new Client({ connectionString: ADMIN_URL });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
-
-function percentile(sorted, p) {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
 
 async function call(pool, key, method, p, body) {
   const res = await pool.request({
