@@ -53,3 +53,11 @@ export function idempotentHandler<T>({ db, group, logger, parse, handle }: Idemp
     }
   };
 }
+
+/**
+ * Forgets processed message ids older than `before`. Keep them longer than any message can
+ * be redelivered (Kafka retention, 7 days by default): the relays keep 14 days.
+ */
+export async function pruneProcessedMessages(db: Db, before: Date): Promise<number> {
+  return db('processed_messages').where('processed_at', '<', before).delete();
+}

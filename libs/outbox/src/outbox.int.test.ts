@@ -155,4 +155,16 @@ describe('transactional outbox to a Kafka consumer group (real Postgres and Kafk
     const after = await producerDb('outbox').where({ id: event.id }).first();
     expect(after.published_at).not.toBeNull();
   });
+
+  it('forgets consumed message ids after their retention, keeping recent ones', async () => {
+    const { pruneProcessedMessages } = await import('./index');
+    await consumerDb('processed_messages').insert([
+      { consumer_group: 'prune-test', message_id: 'evt_old', processed_at: new Date(Date.now() - 20 * 86_400_000) },
+      { consumer_group: 'prune-test', message_id: 'evt_new' },
+    ]);
+    const removed = await pruneProcessedMessages(consumerDb, new Date(Date.now() - 14 * 86_400_000));
+    expect(removed).toBe(1);
+    const left = await consumerDb('processed_messages').where({ consumer_group: 'prune-test' }).select('message_id');
+    expect(left.map((r) => r.message_id)).toEqual(['evt_new']);
+  });
 });

@@ -1,6 +1,7 @@
 import type { Bus, OutgoingMessage } from '@billstream/bus';
 import { type Db, rowsOf } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
+import { pruneProcessedMessages } from './idempotent-consumer';
 
 export interface OutboxRelayOptions {
   db: Db;
@@ -12,6 +13,8 @@ export interface OutboxRelayOptions {
   idleMs?: number;
   /** Published rows are deleted after this long. */
   retentionMs?: number;
+  /** Ids of consumed messages (processed_messages of this schema) are kept this long. */
+  processedRetentionMs?: number;
 }
 
 interface OutboxRow {
@@ -36,11 +39,13 @@ export class OutboxRelay {
   private readonly batchSize: number;
   private readonly idleMs: number;
   private readonly retentionMs: number;
+  private readonly processedRetentionMs: number;
 
   constructor(private readonly options: OutboxRelayOptions) {
     this.batchSize = options.batchSize ?? 500;
     this.idleMs = options.idleMs ?? 250;
     this.retentionMs = options.retentionMs ?? 24 * 3600 * 1000;
+    this.processedRetentionMs = options.processedRetentionMs ?? 14 * 24 * 3600 * 1000;
   }
 
   start(): void {
@@ -104,6 +109,7 @@ export class OutboxRelay {
     this.lastCleanup = Date.now();
     const cutoff = new Date(Date.now() - this.retentionMs);
     await this.options.db('outbox').whereNotNull('published_at').where('published_at', '<', cutoff).delete();
+    await pruneProcessedMessages(this.options.db, new Date(Date.now() - this.processedRetentionMs));
   }
 
   private async run(): Promise<void> {

@@ -88,8 +88,6 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     createWalletService(deps('wallet', 'wallet'), { internalToken, customerServiceUrl: serviceUrl('customer'), env }),
     createCustomerService(deps('customer', 'customer'), { internalToken }),
   ];
-  void env;
-  void serviceUrl;
   const listening: Listening[] = [];
   for (const service of services) {
     const http = await listen(service.app, 0, '127.0.0.1');

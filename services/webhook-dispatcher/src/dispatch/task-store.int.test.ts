@@ -136,8 +136,14 @@ describe('TaskStore (real Postgres)', () => {
     const [t] = await claim();
     const done = { kind: 'done' as const, ok: false, responseCode: 500, error: 'x', durationMs: 1, attemptedAt: longAgo };
     await new TaskStore(db).complete([resultOf(t, done, [60_000], new Date())]);
+    await db('processed_messages').delete();
+    await db('processed_messages').insert([
+      { consumer_group: 'g', message_id: 'evt_old', processed_at: longAgo },
+      { consumer_group: 'g', message_id: 'evt_recent' },
+    ]);
     const deleted = await new TaskStore(db).prune(new Date(Date.now() - 30 * 86_400_000));
-    expect(deleted).toEqual({ deliveries: 1, tasks: 1, messages: 1 });
+    expect(deleted).toEqual({ deliveries: 1, tasks: 1, messages: 1, processed: 1 });
+    expect((await db('processed_messages').select('message_id')).map((r) => r.message_id)).toEqual(['evt_recent']);
     expect((await db('messages').select('id')).map((r) => r.id).sort()).toEqual([oldPending, fresh].sort());
     expect((await db('tasks').select('event_id')).map((r) => r.event_id).sort()).toEqual([oldPending, fresh].sort());
   });

@@ -1,3 +1,4 @@
+import { pruneProcessedMessages } from '@billstream/outbox';
 import { rowsOf, type Db, type Trx } from '@billstream/db';
 import { DeliveryStore, type DeliveryRecord } from '../deliveries/store';
 import type { Envelope } from './envelope';
@@ -189,7 +190,7 @@ export class TaskStore {
    * Deletes what is older than `before`: delivery records, finished tasks, and envelopes no
    * pending task needs any more. Returns how many rows of each went.
    */
-  async prune(before: Date): Promise<{ deliveries: number; tasks: number; messages: number }> {
+  async prune(before: Date): Promise<{ deliveries: number; tasks: number; messages: number; processed: number }> {
     const deliveries = await this.db('deliveries').where('attempted_at', '<', before).delete();
     const tasks = await this.db('tasks').whereNot({ status: 'pending' }).where('updated_at', '<', before).delete();
     const messages = await this.db('messages')
@@ -198,7 +199,8 @@ export class TaskStore {
         this.select(1).from('tasks').whereRaw('tasks.event_id = messages.id');
       })
       .delete();
-    return { deliveries, tasks, messages };
+    const processed = await pruneProcessedMessages(this.db, before);
+    return { deliveries, tasks, messages, processed };
   }
 
   /** Drops the planned attempts of an endpoint (it was disabled). */
