@@ -61,8 +61,11 @@ describe('customer projection fills customer_id (real Kafka and Postgres)', () =
     await stack.api.post('/v1/events', { event_name: 'e', external_customer_id: 'old-ext', timestamp: TS, event_id: 'mv-1' });
     await waitFor(async () => (await customerIds('old-ext'))[0] === 'cust_MOVE', { what: 'resolved' });
     await bus.publish(TOPICS.customerEvents, [customerEvent('customer.updated', 'cust_MOVE', 'new-ext')]);
-    await stack.api.post('/v1/events', { event_name: 'e', external_customer_id: 'old-ext', timestamp: TS, event_id: 'mv-2' });
     await stack.api.post('/v1/events', { event_name: 'e', external_customer_id: 'new-ext', timestamp: TS, event_id: 'mv-3' });
+    // customer-events and usage-events are separate topics with no order between them: wait
+    // until the move is applied (mv-3 resolved, at once or by back-fill) before using old-ext.
+    await waitFor(async () => (await customerIds('new-ext'))[0] === 'cust_MOVE', { what: 'the external id change applied' });
+    await stack.api.post('/v1/events', { event_name: 'e', external_customer_id: 'old-ext', timestamp: TS, event_id: 'mv-2' });
     await waitFor(async () => (await customerIds('new-ext')).length === 1 && (await customerIds('old-ext')).length === 2);
     expect(await customerIds('new-ext')).toEqual(['cust_MOVE']);
     expect((await customerIds('old-ext')).sort()).toEqual(['cust_MOVE', null]);
