@@ -141,8 +141,12 @@ EOF
 format_storage() {
   [[ -f "$KRAFT_DIR/meta.properties" ]] && return 0
   local cid
-  # Kafka cluster id = 16 random bytes, URL-safe base64 without padding.
-  cid="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+  # Kafka cluster id = 16 random bytes, URL-safe base64 without padding. Like Kafka's own
+  # Uuid.randomUuid, never one that starts with '-': the storage tool would read it as an option.
+  cid="-"
+  while [[ "$cid" == -* ]]; do
+    cid="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')"
+  done
   say "formatting KRaft storage in $KRAFT_DIR (cluster id $cid)"
   if ! "$JAVA" -Xmx256m -Dlog4j.configuration="file:$LOG4J" -cp "$LIBS_DIR/*" \
       kafka.tools.StorageTool format -t "$cid" -c "$PROPS" --ignore-formatted \
