@@ -1,4 +1,10 @@
 export { outboxMigration } from './migration';
-export { writeOutbox, newDomainEvent, type EventContext } from './outbox';
+export { outboxInsert, writeOutbox, newDomainEvent, type EventContext } from './outbox';
 export { OutboxRelay, type OutboxRelayOptions } from './relay';
-export { idempotentHandler, pruneProcessedMessages, type IdempotentHandlerOptions } from './idempotent-consumer';
+export {
+  idempotentBatchHandler,
+  idempotentHandler,
+  pruneProcessedMessages,
+  type IdempotentBatchHandlerOptions,
+  type IdempotentHandlerOptions,
+} from './idempotent-consumer';

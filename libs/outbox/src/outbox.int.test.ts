@@ -167,4 +167,29 @@ describe('transactional outbox to a Kafka consumer group (real Postgres and Kafk
     const left = await consumerDb('processed_messages').where({ consumer_group: 'prune-test' }).select('message_id');
     expect(left.map((r) => r.message_id)).toEqual(['evt_new']);
   });
+
+  it('a batch handler applies a batch once: duplicates inside it and a redelivered batch are skipped', async () => {
+    const { idempotentBatchHandler } = await import('./index');
+    const seenValues: number[][] = [];
+    const committed: number[] = [];
+    const handler = idempotentBatchHandler({
+      db: consumerDb,
+      group: 'batch-test',
+      logger: testLogger(),
+      parse: (m) => Number(JSON.parse(m.value).n),
+      handle: async (_trx, values) => {
+        seenValues.push(values);
+        return values.length;
+      },
+      afterCommit: (n) => committed.push(n),
+    });
+    const message = (id: string, n: number | string) => ({
+      topic: TOPIC, partition: 0, offset: id, key: 'k', value: JSON.stringify({ n }), headers: { 'message-id': id },
+    });
+    const batch = [message('m1', 1), message('m2', 2), message('m1', 1), { ...message('bad', 0), value: 'not json' }];
+    await handler(batch, { heartbeat: async () => undefined });
+    await handler(batch, { heartbeat: async () => undefined });
+    expect(seenValues).toEqual([[1, 2], []]);
+    expect(committed).toEqual([2, 0]);
+  });
 });

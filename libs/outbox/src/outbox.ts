@@ -1,5 +1,5 @@
 import type { DomainEvent } from '@billstream/contracts';
-import type { Trx } from '@billstream/db';
+import type { Knex, Trx } from '@billstream/db';
 import { newId } from '@billstream/ids';
 
 export interface EventContext {
@@ -25,15 +25,23 @@ export function newDomainEvent<P extends Record<string, unknown>>(
 }
 
 /**
- * Records an event in the outbox inside the caller's transaction: it is published only
- * if that transaction commits. Key = the resource id, so one resource's events keep order.
+ * The insert of events' outbox rows, to run inside the caller's transaction: they are
+ * published only if that transaction commits. Key = the resource id, so one resource's
+ * events keep their order.
  */
+export function outboxInsert(trx: Trx, topic: string, key: string, events: DomainEvent[]): Knex.QueryBuilder {
+  return trx('outbox').insert(
+    events.map((event) => ({
+      id: event.id,
+      topic,
+      message_key: key,
+      value: JSON.stringify(event),
+      headers: JSON.stringify({ 'message-id': event.id, 'event-type': event.type }),
+    })),
+  );
+}
+
+/** Records one event in the outbox inside the caller's transaction. */
 export async function writeOutbox(trx: Trx, topic: string, key: string, event: DomainEvent): Promise<void> {
-  await trx('outbox').insert({
-    id: event.id,
-    topic,
-    message_key: key,
-    value: JSON.stringify(event),
-    headers: JSON.stringify({ 'message-id': event.id, 'event-type': event.type }),
-  });
+  await outboxInsert(trx, topic, key, [event]);
 }

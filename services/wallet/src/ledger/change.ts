@@ -1,8 +1,9 @@
+import { TOPICS } from '@billstream/bus';
 import type { DomainEvent } from '@billstream/contracts';
 import type { Knex, Trx } from '@billstream/db';
 import { ValidationError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
-import { newDomainEvent, type EventContext } from '@billstream/outbox';
+import { newDomainEvent, outboxInsert, type EventContext } from '@billstream/outbox';
 import type { Decimal } from 'decimal.js';
 import { alertMove, alertStateOf, thresholdOf } from '../alerts/alerts';
 import { autoTopupDue } from '../alerts/auto-topup';
@@ -13,7 +14,6 @@ import type { SpendableCredit, TransactionStore } from '../transactions/store';
 import { transactionView } from '../transactions/view';
 import type { AlertState, Wallet } from '../wallets/domain';
 import type { WalletStore } from '../wallets/store';
-import { outboxRows } from './outbox';
 import { runTogether } from './statements';
 import { realTimeCreditBalance, walletView } from '../wallets/view';
 
@@ -359,7 +359,7 @@ export class WalletChange {
     const leading = this.walletEvents.filter((t) => t === WALLET_EVENTS.created).map(announce);
     const trailing = this.walletEvents.filter((t) => t !== WALLET_EVENTS.created).map(announce);
     const events = [...leading, ...this.events, ...trailing];
-    if (events.length > 0) writes.push(outboxRows(this.trx, this.wallet.id, events));
+    if (events.length > 0) writes.push(outboxInsert(this.trx, TOPICS.walletEvents, this.wallet.id, events));
     await runTogether(this.trx, writes);
     return events;
   }

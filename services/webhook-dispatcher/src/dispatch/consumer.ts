@@ -2,6 +2,7 @@ import { TOPICS, type BatchHandler, type Bus, type ConsumedMessage, type Subscri
 import { domainEventSchema, type DomainEvent } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
+import { idempotentBatchHandler } from '@billstream/outbox';
 import { envelopeOf, isPublicEventName, serializeEnvelope } from './envelope';
 import { TaskStore } from './task-store';
 
@@ -16,51 +17,29 @@ function parseEvent(message: ConsumedMessage): DomainEvent {
 
 /**
  * Turns each domain event of a batch into its envelope and one pending task per matching
- * endpoint. The whole batch is one transaction that also records every message id in
- * `processed_messages` (the table and rule of `idempotentHandler`), so a redelivered
- * message is skipped, and one commit serves hundreds of events. It never waits for an
- * HTTP call: `onEnqueued` wakes the worker after the commit.
+ * endpoint, in one transaction per batch that also records the message ids (a redelivered
+ * message is skipped), so one commit serves hundreds of events. It never waits for an HTTP
+ * call: `onEnqueued` wakes the worker after the commit.
  */
 export function dispatchHandler(db: Db, logger: Logger, onEnqueued: () => void): BatchHandler {
-  return async (messages, ctx) => {
-    const events: Array<{ id: string; event: DomainEvent }> = [];
-    for (const message of messages) {
-      try {
-        const event = parseEvent(message);
-        events.push({ id: message.headers['message-id'] || event.id, event });
-      } catch (err) {
-        logger.error('skipping a message that does not parse', {
-          group: DISPATCH_GROUP,
-          topic: message.topic,
-          partition: message.partition,
-          offset: message.offset,
-          err,
-        });
-      }
-    }
-    if (events.length === 0) return;
-    let enqueued = 0;
-    await db.transaction(async (trx) => {
-      const fresh = new Set(
-        (
-          await trx('processed_messages')
-            .insert(events.map((e) => ({ consumer_group: DISPATCH_GROUP, message_id: e.id })))
-            .onConflict(['consumer_group', 'message_id'])
-            .ignore()
-            .returning('message_id')
-        ).map((r: { message_id: string }) => r.message_id),
-      );
-      const envelopes = events
-        .filter(({ id, event }) => fresh.delete(id) && isPublicEventName(event.type))
-        .map(({ event }) => {
-          const envelope = envelopeOf(event);
-          return { envelope, body: serializeEnvelope(envelope) };
-        });
-      enqueued = await new TaskStore(trx).enqueue(envelopes);
-    });
-    await ctx.heartbeat();
-    if (enqueued > 0) onEnqueued();
-  };
+  return idempotentBatchHandler({
+    db,
+    group: DISPATCH_GROUP,
+    logger,
+    parse: parseEvent,
+    handle: (trx, events) =>
+      new TaskStore(trx).enqueue(
+        events
+          .filter((event) => isPublicEventName(event.type))
+          .map((event) => {
+            const envelope = envelopeOf(event);
+            return { envelope, body: serializeEnvelope(envelope) };
+          }),
+      ),
+    afterCommit: (enqueued) => {
+      if (enqueued > 0) onEnqueued();
+    },
+  });
 }
 
 export function subscribeDispatch(bus: Bus, handler: BatchHandler): Promise<Subscription> {
