@@ -32,7 +32,9 @@ async function waitForCount(api: ApiClient, body: Record<string, unknown>, count
   return waitFor(
     async () => {
       const r = await query(api, body);
-      return r.total_count === count ? r : undefined;
+      // The page and total_count are read side by side; wait until both show the events.
+      const pageSize = Number(body.page_size ?? 50);
+      return r.total_count === count && r.events.length === Math.min(count, pageSize) ? r : undefined;
     },
     { timeoutMs: 15_000, what: `${count} events for ${JSON.stringify(body)}` },
   );
