@@ -1,5 +1,12 @@
 // Helpers shared by the benchmark scripts.
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const net = require('node:net');
+const path = require('node:path');
 const { Client } = require('pg');
+
+const ROOT = path.resolve(__dirname, '..');
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const ADMIN_URL = process.env.ADMIN_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -20,4 +27,117 @@ function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-module.exports = { ADMIN_URL, adminQuery, percentile };
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts services/<name>/dist/main.js with `env`; with `profileDir`, under --cpu-prof. */
+function launch(name, env, profileDir) {
+  const args = [];
+  if (profileDir) args.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`);
+  args.push(path.join(ROOT, 'services', name, 'dist', 'main.js'));
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const keep = (c) => {
+    out = (out + c.toString()).slice(-20000);
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  return { child, output: () => out };
+}
+
+async function waitReady(url, proc) {
+  const deadline = Date.now() + 60000;
+  while (Date.now() < deadline) {
+    if (proc.child.exitCode !== null) throw new Error(`process exited: ${proc.output()}`);
+    try {
+      const res = await fetch(`${url}/readyz`);
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(200);
+  }
+  throw new Error(`${url} not ready: ${proc.output()}`);
+}
+
+function stopProcess(proc) {
+  return new Promise((resolve) => {
+    if (proc.child.exitCode !== null) return resolve();
+    proc.child.once('exit', () => resolve());
+    proc.child.kill('SIGTERM');
+  });
+}
+
+/** Top self-time functions of a .cpuprofile. */
+function summarizeProfile(dir) {
+  const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')) : [];
+  if (files.length === 0) return null;
+  const profile = JSON.parse(fs.readFileSync(path.join(dir, files[0]), 'utf8'));
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map();
+  const dt = profile.timeDeltas;
+  let total = 0;
+  for (let i = 0; i < profile.samples.length; i += 1) {
+    const node = byId.get(profile.samples[i]);
+    const cf = node.callFrame;
+    const file = cf.url.replace(/^.*node_modules\//, '').replace(ROOT, '');
+    const key = `${cf.functionName || '(anonymous)'} ${file}:${cf.lineNumber + 1}`;
+    self.set(key, (self.get(key) || 0) + (dt[i] || 0));
+    total += dt[i] || 0;
+  }
+  const byPackage = new Map();
+  for (const [key, us] of self) {
+    const m = /\s(@?[^/\s]+(?:\/[^/\s]+)?)\//.exec(key);
+    const pkg = key.includes('(garbage collector)') ? 'GC' : key.startsWith('(idle)') ? 'idle' : m ? m[1] : key.split(' ')[0];
+    byPackage.set(pkg, (byPackage.get(pkg) || 0) + us);
+  }
+  const pct = (us) => `${((100 * us) / total).toFixed(1)}%`;
+  return {
+    file: path.join(dir, files[0]),
+    top_functions: [...self].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, us]) => `${pct(us)} ${k}`),
+    by_package: [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([k, us]) => `${pct(us)} ${k}`),
+  };
+}
+
+/** CPU seconds used so far by each process group: node processes by pid, Postgres and Kafka by name. */
+function cpuSeconds(pids) {
+  const ticks = (stat) => {
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  };
+  const out = { postgres: 0, kafka: 0 };
+  for (const [name, pid] of Object.entries(pids)) {
+    try {
+      out[name] = ticks(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    } catch {
+      out[name] = 0;
+    }
+  }
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      if (comm === 'postgres') out.postgres += ticks(stat);
+      else if (comm === 'java' && fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes('kafka')) out.kafka += ticks(stat);
+    } catch {
+      // the process ended
+    }
+  }
+  return out;
+}
+
+/** CPU used between two `cpuSeconds` readings, as cores busy over `seconds`. */
+function coresBusy(before, after, seconds) {
+  return Object.fromEntries(Object.keys(after).map((k) => [k, Math.round(((after[k] - (before[k] || 0)) / seconds) * 100) / 100]));
+}
+
+module.exports = { cpuSeconds, coresBusy, ADMIN_URL, adminQuery, percentile, sleep, freePort, launch, waitReady, stopProcess, summarizeProfile };

@@ -20,10 +20,8 @@
  * KAFKA_BROKERS (default 127.0.0.1:9092), DURATION_S (60), CONCURRENCY (6), RATE (5000),
  * LATENCY_S (30), KAFKA_PARTITIONS (4).
  */
-const { spawn } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const { Client } = require('pg');
@@ -32,8 +30,8 @@ const { KafkaBus, TOPICS } = require('@billstream/bus');
 const { createLogger } = require('@billstream/logger');
 const { performance } = require('node:perf_hooks');
 
-const ROOT = path.resolve(__dirname, '../..');
-const { ADMIN_URL, adminQuery: admin, percentile } = require('../common');
+const { ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, waitReady, stopProcess, summarizeProfile } = require('../common');
+const launch = (name, env, profileDir) => require('../common').launch(name, env, PROFILE === name ? profileDir : undefined);
 const KAFKA_BROKERS = process.env.KAFKA_BROKERS || '127.0.0.1:9092';
 const DURATION_S = Number(process.env.DURATION_S || 60);
 const CONCURRENCY = Number(process.env.CONCURRENCY || 6);
@@ -44,18 +42,7 @@ const PROFILE = process.env.PROFILE || '';
 const TENANT = 'bench-tenant';
 const ENV = 'production';
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function rssMb(pid) {
   try {
@@ -67,43 +54,6 @@ function rssMb(pid) {
   }
 }
 
-function launch(name, env, profileDir) {
-  const args = [];
-  if (PROFILE === name) args.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`);
-  args.push(path.join(ROOT, 'services', name, 'dist', 'main.js'));
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const keep = (c) => {
-    out = (out + c.toString()).slice(-20000);
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  return { child, output: () => out };
-}
-
-async function waitReady(url, proc) {
-  const deadline = Date.now() + 60000;
-  while (Date.now() < deadline) {
-    if (proc.child.exitCode !== null) throw new Error(`process exited: ${proc.output()}`);
-    try {
-      const res = await fetch(`${url}/readyz`);
-      if (res.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await sleep(200);
-  }
-  throw new Error(`${url} not ready: ${proc.output()}`);
-}
-
-function stopProcess(proc) {
-  return new Promise((resolve) => {
-    if (proc.child.exitCode !== null) return resolve();
-    proc.child.once('exit', () => resolve());
-    proc.child.kill('SIGTERM');
-  });
-}
-
 /** A bulk body of `count` events with unique ids `${prefix}-${i}` (built as a string: the client stays cheap). */
 function bulkBody(prefix, count, customer, baseMs) {
   const parts = new Array(count);
@@ -112,37 +62,6 @@ function bulkBody(prefix, count, customer, baseMs) {
     parts[i] = `{"event_id":"${prefix}-${i}","event_name":"api_call","external_customer_id":"${customer ?? `c${i % 500}`}","timestamp":"${ts}","properties":{"tokens":${i % 97},"model":"m${i % 5}","region":"eu"}}`;
   }
   return `{"events":[${parts.join(',')}]}`;
-}
-
-/** Top self-time functions of a .cpuprofile. */
-function summarizeProfile(dir) {
-  const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')) : [];
-  if (files.length === 0) return null;
-  const profile = JSON.parse(fs.readFileSync(path.join(dir, files[0]), 'utf8'));
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const self = new Map();
-  const dt = profile.timeDeltas;
-  let total = 0;
-  for (let i = 0; i < profile.samples.length; i += 1) {
-    const node = byId.get(profile.samples[i]);
-    const cf = node.callFrame;
-    const file = cf.url.replace(/^.*node_modules\//, '').replace(ROOT, '');
-    const key = `${cf.functionName || '(anonymous)'} ${file}:${cf.lineNumber + 1}`;
-    self.set(key, (self.get(key) || 0) + (dt[i] || 0));
-    total += dt[i] || 0;
-  }
-  const byPackage = new Map();
-  for (const [key, us] of self) {
-    const m = /\s(@?[^/\s]+(?:\/[^/\s]+)?)\//.exec(key);
-    const pkg = key.includes('(garbage collector)') ? 'GC' : key.startsWith('(idle)') ? 'idle' : m ? m[1] : key.split(' ')[0];
-    byPackage.set(pkg, (byPackage.get(pkg) || 0) + us);
-  }
-  const pct = (us) => `${((100 * us) / total).toFixed(1)}%`;
-  return {
-    file: path.join(dir, files[0]),
-    top_functions: [...self].sort((a, b) => b[1] - a[1]).slice(0, 25).map(([k, us]) => `${pct(us)} ${k}`),
-    by_package: [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([k, us]) => `${pct(us)} ${k}`),
-  };
 }
 
 async function main() {

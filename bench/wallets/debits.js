@@ -20,16 +20,20 @@ const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
+const { Client } = require('pg');
 const { Pool } = require('undici');
-const { startEmbedded } = require('@billstream/standalone');
-const { createLogger } = require('@billstream/logger');
 const { performance } = require('node:perf_hooks');
 
-const { ADMIN_URL, adminQuery: admin, percentile } = require('../common');
+const { cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, freePort, launch, waitReady, stopProcess, summarizeProfile } = require('../common');
 const DURATION_S = Number(process.env.DURATION_S || 30);
 const WARMUP_S = Number(process.env.WARMUP_S || 5);
 const KAFKA = process.env.BENCH_KAFKA_BROKERS ? process.env.BENCH_KAFKA_BROKERS.split(',') : undefined;
 const README = path.join(__dirname, 'README.md');
+const MODE = process.env.MODE || 'embedded';
+const KAFKA_BROKERS = process.env.KAFKA_BROKERS || '127.0.0.1:9092';
+const PROFILE = process.env.PROFILE || '';
+const PROFILE_DIR = PROFILE ? fs.mkdtempSync(path.join(os.tmpdir(), 'billstream-prof-')) : '';
+const SCENARIOS = (process.env.SCENARIOS || 'hot,many').split(',');
 
 async function call(pool, key, method, p, body) {
   const res = await pool.request({
@@ -114,9 +118,13 @@ async function drive(pool, key, walletIds, rate, seconds, label) {
   };
 }
 
-async function scenario(pool, key, walletIds, rate, label) {
+async function scenario(target, pool, key, walletIds, rate, label) {
   if (WARMUP_S > 0) await drive(pool, key, walletIds, rate, WARMUP_S, `${label}-warm`);
-  return drive(pool, key, walletIds, rate, DURATION_S, label);
+  const before = cpuSeconds({ ...target.pids, client: process.pid });
+  const started = performance.now();
+  const result = await drive(pool, key, walletIds, rate, DURATION_S, label);
+  const cores = coresBusy(before, cpuSeconds({ ...target.pids, client: process.pid }), (performance.now() - started) / 1000);
+  return { ...result, cores };
 }
 
 function fmt(ms) {
@@ -140,48 +148,181 @@ function writeReadme(rows, meta) {
   fs.writeFileSync(README, next);
 }
 
-async function main() {
+/**
+ * The services as separate processes (their dist/main.js), on Kafka, the way they are
+ * deployed: gateway, customer, wallet and webhook-dispatcher, each with its own pool.
+ */
+async function startProcesses() {
   const dbName = `bench_wallets_${Date.now().toString(36)}`;
   await admin(`CREATE DATABASE "${dbName}"`);
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${dbName}`;
+  const dbUrl = new URL(ADMIN_URL);
+  dbUrl.pathname = `/${dbName}`;
   const key = `bsk_bench_${randomBytes(18).toString('base64url')}`;
-  const embedded = await startEmbedded({
-    logger: createLogger({ service: 'bench', level: process.env.LOG_LEVEL || 'warn' }),
-    dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'billstream-bench-wallets-')),
-    port: 0,
-    host: '127.0.0.1',
-    databaseUrl: url.toString(),
-    databasePoolMax: Number(process.env.DATABASE_POOL_MAX || 20),
-    kafkaBrokers: KAFKA,
-    kafkaTopicPrefix: KAFKA ? `bench-${dbName}.` : undefined,
-    rateLimitRps: 1_000_000,
-    rateLimitBurst: 1_000_000,
-    bootstrap: { key, tenantId: 'bench-tenant', environmentId: 'production' },
-  });
-  const pool = new Pool(embedded.url, { connections: 512, pipelining: 1 });
+  const names = ['customer', 'wallet', 'webhook-dispatcher', 'gateway'];
+  const ports = {};
+  for (const n of names) ports[n] = await freePort();
+  const url = (n) => `http://127.0.0.1:${ports[n]}`;
+  const common = {
+    DATABASE_URL: dbUrl.toString(),
+    DATABASE_POOL_MAX: String(process.env.DATABASE_POOL_MAX || 20),
+    KAFKA_BROKERS,
+    KAFKA_TOPIC_PREFIX: `bench-${dbName}.`,
+    INTERNAL_TOKEN: randomBytes(24).toString('hex'),
+    LOG_LEVEL: process.env.LOG_LEVEL || 'warn',
+    HOST: '127.0.0.1',
+  };
+  const env = {
+    customer: {},
+    wallet: { CUSTOMER_SERVICE_URL: url('customer') },
+    'webhook-dispatcher': {},
+    gateway: {
+      CUSTOMER_SERVICE_URL: url('customer'),
+      WALLET_SERVICE_URL: url('wallet'),
+      WEBHOOK_SERVICE_URL: url('webhook-dispatcher'),
+      INGESTION_SERVICE_URL: 'http://127.0.0.1:9',
+      BOOTSTRAP_API_KEY: key,
+      BOOTSTRAP_TENANT_ID: 'bench-tenant',
+      BOOTSTRAP_ENVIRONMENT_ID: 'production',
+      RATE_LIMIT_RPS: '1000000',
+      RATE_LIMIT_BURST: '1000000',
+    },
+  };
+  const procs = [];
+  try {
+    for (const n of names) {
+      const proc = launch(n, { ...common, ...env[n], PORT: String(ports[n]) }, PROFILE === n ? PROFILE_DIR : undefined);
+      procs.push(proc);
+      await waitReady(url(n), proc);
+    }
+  } catch (err) {
+    await Promise.all(procs.map(stopProcess));
+    throw err;
+  }
+  return {
+    url: url('gateway'),
+    databaseUrl: dbUrl.toString(),
+    pids: Object.fromEntries(names.map((n, i) => [n, procs[i].child.pid])),
+    key,
+    stop: async () => {
+      for (const proc of procs.reverse()) await stopProcess(proc);
+      await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+      if (PROFILE) console.log(JSON.stringify(summarizeProfile(PROFILE_DIR), null, 2));
+    },
+  };
+}
+
+/**
+ * The embedded default as `npm start` runs it (services/standalone/dist/main.js: gateway and
+ * services in one process), on a database of the local Postgres, its own process.
+ */
+async function startStandalone() {
+  const dbName = `bench_wallets_${Date.now().toString(36)}`;
+  await admin(`CREATE DATABASE "${dbName}"`);
+  const dbUrl = new URL(ADMIN_URL);
+  dbUrl.pathname = `/${dbName}`;
+  const key = `bsk_bench_${randomBytes(18).toString('base64url')}`;
+  if (process.env.PG_LOG_DURATIONS) await admin(`ALTER DATABASE "${dbName}" SET log_min_duration_statement = 0`);
+  const port = await freePort();
+  const env = {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'billstream-bench-wallets-')),
+    DATABASE_URL: dbUrl.toString(),
+    DATABASE_POOL_MAX: String(process.env.DATABASE_POOL_MAX || 20),
+    LOG_LEVEL: process.env.LOG_LEVEL || 'warn',
+    RATE_LIMIT_RPS: '1000000',
+    RATE_LIMIT_BURST: '1000000',
+    BOOTSTRAP_API_KEY: key,
+    BOOTSTRAP_TENANT_ID: 'bench-tenant',
+    BOOTSTRAP_ENVIRONMENT_ID: 'production',
+    ...(KAFKA ? { KAFKA_BROKERS: KAFKA.join(','), KAFKA_TOPIC_PREFIX: `bench-${dbName}.` } : {}),
+  };
+  const proc = launch('standalone', env, PROFILE === 'standalone' ? PROFILE_DIR : undefined);
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitReady(url, proc);
+  } catch (err) {
+    await stopProcess(proc);
+    throw err;
+  }
+  return {
+    url,
+    key,
+    databaseUrl: dbUrl.toString(),
+    pids: { billstream: proc.child.pid },
+    stop: async () => {
+      await stopProcess(proc);
+      await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+      if (PROFILE) console.log(JSON.stringify(summarizeProfile(PROFILE_DIR), null, 2));
+    },
+  };
+}
+
+/**
+ * Waits until the events of the set-up are consumed (every outbox published, every customer
+ * in the projections), so that the measurement sees debits, not the set-up's backlog.
+ */
+async function settle(databaseUrl, customers) {
+  const client = new Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const deadline = Date.now() + 300_000;
+    for (;;) {
+      const { rows: outboxes } = await client.query("SELECT table_schema FROM information_schema.tables WHERE table_name = 'outbox'");
+      const { rows: projections } = await client.query(
+        "SELECT table_schema FROM information_schema.tables WHERE table_name = 'customers' AND table_schema <> 'customer'",
+      );
+      let pending = 0;
+      for (const { table_schema: s } of outboxes) {
+        pending += Number((await client.query(`SELECT count(*) AS n FROM "${s}".outbox WHERE published_at IS NULL`)).rows[0].n);
+      }
+      for (const { table_schema: s } of projections) {
+        pending += Math.max(0, customers - Number((await client.query(`SELECT count(*) AS n FROM "${s}".customers`)).rows[0].n));
+      }
+      if (pending === 0) return;
+      if (Date.now() > deadline) throw new Error(`set-up events not consumed after 300 s (${pending} pending)`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+async function main() {
+  let target;
+  if (MODE === 'processes') {
+    target = await startProcesses();
+  } else {
+    target = await startStandalone();
+  }
+  const key = target.key;
+  const pool = new Pool(target.url, { connections: 512, pipelining: 1 });
   const meta = {
     date: new Date().toISOString(),
     cpus: os.cpus().length,
     cpuModel: os.cpus()[0]?.model ?? 'unknown',
     load: os.loadavg().map((l) => l.toFixed(1)).join(' '),
-    bus: KAFKA ? `Kafka at ${KAFKA.join(',')}` : 'in-process',
+    bus: MODE === 'processes' ? `separate processes, Kafka at ${KAFKA_BROKERS}` : KAFKA ? `embedded, Kafka at ${KAFKA.join(',')}` : 'embedded, in-process',
   };
   try {
     const hot = await createWallets(pool, key, 1, 'hot');
     const many = await createWallets(pool, key, 1000, 'many');
+    await settle(target.databaseUrl, 1001);
     const rows = [];
-    const a = await scenario(pool, key, hot, 200, 'hot');
-    rows.push({ name: '1 hot wallet', rate: 200, goal: 25, ...a });
-    console.log('hot wallet', a);
-    const b = await scenario(pool, key, many, 1000, 'many');
-    rows.push({ name: '1,000 wallets', rate: 1000, goal: 50, ...b });
-    console.log('1,000 wallets', b);
-    writeReadme(rows, meta);
+    if (SCENARIOS.includes('hot')) {
+      const a = await scenario(target, pool, key, hot, 200, 'hot');
+      rows.push({ name: '1 hot wallet', rate: 200, goal: 25, ...a });
+      console.log('hot wallet', a);
+    }
+    if (SCENARIOS.includes('many')) {
+      const b = await scenario(target, pool, key, many, 1000, 'many');
+      rows.push({ name: '1,000 wallets', rate: 1000, goal: 50, ...b });
+      console.log('1,000 wallets', b);
+    }
+    if (process.env.WRITE_README !== '0') writeReadme(rows, meta);
   } finally {
     await pool.close();
-    await embedded.stop();
-    await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+    await target.stop();
   }
 }
 

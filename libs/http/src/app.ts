@@ -44,6 +44,8 @@ export function createHttpApp({ logger, bodyLimits = [] }: HttpAppOptions): Expr
     res.locals.requestId = requestId;
     res.locals.logger = logger.child({ requestId });
     res.setHeader('X-Request-Id', requestId);
+    // winston formats a line before its transports drop it by level: skip it up front.
+    if (!logger.isLevelEnabled('http')) return next();
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;

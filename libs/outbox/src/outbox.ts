@@ -30,8 +30,17 @@ export function newDomainEvent<P extends Record<string, unknown>>(
  * events keep their order.
  */
 export function outboxInsert(trx: Trx, topic: string, key: string, events: DomainEvent[]): Knex.QueryBuilder {
+  return outboxInsertMany(
+    trx,
+    topic,
+    events.map((event) => ({ key, event })),
+  );
+}
+
+/** Like `outboxInsert`, for events of several resources (each with its own key) in one statement. */
+export function outboxInsertMany(trx: Trx, topic: string, items: Array<{ key: string; event: DomainEvent }>): Knex.QueryBuilder {
   return trx('outbox').insert(
-    events.map((event) => ({
+    items.map(({ key, event }) => ({
       id: event.id,
       topic,
       message_key: key,

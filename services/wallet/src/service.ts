@@ -50,7 +50,7 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
   const httpLookup = new HttpCustomerLookup(getUrl, config.internalToken);
   const directory = new CustomerDirectory(db, customerStore, config.customerLookup ?? httpLookup, clock);
   const wallets = new WalletService(db, walletStore, transactionStore, directory, ledger);
-  const transactions = new TransactionService(db, walletStore, transactionStore, ledger, new DebitBatcher(ledger));
+  const transactions = new TransactionService(db, walletStore, transactionStore, ledger, new DebitBatcher(ledger, transactionStore));
   const intervalMs = config.expiryIntervalMs ?? walletSettingsFrom(config.env ?? {}).expiryIntervalMs;
   const expiry = new ExpiryJob(ledger, logger, intervalMs);
   let subscription: Subscription | undefined;

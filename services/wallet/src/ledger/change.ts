@@ -3,7 +3,7 @@ import type { DomainEvent } from '@billstream/contracts';
 import type { Knex, Trx } from '@billstream/db';
 import { ValidationError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
-import { newDomainEvent, outboxInsert, type EventContext } from '@billstream/outbox';
+import { newDomainEvent, outboxInsertMany, type EventContext } from '@billstream/outbox';
 import type { Decimal } from 'decimal.js';
 import { alertMove, alertStateOf, thresholdOf } from '../alerts/alerts';
 import { autoTopupDue } from '../alerts/auto-topup';
@@ -34,6 +34,34 @@ export interface DebitInput {
   description: string | null;
   idempotencyKey: string | null;
   requestHash: string | null;
+}
+
+/** The writes of a finished change, as data. */
+export interface ChangeParts {
+  walletId: string;
+  inserts: WalletTransaction[];
+  creditsLeft: Array<{ id: string; creditsAvailable: Decimal }>;
+  /** The wallet when its row changed. */
+  wallet: Wallet | null;
+  events: DomainEvent[];
+}
+
+/**
+ * The statements that save finished changes (of one wallet or several): one insert of
+ * transaction rows, one update of credits left, one update of wallet rows, one outbox insert.
+ */
+export function writesOf(trx: Trx, deps: ChangeDeps, parts: ChangeParts[], now: Date): Array<Knex.QueryBuilder | Knex.Raw> {
+  const writes: Array<Knex.QueryBuilder | Knex.Raw> = [];
+  const inserts = parts.flatMap((p) => p.inserts);
+  if (inserts.length > 0) writes.push(deps.transactions.insertMany(trx, inserts));
+  const creditsLeft = parts.flatMap((p) => p.creditsLeft);
+  if (creditsLeft.length > 0) writes.push(deps.transactions.setCreditsAvailable(trx, creditsLeft, now));
+  const wallets = parts.flatMap((p) => (p.wallet ? [p.wallet] : []));
+  if (wallets.length === 1) writes.push(deps.wallets.update(trx, wallets[0]));
+  else if (wallets.length > 1) writes.push(deps.wallets.updateLedgerMany(trx, wallets));
+  const events = parts.flatMap((p) => p.events.map((event) => ({ key: p.walletId, event })));
+  if (events.length > 0) writes.push(outboxInsertMany(trx, TOPICS.walletEvents, events));
+  return writes;
 }
 
 export interface ChangeDeps {
@@ -348,20 +376,37 @@ export class WalletChange {
    * wallet row, the outbox rows of its events) in one statement. Returns the events.
    */
   async finish(): Promise<DomainEvent[]> {
+    const parts = this.finishParts();
+    await runTogether(this.trx, writesOf(this.trx, this.deps, [parts], this.now));
+    return parts.events;
+  }
+
+  /** What `finish` writes, as data, so that the changes of several wallets are saved together. */
+  finishParts(): ChangeParts {
     if (this.wallet.walletStatus !== 'closed') this.updateAlerts();
-    const writes = this.takeWrites();
+    const parts: ChangeParts = {
+      walletId: this.wallet.id,
+      inserts: this.inserts.splice(0),
+      creditsLeft: [...this.creditsLeft].map(([id, creditsAvailable]) => ({ id, creditsAvailable })),
+      wallet: null,
+      events: [],
+    };
+    this.creditsLeft.clear();
     if (this.dirty) {
       this.wallet.version += 1;
       this.wallet.updatedAt = this.now;
-      writes.push(this.deps.wallets.update(this.trx, this.wallet));
+      parts.wallet = this.wallet;
     }
     const announce = (type: string) => newDomainEvent(type, this.ctx, { wallet: walletView(this.wallet) });
     const leading = this.walletEvents.filter((t) => t === WALLET_EVENTS.created).map(announce);
     const trailing = this.walletEvents.filter((t) => t !== WALLET_EVENTS.created).map(announce);
-    const events = [...leading, ...this.events, ...trailing];
-    if (events.length > 0) writes.push(outboxInsert(this.trx, TOPICS.walletEvents, this.wallet.id, events));
-    await runTogether(this.trx, writes);
-    return events;
+    parts.events = [...leading, ...this.events, ...trailing];
+    return parts;
+  }
+
+  /** Starts the spending cache with credits read for several wallets at once (`spendableMany`). */
+  primeSpendable(credits: SpendableCredit[]): void {
+    this.spendCache = { credits, total: sumOf(credits.map((c) => c.creditsAvailable)) };
   }
 
   private updateAlerts(): void {

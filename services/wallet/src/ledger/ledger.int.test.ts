@@ -214,6 +214,54 @@ describe('wallet ledger (real Postgres)', () => {
       await check(w.id);
     });
 
+    it('debits of many wallets at once share transactions and keep every answer apart', async () => {
+      // 30 wallets; concurrent debits batch across wallets. Each wallet gets debits that
+      // fit, one overdraft, an idempotent repeat and a conflicting reuse of that key; an
+      // unknown wallet and a frozen one sit in the same batches.
+      const wallets = await Promise.all(Array.from({ length: 30 }, () => h.wallet({ initialCredits: D('10') })));
+      const frozen = await h.wallet({ initialCredits: D('10') });
+      await h.service.wallets.update(META, frozen.id, { walletStatus: 'frozen' });
+      const calls: Array<{ walletId: string; kind: string; p: Promise<{ transaction: { id: string } }> }> = [];
+      for (let round = 0; round < 4; round += 1) {
+        for (const w of wallets) {
+          const kind = ['fit', 'overdraft', 'repeat', 'conflict'][round];
+          const request =
+            kind === 'fit' ? debit('2.5', `k-${w.id}`) : kind === 'overdraft' ? debit('100') : kind === 'repeat' ? debit('2.5', `k-${w.id}`) : debit('3', `k-${w.id}`);
+          calls.push({ walletId: w.id, kind, p: h.service.transactions.debit(META, w.id, request) });
+        }
+        calls.push({ walletId: 'wallet_unknown', kind: 'unknown', p: h.service.transactions.debit(META, 'wallet_01JUNKNOWN0000000000000000', debit('1')) });
+        calls.push({ walletId: frozen.id, kind: 'frozen', p: h.service.transactions.debit(META, frozen.id, debit('1')) });
+      }
+      const settled = await Promise.allSettled(calls.map((c) => c.p));
+      const firstIds = new Map<string, string>();
+      settled.forEach((r, i) => {
+        const { kind, walletId } = calls[i];
+        if (kind === 'fit' || kind === 'repeat') {
+          expect(r.status).toBe('fulfilled');
+          const id = (r as PromiseFulfilledResult<{ transaction: { id: string } }>).value.transaction.id;
+          if (kind === 'fit') firstIds.set(walletId, id);
+          else expect(id).toBe(firstIds.get(walletId));
+          return;
+        }
+        expect(r.status).toBe('rejected');
+        const reason = (r as PromiseRejectedResult).reason;
+        if (kind === 'overdraft') expect(reason.details).toMatchObject({ available_credits: '7.5' });
+        if (kind === 'conflict') expect(reason.kind).toBe('idempotency_conflict');
+        if (kind === 'unknown') expect(reason.kind).toBe('not_found');
+        if (kind === 'frozen') expect(reason.details).toMatchObject({ wallet_status: 'frozen' });
+      });
+      for (const w of wallets) {
+        const { wallet } = await h.service.wallets.balance(META, w.id);
+        expect(wallet.creditBalance.toFixed()).toBe('7.5');
+        await check(w.id);
+      }
+      const { wallet: still } = await h.service.wallets.balance(META, frozen.id);
+      expect(still.creditBalance.toFixed()).toBe('10');
+      // One clock reading per database transaction: debits of several wallets shared one.
+      const stamps = await h.db('transactions').whereIn('id', [...firstIds.values()]).distinct('created_at');
+      expect(stamps.length).toBeLessThan(wallets.length / 2);
+    });
+
     it('racing top-ups and debits on one wallet lose no update', async () => {
       const w = await h.wallet({ initialCredits: D('10') });
       const calls = Array.from({ length: 120 }, (_, i) =>

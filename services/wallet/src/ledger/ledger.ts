@@ -3,7 +3,8 @@ import type { Db, Trx } from '@billstream/db';
 import { NotFoundError } from '@billstream/errors';
 import type { EventContext } from '@billstream/outbox';
 import type { Wallet } from '../wallets/domain';
-import { WalletChange, type ChangeDeps } from './change';
+import { WalletChange, writesOf, type ChangeDeps } from './change';
+import { runTogether } from './statements';
 
 export type Clock = () => Date;
 
@@ -52,6 +53,32 @@ export class Ledger {
     const out = await this.deps.db.transaction(fn);
     if (out.events.length > 0) this.deps.published();
     return out;
+  }
+
+  /**
+   * Changes several wallets in one transaction: one statement locks them all (in id order),
+   * `fn` applies the changes (undefined for a wallet that does not exist), and one statement
+   * saves them all. The caller groups the work; each wallet's change is still a WalletChange
+   * with its own checks.
+   */
+  async changeMany<T>(
+    targets: Array<{ ctx: EventContext; walletId: string }>,
+    fn: (changes: Array<WalletChange | undefined>, trx: Trx) => Promise<T>,
+  ): Promise<{ result: T; events: DomainEvent[] }> {
+    return this.transaction(async (trx) => {
+      const now = this.deps.clock();
+      const locked = await this.deps.wallets.lockMany(
+        trx,
+        targets.map((t) => ({ scope: t.ctx, id: t.walletId })),
+        now,
+      );
+      const changes = locked.map((l, i) => l && new WalletChange(trx, l.wallet, this.deps, targets[i].ctx, now));
+      for (const [i, change] of changes.entries()) if (change && locked[i]!.expiryDue) await change.expireDue();
+      const result = await fn(changes, trx);
+      const parts = changes.flatMap((c) => (c ? [c.finishParts()] : []));
+      await runTogether(trx, writesOf(trx, this.deps, parts, now));
+      return { result, events: parts.flatMap((p) => p.events) };
+    });
   }
 
   /** Applies `fn` in a transaction of its own and announces the events after the commit. */

@@ -1,4 +1,4 @@
-import { DomainError } from '@billstream/errors';
+import { DomainError, NotFoundError } from '@billstream/errors';
 import type { EventContext } from '@billstream/outbox';
 import type { Decimal } from 'decimal.js';
 import { sumOf } from '../exact';
@@ -7,8 +7,11 @@ import type { Ledger } from '../ledger/ledger';
 import type { WalletTransaction } from './domain';
 import { replayOf } from './idempotency';
 import type { DebitRequest, MovementResult } from './service';
+import type { TransactionStore } from './store';
 
 interface QueuedDebit {
+  key: string;
+  walletId: string;
   ctx: EventContext;
   request: DebitRequest;
   hash: string;
@@ -19,75 +22,127 @@ interface QueuedDebit {
 /** Rolls back a batch in which no debit moved money, so refused calls leave no trace. */
 class NothingMoved extends Error {}
 
-interface WalletQueue {
-  waiting: QueuedDebit[];
-  running: boolean;
+export interface DebitBatcherOptions {
+  /** Most debits in one database transaction. */
+  maxBatch?: number;
+  /** Most database transactions of debits at once (each on other wallets). */
+  maxConcurrent?: number;
 }
 
 /**
- * Group commit for debits of one wallet. While a debit transaction of a wallet runs, the
- * debits that arrive for it wait; the next transaction takes all of them (up to `maxBatch`)
- * under one row lock and one commit. Each debit still gets its own transaction row, its own
- * checks (idempotency, status, overdraft) in arrival order, and its own answer; one refused
- * debit does not affect the others. A hot wallet then pays one commit per batch, not one
- * per debit. Across replicas the row lock keeps batches in order.
+ * Group commit for debits. Debits that arrive while the database is busy wait, and the next
+ * transaction takes all of them (up to `maxBatch`, whatever their wallets): one statement
+ * locks their wallets, one reads the idempotency keys, one the spendable credits, one saves
+ * every change, one commit. Each debit still gets its own checks (idempotency, status,
+ * overdraft) in arrival order, its own transaction row and its own answer; a refused debit
+ * does not affect the others. Debits of one wallet never run in two transactions at once,
+ * so a wallet's debits keep their order; at most `maxConcurrent` transactions run together.
+ * A hot wallet then pays one commit per batch, and 1,000 quiet wallets share their commits.
+ * Across replicas the row locks (always taken in id order) keep batches apart.
  */
 export class DebitBatcher {
-  private readonly queues = new Map<string, WalletQueue>();
+  private waiting: QueuedDebit[] = [];
+  /** Wallets (tenant, environment, id) in a running transaction. */
+  private readonly busy = new Set<string>();
+  private running = 0;
+  private readonly maxBatch: number;
+  private readonly maxConcurrent: number;
 
   constructor(
     private readonly ledger: Ledger,
-    private readonly maxBatch = 200,
-  ) {}
+    private readonly transactions: TransactionStore,
+    options: DebitBatcherOptions = {},
+  ) {
+    this.maxBatch = options.maxBatch ?? 100;
+    this.maxConcurrent = options.maxConcurrent ?? 2;
+  }
 
   submit(ctx: EventContext, walletId: string, request: DebitRequest, hash: string): Promise<MovementResult> {
     const key = `${ctx.tenantId}\u0000${ctx.environmentId}\u0000${walletId}`;
     return new Promise<MovementResult>((resolve, reject) => {
-      let queue = this.queues.get(key);
-      if (!queue) {
-        queue = { waiting: [], running: false };
-        this.queues.set(key, queue);
-      }
-      queue.waiting.push({ ctx, request, hash, resolve, reject });
-      if (!queue.running) void this.drain(key, walletId, queue);
+      this.waiting.push({ key, walletId, ctx, request, hash, resolve, reject });
+      this.pump();
     });
   }
 
-  private async drain(key: string, walletId: string, queue: WalletQueue): Promise<void> {
-    queue.running = true;
-    while (queue.waiting.length > 0) {
-      const batch = queue.waiting.splice(0, this.maxBatch);
-      await this.run(walletId, batch);
+  /** Starts transactions while there is room and waiting debits of wallets not already in one. */
+  private pump(): void {
+    while (this.running < this.maxConcurrent && this.waiting.length > 0) {
+      const batch: QueuedDebit[] = [];
+      const rest: QueuedDebit[] = [];
+      for (const d of this.waiting) {
+        if (batch.length < this.maxBatch && !this.busy.has(d.key)) batch.push(d);
+        else rest.push(d);
+      }
+      if (batch.length === 0) return;
+      // A wallet whose debits did not all fit waits for this batch: its order holds.
+      for (const d of batch) this.busy.add(d.key);
+      this.waiting = rest;
+      this.running += 1;
+      void this.run(batch).finally(() => {
+        for (const d of batch) this.busy.delete(d.key);
+        this.running -= 1;
+        this.pump();
+      });
     }
-    queue.running = false;
-    this.queues.delete(key);
   }
 
-  private async run(walletId: string, batch: QueuedDebit[]): Promise<void> {
-    const outcomes: Array<{ result?: MovementResult; error?: unknown }> = [];
+  private async run(batch: QueuedDebit[]): Promise<void> {
+    const groups = new Map<string, QueuedDebit[]>();
+    for (const d of batch) {
+      const group = groups.get(d.key);
+      if (group) group.push(d);
+      else groups.set(d.key, [d]);
+    }
+    const wallets = [...groups.values()];
+    const outcomes = new Map<QueuedDebit, { result?: MovementResult; error?: unknown }>();
     try {
-      await this.ledger.change(batch[0].ctx, walletId, async (change) => {
-        const keys = batch.map((d) => d.request.idempotencyKey).filter((k): k is string => k !== null);
-        const earlier = await change.findByIdempotencyKeys(keys);
-        const hint = sumOf(batch.map((d) => d.request.credits));
-        for (const [i, d] of batch.entries()) {
-          change.actAs(d.ctx.actor);
-          try {
-            outcomes[i] = { result: await this.one(change, d, earlier, hint) };
-          } catch (err) {
-            if (!(err instanceof DomainError)) throw err;
-            outcomes[i] = { error: err };
+      await this.ledger.changeMany(
+        wallets.map((debits) => ({ ctx: debits[0].ctx, walletId: debits[0].walletId })),
+        async (changes, trx) => {
+          const pairs = batch.flatMap((d) => (d.request.idempotencyKey ? [{ walletId: d.walletId, key: d.request.idempotencyKey }] : []));
+          const hints = new Map<string, Decimal>();
+          for (const [i, debits] of wallets.entries()) {
+            if (changes[i]) hints.set(debits[0].walletId, sumOf(debits.map((d) => d.request.credits)));
           }
-        }
-        if (!outcomes.some((o) => o.result && !o.result.replayed)) throw new NothingMoved();
-      });
+          const [earlier, spendable] = [
+            await this.transactions.byIdempotencyKeysMany(trx, pairs),
+            await this.transactions.spendableMany(trx, hints, changes.find(Boolean)?.now ?? this.ledger.clock()),
+          ];
+          for (const [i, debits] of wallets.entries()) {
+            const change = changes[i];
+            const walletId = debits[0].walletId;
+            if (!change) {
+              for (const d of debits) outcomes.set(d, { error: new NotFoundError(`Wallet ${walletId} not found`, { wallet_id: walletId }) });
+              continue;
+            }
+            change.primeSpendable(spendable.get(walletId) ?? []);
+            const known = earlier.get(walletId) ?? new Map<string, WalletTransaction>();
+            const hint = hints.get(walletId)!;
+            for (const d of debits) {
+              change.actAs(d.ctx.actor);
+              try {
+                outcomes.set(d, { result: await this.one(change, d, known, hint) });
+              } catch (err) {
+                if (!(err instanceof DomainError)) throw err;
+                outcomes.set(d, { error: err });
+              }
+            }
+          }
+          if (![...outcomes.values()].some((o) => o.result && !o.result.replayed)) throw new NothingMoved();
+        },
+      );
     } catch (err) {
       if (!(err instanceof NothingMoved)) {
         for (const d of batch) d.reject(err);
         return;
       }
     }
-    batch.forEach((d, i) => (outcomes[i].error ? d.reject(outcomes[i].error) : d.resolve(outcomes[i].result!)));
+    for (const d of batch) {
+      const outcome = outcomes.get(d)!;
+      if (outcome.error) d.reject(outcome.error);
+      else d.resolve(outcome.result!);
+    }
   }
 
   private async one(change: WalletChange, d: QueuedDebit, earlier: Map<string, WalletTransaction>, hint: Decimal): Promise<MovementResult> {

@@ -113,6 +113,26 @@ export class TransactionStore {
     return new Map(rows.map((r) => [r.idempotency_key!, transactionFromRow(r)]));
   }
 
+  /** Earlier transactions of several wallets by idempotency key: wallet id -> key -> transaction. */
+  async byIdempotencyKeysMany(trx: Trx, pairs: Array<{ walletId: string; key: string }>): Promise<Map<string, Map<string, WalletTransaction>>> {
+    const found = new Map<string, Map<string, WalletTransaction>>();
+    if (pairs.length === 0) return found;
+    const wanted = new Set(pairs.map((p) => `${p.walletId}\u0000${p.key}`));
+    const rows = rowsOf<TransactionRow>(
+      await trx.raw('SELECT * FROM transactions WHERE wallet_id = ANY(?::text[]) AND idempotency_key = ANY(?::text[])', [
+        [...new Set(pairs.map((p) => p.walletId))],
+        [...new Set(pairs.map((p) => p.key))],
+      ]),
+    );
+    for (const row of rows) {
+      if (!wanted.has(`${row.wallet_id}\u0000${row.idempotency_key}`)) continue;
+      let byKey = found.get(row.wallet_id);
+      if (!byKey) found.set(row.wallet_id, (byKey = new Map()));
+      byKey.set(row.idempotency_key!, transactionFromRow(row));
+    }
+    return found;
+  }
+
   async byId(conn: Conn, walletId: string, id: string): Promise<WalletTransaction | undefined> {
     const row = await conn<TransactionRow>('transactions').where({ wallet_id: walletId, id }).first();
     return row && transactionFromRow(row);
@@ -139,6 +159,30 @@ export class TransactionStore {
       ),
     );
     return rows.map((r) => ({ id: r.id, creditsAvailable: exact(r.credits_available) }));
+  }
+
+  /** `spendable` for several wallets in one statement: wallet id -> its first credits covering the amount wanted. */
+  async spendableMany(trx: Trx, wants: Map<string, Decimal>, now: Date): Promise<Map<string, SpendableCredit[]>> {
+    const found = new Map<string, SpendableCredit[]>([...wants.keys()].map((id) => [id, []]));
+    if (wants.size === 0) return found;
+    const values = [...wants].map(() => '(?, ?::numeric)').join(', ');
+    const rows = rowsOf<{ wallet_id: string; id: string; credits_available: string }>(
+      await trx.raw(
+        `SELECT wallet_id, id, credits_available FROM (
+           SELECT t.wallet_id, t.id, t.credits_available, t.priority, t.expiry_date, t.created_at, v.wanted,
+                  sum(t.credits_available) OVER (PARTITION BY t.wallet_id ORDER BY ${SPEND_ORDER.replace(/(\w+) (ASC)/g, 't.$1 $2')}) AS running
+             FROM (VALUES ${values}) AS v(wallet_id, wanted)
+             JOIN transactions t ON t.wallet_id = v.wallet_id
+            WHERE t.type = 'CREDIT' AND t.transaction_status = 'COMPLETED' AND t.credits_available > 0
+              AND (t.expiry_date IS NULL OR t.expiry_date > ?)
+         ) c
+         WHERE running - credits_available < wanted
+         ORDER BY wallet_id, ${SPEND_ORDER}`,
+        [...[...wants].flatMap(([id, credits]) => [id, str(credits)]), now],
+      ),
+    );
+    for (const r of rows) found.get(r.wallet_id)!.push({ id: r.id, creditsAvailable: exact(r.credits_available) });
+    return found;
   }
 
   /** Completed credits of the wallet whose expiry has passed and that still hold credits. */

@@ -1,4 +1,4 @@
-import type { Db, Knex, Trx } from '@billstream/db';
+import { rowsOf, type Db, type Knex, type Trx } from '@billstream/db';
 import { exact, str } from '../exact';
 import type { AlertLevel, AlertSettings, AlertState, AutoTopup, PriceType, Scope, Wallet, WalletStatus, WalletType } from './domain';
 
@@ -170,6 +170,33 @@ export class WalletStore {
     return row && { wallet: walletFromRow(row), expiryDue: row.expiry_due };
   }
 
+  /**
+   * Locks several wallets in one statement, in id order (as every multi-wallet lock does,
+   * so that two of them never deadlock). The answer follows `targets`; undefined where the
+   * wallet does not exist in the target's tenant and environment.
+   */
+  async lockMany(
+    trx: Trx,
+    targets: Array<{ scope: Scope; id: string }>,
+    now: Date,
+  ): Promise<Array<{ wallet: Wallet; expiryDue: boolean } | undefined>> {
+    if (targets.length === 0) return [];
+    const values = targets.map(() => '(?, ?, ?)').join(', ');
+    const rows = rowsOf<WalletReadRow>(
+      await trx.raw(
+        `SELECT w.*, ${EXPIRY_DUE_SQL} FROM wallets w
+          WHERE (w.id, w.tenant_id, w.environment_id) IN (${values})
+          ORDER BY w.id FOR UPDATE OF w`,
+        [now, ...targets.flatMap((t) => [t.id, t.scope.tenantId, t.scope.environmentId])],
+      ),
+    );
+    const byKey = new Map(rows.map((r) => [`${r.tenant_id}\u0000${r.environment_id}\u0000${r.id}`, r]));
+    return targets.map((t) => {
+      const row = byKey.get(`${t.scope.tenantId}\u0000${t.scope.environmentId}\u0000${t.id}`);
+      return row && { wallet: walletFromRow(row), expiryDue: row.expiry_due };
+    });
+  }
+
   /** The wallet, and whether one of its credits has expired without its expiry debit yet. */
   async find(conn: Conn, scope: Scope, id: string, now: Date): Promise<{ wallet: Wallet; expiryDue: boolean } | undefined> {
     const row = (await conn('wallets as w')
@@ -228,17 +255,45 @@ export class WalletStore {
     return row?.id;
   }
 
+  /**
+   * Saves what a balance change alters (status, balances, alert states, ledger position,
+   * version) of several wallets in one statement.
+   */
+  updateLedgerMany(trx: Trx, wallets: Wallet[]): Knex.Raw {
+    const values = wallets.map(() => '(?, ?, ?::numeric, ?::numeric, ?, ?, ?::bigint, ?::integer, ?::timestamptz)').join(', ');
+    return trx.raw(
+      `UPDATE wallets w SET wallet_status = v.wallet_status, credit_balance = v.credit_balance,
+              pending_credits = v.pending_credits, alert_state = v.alert_state,
+              ongoing_alert_state = v.ongoing_alert_state, ledger_seq = v.ledger_seq,
+              version = v.version, updated_at = v.updated_at
+         FROM (VALUES ${values}) AS v(id, wallet_status, credit_balance, pending_credits, alert_state,
+              ongoing_alert_state, ledger_seq, version, updated_at)
+        WHERE w.id = v.id`,
+      wallets.flatMap((w) => [
+        w.id,
+        w.walletStatus,
+        str(w.creditBalance),
+        str(w.pendingCredits),
+        w.alertState,
+        w.ongoingAlertState,
+        w.ledgerSeq,
+        w.version,
+        w.updatedAt,
+      ]),
+    );
+  }
+
   update(trx: Trx, wallet: Wallet): Knex.QueryBuilder {
     const { id: _id, tenant_id: _t, environment_id: _e, created_at: _c, ...changes } = walletToRow(wallet);
     return trx('wallets').where({ id: wallet.id }).update(changes);
   }
 }
 
-function expiryDueColumn(conn: Knex, now: Date): Knex.Raw {
-  return conn.raw(
-    `EXISTS (SELECT 1 FROM transactions t WHERE t.wallet_id = w.id AND t.type = 'CREDIT'
+/** Whether a credit of wallet `w` has expired without its expiry debit yet (binds: now). */
+const EXPIRY_DUE_SQL = `EXISTS (SELECT 1 FROM transactions t WHERE t.wallet_id = w.id AND t.type = 'CREDIT'
        AND t.transaction_status = 'COMPLETED' AND t.credits_available > 0 AND t.expiry_date IS NOT NULL
-       AND t.expiry_date <= ?) AS expiry_due`,
-    [now],
-  );
+       AND t.expiry_date <= ?) AS expiry_due`;
+
+function expiryDueColumn(conn: Knex, now: Date): Knex.Raw {
+  return conn.raw(EXPIRY_DUE_SQL, [now]);
 }
