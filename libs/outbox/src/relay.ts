@@ -11,6 +11,11 @@ export interface OutboxRelayOptions {
   batchSize?: number;
   /** Poll interval when idle; `nudge()` wakes the relay at once. */
   idleMs?: number;
+  /**
+   * When commits keep nudging, the pause between two rounds: events wait up to this long,
+   * rounds carry more rows and cost the database fewer statements per event.
+   */
+  coalesceMs?: number;
   /** Published rows are deleted after this long. */
   retentionMs?: number;
   /** Ids of consumed messages (processed_messages of this schema) are kept this long. */
@@ -38,12 +43,14 @@ export class OutboxRelay {
   private lastCleanup = 0;
   private readonly batchSize: number;
   private readonly idleMs: number;
+  private readonly coalesceMs: number;
   private readonly retentionMs: number;
   private readonly processedRetentionMs: number;
 
   constructor(private readonly options: OutboxRelayOptions) {
     this.batchSize = options.batchSize ?? 500;
     this.idleMs = options.idleMs ?? 250;
+    this.coalesceMs = options.coalesceMs ?? 10;
     this.retentionMs = options.retentionMs ?? 24 * 3600 * 1000;
     this.processedRetentionMs = options.processedRetentionMs ?? 14 * 24 * 3600 * 1000;
   }
@@ -66,12 +73,14 @@ export class OutboxRelay {
     this.wake?.();
   }
 
-  /** One round: publishes up to a batch and returns how many rows it published. */
-  async runOnce(): Promise<number> {
+  /**
+   * One round: publishes up to a batch and returns how many rows it published. `nudged`:
+   * a commit announced rows, so the round skips its probe.
+   */
+  async runOnce(nudged = false): Promise<number> {
     const { db, schema, bus } = this.options;
     // Idle rounds cost one indexed read, not a transaction.
-    const waiting = await db('outbox').whereNull('published_at').first('seq');
-    if (!waiting) return 0;
+    if (!nudged && !(await db('outbox').whereNull('published_at').first('seq'))) return 0;
     return db.transaction(async (trx) => {
       // The advisory lock and the read in one statement: no rows when another replica relays.
       const rows = rowsOf<OutboxRow>(
@@ -116,9 +125,10 @@ export class OutboxRelay {
     const { logger } = this.options;
     let failures = 0;
     while (this.running) {
+      const nudged = this.pending && failures === 0;
       this.pending = false;
       try {
-        const published = await this.runOnce();
+        const published = await this.runOnce(nudged);
         failures = 0;
         if (published >= this.batchSize) continue;
         await this.cleanup();
@@ -127,8 +137,9 @@ export class OutboxRelay {
         logger.warn('outbox relay round failed; will retry', { schema: this.options.schema, err });
       }
       if (!this.running) break;
-      if (this.pending && failures === 0) continue;
-      const delay = failures > 0 ? Math.min(5000, 200 * 2 ** failures) : this.idleMs;
+      // Under a stream of commits, rounds come at most every coalesceMs: fewer, larger rounds.
+      if (this.pending && failures === 0 && this.coalesceMs === 0) continue;
+      const delay = failures > 0 ? Math.min(5000, 200 * 2 ** failures) : this.pending ? this.coalesceMs : this.idleMs;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, delay);
         this.wake = () => {

@@ -13,5 +13,6 @@ runServiceProcess({
       internalToken: config.INTERNAL_TOKEN,
       customerServiceUrl: config.CUSTOMER_SERVICE_URL,
       expiryIntervalMs: config.WALLET_EXPIRY_INTERVAL_MS,
+      debitTransactions: config.WALLET_DEBIT_TRANSACTIONS,
     }),
 });

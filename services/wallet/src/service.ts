@@ -25,6 +25,8 @@ export interface WalletServiceConfig {
   customerServiceUrl: string | (() => string | undefined);
   /** How often the credit expiry job runs; 0 turns the schedule off. Default: WALLET_EXPIRY_INTERVAL_MS of `env`, else 60 s. */
   expiryIntervalMs?: number;
+  /** Debit transactions (group commits) at once; default WALLET_DEBIT_TRANSACTIONS of `env`, else 2. */
+  debitTransactions?: number;
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
   /** Replaces the HTTP lookup of customers (tests of the ledger without a customer service). */
@@ -50,8 +52,10 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
   const httpLookup = new HttpCustomerLookup(getUrl, config.internalToken);
   const directory = new CustomerDirectory(db, customerStore, config.customerLookup ?? httpLookup, clock);
   const wallets = new WalletService(db, walletStore, transactionStore, directory, ledger);
-  const transactions = new TransactionService(db, walletStore, transactionStore, ledger, new DebitBatcher(ledger, transactionStore));
-  const intervalMs = config.expiryIntervalMs ?? walletSettingsFrom(config.env ?? {}).expiryIntervalMs;
+  const settings = walletSettingsFrom(config.env ?? {});
+  const batcher = new DebitBatcher(ledger, transactionStore, { maxConcurrent: config.debitTransactions ?? settings.debitTransactions });
+  const transactions = new TransactionService(db, walletStore, transactionStore, ledger, batcher);
+  const intervalMs = config.expiryIntervalMs ?? settings.expiryIntervalMs;
   const expiry = new ExpiryJob(ledger, logger, intervalMs);
   let subscription: Subscription | undefined;
 

@@ -32,7 +32,7 @@ export interface DebitBatcherOptions {
 /**
  * Group commit for debits. Debits that arrive while the database is busy wait, and the next
  * transaction takes all of them (up to `maxBatch`, whatever their wallets): one statement
- * locks their wallets, one reads the idempotency keys, one the spendable credits, one saves
+ * locks their wallets, one reads the idempotency keys and the spendable credits, one saves
  * every change, one commit. Each debit still gets its own checks (idempotency, status,
  * overdraft) in arrival order, its own transaction row and its own answer; a refused debit
  * does not affect the others. Debits of one wallet never run in two transactions at once,
@@ -105,10 +105,8 @@ export class DebitBatcher {
           for (const [i, debits] of wallets.entries()) {
             if (changes[i]) hints.set(debits[0].walletId, sumOf(debits.map((d) => d.request.credits)));
           }
-          const [earlier, spendable] = [
-            await this.transactions.byIdempotencyKeysMany(trx, pairs),
-            await this.transactions.spendableMany(trx, hints, changes.find(Boolean)?.now ?? this.ledger.clock()),
-          ];
+          const now = changes.find(Boolean)?.now ?? this.ledger.clock();
+          const { earlier, spendable } = await this.transactions.debitReads(trx, pairs, hints, now);
           for (const [i, debits] of wallets.entries()) {
             const change = changes[i];
             const walletId = debits[0].walletId;

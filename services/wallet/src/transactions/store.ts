@@ -96,6 +96,7 @@ export interface SpendableCredit {
 }
 
 const SPEND_ORDER = 'priority ASC NULLS LAST, expiry_date ASC NULLS LAST, created_at ASC, id ASC';
+const SPEND_ORDER_T = 't.priority ASC NULLS LAST, t.expiry_date ASC NULLS LAST, t.created_at ASC, t.id ASC';
 
 export class TransactionStore {
   insertMany(conn: Conn, txns: WalletTransaction[]): Knex.QueryBuilder {
@@ -111,26 +112,6 @@ export class TransactionStore {
     if (keys.length === 0) return new Map();
     const rows = await trx<TransactionRow>('transactions').where({ wallet_id: walletId }).whereIn('idempotency_key', keys);
     return new Map(rows.map((r) => [r.idempotency_key!, transactionFromRow(r)]));
-  }
-
-  /** Earlier transactions of several wallets by idempotency key: wallet id -> key -> transaction. */
-  async byIdempotencyKeysMany(trx: Trx, pairs: Array<{ walletId: string; key: string }>): Promise<Map<string, Map<string, WalletTransaction>>> {
-    const found = new Map<string, Map<string, WalletTransaction>>();
-    if (pairs.length === 0) return found;
-    const wanted = new Set(pairs.map((p) => `${p.walletId}\u0000${p.key}`));
-    const rows = rowsOf<TransactionRow>(
-      await trx.raw('SELECT * FROM transactions WHERE wallet_id = ANY(?::text[]) AND idempotency_key = ANY(?::text[])', [
-        [...new Set(pairs.map((p) => p.walletId))],
-        [...new Set(pairs.map((p) => p.key))],
-      ]),
-    );
-    for (const row of rows) {
-      if (!wanted.has(`${row.wallet_id}\u0000${row.idempotency_key}`)) continue;
-      let byKey = found.get(row.wallet_id);
-      if (!byKey) found.set(row.wallet_id, (byKey = new Map()));
-      byKey.set(row.idempotency_key!, transactionFromRow(row));
-    }
-    return found;
   }
 
   async byId(conn: Conn, walletId: string, id: string): Promise<WalletTransaction | undefined> {
@@ -161,28 +142,54 @@ export class TransactionStore {
     return rows.map((r) => ({ id: r.id, creditsAvailable: exact(r.credits_available) }));
   }
 
-  /** `spendable` for several wallets in one statement: wallet id -> its first credits covering the amount wanted. */
-  async spendableMany(trx: Trx, wants: Map<string, Decimal>, now: Date): Promise<Map<string, SpendableCredit[]>> {
-    const found = new Map<string, SpendableCredit[]>([...wants.keys()].map((id) => [id, []]));
-    if (wants.size === 0) return found;
-    const values = [...wants].map(() => '(?, ?::numeric)').join(', ');
-    const rows = rowsOf<{ wallet_id: string; id: string; credits_available: string }>(
-      await trx.raw(
-        `SELECT wallet_id, id, credits_available FROM (
-           SELECT t.wallet_id, t.id, t.credits_available, t.priority, t.expiry_date, t.created_at, v.wanted,
-                  sum(t.credits_available) OVER (PARTITION BY t.wallet_id ORDER BY ${SPEND_ORDER.replace(/(\w+) (ASC)/g, 't.$1 $2')}) AS running
-             FROM (VALUES ${values}) AS v(wallet_id, wanted)
-             JOIN transactions t ON t.wallet_id = v.wallet_id
-            WHERE t.type = 'CREDIT' AND t.transaction_status = 'COMPLETED' AND t.credits_available > 0
-              AND (t.expiry_date IS NULL OR t.expiry_date > ?)
-         ) c
-         WHERE running - credits_available < wanted
-         ORDER BY wallet_id, ${SPEND_ORDER}`,
-        [...[...wants].flatMap(([id, credits]) => [id, str(credits)]), now],
-      ),
-    );
-    for (const r of rows) found.get(r.wallet_id)!.push({ id: r.id, creditsAvailable: exact(r.credits_available) });
-    return found;
+  /**
+   * What a batch of debits reads once its wallets are locked, in one statement: the earlier
+   * transactions carrying the batch's idempotency keys (wallet id -> key -> transaction), and
+   * for each wallet of `wants` the first spendable credits covering the amount wanted, in
+   * the spec's order (as `spendable`).
+   */
+  async debitReads(
+    trx: Trx,
+    pairs: Array<{ walletId: string; key: string }>,
+    wants: Map<string, Decimal>,
+    now: Date,
+  ): Promise<{ earlier: Map<string, Map<string, WalletTransaction>>; spendable: Map<string, SpendableCredit[]> }> {
+    const earlier = new Map<string, Map<string, WalletTransaction>>();
+    const spendable = new Map<string, SpendableCredit[]>([...wants.keys()].map((id) => [id, []]));
+    if (pairs.length === 0 && wants.size === 0) return { earlier, spendable };
+    const keyed = `SELECT 'e' AS part, t.* FROM transactions t WHERE t.wallet_id = ANY(?::text[]) AND t.idempotency_key = ANY(?::text[])`;
+    const bindings: Knex.RawBinding[] = [];
+    let sql = keyed;
+    const keyBindings = [[...new Set(pairs.map((p) => p.walletId))], [...new Set(pairs.map((p) => p.key))]];
+    if (wants.size > 0) {
+      const values = [...wants].map(() => '(?, ?::numeric)').join(', ');
+      bindings.push(...[...wants].flatMap(([id, credits]) => [id, str(credits)]), now);
+      sql = `WITH v(wallet_id, wanted) AS (VALUES ${values}),
+        spend AS (
+          SELECT id FROM (
+            SELECT t.id, t.credits_available, v.wanted,
+                   sum(t.credits_available) OVER (PARTITION BY t.wallet_id ORDER BY ${SPEND_ORDER_T}) AS running
+              FROM v JOIN transactions t ON t.wallet_id = v.wallet_id
+             WHERE t.type = 'CREDIT' AND t.transaction_status = 'COMPLETED' AND t.credits_available > 0
+               AND (t.expiry_date IS NULL OR t.expiry_date > ?)
+          ) c WHERE running - credits_available < wanted
+        )
+        SELECT 's' AS part, t.* FROM transactions t WHERE t.id IN (SELECT id FROM spend)
+        UNION ALL ${keyed}
+        ORDER BY part DESC, wallet_id, ${SPEND_ORDER}`;
+    }
+    bindings.push(...keyBindings);
+    const wanted = new Set(pairs.map((p) => `${p.walletId}\u0000${p.key}`));
+    for (const row of rowsOf<TransactionRow & { part: 's' | 'e' }>(await trx.raw(sql, bindings))) {
+      if (row.part === 's') {
+        spendable.get(row.wallet_id)!.push({ id: row.id, creditsAvailable: exact(row.credits_available) });
+      } else if (wanted.has(`${row.wallet_id}\u0000${row.idempotency_key}`)) {
+        let byKey = earlier.get(row.wallet_id);
+        if (!byKey) earlier.set(row.wallet_id, (byKey = new Map()));
+        byKey.set(row.idempotency_key!, transactionFromRow(row));
+      }
+    }
+    return { earlier, spendable };
   }
 
   /** Completed credits of the wallet whose expiry has passed and that still hold credits. */
