@@ -38,9 +38,19 @@ function freePort() {
   });
 }
 
-/** Starts services/<name>/dist/main.js with `env`; with `profileDir`, under --cpu-prof. */
+/** The node flags the Dockerfile's target for `name` runs with (CMD ["node", flags..., main]). */
+function nodeFlagsOf(name) {
+  const docker = fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+  const cmd = docker.split('\n').find((l) => l.startsWith('CMD') && l.includes(`services/${name}/dist/main.js`));
+  return cmd ? JSON.parse(cmd.slice(3).trim()).slice(1, -1) : [];
+}
+
+/**
+ * Starts services/<name>/dist/main.js with `env` and the node flags of its Dockerfile target
+ * (the benchmark runs what is deployed); with `profileDir`, under --cpu-prof.
+ */
 function launch(name, env, profileDir) {
-  const args = [];
+  const args = [...nodeFlagsOf(name)];
   if (profileDir) args.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`);
   args.push(path.join(ROOT, 'services', name, 'dist', 'main.js'));
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -140,4 +150,4 @@ function coresBusy(before, after, seconds) {
   return Object.fromEntries(Object.keys(after).map((k) => [k, Math.round(((after[k] - (before[k] || 0)) / seconds) * 100) / 100]));
 }
 
-module.exports = { cpuSeconds, coresBusy, ADMIN_URL, adminQuery, percentile, sleep, freePort, launch, waitReady, stopProcess, summarizeProfile };
+module.exports = { nodeFlagsOf, cpuSeconds, coresBusy, ADMIN_URL, adminQuery, percentile, sleep, freePort, launch, waitReady, stopProcess, summarizeProfile };

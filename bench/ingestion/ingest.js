@@ -30,7 +30,7 @@ const { KafkaBus, TOPICS } = require('@billstream/bus');
 const { createLogger } = require('@billstream/logger');
 const { performance } = require('node:perf_hooks');
 
-const { ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, waitReady, stopProcess, summarizeProfile } = require('../common');
+const { cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, waitReady, stopProcess, summarizeProfile } = require('../common');
 const launch = (name, env, profileDir) => require('../common').launch(name, env, PROFILE === name ? profileDir : undefined);
 const KAFKA_BROKERS = process.env.KAFKA_BROKERS || '127.0.0.1:9092';
 const DURATION_S = Number(process.env.DURATION_S || 60);
@@ -167,6 +167,8 @@ async function main() {
     maxRss = Math.max(maxRss, rssMb(gateway.child.pid));
   }, 500);
   const storedSeries = [];
+  const pids = { gateway: gateway.child.pid, aggregator: aggregator.child.pid, client: process.pid };
+  const cpuBefore = cpuSeconds(pids);
   const started = Date.now();
   const endAt = started + DURATION_S * 1000;
   const storedTimer = setInterval(async () => {
@@ -186,6 +188,7 @@ async function main() {
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, client));
   const sendSeconds = (Date.now() - started) / 1000;
+  const cores = coresBusy(cpuBefore, cpuSeconds(pids), sendSeconds);
   const storedAtSendEnd = (await storedCount()) - baseStored;
   while ((await storedCount()) - baseStored < accepted) await sleep(100);
   const drainSeconds = (Date.now() - started) / 1000;
@@ -204,6 +207,7 @@ async function main() {
     stored_per_s_until_all_stored: Math.round(accepted / drainSeconds),
     bulk_request_ms: { p50: percentile(requestMs, 50), p99: percentile(requestMs, 99) },
     gateway_max_rss_mb: Math.round(maxRss),
+    cores_busy_during_send: cores,
     stored_series: storedSeries.filter((_, i) => i % 10 === 9),
   };
   console.log(JSON.stringify({ throughput }, null, 2));

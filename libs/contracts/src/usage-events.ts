@@ -12,9 +12,21 @@ const boundedText = (max: number) =>
 
 export const USAGE_EVENT_MIN_YEAR = 1970;
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Whether `v` starts with a real calendar date (yyyy-mm-dd), by arithmetic: this runs for every event. */
 function isCalendarDate(v: string): boolean {
-  const day = Date.parse(`${v.slice(0, 10)}T00:00:00Z`);
-  return !Number.isNaN(day) && new Date(day).toISOString().slice(0, 10) === v.slice(0, 10);
+  const year = Number(v.slice(0, 4));
+  const month = Number(v.slice(5, 7));
+  const day = Number(v.slice(8, 10));
+  if (!(month >= 1 && month <= 12 && day >= 1)) return false;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  return day <= (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]);
+}
+
+/** Whether `hh:mm:ss` at offset 11 of `v` is an ordinary time of day (no 24:00, no leap second). */
+function isPlainTime(v: string): boolean {
+  return v.slice(11, 13) <= '23' && v.slice(14, 16) <= '59' && v.slice(17, 19) <= '59';
 }
 
 /** An event timestamp: ISO 8601 with a zone, up to 9 fraction digits, from 1970 on. */
@@ -300,9 +312,12 @@ const TIMESTAMP_PARTS = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(
 export function normalizeEventTimestamp(value: string): string {
   const m = TIMESTAMP_PARTS.exec(value);
   if (!m) throw new Error(`not an ISO 8601 timestamp with a zone: ${value}`);
+  const micros = (m[2] ?? '').padEnd(6, '0').slice(0, 6);
+  if (!isCalendarDate(m[1])) throw new Error(`not a calendar date: ${value}`);
+  // Already UTC with an ordinary time of day: the text is its own normal form.
+  if (m[3] === 'Z' && isPlainTime(m[1])) return `${m[1]}.${micros}Z`;
   const zone = m[3] === 'Z' ? 'Z' : `${m[3].slice(0, 3)}:${m[3].slice(-2)}`;
   const seconds = Date.parse(`${m[1]}${zone}`);
   if (Number.isNaN(seconds)) throw new Error(`not a valid date: ${value}`);
-  const micros = (m[2] ?? '').padEnd(6, '0').slice(0, 6);
   return `${new Date(seconds).toISOString().slice(0, 19)}.${micros}Z`;
 }

@@ -13,8 +13,25 @@ describe('normalizeEventTimestamp', () => {
     ['2026-01-02T03:04:05.5+02:00', '2026-01-02T01:04:05.500000Z'],
     ['2026-01-02T00:30:00-0130', '2026-01-02T02:00:00.000000Z'],
     ['2026-12-31T23:00:00-02:00', '2027-01-01T01:00:00.000000Z'],
+    ['2026-01-01T24:00:00Z', '2026-01-02T00:00:00.000000Z'],
+    ['2024-02-29T12:00:00Z', '2024-02-29T12:00:00.000000Z'],
+    ['2000-02-29T23:59:59.999999Z', '2000-02-29T23:59:59.999999Z'],
   ])('%s -> %s', (input, expected) => {
     expect(normalizeEventTimestamp(input)).toBe(expected);
+  });
+
+  it.each(['2026-02-30T00:00:00Z', '2026-13-01T00:00:00Z', '2026-01-01T23:60:00Z', '2026-01-01T23:59:60Z'])('refuses %s', (input) => {
+    expect(() => normalizeEventTimestamp(input)).toThrow();
+  });
+});
+
+describe('event timestamps in requests', () => {
+  const event = (timestamp: string) => ({ event_name: 'e', external_customer_id: 'c', timestamp });
+  it.each(['2026-02-29T00:00:00Z', '1900-02-29T00:00:00Z', '2026-04-31T00:00:00Z', '2026-00-10T00:00:00Z'])('refuses the non-date %s', (ts) => {
+    expect(() => validateBulk([event(ts)])).toThrow(ValidationError);
+  });
+  it.each(['2024-02-29T00:00:00Z', '2000-02-29T00:00:00Z', '2026-12-31T23:59:59Z'])('accepts %s', (ts) => {
+    expect(() => validateBulk([event(ts)])).not.toThrow();
   });
 });
 
