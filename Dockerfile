@@ -56,7 +56,7 @@ FROM runtime AS gateway
 COPY --from=app /app/services/gateway ./services/gateway
 ENV PORT=8080
 EXPOSE 8080
-CMD ["node", "--max-semi-space-size=32", "services/gateway/dist/main.js"]
+CMD ["node", "--max-semi-space-size=16", "services/gateway/dist/main.js"]
 
 FROM runtime AS customer
 COPY --from=app /app/services/customer ./services/customer
@@ -74,7 +74,7 @@ FROM runtime AS ingestion-aggregator
 COPY --from=app /app/services/ingestion-aggregator ./services/ingestion-aggregator
 ENV PORT=8083
 EXPOSE 8083
-CMD ["node", "--max-semi-space-size=32", "services/ingestion-aggregator/dist/main.js"]
+CMD ["node", "--max-semi-space-size=16", "services/ingestion-aggregator/dist/main.js"]
 
 FROM runtime AS webhook-dispatcher
 COPY --from=app /app/services/webhook-dispatcher ./services/webhook-dispatcher
