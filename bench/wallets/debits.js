@@ -205,7 +205,7 @@ async function startProcesses() {
     key,
     stop: async () => {
       for (const proc of procs.reverse()) await stopProcess(proc);
-      await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+      if (!process.env.KEEP_DB) await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
       if (PROFILE) console.log(JSON.stringify(summarizeProfile(PROFILE_DIR), null, 2));
     },
   };
@@ -252,7 +252,7 @@ async function startStandalone() {
     pids: { billstream: proc.child.pid },
     stop: async () => {
       await stopProcess(proc);
-      await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+      if (!process.env.KEEP_DB) await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
       if (PROFILE) console.log(JSON.stringify(summarizeProfile(PROFILE_DIR), null, 2));
     },
   };

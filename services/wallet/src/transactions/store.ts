@@ -163,14 +163,15 @@ export class TransactionStore {
     const keyBindings = [[...new Set(pairs.map((p) => p.walletId))], [...new Set(pairs.map((p) => p.key))]];
     if (wants.size > 0) {
       const values = [...wants].map(() => '(?, ?::numeric)').join(', ');
-      bindings.push(...[...wants].flatMap(([id, credits]) => [id, str(credits)]), now);
+      bindings.push(...[...wants].flatMap(([id, credits]) => [id, str(credits)]), [...wants.keys()], now);
       sql = `WITH v(wallet_id, wanted) AS (VALUES ${values}),
         spend AS (
           SELECT id FROM (
             SELECT t.id, t.credits_available, v.wanted,
                    sum(t.credits_available) OVER (PARTITION BY t.wallet_id ORDER BY ${SPEND_ORDER_T}) AS running
               FROM v JOIN transactions t ON t.wallet_id = v.wallet_id
-             WHERE t.type = 'CREDIT' AND t.transaction_status = 'COMPLETED' AND t.credits_available > 0
+             WHERE t.wallet_id = ANY(?::text[])
+               AND t.type = 'CREDIT' AND t.transaction_status = 'COMPLETED' AND t.credits_available > 0
                AND (t.expiry_date IS NULL OR t.expiry_date > ?)
           ) c WHERE running - credits_available < wanted
         )

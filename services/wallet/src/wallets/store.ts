@@ -182,12 +182,13 @@ export class WalletStore {
   ): Promise<Array<{ wallet: Wallet; expiryDue: boolean } | undefined>> {
     if (targets.length === 0) return [];
     const values = targets.map(() => '(?, ?, ?)').join(', ');
+    // id = ANY(...) lets the primary key find the rows; the tuple test keeps them in scope.
     const rows = rowsOf<WalletReadRow>(
       await trx.raw(
         `SELECT w.*, ${EXPIRY_DUE_SQL} FROM wallets w
-          WHERE (w.id, w.tenant_id, w.environment_id) IN (${values})
+          WHERE w.id = ANY(?::text[]) AND (w.id, w.tenant_id, w.environment_id) IN (${values})
           ORDER BY w.id FOR UPDATE OF w`,
-        [now, ...targets.flatMap((t) => [t.id, t.scope.tenantId, t.scope.environmentId])],
+        [now, targets.map((t) => t.id), ...targets.flatMap((t) => [t.id, t.scope.tenantId, t.scope.environmentId])],
       ),
     );
     const byKey = new Map(rows.map((r) => [`${r.tenant_id}\u0000${r.environment_id}\u0000${r.id}`, r]));
