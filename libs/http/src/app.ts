@@ -42,7 +42,13 @@ export function createHttpApp({ logger, bodyLimits = [] }: HttpAppOptions): Expr
     const incoming = req.header(INTERNAL_HEADERS.requestId);
     const requestId = incoming && REQUEST_ID_PATTERN.test(incoming) ? incoming : newUlid();
     res.locals.requestId = requestId;
-    res.locals.logger = logger.child({ requestId });
+    // The request's logger is made on first use: most requests never log.
+    let child: Logger | undefined;
+    Object.defineProperty(res.locals, 'logger', {
+      get: () => (child ??= logger.child({ requestId })),
+      configurable: true,
+      enumerable: true,
+    });
     res.setHeader('X-Request-Id', requestId);
     // winston formats a line before its transports drop it by level: skip it up front.
     if (!logger.isLevelEnabled('http')) return next();

@@ -40,7 +40,9 @@ export function mountRoute<D extends RouteDef>(app: Express, def: D, handler: Ro
     const result = await handler({
       ...input,
       ctx: contextOf(res),
-      logger: (res.locals.logger as Logger | undefined) ?? logger,
+      get logger() {
+        return (res.locals.logger as Logger | undefined) ?? logger;
+      },
       req,
       res,
     });
