@@ -119,8 +119,8 @@ export class EventStore {
     });
   }
 
-  private filtered(filter: EventFilter) {
-    const q = this.db('events').where({ tenant_id: filter.tenantId, environment_id: filter.environmentId });
+  private filtered(filter: EventFilter, conn: Db | Trx = this.db) {
+    const q = conn('events').where({ tenant_id: filter.tenantId, environment_id: filter.environmentId });
     if (filter.externalCustomerId !== undefined) q.andWhere('external_customer_id', filter.externalCustomerId);
     if (filter.eventName !== undefined) q.andWhere('event_name', filter.eventName);
     if (filter.from !== undefined) q.andWhere('timestamp', '>=', filter.from);
@@ -128,27 +128,36 @@ export class EventStore {
     return q;
   }
 
-  /** A page of events, newest first (ties by event id), and the size of the filtered set. */
+  /**
+   * A page of events, newest first (ties by event id), and the size of the filtered set, read
+   * in one snapshot (a read-only repeatable-read transaction): events stored in between never
+   * make the page and total_count disagree.
+   */
   async query(filter: EventFilter, limit: number, offset: number): Promise<{ events: StoredEvent[]; total: number }> {
-    const [rows, countRows] = await Promise.all([
-      this.filtered(filter)
-        .select(
-          'event_id',
-          'event_name',
-          'external_customer_id',
-          'customer_id',
-          this.db.raw(`${ISO_MICROS} AS timestamp`),
-          'properties',
-          'source',
-        )
-        .orderBy([
-          { column: 'events.timestamp', order: 'desc' },
-          { column: 'event_id', order: 'desc' },
-        ])
-        .limit(limit)
-        .offset(offset),
-      this.filtered(filter).count<{ count: number }[]>({ count: '*' }),
-    ]);
+    return this.db.transaction(async (trx: Trx) => this.queryIn(trx, filter, limit, offset), {
+      isolationLevel: 'repeatable read',
+      readOnly: true,
+    });
+  }
+
+  private async queryIn(trx: Trx, filter: EventFilter, limit: number, offset: number): Promise<{ events: StoredEvent[]; total: number }> {
+    const rows = await this.filtered(filter, trx)
+      .select(
+        'event_id',
+        'event_name',
+        'external_customer_id',
+        'customer_id',
+        trx.raw(`${ISO_MICROS} AS timestamp`),
+        'properties',
+        'source',
+      )
+      .orderBy([
+        { column: 'events.timestamp', order: 'desc' },
+        { column: 'event_id', order: 'desc' },
+      ])
+      .limit(limit)
+      .offset(offset);
+    const countRows = await this.filtered(filter, trx).count<{ count: number }[]>({ count: '*' });
     return { events: (rows as EventRow[]).map(toEvent), total: Number(countRows[0]?.count ?? 0) };
   }
 
