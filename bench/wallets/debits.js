@@ -140,7 +140,7 @@ function writeReadme(rows, meta) {
         `| ${r.name} | ${r.rate}/s | ${r.achieved_rps}/s | ${r.requests} | ${r.ok} | ${JSON.stringify(r.errors)} | ${fmt(r.p50)} | ${fmt(r.p95)} | ${fmt(r.p99)} | ${fmt(r.max)} | < ${r.goal} ms ${r.p99 < r.goal ? 'met' : 'MISSED'} |`,
     ),
   ].join('\n');
-  const block = `<!-- RESULTS:START -->\nRun ${meta.date} on ${meta.cpus} cores (${meta.cpuModel}), shared with other engineers' builds and tests at the time (load average at start ${meta.load}); bus: ${meta.bus}; ${DURATION_S} s per scenario after a ${WARMUP_S} s warm-up.\n\n${table}\n<!-- RESULTS:END -->`;
+  const block = `<!-- RESULTS:START -->\nRun ${meta.date} on ${meta.cpus} cores (${meta.cpuModel}) (load average at start ${meta.load}); bus: ${meta.bus}; ${DURATION_S} s per scenario after a ${WARMUP_S} s warm-up.\n\n${table}\n<!-- RESULTS:END -->`;
   const current = fs.existsSync(README) ? fs.readFileSync(README, 'utf8') : '';
   const next = current.includes('<!-- RESULTS:START -->')
     ? current.replace(/<!-- RESULTS:START -->[\s\S]*<!-- RESULTS:END -->/, block)

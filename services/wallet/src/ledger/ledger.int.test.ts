@@ -1,4 +1,7 @@
 import { DomainError } from '@billstream/errors';
+import { migratedDb, testLogger } from '@billstream/testing';
+import { migrations, SCHEMA } from '../migrations';
+import { createWalletService } from '../service';
 import { Exact } from '../exact';
 import { META, startLedgerHarness, type LedgerHarness } from '../testing/harness';
 import { assertLedgerAddsUp } from '../testing/invariants';
@@ -260,6 +263,48 @@ describe('wallet ledger (real Postgres)', () => {
       // One clock reading per database transaction: debits of several wallets shared one.
       const stamps = await h.db('transactions').whereIn('id', [...firstIds.values()]).distinct('created_at');
       expect(stamps.length).toBeLessThan(wallets.length / 2);
+    });
+
+    it('two replicas debiting overlapping wallets at once never deadlock and lose nothing', async () => {
+      // A second wallet service on its own connection pool = another replica. Both group
+      // debits of many wallets into transactions whose wallet sets overlap; wallet locks are
+      // always taken in id order, so no transaction waits on another in a cycle.
+      const replicaDb = await migratedDb(h.database.url, SCHEMA, migrations, 10);
+      const replica = createWalletService(
+        { db: replicaDb, bus: h.bus, logger: testLogger('wallet-replica') },
+        {
+          internalToken: 'test-internal-token-0123456789',
+          customerServiceUrl: 'http://127.0.0.1:9',
+          expiryIntervalMs: 0,
+          clock: h.clock.now,
+          customerLookup: { exists: async () => false },
+        },
+      );
+      try {
+        const wallets = await Promise.all(Array.from({ length: 12 }, () => h.wallet({ initialCredits: D('1000') })));
+        const expected = new Map(wallets.map((w) => [w.id, D('1000')]));
+        const calls: Array<Promise<unknown>> = [];
+        for (let i = 0; i < 600; i += 1) {
+          const w = wallets[(i * 7 + Math.floor(i / 12)) % wallets.length];
+          const service = i % 2 === 0 ? h.service : replica;
+          if (i % 10 === 0) {
+            calls.push(service.transactions.topup(META, w.id, topup('2')));
+            expected.set(w.id, expected.get(w.id)!.plus(2));
+          } else {
+            calls.push(service.transactions.debit(META, w.id, debit('1')));
+            expected.set(w.id, expected.get(w.id)!.minus(1));
+          }
+        }
+        const results = await Promise.allSettled(calls);
+        expect(results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+        for (const w of wallets) {
+          const { wallet } = await h.service.wallets.balance(META, w.id);
+          expect(wallet.creditBalance.toFixed()).toBe(expected.get(w.id)!.toFixed());
+          await check(w.id);
+        }
+      } finally {
+        await replicaDb.destroy();
+      }
     });
 
     it('racing top-ups and debits on one wallet lose no update', async () => {
