@@ -3,18 +3,23 @@
  *
  *   npx tsc -b tsconfig.build.json && node bench/wallets/debits.js
  *
- * Starts the embedded stack (require('@billstream/standalone').startEmbedded: gateway and the
- * four services in this process, services reached over HTTP exactly as in production) on a
- * fresh Postgres database, with the in-process bus (set BENCH_KAFKA_BROKERS to use Kafka).
- * Creates customers and wallets through the gateway, then sends POST /v1/wallets/{id}/debit at
- * a fixed arrival rate: a request is sent when its slot comes, whether or not earlier ones
- * have finished, and its latency counts from its slot (no coordinated omission).
+ * MODE=embedded (default) runs the embedded default as `npm start` does
+ * (services/standalone/dist/main.js) in a process of its own; MODE=processes runs gateway,
+ * customer, wallet and webhook-dispatcher as separate processes on Kafka (KAFKA_BROKERS).
+ * Both on a fresh database of the local Postgres. Creates customers and wallets through the
+ * gateway, waits until the set-up's events are consumed, then sends
+ * POST /v1/wallets/{id}/debit at a fixed arrival rate from this process: a request is sent
+ * when its slot comes, whether or not earlier ones have finished, and its latency counts from
+ * its slot (no coordinated omission). Reports the CPU each process used while measuring.
  *
- * Scenarios: one hot wallet at 200/s, and 1,000 wallets at 1,000/s. Writes the figures to
- * bench/wallets/README.md (between the RESULTS markers).
+ * Scenarios (SCENARIOS=hot,many): one hot wallet at 200/s, and 1,000 wallets at 1,000/s.
+ * Writes the figures to bench/wallets/README.md (between the RESULTS markers) unless
+ * WRITE_README=0.
  *
  * Settings: ADMIN_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres),
- * DURATION_S per scenario (default 30), WARMUP_S (default 5), BENCH_KAFKA_BROKERS.
+ * DURATION_S per scenario (default 30), WARMUP_S (default 5), DATABASE_POOL_MAX (20),
+ * PROFILE=<process name> (CPU profile summary), KEEP_DB=1, PG_LOG_DURATIONS=1,
+ * BENCH_KAFKA_BROKERS (the embedded default on Kafka instead of the in-process bus).
  */
 const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
@@ -148,16 +153,21 @@ function writeReadme(rows, meta) {
   fs.writeFileSync(README, next);
 }
 
+/** A fresh database on the local Postgres and the API key the stack will bootstrap. */
+async function newBenchDatabase() {
+  const dbName = `bench_wallets_${Date.now().toString(36)}`;
+  await admin(`CREATE DATABASE "${dbName}"`);
+  const dbUrl = new URL(ADMIN_URL);
+  dbUrl.pathname = `/${dbName}`;
+  return { dbName, dbUrl, key: `bsk_bench_${randomBytes(18).toString('base64url')}` };
+}
+
 /**
  * The services as separate processes (their dist/main.js), on Kafka, the way they are
  * deployed: gateway, customer, wallet and webhook-dispatcher, each with its own pool.
  */
 async function startProcesses() {
-  const dbName = `bench_wallets_${Date.now().toString(36)}`;
-  await admin(`CREATE DATABASE "${dbName}"`);
-  const dbUrl = new URL(ADMIN_URL);
-  dbUrl.pathname = `/${dbName}`;
-  const key = `bsk_bench_${randomBytes(18).toString('base64url')}`;
+  const { dbName, dbUrl, key } = await newBenchDatabase();
   const names = ['customer', 'wallet', 'webhook-dispatcher', 'gateway'];
   const ports = {};
   for (const n of names) ports[n] = await freePort();
@@ -216,11 +226,7 @@ async function startProcesses() {
  * services in one process), on a database of the local Postgres, its own process.
  */
 async function startStandalone() {
-  const dbName = `bench_wallets_${Date.now().toString(36)}`;
-  await admin(`CREATE DATABASE "${dbName}"`);
-  const dbUrl = new URL(ADMIN_URL);
-  dbUrl.pathname = `/${dbName}`;
-  const key = `bsk_bench_${randomBytes(18).toString('base64url')}`;
+  const { dbName, dbUrl, key } = await newBenchDatabase();
   if (process.env.PG_LOG_DURATIONS) await admin(`ALTER DATABASE "${dbName}" SET log_min_duration_statement = 0`);
   const port = await freePort();
   const env = {

@@ -404,7 +404,7 @@ export class WalletChange {
     return parts;
   }
 
-  /** Starts the spending cache with credits read for several wallets at once (`spendableMany`). */
+  /** Starts the spending cache with credits read for several wallets at once (`debitReads`). */
   primeSpendable(credits: SpendableCredit[]): void {
     this.spendCache = { credits, total: sumOf(credits.map((c) => c.creditsAvailable)) };
   }
