@@ -34,8 +34,30 @@ export function parseRouteInput<D extends RouteDef>(def: D, req: Request) {
   };
 }
 
+/** A mounted route's whole work on a request: validation, handler, answer. */
+export type RouteRunner = (req: Request, res: Response) => Promise<void>;
+
+const ROUTE_TABLE = Symbol('billstream.routeTable');
+
+/**
+ * The routes mounted on `app` with `mountRoute`, by operationId. The embedded default's
+ * gateway runs these directly for services in its process (same validation, handler and
+ * answer, on the gateway's request, which is already authenticated and scoped), instead of
+ * a second HTTP request over loopback.
+ */
+export function routeTableOf(app: Express): Map<string, RouteRunner> {
+  const holder = app as unknown as { [ROUTE_TABLE]?: Map<string, RouteRunner> };
+  return (holder[ROUTE_TABLE] ??= new Map());
+}
+
 export function mountRoute<D extends RouteDef>(app: Express, def: D, handler: RouteHandler<D>, logger: Logger): void {
-  app[def.method](def.path, async (req: Request, res: Response) => {
+  const run = routeRunner(def, handler, logger);
+  routeTableOf(app).set(def.operationId, run);
+  app[def.method](def.path, run);
+}
+
+function routeRunner<D extends RouteDef>(def: D, handler: RouteHandler<D>, logger: Logger): RouteRunner {
+  return async (req: Request, res: Response) => {
     const input = parseRouteInput(def, req);
     const result = await handler({
       ...input,
@@ -55,5 +77,5 @@ export function mountRoute<D extends RouteDef>(app: Express, def: D, handler: Ro
     }
     if (def.status === 204) res.status(204).end();
     else res.status(def.status).json(result);
-  });
+  };
 }

@@ -2,7 +2,7 @@ import type { Express, Request, Response } from 'express';
 import { TOPICS } from '@billstream/bus';
 import { ALL_ROUTES, type ServiceName } from '@billstream/contracts';
 import { migrate, pingDb } from '@billstream/db';
-import { createHttpApp, finishApp, MiB, mountHealth, mountRoute, parseRouteInput } from '@billstream/http';
+import { createHttpApp, finishApp, MiB, mountHealth, mountRoute, parseRouteInput, type RouteRunner } from '@billstream/http';
 import type { Service, ServiceDeps } from '@billstream/runtime';
 import { apiKeyHandlers } from './api-keys/routes';
 import { ApiKeyService } from './api-keys/service';
@@ -19,6 +19,11 @@ import { TokenBucketLimiter } from './rate-limit';
 export interface GatewayConfig {
   internalToken: string;
   serviceUrls: Partial<Record<ServiceName, string>>;
+  /**
+   * Route tables (`routeTableOf`) of services running in this process (the embedded
+   * default): their routes answer directly instead of over loopback HTTP.
+   */
+  serviceRoutes?: Partial<Record<ServiceName, Map<string, RouteRunner>>>;
   rateLimitRps: number;
   rateLimitBurst: number;
   apiKeyCacheTtlMs?: number;
@@ -52,6 +57,12 @@ export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayC
       mountRoute(app, def, handler, logger);
     } else {
       const service = def.service;
+      const local = config.serviceRoutes?.[service]?.get(def.operationId);
+      if (local) {
+        // The service runs in this process: its route validates and answers this request.
+        app[def.method](def.path, local);
+        continue;
+      }
       app[def.method](def.path, async (req: Request, res: Response) => {
         parseRouteInput(def, req);
         await proxy.forward(service, req, res);

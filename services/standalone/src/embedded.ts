@@ -5,7 +5,7 @@ import { InProcessBus, KafkaBus, type Bus } from '@billstream/bus';
 import { migrate, openDb, type Db } from '@billstream/db';
 import { createCustomerService } from '@billstream/customer';
 import { createGateway, type Gateway } from '@billstream/gateway';
-import { listen, type Listening } from '@billstream/http';
+import { listen, routeTableOf, type Listening } from '@billstream/http';
 import { createIngestionService } from '@billstream/ingestion-aggregator';
 import type { Logger } from '@billstream/logger';
 import type { Service } from '@billstream/runtime';
@@ -29,6 +29,11 @@ export interface EmbeddedOptions {
   bootstrap?: { key: string; tenantId: string; environmentId: string };
   /** Extra settings of the services, passed through (e.g. webhook options). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * The gateway runs the services' routes directly (default true): one HTTP request per call
+   * instead of two. false forwards over loopback HTTP, as separate deployments do.
+   */
+  inProcessCalls?: boolean;
 }
 
 export interface Embedded {
@@ -98,6 +103,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   await Promise.all(services.map((s) => migrate(dbFor(s.schema), s.schema, s.migrations)));
   for (const service of services) await service.start();
 
+  const appOf = (name: string) => services.find((s) => s.name === name)!.app;
   const gateway = createGateway(deps('gateway', 'gateway'), {
     internalToken,
     serviceUrls: {
@@ -106,6 +112,15 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
       ingestion: urls['ingestion-aggregator'],
       webhook: urls['webhook-dispatcher'],
     },
+    serviceRoutes:
+      options.inProcessCalls === false
+        ? undefined
+        : {
+            customer: routeTableOf(appOf('customer')),
+            wallet: routeTableOf(appOf('wallet')),
+            ingestion: routeTableOf(appOf('ingestion-aggregator')),
+            webhook: routeTableOf(appOf('webhook-dispatcher')),
+          },
     rateLimitRps: options.rateLimitRps,
     rateLimitBurst: options.rateLimitBurst,
     bootstrap: options.bootstrap,
