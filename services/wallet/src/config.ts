@@ -6,7 +6,7 @@ export const walletEnv = {
   CUSTOMER_SERVICE_URL: z.string().url('must be the base URL of the customer service'),
   WALLET_EXPIRY_INTERVAL_MS: env.int(60_000, 0),
   /** Database transactions of debits (group commits) that run at once in one instance. */
-  WALLET_DEBIT_TRANSACTIONS: env.int(2, 1),
+  WALLET_DEBIT_TRANSACTIONS: env.int(1, 1),
 };
 
 /** Settings read from the environment by the embedded default (no customer URL: it is known in-process). */

@@ -25,7 +25,7 @@ export interface WalletServiceConfig {
   customerServiceUrl: string | (() => string | undefined);
   /** How often the credit expiry job runs; 0 turns the schedule off. Default: WALLET_EXPIRY_INTERVAL_MS of `env`, else 60 s. */
   expiryIntervalMs?: number;
-  /** Debit transactions (group commits) at once; default WALLET_DEBIT_TRANSACTIONS of `env`, else 2. */
+  /** Debit transactions (group commits) at once; default WALLET_DEBIT_TRANSACTIONS of `env`, else 1. */
   debitTransactions?: number;
   env?: NodeJS.ProcessEnv;
   clock?: Clock;

@@ -54,7 +54,7 @@ export class DebitBatcher {
     options: DebitBatcherOptions = {},
   ) {
     this.maxBatch = options.maxBatch ?? 100;
-    this.maxConcurrent = options.maxConcurrent ?? 2;
+    this.maxConcurrent = options.maxConcurrent ?? 1;
   }
 
   submit(ctx: EventContext, walletId: string, request: DebitRequest, hash: string): Promise<MovementResult> {
