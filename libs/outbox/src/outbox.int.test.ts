@@ -156,6 +156,43 @@ describe('transactional outbox to a Kafka consumer group (real Postgres and Kafk
     expect(after.published_at).not.toBeNull();
   });
 
+  it('under a stream of commits, relay rounds are at least coalesceMs apart and every row is published', async () => {
+    const rounds: number[] = [];
+    const published: string[] = [];
+    const coalescing = new OutboxRelay({
+      db: producerDb,
+      schema: SCHEMA,
+      bus: {
+        ...bus,
+        publish: async (_topic: string, messages: Array<{ headers?: Record<string, string> }>) => {
+          rounds.push(Date.now());
+          for (const m of messages) published.push(m.headers!['message-id']);
+        },
+      } as unknown as KafkaBus,
+      logger: testLogger(),
+      coalesceMs: 200,
+    });
+    while ((await relay.runOnce()) > 0);
+    coalescing.start();
+    const ids: string[] = [];
+    try {
+      // A commit and a nudge every 10 ms for 1 s.
+      for (let i = 0; i < 100; i += 1) {
+        const event = newDomainEvent('thing.created', ctx, { seq: 20_000 + i });
+        ids.push(event.id);
+        await producerDb.transaction(async (trx) => writeOutbox(trx, TOPIC, `stream_${i}`, event));
+        coalescing.nudge();
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await waitFor(() => ids.every((id) => published.includes(id)), { timeoutMs: 10_000, what: 'every streamed row published' });
+    } finally {
+      await coalescing.stop();
+    }
+    // About 1 s of commits: a round per 200 ms at most, not one per commit.
+    expect(rounds.length).toBeLessThanOrEqual(12);
+    for (let i = 2; i < rounds.length; i += 1) expect(rounds[i] - rounds[i - 1]).toBeGreaterThanOrEqual(150);
+  });
+
   it('forgets consumed message ids after their retention, keeping recent ones', async () => {
     const { pruneProcessedMessages } = await import('./index');
     await consumerDb('processed_messages').insert([

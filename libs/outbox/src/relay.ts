@@ -12,8 +12,8 @@ export interface OutboxRelayOptions {
   /** Poll interval when idle; `nudge()` wakes the relay at once. */
   idleMs?: number;
   /**
-   * When commits keep nudging, the pause between two rounds: events wait up to this long,
-   * rounds carry more rows and cost the database fewer statements per event.
+   * When commits keep nudging, rounds start at least this far apart: events wait up to this
+   * long, rounds carry more rows and cost the database fewer statements per event.
    */
   coalesceMs?: number;
   /** Published rows are deleted after this long. */
@@ -40,6 +40,10 @@ export class OutboxRelay {
   private loop?: Promise<void>;
   private wake?: () => void;
   private pending = false;
+  /** In the pause between two rounds of a stream of commits: nudges wait for its end. */
+  private coalescing = false;
+  private coalesceTimer?: NodeJS.Timeout;
+  private lastRoundAt = 0;
   private lastCleanup = 0;
   private readonly batchSize: number;
   private readonly idleMs: number;
@@ -67,10 +71,22 @@ export class OutboxRelay {
     await this.loop;
   }
 
-  /** Asks for a publish round now (called after a commit that wrote outbox rows). */
+  /**
+   * Asks for a publish round (called after a commit that wrote outbox rows): at once when
+   * the relay is idle; after the current pause when it is coalescing a stream of commits.
+   */
   nudge(): void {
     this.pending = true;
-    this.wake?.();
+    if (!this.wake || this.coalescing) return;
+    const wait = this.lastRoundAt + this.coalesceMs - Date.now();
+    if (wait <= 0) {
+      this.wake();
+      return;
+    }
+    // The last round was a moment ago: the next one waits for the rest of the pause.
+    this.coalescing = true;
+    this.coalesceTimer = setTimeout(() => this.wake?.(), wait);
+    this.coalesceTimer.unref?.();
   }
 
   /**
@@ -127,6 +143,7 @@ export class OutboxRelay {
     while (this.running) {
       const nudged = this.pending && failures === 0;
       this.pending = false;
+      this.lastRoundAt = Date.now();
       try {
         const published = await this.runOnce(nudged);
         failures = 0;
@@ -137,9 +154,11 @@ export class OutboxRelay {
         logger.warn('outbox relay round failed; will retry', { schema: this.options.schema, err });
       }
       if (!this.running) break;
-      // Under a stream of commits, rounds come at most every coalesceMs: fewer, larger rounds.
-      if (this.pending && failures === 0 && this.coalesceMs === 0) continue;
-      const delay = failures > 0 ? Math.min(5000, 200 * 2 ** failures) : this.pending ? this.coalesceMs : this.idleMs;
+      // Under a stream of commits, rounds start at most every coalesceMs: fewer, larger rounds.
+      const pause = this.lastRoundAt + this.coalesceMs - Date.now();
+      if (this.pending && failures === 0 && pause <= 0) continue;
+      this.coalescing = failures === 0 && this.pending;
+      const delay = failures > 0 ? Math.min(5000, 200 * 2 ** failures) : this.coalescing ? pause : this.idleMs;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, delay);
         this.wake = () => {
@@ -148,6 +167,8 @@ export class OutboxRelay {
         };
       });
       this.wake = undefined;
+      this.coalescing = false;
+      clearTimeout(this.coalesceTimer);
     }
   }
 }
