@@ -125,21 +125,8 @@ export class TransactionStore {
    * credits sends back only the few it spends.
    */
   async spendable(trx: Trx, walletId: string, credits: Decimal, now: Date): Promise<SpendableCredit[]> {
-    const rows = rowsOf<{ id: string; credits_available: string }>(
-      await trx.raw(
-        `SELECT id, credits_available FROM (
-           SELECT id, credits_available, priority, expiry_date, created_at,
-                  sum(credits_available) OVER (ORDER BY ${SPEND_ORDER}) AS running
-             FROM transactions
-            WHERE wallet_id = ? AND type = 'CREDIT' AND transaction_status = 'COMPLETED' AND credits_available > 0
-              AND (expiry_date IS NULL OR expiry_date > ?)
-         ) c
-         WHERE running - credits_available < ?
-         ORDER BY ${SPEND_ORDER}`,
-        [walletId, now, str(credits)],
-      ),
-    );
-    return rows.map((r) => ({ id: r.id, creditsAvailable: exact(r.credits_available) }));
+    const { spendable } = await this.debitReads(trx, [], new Map([[walletId, credits]]), now);
+    return spendable.get(walletId)!;
   }
 
   /**
