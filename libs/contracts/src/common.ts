@@ -16,6 +16,12 @@ export const PERMISSIONS = [
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
+/** The tenant and environment a record belongs to: every store call is scoped by it. */
+export interface Scope {
+  tenantId: string;
+  environmentId: string;
+}
+
 /** ISO 8601 with a zone (`Z` or `+hh:mm`), up to nanosecond fractions. */
 export const ISO_TIMESTAMP_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:?\d{2})$/;
 
