@@ -5,6 +5,9 @@ import { newUlid } from '@billstream/ids';
 import type { Logger } from '@billstream/logger';
 import { INTERNAL_HEADERS, type RequestContext } from './context';
 import { errorResponse } from './errors';
+import { assertStorableJson, mayHoldUnstorableText } from './json-guard';
+import { assertDecodablePath } from './path-guard';
+import { parseQueryString } from './query';
 
 export const MiB = 1024 * 1024;
 
@@ -20,6 +23,21 @@ function isIngestionPath(path: string): boolean {
   return path === '/v1/events' || path.startsWith('/v1/events/');
 }
 
+/** Set by the JSON parser when the raw body may decode to a NUL or a lone surrogate. */
+const MAY_HOLD_UNSTORABLE = Symbol('billstream.mayHoldUnstorable');
+
+type ParsedRequest = Request & { [MAY_HOLD_UNSTORABLE]?: boolean };
+
+function jsonParser(limit: number) {
+  return express.json({
+    limit,
+    strict: false,
+    verify: (req, _res, buf, encoding) => {
+      (req as ParsedRequest)[MAY_HOLD_UNSTORABLE] = encoding.toLowerCase() !== 'utf-8' || mayHoldUnstorableText(buf);
+    },
+  });
+}
+
 /** Sends an error in the envelope (used by the error middleware and by pre-route failures). */
 export function sendError(res: Response, err: unknown, logger: Logger, path: string): void {
   const { status, body, headers } = errorResponse(err, logger, { ingestion: isIngestionPath(path) });
@@ -29,14 +47,15 @@ export function sendError(res: Response, err: unknown, logger: Logger, path: str
 
 /**
  * An express app with the platform's edge behaviour: request ids, one log line per
- * request, JSON bodies with size limits, and errors in the spec's envelope.
+ * request, paths that decode, flat query strings (`parseQueryString`), JSON bodies with
+ * size limits that Postgres can store (`assertStorableJson`), and errors in the spec's envelope.
  * Call `finishApp` after mounting routes.
  */
 export function createHttpApp({ logger, bodyLimits = [] }: HttpAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.set('query parser', 'extended');
+  app.set('query parser', parseQueryString);
 
   app.use((req: Request, res: Response, next: NextFunction) => {
     const incoming = req.header(INTERNAL_HEADERS.requestId);
@@ -67,13 +86,27 @@ export function createHttpApp({ logger, bodyLimits = [] }: HttpAppOptions): Expr
     next();
   });
 
+  app.use((req: Request, _res: Response, next: NextFunction) => {
+    assertDecodablePath(req.path);
+    next();
+  });
+
   const sorted = [...bodyLimits].sort((a, b) => b.pathPrefix.length - a.pathPrefix.length);
-  const parsers = sorted.map((l) => ({ prefix: l.pathPrefix, parse: express.json({ limit: l.bytes, strict: false }) }));
-  const defaultParser = express.json({ limit: MiB, strict: false });
+  const parsers = sorted.map((l) => ({ prefix: l.pathPrefix, parse: jsonParser(l.bytes) }));
+  const defaultParser = jsonParser(MiB);
   app.use((req: Request, res: Response, next: NextFunction) => {
     const parser = parsers.find((p) => req.path === p.prefix || req.path.startsWith(p.prefix + '/'))?.parse ?? defaultParser;
     parser(req, res, (err?: unknown) => {
-      if (!err) return next();
+      if (!err) {
+        if (req.body === undefined) return next();
+        const checkStrings = (req as ParsedRequest)[MAY_HOLD_UNSTORABLE] ?? true;
+        try {
+          assertStorableJson(req.body, { checkStrings });
+        } catch (refused) {
+          return next(refused);
+        }
+        return next();
+      }
       const type = (err as { type?: string }).type;
       if (type === 'entity.too.large') {
         return next(new PayloadTooLargeError('Request body is too large', { limit_bytes: (err as { limit?: number }).limit }));
@@ -82,6 +115,9 @@ export function createHttpApp({ logger, bodyLimits = [] }: HttpAppOptions): Expr
       if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
         return next(new ValidationError('Request body must be UTF-8 JSON'));
       }
+      // Any other refusal of the body reader (an aborted or mis-sized body) is the client's.
+      const status = (err as { status?: number }).status;
+      if (status !== undefined && status >= 400 && status < 500) return next(new ValidationError('Request body could not be read'));
       return next(err);
     });
   });

@@ -4,3 +4,6 @@ export * from './app';
 export * from './validation';
 export * from './routes';
 export * from './server';
+export * from './json-guard';
+export * from './path-guard';
+export * from './query';

@@ -2,6 +2,7 @@ import type { Express, Request, Response } from 'express';
 import type { InputOf, RouteDef } from '@billstream/contracts';
 import type { Logger } from '@billstream/logger';
 import { contextOf, type RequestContext } from './context';
+import { parseQuery, type QueryParams } from './query';
 import { parseOrThrow } from './validation';
 
 export interface RouteInput<D extends RouteDef> {
@@ -25,11 +26,14 @@ export class HttpResult {
 
 export type RouteHandler<D extends RouteDef> = (input: RouteInput<D>) => Promise<unknown>;
 
-/** Validates params, query and body with the route's schemas, then answers with its status. */
+/**
+ * Validates params, query and body with the route's schemas. A route without a query schema
+ * takes no query parameter; a parameter repeated where one value is expected is refused.
+ */
 export function parseRouteInput<D extends RouteDef>(def: D, req: Request) {
   return {
     params: (def.params ? parseOrThrow(def.params, req.params, 'Path') : undefined) as InputOf<D['params']>,
-    query: (def.query ? parseOrThrow(def.query, req.query ?? {}, 'Query') : undefined) as InputOf<D['query']>,
+    query: parseQuery(def.query, (req.query ?? {}) as QueryParams) as InputOf<D['query']>,
     body: (def.body ? parseOrThrow(def.body, req.body ?? {}, 'Body') : undefined) as InputOf<D['body']>,
   };
 }
