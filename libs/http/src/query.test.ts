@@ -48,7 +48,7 @@ describe('parseQuery: a route query checked against its schema', () => {
 
   it('refuses a repeated scalar parameter and array syntax, naming them', () => {
     expect(refusal(() => parseQuery(schema, parseQueryString('limit=1&limit=2')))).toEqual({ field: 'limit', message: 'Query is invalid: limit must be given once' });
-    expect(refusal(() => parseQuery(schema, parseQueryString('limit[]=1')))?.field).toBe('limit[]');
+    expect(refusal(() => parseQuery(schema, parseQueryString('limit[]=1')))).toEqual({ field: 'limit[]', message: expect.stringContaining('brackets') });
   });
 
   it('refuses any parameter on a route without a query schema', () => {

@@ -87,6 +87,9 @@ export function parseQuery<S extends z.ZodType>(schema: S | undefined, query: Qu
   }
   const { names, lists } = shapeOf(schema);
   for (const name of Object.keys(query)) {
+    if (!names.has(name) && name.includes('[')) {
+      throw refuse(name, 'is unknown: brackets carry no meaning here (repeat the parameter or separate values with commas)');
+    }
     if (Array.isArray(query[name]) && names.has(name) && !lists.has(name)) throw refuse(name, 'must be given once');
   }
   return parseOrThrow(schema, query, 'Query');

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { InProcessBus, KafkaBus, type Bus } from '@billstream/bus';
 import { migrate, openDb, type Db } from '@billstream/db';
 import { createCustomerService } from '@billstream/customer';
-import { createGateway, type Gateway } from '@billstream/gateway';
+import { createGateway, type Gateway, type GatewayConfig } from '@billstream/gateway';
 import { listen, routeTableOf, type Listening } from '@billstream/http';
 import { createIngestionService } from '@billstream/ingestion-aggregator';
 import type { Logger } from '@billstream/logger';
@@ -40,6 +40,11 @@ export interface Embedded {
   url: string;
   port: number;
   gateway: Gateway;
+  /**
+   * Where each service listens on loopback, and the internal token that its edge accepts
+   * with a tenant (for tests that call a service directly, as a separate gateway would).
+   */
+  services: { urls: GatewayConfig['serviceUrls']; internalToken: string };
   /** The development key, when this start made or reused one. */
   devKey?: { key: string; created: boolean; file: string };
   stop(): Promise<void>;
@@ -104,14 +109,15 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   for (const service of services) await service.start();
 
   const appOf = (name: string) => services.find((s) => s.name === name)!.app;
+  const serviceUrls: GatewayConfig['serviceUrls'] = {
+    customer: urls['customer'],
+    wallet: urls['wallet'],
+    ingestion: urls['ingestion-aggregator'],
+    webhook: urls['webhook-dispatcher'],
+  };
   const gateway = createGateway(deps('gateway', 'gateway'), {
     internalToken,
-    serviceUrls: {
-      customer: urls['customer'],
-      wallet: urls['wallet'],
-      ingestion: urls['ingestion-aggregator'],
-      webhook: urls['webhook-dispatcher'],
-    },
+    serviceUrls,
     serviceRoutes:
       options.inProcessCalls === false
         ? undefined
@@ -142,6 +148,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     url: http.url,
     port: http.port,
     gateway,
+    services: { urls: serviceUrls, internalToken },
     devKey,
     async stop() {
       await http.close();
