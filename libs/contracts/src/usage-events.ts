@@ -44,7 +44,11 @@ export const usageEventInput = z.strictObject({
   external_customer_id: boundedText(255),
   timestamp: eventTimestamp,
   properties: eventProperties.optional(),
-  event_id: boundedText(255).optional(),
+  event_id: boundedText(255)
+    .describe(
+      'Your id of the event, unique per tenant and environment; a later copy is accepted and ignored. Always send one: after a 503 or a timeout the event is not known to be stored, and only a retry with the same id cannot count it twice',
+    )
+    .optional(),
   customer_id: boundedText(255).optional(),
   source: boundedText(255).optional(),
 });

@@ -55,8 +55,9 @@ export interface PublisherOptions {
  * (acks=all). Up to `maxConcurrentSends` sends are in flight; requests that arrive while all
  * are busy are coalesced into the next send (fewer, larger produce requests); a request
  * resolves when every chunk of it was acknowledged. A failure, a timeout or
- * too long a wait in the queue becomes 503: nothing is claimed, and the details carry the event
- * ids (generated ones included) for an idempotent retry.
+ * too long a wait in the queue becomes 503: the events are not known to be stored (a send the
+ * broker took just as it failed may still land), and the details carry the event ids
+ * (generated ones included) for an idempotent retry.
  */
 export class UsageEventPublisher {
   private readonly queue: Chunk[] = [];
@@ -80,7 +81,7 @@ export class UsageEventPublisher {
     } catch (err) {
       this.logger.warn('usage events not acknowledged by the broker', { count: messages.length, err });
       throw new ServiceUnavailableError(
-        'The event queue is unavailable; no event of this request was accepted',
+        'The event queue is unavailable; the events of this request are not known to be stored: retry with the same event ids',
         { retryable: true, event_ids: messages.map((m) => m.event_id) },
         { cause: err },
       );

@@ -80,6 +80,20 @@ describe('OpenAPI document generated from the route registry', () => {
     }
   });
 
+  it('says that an ingestion 503 is not a "no": not known to be stored, retry with the same event ids', () => {
+    for (const operationId of ['ingestEvent', 'ingestEventsBulk']) {
+      const route = ALL_ROUTES.find((r) => r.operationId === operationId) as RouteDef;
+      const unavailable = operationOf(doc, route).responses['503'];
+      expect(unavailable.description).toContain('**not known to be stored**');
+      expect(unavailable.description).toContain('same `event_id` values');
+      const example = Object.values(unavailable.content['application/json'].examples as Record<string, { value: any }>)[0].value;
+      expect(example.error.details.event_ids).toHaveLength(1);
+      expect(example.hint).toContain('not known to be stored');
+    }
+    const other = operationOf(doc, ALL_ROUTES.find((r) => r.operationId === 'queryEvents') as RouteDef).responses['503'];
+    expect(other.description).not.toContain('not known to be stored');
+  });
+
   it('gives request examples that the route schemas accept, and a success example for each body', () => {
     for (const route of ALL_ROUTES) {
       const op = operationOf(doc, route);

@@ -12,8 +12,9 @@ import {
   ValidationError,
   VersionConflictError,
 } from '@billstream/errors';
-import { errorResponse, MiB, parseOrThrow } from '@billstream/http';
+import { errorResponse, MAX_JSON_DEPTH, MiB, parseOrThrow } from '@billstream/http';
 import { createLogger } from '@billstream/logger';
+import { SAMPLE_UUID } from './examples';
 import { isIngestionPath, pathParamNames } from './paths';
 
 const ERROR_ENVELOPE_REF = '#/components/schemas/ErrorEnvelope';
@@ -26,7 +27,10 @@ const silent = createLogger({ service: 'openapi', level: 'silent' });
 const ALWAYS_DOCUMENTED = [400, 401, 403, 429, 500];
 
 const DESCRIPTIONS: Record<number, string> = {
-  400: 'Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all',
+  400:
+    'Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. ' +
+    `Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than ${MAX_JSON_DEPTH} levels, ` +
+    'a repeated or unknown query parameter (docs/api.md, "Refused input")',
   401: 'Missing, invalid or revoked API key (`permission_denied`)',
   403: 'The API key lacks the permission this operation needs (`permission_denied`)',
   404: 'The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`)',
@@ -36,6 +40,18 @@ const DESCRIPTIONS: Record<number, string> = {
   500: 'Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only',
   503: 'A dependency is unavailable (`service_unavailable`); retry with exponential backoff',
 };
+
+/** A 503 of event ingestion is not a "no" (issue #11): the producer cannot know whether the broker kept the events. */
+const INGESTION_503 =
+  'The broker did not acknowledge in time (`service_unavailable`): the events are **not known to be stored**, neither accepted ' +
+  'nor refused; some or all of them may be stored once the broker recovers. Retry with exponential backoff and the same ' +
+  '`event_id` values (`details.event_ids` lists them, generated ones included): copies already stored are ignored. Always send ' +
+  'your own `event_id`, so that a retry after a timeout without any answer is deduplicated too';
+
+/** Event ingestion: answered by the gateway itself, which publishes to Kafka. */
+function isIngestion(route: RouteDef): boolean {
+  return route.service === 'gateway' && isIngestionPath(route.path);
+}
 
 export interface RequestExamples {
   params?: unknown;
@@ -164,6 +180,17 @@ function examplesFor(status: number, route: RouteDef, examples: RequestExamples)
     case 500:
       return { internal_error: named('Unexpected failure', new Error('unexpected')) };
     case 503:
+      if (isIngestion(route)) {
+        return {
+          service_unavailable: named(
+            'Not known to be stored: retry with the same event ids',
+            new ServiceUnavailableError('The event queue is unavailable; the events of this request are not known to be stored: retry with the same event ids', {
+              retryable: true,
+              event_ids: [SAMPLE_UUID],
+            }),
+          ),
+        };
+      }
       return {
         service_unavailable: named('A dependency is down', new ServiceUnavailableError(`The ${route.service} service is unavailable; retry later`)),
       };
@@ -190,7 +217,7 @@ export function errorResponses(route: RouteDef, examples: RequestExamples): Reco
   const out: Record<string, unknown> = {};
   for (const status of documentedStatuses(route)) {
     const response: Record<string, unknown> = {
-      description: DESCRIPTIONS[status] ?? 'Error',
+      description: (status === 503 && isIngestion(route) ? INGESTION_503 : DESCRIPTIONS[status]) ?? 'Error',
       content: { 'application/json': { schema: { $ref: ERROR_ENVELOPE_REF }, examples: examplesFor(status, route, examples) } },
     };
     if (status === 429) response.headers = { 'Retry-After': { $ref: '#/components/headers/Retry-After' } };

@@ -12,7 +12,7 @@ export interface ExampleContext {
 const SAMPLE_ULID = '01JDQ8Z6Y4K2M9N3P5R7T9V1X3';
 const SAMPLE_TIME = '2026-01-15T10:30:00Z';
 const SAMPLE_FUTURE = '2030-12-31T23:59:59Z';
-const SAMPLE_UUID = '5f0c8e2a-3b1d-4c6e-9a7f-2d4b6c8e0a1f';
+export const SAMPLE_UUID = '5f0c8e2a-3b1d-4c6e-9a7f-2d4b6c8e0a1f';
 
 /** Id prefixes by the property that holds the id, or by the object key above an `id`. */
 const ID_PREFIX_BY_NAME: Record<string, string> = {
