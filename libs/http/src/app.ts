@@ -115,9 +115,6 @@ export function createHttpApp({ logger, bodyLimits = [] }: HttpAppOptions): Expr
       if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
         return next(new ValidationError('Request body must be UTF-8 JSON'));
       }
-      // Any other refusal of the body reader (an aborted or mis-sized body) is the client's.
-      const status = (err as { status?: number }).status;
-      if (status !== undefined && status >= 400 && status < 500) return next(new ValidationError('Request body could not be read'));
       return next(err);
     });
   });

@@ -40,7 +40,12 @@ function printable(text: string): string {
   return text.replace(/[\u0000-\u001f\ud800-\udfff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+/** Any NUL or surrogate at all: a cheap test that rules out almost every string. */
+// eslint-disable-next-line no-control-regex -- NUL is what this looks for
+const SUSPECT = /[\u0000\ud800-\udfff]/;
+
 function problemOf(text: string): string | undefined {
+  if (!SUSPECT.test(text)) return undefined;
   const m = UNSTORABLE.exec(text);
   if (!m) return undefined;
   return m[0] === '\u0000' ? 'must not contain NUL characters (\\u0000)' : 'must not contain unpaired UTF-16 surrogates (\\ud800-\\udfff)';
@@ -76,30 +81,31 @@ export function assertStorableJson(
   value: unknown,
   { checkStrings = true, maxDepth = MAX_JSON_DEPTH, what = 'Body' }: { checkStrings?: boolean; maxDepth?: number; what?: string } = {},
 ): void {
-  const stack: Node[] = [{ value, depth: 0 }];
+  if (typeof value !== 'object' || value === null) {
+    const problem = checkStrings && typeof value === 'string' ? problemOf(value) : undefined;
+    if (problem) throw refuse('', problem, what);
+    return;
+  }
+  // Only objects and arrays are pushed; strings are checked where they are met.
+  const stack: Node[] = [{ value, depth: 1 }];
   while (stack.length > 0) {
     const node = stack.pop() as Node;
-    const v = node.value;
-    if (typeof v === 'string') {
-      const problem = checkStrings ? problemOf(v) : undefined;
-      if (problem) throw refuse(pathOf(node), problem, what);
-      continue;
-    }
-    if (v === null || typeof v !== 'object') continue;
-    const depth = node.depth + 1;
-    if (depth > maxDepth) throw refuse(pathOf(node), `is nested deeper than ${maxDepth} levels of objects and arrays`, what);
-    if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], depth, parent: node, key: String(i) });
-      continue;
-    }
-    const keys = Object.keys(v);
-    for (let i = keys.length - 1; i >= 0; i--) {
-      const key = keys[i];
-      if (checkStrings) {
+    if (node.depth > maxDepth) throw refuse(pathOf(node), `is nested deeper than ${maxDepth} levels of objects and arrays`, what);
+    const v = node.value as Record<string, unknown> | unknown[];
+    const keys = Array.isArray(v) ? undefined : Object.keys(v);
+    const count = keys ? keys.length : (v as unknown[]).length;
+    for (let i = count - 1; i >= 0; i--) {
+      const key = keys ? keys[i] : String(i);
+      if (keys && checkStrings) {
         const problem = problemOf(key);
         if (problem) throw refuse(pathOf(node, key), `(a key) ${problem}`, what);
       }
-      stack.push({ value: (v as Record<string, unknown>)[key], depth, parent: node, key });
+      const child = keys ? (v as Record<string, unknown>)[key] : (v as unknown[])[i];
+      if (typeof child === 'object' && child !== null) stack.push({ value: child, depth: node.depth + 1, parent: node, key });
+      else if (checkStrings && typeof child === 'string') {
+        const problem = problemOf(child);
+        if (problem) throw refuse(pathOf(node, key), problem, what);
+      }
     }
   }
 }
