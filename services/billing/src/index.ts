@@ -1,2 +1,3 @@
 export * from './currency';
+export * from './periods';
 export * from './pricing';

@@ -1,5 +1,5 @@
 import { ValidationError } from '@billstream/errors';
-import { decimalString, exact } from './exact';
+import { decimalString, exact } from '../exact';
 import type { FixedCharge, LineAmount } from './domain';
 import { toMinorUnits } from './rounding';
 

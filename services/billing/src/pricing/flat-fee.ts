@@ -1,4 +1,4 @@
-import { decimalString, exact } from './exact';
+import { decimalString, exact } from '../exact';
 import type { LineAmount } from './domain';
 import { parseQuantity } from './quantity';
 import { toMinorUnits } from './rounding';

@@ -1,6 +1,6 @@
 import type Decimal from 'decimal.js';
 import { ValidationError } from '@billstream/errors';
-import { decimalString, exact } from './exact';
+import { decimalString, exact } from '../exact';
 import type { LineAmount, Tier, TierInfo } from './domain';
 import { parseQuantity } from './quantity';
 import { toMinorUnits } from './rounding';
