@@ -29,7 +29,17 @@ export function billingSchedule(rule: ScheduleRule): BillingSchedule {
   const startLocal = localAt(anchor, timeZone);
   const makeGrid = rule.billingCycle === 'calendar' ? calendarGrid : anniversaryGrid;
   const grid = makeGrid(startLocal, rule.billingPeriod, rule.billingPeriodCount);
-  const boundary = (k: number): number => (k === 0 ? anchor : instantOf(gridPoint(grid, k), timeZone));
+  const recent = new Map<number, number>();
+  const boundary = (k: number): number => {
+    if (k === 0) return anchor;
+    let at = recent.get(k);
+    if (at === undefined) {
+      if (recent.size >= 8) recent.clear();
+      at = instantOf(gridPoint(grid, k), timeZone);
+      recent.set(k, at);
+    }
+    return at;
+  };
 
   /** The first boundary after an instant, and its index (boundaries never decrease with k). */
   function boundaryAfter(instant: number): { k: number; at: number } {

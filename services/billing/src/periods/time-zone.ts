@@ -42,14 +42,16 @@ export function assertTimeZone(timeZone: string): string {
   return timeZone;
 }
 
+/** "M/D/YYYY, HH:MM:SS", what the en-US format above writes (format() is 3x faster than formatToParts()). */
+const FORMATTED = /^(\d+)\/(\d+)\/(\d+), (\d+):(\d+):(\d+)$/;
+
 /** The wall time an instant shows in a zone. */
 export function localAt(instant: number, timeZone: string): LocalDateTime {
   const millisecond = ((instant % 1000) + 1000) % 1000;
-  const fields: Record<string, number> = {};
-  for (const part of formatter(timeZone).formatToParts(instant - millisecond)) {
-    if (part.type !== 'literal') fields[part.type] = Number(part.value);
-  }
-  return { year: fields.year, month: fields.month, day: fields.day, hour: fields.hour, minute: fields.minute, second: fields.second, millisecond };
+  const text = formatter(timeZone).format(instant - millisecond);
+  const m = FORMATTED.exec(text);
+  if (!m) throw new RangeError(`cannot read the wall time "${text}" of ${new Date(instant).toISOString()} in ${timeZone}`);
+  return { year: Number(m[3]), month: Number(m[1]), day: Number(m[2]), hour: Number(m[4]), minute: Number(m[5]), second: Number(m[6]), millisecond };
 }
 
 /** The zone's UTC offset at an instant, in milliseconds (east positive). */
@@ -62,6 +64,6 @@ export function instantOf(local: LocalDateTime, timeZone: string): number {
   const wall = civilMs(local);
   const before = offsetAt(wall - DAY_MS, timeZone);
   const after = offsetAt(wall + DAY_MS, timeZone);
-  const matches = [wall - before, wall - after].filter((t) => offsetAt(t, timeZone) === wall - t);
+  const matches = [...new Set([wall - before, wall - after])].filter((t) => offsetAt(t, timeZone) === wall - t);
   return matches.length > 0 ? Math.min(...matches) : wall - before;
 }
