@@ -26,8 +26,8 @@ const INGESTION_HINTS: Partial<Record<ErrorKind, string>> = {
   forbidden: 'Use a key with the events:write (or events:read) permission.',
   rate_limited: 'Wait for the number of seconds in Retry-After, then retry.',
   unavailable:
-    'Retry with exponential backoff. Events answered 503 are not known to be stored (neither accepted nor refused): ' +
-    'send them again with the same event_id values (details.event_ids); copies already stored are ignored.',
+    'Events answered 503 are not known to be stored (neither accepted nor refused): retry with exponential backoff ' +
+    'and the same event_id values (details.event_ids); copies already stored are ignored.',
 };
 
 export interface ErrorResponse {
