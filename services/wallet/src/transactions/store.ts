@@ -214,8 +214,8 @@ export class TransactionStore {
   async breakdown(conn: Conn, walletId: string, now: Date): Promise<{ free: Decimal; purchased: Decimal }> {
     const rows = rowsOf<{ free: string | null; purchased: string | null }>(
       await conn.raw(
-        `SELECT sum(credits_available) FILTER (WHERE transaction_reason IN (?)) AS free,
-                sum(credits_available) FILTER (WHERE transaction_reason NOT IN (?)) AS purchased
+        `SELECT sum(credits_available) FILTER (WHERE transaction_reason = ANY(?::text[])) AS free,
+                sum(credits_available) FILTER (WHERE transaction_reason <> ALL(?::text[])) AS purchased
            FROM transactions
           WHERE wallet_id = ? AND type = 'CREDIT' AND transaction_status = 'COMPLETED' AND credits_available > 0
             AND (expiry_date IS NULL OR expiry_date > ?)`,

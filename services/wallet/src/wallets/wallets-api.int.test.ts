@@ -120,6 +120,22 @@ describe('wallet API through the gateway (real Postgres and Kafka)', () => {
     expect(missing.status).toBe(404);
   });
 
+  it('splits the usable credits of the balance into free (free and subscription grants) and purchased', async () => {
+    const w = await newWallet({ initial_credits_to_load: '4' });
+    const breakdown = async () => (await stack.api.get(`/v1/wallets/${w.id}/balance`)).body.credits_available_breakdown;
+    expect(await breakdown()).toEqual({ purchased: '0', free: '4' });
+    const grant = await stack.api.post(`/v1/wallets/${w.id}/topup`, { credits_to_add: '2.5', transaction_reason: 'SUBSCRIPTION_CREDIT_GRANT' });
+    expect(grant.status).toBe(201);
+    const bought = await stack.api.post(`/v1/wallets/${w.id}/topup`, { credits_to_add: '3', transaction_reason: 'PURCHASED_CREDIT_DIRECT', priority: 1 });
+    expect(bought.status).toBe(201);
+    expect(await breakdown()).toEqual({ purchased: '3', free: '6.5' });
+    // The purchased credits go first (priority 1), then the oldest free ones.
+    expect((await stack.api.post(`/v1/wallets/${w.id}/debit`, { credits: '4' })).status).toBe(201);
+    expect(await breakdown()).toEqual({ purchased: '0', free: '5.5' });
+    const balance = await stack.api.get(`/v1/wallets/${w.id}/balance`);
+    expect(balance.body.credit_balance).toBe('5.5');
+  });
+
   it('100 parallel debits of 1 credit on a 50-credit wallet through the gateway: 50 succeed, the balance is "0"', async () => {
     const w = await newWallet({ initial_credits_to_load: '50' });
     const results = await Promise.all(Array.from({ length: 100 }, () => stack.api.post(`/v1/wallets/${w.id}/debit`, { credits: '1' })));
