@@ -3,8 +3,10 @@ import type { Db, Trx } from '@billstream/db';
 import { NotFoundError } from '@billstream/errors';
 import type { EventContext } from '@billstream/outbox';
 import type { Wallet } from '../wallets/domain';
-import { WalletChange, writesOf, type ChangeDeps } from './change';
+import { WalletChange, type ChangeDeps } from './change';
+import { expireDue } from './expire';
 import { runTogether } from './statements';
+import { finish, finishParts, writesOf } from './writes';
 
 export type Clock = () => Date;
 
@@ -33,9 +35,9 @@ export class Ledger {
     const locked = await this.deps.wallets.lock(trx, ctx, walletId, now);
     if (!locked) throw new NotFoundError(`Wallet ${walletId} not found`, { wallet_id: walletId });
     const change = new WalletChange(trx, locked.wallet, this.deps, ctx, now);
-    if (locked.expiryDue) await change.expireDue();
+    if (locked.expiryDue) await expireDue(change);
     const result = await fn(change);
-    const events = await change.finish();
+    const events = await finish(change);
     return { result, wallet: locked.wallet, events };
   }
 
@@ -44,7 +46,7 @@ export class Ledger {
     await this.deps.wallets.insert(trx, wallet);
     const change = new WalletChange(trx, wallet, this.deps, ctx, wallet.createdAt);
     const result = await fn(change);
-    const events = await change.finish();
+    const events = await finish(change);
     return { result, wallet, events };
   }
 
@@ -73,9 +75,9 @@ export class Ledger {
         now,
       );
       const changes = locked.map((l, i) => l && new WalletChange(trx, l.wallet, this.deps, targets[i].ctx, now));
-      for (const [i, change] of changes.entries()) if (change && locked[i]!.expiryDue) await change.expireDue();
+      for (const [i, change] of changes.entries()) if (change && locked[i]!.expiryDue) await expireDue(change);
       const result = await fn(changes, trx);
-      const parts = changes.flatMap((c) => (c ? [c.finishParts()] : []));
+      const parts = changes.flatMap((c) => (c ? [finishParts(c)] : []));
       await runTogether(trx, writesOf(trx, this.deps, parts, now));
       return { result, events: parts.flatMap((p) => p.events) };
     });

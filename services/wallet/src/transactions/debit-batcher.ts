@@ -3,6 +3,7 @@ import type { EventContext } from '@billstream/outbox';
 import type { Decimal } from 'decimal.js';
 import { sumOf } from '../exact';
 import type { WalletChange } from '../ledger/change';
+import { debit } from '../ledger/debit';
 import type { Ledger } from '../ledger/ledger';
 import type { WalletTransaction } from './domain';
 import { replayOf } from './idempotency';
@@ -148,7 +149,7 @@ export class DebitBatcher {
     const previous = key ? earlier.get(key) : undefined;
     if (previous) return { transaction: replayOf(previous, d.hash), replayed: true };
     change.requireActive();
-    const transaction = await change.debit({ ...d.request, requestHash: d.hash }, hint);
+    const transaction = await debit(change, { ...d.request, requestHash: d.hash }, hint);
     if (key) earlier.set(key, transaction);
     return { transaction, replayed: false };
   }

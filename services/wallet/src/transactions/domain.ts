@@ -42,6 +42,15 @@ export interface WalletTransaction {
   updatedAt: Date;
 }
 
+/** A completed, unexpired credit that can pay a debit, with what orders its spending. */
+export interface SpendableCredit {
+  id: string;
+  creditsAvailable: Decimal;
+  priority: number | null;
+  expiryDate: Date | null;
+  createdAt: Date;
+}
+
 export interface TransactionFilter {
   type?: TransactionType;
   status?: TransactionStatus;

@@ -3,7 +3,9 @@ import { NotFoundError, ValidationError } from '@billstream/errors';
 import type { EventContext } from '@billstream/outbox';
 import type { Decimal } from 'decimal.js';
 import { str } from '../exact';
+import { credit } from '../ledger/credit';
 import type { Ledger } from '../ledger/ledger';
+import { settle } from '../ledger/settle';
 import type { WalletStore } from '../wallets/store';
 import type { CreditReason, DebitReason, TransactionFilter, WalletTransaction } from './domain';
 import type { DebitBatcher } from './debit-batcher';
@@ -58,7 +60,7 @@ export class TransactionService {
       const earlier = key ? (await change.findByIdempotencyKeys([key])).get(key) : undefined;
       if (earlier) return { transaction: replayOf(earlier, hash), replayed: true };
       change.requireActive();
-      const transaction = await change.credit({
+      const transaction = credit(change, {
         credits: input.credits,
         reason: input.reason,
         pending: input.reason === 'PURCHASED_CREDIT_INVOICED',
@@ -83,7 +85,7 @@ export class TransactionService {
     const { result } = await this.ledger.change(ctx, walletId, async (change) => {
       const txn = await change.findTransaction(transactionId);
       if (!txn) throw new NotFoundError(`Transaction ${transactionId} not found`, { transaction_id: transactionId });
-      return change.settle(txn, status);
+      return settle(change, txn, status);
     });
     return result;
   }

@@ -4,6 +4,7 @@ import { exact, str } from '../exact';
 import type { Scope } from '../wallets/domain';
 import {
   FREE_REASONS,
+  type SpendableCredit,
   type TransactionFilter,
   type TransactionReason,
   type TransactionStatus,
@@ -89,12 +90,6 @@ export function transactionToRow(t: WalletTransaction): TransactionRow {
   };
 }
 
-/** A credit that can pay a debit, in spending order. */
-export interface SpendableCredit {
-  id: string;
-  creditsAvailable: Decimal;
-}
-
 const SPEND_ORDER = 'priority ASC NULLS LAST, expiry_date ASC NULLS LAST, created_at ASC, id ASC';
 const SPEND_ORDER_T = 't.priority ASC NULLS LAST, t.expiry_date ASC NULLS LAST, t.created_at ASC, t.id ASC';
 
@@ -170,7 +165,13 @@ export class TransactionStore {
     const wanted = new Set(pairs.map((p) => `${p.walletId}\u0000${p.key}`));
     for (const row of rowsOf<TransactionRow & { part: 's' | 'e' }>(await trx.raw(sql, bindings))) {
       if (row.part === 's') {
-        spendable.get(row.wallet_id)!.push({ id: row.id, creditsAvailable: exact(row.credits_available) });
+        spendable.get(row.wallet_id)!.push({
+          id: row.id,
+          creditsAvailable: exact(row.credits_available),
+          priority: row.priority,
+          expiryDate: row.expiry_date ? new Date(row.expiry_date) : null,
+          createdAt: new Date(row.created_at),
+        });
       } else if (wanted.has(`${row.wallet_id}\u0000${row.idempotency_key}`)) {
         let byKey = earlier.get(row.wallet_id);
         if (!byKey) earlier.set(row.wallet_id, (byKey = new Map()));

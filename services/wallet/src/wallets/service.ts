@@ -6,7 +6,9 @@ import type { Decimal } from 'decimal.js';
 import type { CustomerDirectory } from '../customers/directory';
 import { WALLET_EVENTS } from '../events';
 import { ZERO } from '../exact';
+import { credit } from '../ledger/credit';
 import type { Ledger } from '../ledger/ledger';
+import { terminate } from '../ledger/terminate';
 import type { TransactionStore } from '../transactions/store';
 import type { AlertSettings, AutoTopup, PriceType, Wallet, WalletType } from './domain';
 import type { WalletStore } from './store';
@@ -112,7 +114,7 @@ export class WalletService {
       return this.ledger.createIn(trx, meta, wallet, async (change) => {
         change.announceWallet(WALLET_EVENTS.created);
         if (input.initialCredits) {
-          await change.credit({
+          credit(change, {
             credits: input.initialCredits,
             reason: 'FREE_CREDIT_GRANT',
             pending: false,
@@ -172,7 +174,7 @@ export class WalletService {
 
   async terminate(ctx: EventContext, id: string): Promise<Wallet> {
     const { wallet } = await this.ledger.change(ctx, id, async (change) => {
-      await change.terminate();
+      await terminate(change);
       change.announceWallet(WALLET_EVENTS.terminated);
     });
     return wallet;
