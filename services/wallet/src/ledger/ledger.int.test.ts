@@ -5,7 +5,7 @@ import { createWalletService } from '../service';
 import { Exact } from '../exact';
 import { META, startLedgerHarness, type LedgerHarness } from '../testing/harness';
 import { assertLedgerAddsUp } from '../testing/invariants';
-import type { TopupInput } from '../transactions/service';
+import type { TopupInput } from '../transactions/domain';
 
 const D = (v: string) => new Exact(v);
 const topup = (credits: string, extra: Partial<TopupInput> = {}): TopupInput => ({

@@ -5,9 +5,8 @@ import { sumOf } from '../exact';
 import type { WalletChange } from '../ledger/change';
 import { debit } from '../ledger/debit';
 import type { Ledger } from '../ledger/ledger';
-import type { WalletTransaction } from './domain';
+import type { DebitRequest, MovementResult, WalletTransaction } from './domain';
 import { replayOf } from './idempotency';
-import type { DebitRequest, MovementResult } from './service';
 import type { TransactionStore } from './store';
 
 interface QueuedDebit {

@@ -58,3 +58,25 @@ export interface TransactionFilter {
   limit: number;
   offset: number;
 }
+
+export interface TopupInput {
+  credits: Decimal;
+  reason: CreditReason;
+  expiryDate: Date | null;
+  priority: number | null;
+  description: string | null;
+  idempotencyKey: string | null;
+}
+
+export interface DebitRequest {
+  credits: Decimal;
+  reason: DebitReason;
+  description: string | null;
+  idempotencyKey: string | null;
+}
+
+export interface MovementResult {
+  transaction: WalletTransaction;
+  /** True when an idempotency key matched an earlier identical request. */
+  replayed: boolean;
+}

@@ -1,38 +1,15 @@
 import type { Db } from '@billstream/db';
 import { NotFoundError, ValidationError } from '@billstream/errors';
 import type { EventContext } from '@billstream/outbox';
-import type { Decimal } from 'decimal.js';
 import { str } from '../exact';
 import { credit } from '../ledger/credit';
 import type { Ledger } from '../ledger/ledger';
 import { settle } from '../ledger/settle';
 import type { WalletStore } from '../wallets/store';
-import type { CreditReason, DebitReason, TransactionFilter, WalletTransaction } from './domain';
+import type { DebitRequest, MovementResult, TopupInput, TransactionFilter, WalletTransaction } from './domain';
 import type { DebitBatcher } from './debit-batcher';
 import { replayOf, requestHash } from './idempotency';
 import type { TransactionStore } from './store';
-
-export interface TopupInput {
-  credits: Decimal;
-  reason: CreditReason;
-  expiryDate: Date | null;
-  priority: number | null;
-  description: string | null;
-  idempotencyKey: string | null;
-}
-
-export interface DebitRequest {
-  credits: Decimal;
-  reason: DebitReason;
-  description: string | null;
-  idempotencyKey: string | null;
-}
-
-export interface MovementResult {
-  transaction: WalletTransaction;
-  /** True when an idempotency key matched an earlier identical request. */
-  replayed: boolean;
-}
 
 export class TransactionService {
   constructor(
