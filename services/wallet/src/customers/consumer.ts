@@ -61,10 +61,10 @@ export async function subscribeCustomerEvents(deps: CustomerConsumerDeps): Promi
       const scope = { tenantId, environmentId };
       const at = ledger.clock();
       if (event.type !== 'customer.deleted') {
-        await customers.remember(trx, customerId, scope, at);
+        await customers.remember(trx, scope, customerId, at);
         return;
       }
-      await customers.markDeleted(trx, customerId, scope, at);
+      await customers.markDeleted(trx, scope, customerId, at);
       const ctx = { ...scope, actor: event.user_id };
       for (const walletId of await wallets.openWalletIdsOfCustomer(trx, scope, customerId)) {
         await ledger.changeIn(trx, ctx, walletId, async (change) => {

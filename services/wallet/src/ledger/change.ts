@@ -76,11 +76,11 @@ export class WalletChange {
   }
 
   findTransaction(id: string): Promise<WalletTransaction | undefined> {
-    return this.deps.transactions.byId(this.trx, this.wallet.id, id);
+    return this.deps.transactions.byId(this.trx, this.wallet, this.wallet.id, id);
   }
 
   findByIdempotencyKeys(keys: string[]): Promise<Map<string, WalletTransaction>> {
-    return this.deps.transactions.byIdempotencyKeys(this.trx, this.wallet.id, keys);
+    return this.deps.transactions.byIdempotencyKeys(this.trx, this.wallet, this.wallet.id, keys);
   }
 
   requireActive(): void {

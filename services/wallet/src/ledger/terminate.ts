@@ -9,7 +9,7 @@ export async function terminate(change: WalletChange): Promise<void> {
   if (wallet.walletStatus === 'closed') {
     throw new ValidationError('The wallet is already closed', { field: 'wallet_status', wallet_status: 'closed' });
   }
-  for (const pending of await change.deps.transactions.pending(change.trx, wallet.id)) {
+  for (const pending of await change.deps.transactions.pending(change.trx, wallet, wallet.id)) {
     await settle(change, pending, 'FAILED');
   }
   // Closed before the last debit: a closed wallet takes no auto top-up.

@@ -1,7 +1,7 @@
 import { rowsOf, type Db, type Knex, type Trx } from '@billstream/db';
 import type { Decimal } from 'decimal.js';
 import { exact, str } from '../exact';
-import type { Scope } from '../wallets/domain';
+import type { Scope } from '@billstream/contracts';
 import {
   FREE_REASONS,
   type SpendableCredit,
@@ -90,9 +90,18 @@ export function transactionToRow(t: WalletTransaction): TransactionRow {
   };
 }
 
+function inWallet(scope: Scope, walletId: string) {
+  return { wallet_id: walletId, tenant_id: scope.tenantId, environment_id: scope.environmentId };
+}
+
 const SPEND_ORDER = 'priority ASC NULLS LAST, expiry_date ASC NULLS LAST, created_at ASC, id ASC';
 const SPEND_ORDER_T = 't.priority ASC NULLS LAST, t.expiry_date ASC NULLS LAST, t.created_at ASC, t.id ASC';
 
+/**
+ * Reads and writes the ledger's rows. Stateless: every method takes the connection first,
+ * then the Scope of the wallet it reads. The spending reads (`spendable`, `debitReads`) go
+ * by the ids of wallets already locked in their scope; saved rows carry their own.
+ */
 export class TransactionStore {
   insertMany(conn: Conn, txns: WalletTransaction[]): Knex.QueryBuilder {
     return conn('transactions').insert(txns.map(transactionToRow));
@@ -103,14 +112,14 @@ export class TransactionStore {
     await trx('transactions').where({ id: txn.id }).update(changes);
   }
 
-  async byIdempotencyKeys(trx: Trx, walletId: string, keys: string[]): Promise<Map<string, WalletTransaction>> {
+  async byIdempotencyKeys(trx: Trx, scope: Scope, walletId: string, keys: string[]): Promise<Map<string, WalletTransaction>> {
     if (keys.length === 0) return new Map();
-    const rows = await trx<TransactionRow>('transactions').where({ wallet_id: walletId }).whereIn('idempotency_key', keys);
+    const rows = await trx<TransactionRow>('transactions').where(inWallet(scope, walletId)).whereIn('idempotency_key', keys);
     return new Map(rows.map((r) => [r.idempotency_key!, transactionFromRow(r)]));
   }
 
-  async byId(conn: Conn, walletId: string, id: string): Promise<WalletTransaction | undefined> {
-    const row = await conn<TransactionRow>('transactions').where({ wallet_id: walletId, id }).first();
+  async byId(conn: Conn, scope: Scope, walletId: string, id: string): Promise<WalletTransaction | undefined> {
+    const row = await conn<TransactionRow>('transactions').where({ ...inWallet(scope, walletId), id }).first();
     return row && transactionFromRow(row);
   }
 
@@ -182,9 +191,9 @@ export class TransactionStore {
   }
 
   /** Completed credits of the wallet whose expiry has passed and that still hold credits. */
-  async expiredWithCredits(trx: Trx, walletId: string, now: Date): Promise<WalletTransaction[]> {
+  async expiredWithCredits(trx: Trx, scope: Scope, walletId: string, now: Date): Promise<WalletTransaction[]> {
     const rows = await trx<TransactionRow>('transactions')
-      .where({ wallet_id: walletId, type: 'CREDIT', transaction_status: 'COMPLETED' })
+      .where({ ...inWallet(scope, walletId), type: 'CREDIT', transaction_status: 'COMPLETED' })
       .where('credits_available', '>', 0)
       .whereNotNull('expiry_date')
       .where('expiry_date', '<=', now)
@@ -193,9 +202,9 @@ export class TransactionStore {
   }
 
   /** Pending transactions of the wallet (all of them are cancelled when it closes). */
-  async pending(trx: Trx, walletId: string): Promise<WalletTransaction[]> {
+  async pending(trx: Trx, scope: Scope, walletId: string): Promise<WalletTransaction[]> {
     const rows = await trx<TransactionRow>('transactions')
-      .where({ wallet_id: walletId, transaction_status: 'PENDING' })
+      .where({ ...inWallet(scope, walletId), transaction_status: 'PENDING' })
       .orderBy('id');
     return rows.map(transactionFromRow);
   }
@@ -212,26 +221,22 @@ export class TransactionStore {
   }
 
   /** Usable credits split into free and purchased (unexpired, completed). */
-  async breakdown(conn: Conn, walletId: string, now: Date): Promise<{ free: Decimal; purchased: Decimal }> {
+  async breakdown(conn: Conn, scope: Scope, walletId: string, now: Date): Promise<{ free: Decimal; purchased: Decimal }> {
     const rows = rowsOf<{ free: string | null; purchased: string | null }>(
       await conn.raw(
         `SELECT sum(credits_available) FILTER (WHERE transaction_reason = ANY(?::text[])) AS free,
                 sum(credits_available) FILTER (WHERE transaction_reason <> ALL(?::text[])) AS purchased
            FROM transactions
-          WHERE wallet_id = ? AND type = 'CREDIT' AND transaction_status = 'COMPLETED' AND credits_available > 0
+          WHERE wallet_id = ? AND tenant_id = ? AND environment_id = ? AND type = 'CREDIT' AND transaction_status = 'COMPLETED' AND credits_available > 0
             AND (expiry_date IS NULL OR expiry_date > ?)`,
-        [[...FREE_REASONS], [...FREE_REASONS], walletId, now],
+        [[...FREE_REASONS], [...FREE_REASONS], walletId, scope.tenantId, scope.environmentId, now],
       ),
     );
     return { free: exact(rows[0]?.free ?? 0), purchased: exact(rows[0]?.purchased ?? 0) };
   }
 
   async list(conn: Conn, scope: Scope, walletId: string, filter: TransactionFilter): Promise<{ items: WalletTransaction[]; total: number }> {
-    const base = conn('transactions').where({
-      wallet_id: walletId,
-      tenant_id: scope.tenantId,
-      environment_id: scope.environmentId,
-    });
+    const base = conn('transactions').where(inWallet(scope, walletId));
     if (filter.type) base.where('type', filter.type);
     if (filter.status) base.where('transaction_status', filter.status);
     if (filter.reason) base.where('transaction_reason', filter.reason);

@@ -52,8 +52,3 @@ export interface Wallet {
   createdAt: Date;
   updatedAt: Date;
 }
-
-export interface Scope {
-  tenantId: string;
-  environmentId: string;
-}

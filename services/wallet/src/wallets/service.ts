@@ -104,7 +104,7 @@ export class WalletService {
     };
     const out = await this.ledger.transaction(async (trx) => {
       await this.customers.lockExisting(trx, meta, input.customerId);
-      const existing = await this.wallets.existsOpen(trx, wallet);
+      const existing = await this.wallets.existsOpen(trx, meta, wallet);
       if (existing) {
         throw new AlreadyExistsError('The customer already has an open wallet of this currency and type', {
           field: 'currency',
@@ -140,7 +140,7 @@ export class WalletService {
 
   async balance(ctx: EventContext, id: string): Promise<{ wallet: Wallet; breakdown: { free: Decimal; purchased: Decimal } }> {
     const wallet = await this.get(ctx, id);
-    const breakdown = await this.transactions.breakdown(this.db, wallet.id, this.ledger.clock());
+    const breakdown = await this.transactions.breakdown(this.db, ctx, wallet.id, this.ledger.clock());
     return { wallet, breakdown };
   }
 

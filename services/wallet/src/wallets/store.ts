@@ -1,6 +1,7 @@
 import { rowsOf, type Db, type Knex, type Trx } from '@billstream/db';
 import { exact, str } from '../exact';
-import type { AlertLevel, AlertSettings, AlertState, AutoTopup, PriceType, Scope, Wallet, WalletStatus, WalletType } from './domain';
+import type { Scope } from '@billstream/contracts';
+import type { AlertLevel, AlertSettings, AlertState, AutoTopup, PriceType, Wallet, WalletStatus, WalletType } from './domain';
 
 type Conn = Db | Trx;
 
@@ -152,7 +153,10 @@ export interface WalletReadRow extends WalletRow {
   expiry_due: boolean;
 }
 
-/** Reads and writes wallet rows; every read is scoped to a tenant and environment. */
+/**
+ * Reads and writes wallet rows. Stateless: every method takes the connection first, then
+ * the Scope it reads in (a batch: a scope per wallet); a saved wallet carries its own.
+ */
 export class WalletStore {
   async insert(conn: Conn, wallet: Wallet): Promise<void> {
     await conn('wallets').insert(walletToRow(wallet));
@@ -242,11 +246,12 @@ export class WalletStore {
     return rows.map((r) => r.id);
   }
 
-  async existsOpen(trx: Trx, w: Pick<Wallet, 'tenantId' | 'environmentId' | 'customerId' | 'currency' | 'walletType'>): Promise<string | undefined> {
+  /** The open wallet of the customer with this currency and type, if there is one. */
+  async existsOpen(trx: Trx, scope: Scope, w: Pick<Wallet, 'customerId' | 'currency' | 'walletType'>): Promise<string | undefined> {
     const row = await trx('wallets')
       .where({
-        tenant_id: w.tenantId,
-        environment_id: w.environmentId,
+        tenant_id: scope.tenantId,
+        environment_id: scope.environmentId,
         customer_id: w.customerId,
         currency: w.currency,
         wallet_type: w.walletType,
