@@ -1,4 +1,4 @@
-import { Exact } from '../exact';
+import { Exact } from '@billstream/money';
 import { META, startLedgerHarness, type LedgerHarness } from '../testing/harness';
 import { assertLedgerAddsUp } from '../testing/invariants';
 import type { AlertSettings } from '../wallets/domain';

@@ -1,6 +1,6 @@
 import { TOPICS } from '@billstream/bus';
+import { Exact } from '@billstream/money';
 import { newDomainEvent } from '@billstream/outbox';
-import { Exact } from '../exact';
 import { ENVIRONMENT, META, TENANT, startLedgerHarness, type LedgerHarness } from '../testing/harness';
 import { assertLedgerAddsUp } from '../testing/invariants';
 

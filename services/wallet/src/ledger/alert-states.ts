@@ -1,7 +1,7 @@
+import { toDecimalString } from '@billstream/money';
 import type { Decimal } from 'decimal.js';
 import { alertMove, alertStateOf, thresholdOf } from '../alerts/alerts';
 import { WALLET_EVENTS } from '../events';
-import { str } from '../exact';
 import type { AlertState } from '../wallets/domain';
 import { realTimeCreditBalance, walletView } from '../wallets/view';
 import type { WalletChange } from './change';
@@ -33,8 +33,8 @@ function announce(change: WalletChange, kind: 'credit_balance' | 'ongoing_balanc
       kind,
       state: next,
       previous_state: previous,
-      balance: str(balance),
-      threshold: threshold ? str(threshold) : null,
+      balance: toDecimalString(balance),
+      threshold: threshold ? toDecimalString(threshold) : null,
     },
   });
 }

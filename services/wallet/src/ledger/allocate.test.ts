@@ -1,6 +1,6 @@
+import { Exact } from '@billstream/money';
 import fc from 'fast-check';
 import type { Decimal } from 'decimal.js';
-import { Exact } from '../exact';
 import type { SpendableCredit } from '../transactions/domain';
 import { allocate, spendingOrder } from './allocate';
 

@@ -2,10 +2,10 @@ import type { DomainEvent } from '@billstream/contracts';
 import type { Trx } from '@billstream/db';
 import { ValidationError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
+import { EXACT_ZERO, exactSum } from '@billstream/money';
 import { newDomainEvent, type EventContext } from '@billstream/outbox';
 import type { Decimal } from 'decimal.js';
 import { WALLET_EVENTS } from '../events';
-import { ZERO } from '../exact';
 import type { SpendableCredit, WalletTransaction } from '../transactions/domain';
 import type { TransactionStore } from '../transactions/store';
 import { transactionView } from '../transactions/view';
@@ -94,7 +94,7 @@ export class WalletChange {
 
   /** Starts the spending cache with credits read for several wallets at once (`debitReads`). */
   primeSpendable(credits: SpendableCredit[]): void {
-    this.spendable = { credits, total: credits.reduce<Decimal>((s, c) => s.plus(c.creditsAvailable), ZERO) };
+    this.spendable = { credits, total: exactSum(credits.map((c) => c.creditsAvailable)) };
   }
 
   /** A new transaction of this wallet, stamped with the change's time. */
@@ -107,7 +107,7 @@ export class WalletChange {
       environmentId: this.wallet.environmentId,
       creditBalanceBefore: balance,
       creditBalanceAfter: balance,
-      creditsAvailable: ZERO,
+      creditsAvailable: EXACT_ZERO,
       expiryDate: null,
       priority: null,
       description: null,

@@ -1,6 +1,6 @@
 import { ValidationError } from '@billstream/errors';
+import { EXACT_ZERO, toDecimalString } from '@billstream/money';
 import type { Decimal } from 'decimal.js';
-import { str, ZERO } from '../exact';
 import type { SpendableCredit, WalletTransaction } from '../transactions/domain';
 import { allocate } from './allocate';
 import type { WalletChange } from './change';
@@ -12,7 +12,7 @@ import { flush } from './writes';
  * Spends `credits` from the usable credits in the spec's order; more than usable: 400 and
  * nothing changes. `hint` (the total of a batch) lets one read serve the debits that follow.
  */
-export async function debit(change: WalletChange, input: DebitInput, hint: Decimal = ZERO): Promise<WalletTransaction> {
+export async function debit(change: WalletChange, input: DebitInput, hint: Decimal = EXACT_ZERO): Promise<WalletTransaction> {
   refuseOverdraft(change, input.credits);
   let allocation = allocate(await spendableFor(change, input.credits, hint), input.credits);
   if (!allocation.shortfall.isZero()) {
@@ -25,7 +25,7 @@ export async function debit(change: WalletChange, input: DebitInput, hint: Decim
     allocation = allocate(await spendableFor(change, input.credits, hint), input.credits);
   }
   if (!allocation.shortfall.isZero()) {
-    throw new Error(`ledger of ${change.wallet.id} does not add up: balance ${str(change.wallet.creditBalance)} but spendable credits fall short`);
+    throw new Error(`ledger of ${change.wallet.id} does not add up: balance ${toDecimalString(change.wallet.creditBalance)} but spendable credits fall short`);
   }
   const cache = change.spendable!;
   const left = new Map(allocation.takes.map((t) => [t.id, t.left]));
@@ -40,8 +40,8 @@ function refuseOverdraft(change: WalletChange, credits: Decimal): void {
   if (credits.greaterThan(usable)) {
     throw new ValidationError('Insufficient credits: the debit is larger than the usable credits of the wallet', {
       field: 'credits',
-      available_credits: str(usable),
-      requested_credits: str(credits),
+      available_credits: toDecimalString(usable),
+      requested_credits: toDecimalString(credits),
     });
   }
 }

@@ -1,4 +1,4 @@
-import { ZERO } from '../exact';
+import { EXACT_ZERO } from '@billstream/money';
 import type { WalletChange } from './change';
 import { recordDebit } from './debit-movement';
 
@@ -6,7 +6,7 @@ import { recordDebit } from './debit-movement';
 export async function expireDue(change: WalletChange): Promise<number> {
   const expired = await change.deps.transactions.expiredWithCredits(change.trx, change.wallet, change.wallet.id, change.now);
   for (const credit of expired) {
-    change.creditsLeft.set(credit.id, ZERO);
+    change.creditsLeft.set(credit.id, EXACT_ZERO);
     recordDebit(change, {
       credits: credit.creditsAvailable,
       reason: 'CREDIT_EXPIRED',

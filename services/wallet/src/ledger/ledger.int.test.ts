@@ -1,8 +1,8 @@
 import { DomainError } from '@billstream/errors';
+import { Exact } from '@billstream/money';
 import { migratedDb, testLogger } from '@billstream/testing';
 import { migrations, SCHEMA } from '../migrations';
 import { createWalletService } from '../service';
-import { Exact } from '../exact';
 import { META, startLedgerHarness, type LedgerHarness } from '../testing/harness';
 import { assertLedgerAddsUp } from '../testing/invariants';
 import type { TopupInput } from '../transactions/domain';

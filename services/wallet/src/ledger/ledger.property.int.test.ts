@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { DomainError } from '@billstream/errors';
-import { Exact } from '../exact';
+import { Exact } from '@billstream/money';
 import { META, startLedgerHarness, type LedgerHarness } from '../testing/harness';
 import { assertLedgerAddsUp } from '../testing/invariants';
 import type { Decimal } from 'decimal.js';

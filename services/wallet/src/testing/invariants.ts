@@ -1,5 +1,5 @@
 import type { Db } from '@billstream/db';
-import { Exact } from '../exact';
+import { Exact } from '@billstream/money';
 
 interface Row {
   id: string;

@@ -1,7 +1,7 @@
 import { DomainError, NotFoundError } from '@billstream/errors';
+import { exactSum } from '@billstream/money';
 import type { EventContext } from '@billstream/outbox';
 import type { Decimal } from 'decimal.js';
-import { sumOf } from '../exact';
 import type { WalletChange } from '../ledger/change';
 import { debit } from '../ledger/debit';
 import type { Ledger } from '../ledger/ledger';
@@ -103,7 +103,7 @@ export class DebitBatcher {
           const pairs = batch.flatMap((d) => (d.request.idempotencyKey ? [{ walletId: d.walletId, key: d.request.idempotencyKey }] : []));
           const hints = new Map<string, Decimal>();
           for (const [i, debits] of wallets.entries()) {
-            if (changes[i]) hints.set(debits[0].walletId, sumOf(debits.map((d) => d.request.credits)));
+            if (changes[i]) hints.set(debits[0].walletId, exactSum(debits.map((d) => d.request.credits)));
           }
           const now = changes.find(Boolean)?.now ?? this.ledger.clock();
           const { earlier, spendable } = await this.transactions.debitReads(trx, pairs, hints, now);

@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import { walletApi } from '@billstream/contracts';
 import { mountRoute } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
-import { exact } from '../exact';
+import { exact } from '@billstream/money';
 import { parseTimestamp } from '../wallets/input';
 import type { TransactionService } from './service';
 import { transactionView } from './view';

@@ -1,7 +1,7 @@
 import type { Db } from '@billstream/db';
 import { NotFoundError, ValidationError } from '@billstream/errors';
+import { toDecimalString } from '@billstream/money';
 import type { EventContext } from '@billstream/outbox';
-import { str } from '../exact';
 import { credit } from '../ledger/credit';
 import type { Ledger } from '../ledger/ledger';
 import { settle } from '../ledger/settle';
@@ -26,7 +26,7 @@ export class TransactionService {
     }
     const hash = requestHash({
       op: 'topup',
-      credits: str(input.credits),
+      credits: toDecimalString(input.credits),
       reason: input.reason,
       expiry: input.expiryDate?.toISOString() ?? null,
       priority: input.priority,
@@ -54,7 +54,7 @@ export class TransactionService {
 
   /** Debits go through the batcher: concurrent debits of one wallet share a transaction. */
   async debit(ctx: EventContext, walletId: string, input: DebitRequest): Promise<MovementResult> {
-    const hash = requestHash({ op: 'debit', credits: str(input.credits), reason: input.reason, description: input.description });
+    const hash = requestHash({ op: 'debit', credits: toDecimalString(input.credits), reason: input.reason, description: input.description });
     return this.batcher.submit(ctx, walletId, input, hash);
   }
 

@@ -1,7 +1,7 @@
-import { rowsOf, type Db, type Knex, type Trx } from '@billstream/db';
-import type { Decimal } from 'decimal.js';
-import { exact, str } from '../exact';
 import type { Scope } from '@billstream/contracts';
+import { rowsOf, type Db, type Knex, type Trx } from '@billstream/db';
+import { exact, toDecimalString } from '@billstream/money';
+import type { Decimal } from 'decimal.js';
 import {
   FREE_REASONS,
   type SpendableCredit,
@@ -72,11 +72,11 @@ export function transactionToRow(t: WalletTransaction): TransactionRow {
     environment_id: t.environmentId,
     type: t.type,
     transaction_status: t.status,
-    credit_amount: str(t.creditAmount),
-    amount: str(t.amount),
-    credit_balance_before: str(t.creditBalanceBefore),
-    credit_balance_after: str(t.creditBalanceAfter),
-    credits_available: str(t.creditsAvailable),
+    credit_amount: toDecimalString(t.creditAmount),
+    amount: toDecimalString(t.amount),
+    credit_balance_before: toDecimalString(t.creditBalanceBefore),
+    credit_balance_after: toDecimalString(t.creditBalanceAfter),
+    credits_available: toDecimalString(t.creditsAvailable),
     expiry_date: t.expiryDate,
     priority: t.priority,
     transaction_reason: t.reason,
@@ -154,7 +154,7 @@ export class TransactionStore {
     const keyBindings = [[...new Set(pairs.map((p) => p.walletId))], [...new Set(pairs.map((p) => p.key))]];
     if (wants.size > 0) {
       const values = [...wants].map(() => '(?, ?::numeric)').join(', ');
-      bindings.push(...[...wants].flatMap(([id, credits]) => [id, str(credits)]), [...wants.keys()], now);
+      bindings.push(...[...wants].flatMap(([id, credits]) => [id, toDecimalString(credits)]), [...wants.keys()], now);
       sql = `WITH v(wallet_id, wanted) AS (VALUES ${values}),
         spend AS (
           SELECT id FROM (
@@ -212,7 +212,7 @@ export class TransactionStore {
   /** Sets the remaining credits of the given credit transactions in one statement. */
   setCreditsAvailable(trx: Trx, updates: Array<{ id: string; creditsAvailable: Decimal }>, now: Date): Knex.Raw {
     const values = updates.map(() => '(?, ?::numeric)').join(', ');
-    const bindings = updates.flatMap((u) => [u.id, str(u.creditsAvailable)]);
+    const bindings = updates.flatMap((u) => [u.id, toDecimalString(u.creditsAvailable)]);
     return trx.raw(
       `UPDATE transactions t SET credits_available = v.available, updated_at = ?
          FROM (VALUES ${values}) AS v(id, available) WHERE t.id = v.id`,

@@ -1,4 +1,4 @@
-import { str } from '../exact';
+import { toDecimalString } from '@billstream/money';
 import type { WalletTransaction } from './domain';
 
 /** A wallet transaction as clients see it (responses and event payloads). */
@@ -8,11 +8,11 @@ export function transactionView(t: WalletTransaction) {
     wallet_id: t.walletId,
     type: t.type,
     transaction_status: t.status,
-    credit_amount: str(t.creditAmount),
-    amount: str(t.amount),
-    credit_balance_before: str(t.creditBalanceBefore),
-    credit_balance_after: str(t.creditBalanceAfter),
-    credits_available: str(t.creditsAvailable),
+    credit_amount: toDecimalString(t.creditAmount),
+    amount: toDecimalString(t.amount),
+    credit_balance_before: toDecimalString(t.creditBalanceBefore),
+    credit_balance_after: toDecimalString(t.creditBalanceAfter),
+    credits_available: toDecimalString(t.creditsAvailable),
     expiry_date: t.expiryDate ? t.expiryDate.toISOString() : null,
     priority: t.priority,
     transaction_reason: t.reason,

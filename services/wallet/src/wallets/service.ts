@@ -1,11 +1,11 @@
 import type { Db } from '@billstream/db';
 import { AlreadyExistsError, NotFoundError, ValidationError, VersionConflictError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
+import { EXACT_ZERO } from '@billstream/money';
 import type { EventContext } from '@billstream/outbox';
 import type { Decimal } from 'decimal.js';
 import type { CustomerDirectory } from '../customers/directory';
 import { WALLET_EVENTS } from '../events';
-import { ZERO } from '../exact';
 import { credit } from '../ledger/credit';
 import type { Ledger } from '../ledger/ledger';
 import { terminate } from '../ledger/terminate';
@@ -86,8 +86,8 @@ export class WalletService {
       currency: input.currency.toLowerCase(),
       walletType: input.walletType,
       walletStatus: 'active',
-      creditBalance: ZERO,
-      pendingCredits: ZERO,
+      creditBalance: EXACT_ZERO,
+      pendingCredits: EXACT_ZERO,
       conversionRate: input.conversionRate,
       topupConversionRate: input.topupConversionRate ?? input.conversionRate,
       allowedPriceTypes: input.allowedPriceTypes ?? (input.walletType === 'PRE_PAID' ? ['USAGE'] : ['ALL']),

@@ -1,6 +1,6 @@
-import { rowsOf, type Db, type Knex, type Trx } from '@billstream/db';
-import { exact, str } from '../exact';
 import type { Scope } from '@billstream/contracts';
+import { rowsOf, type Db, type Knex, type Trx } from '@billstream/db';
+import { exact, toDecimalString } from '@billstream/money';
 import type { AlertLevel, AlertSettings, AlertState, AutoTopup, PriceType, Wallet, WalletStatus, WalletType } from './domain';
 
 type Conn = Db | Trx;
@@ -58,7 +58,7 @@ function levelFromRow(row: AlertLevelRow | undefined): AlertLevel | undefined {
 }
 
 function levelToRow(level: AlertLevel | undefined): AlertLevelRow | undefined {
-  return level ? { threshold: str(level.threshold), condition: level.condition } : undefined;
+  return level ? { threshold: toDecimalString(level.threshold), condition: level.condition } : undefined;
 }
 
 export function walletFromRow(row: WalletRow): Wallet {
@@ -104,8 +104,8 @@ function autoTopupToRow(a: AutoTopup | null): string | null {
   if (!a) return null;
   const row: AutoTopupRow = {
     enabled: a.enabled,
-    threshold: a.threshold && str(a.threshold),
-    amount: a.amount && str(a.amount),
+    threshold: a.threshold && toDecimalString(a.threshold),
+    amount: a.amount && toDecimalString(a.amount),
     invoicing: a.invoicing,
   };
   return JSON.stringify(row);
@@ -131,10 +131,10 @@ export function walletToRow(w: Wallet): Record<string, unknown> {
     currency: w.currency,
     wallet_type: w.walletType,
     wallet_status: w.walletStatus,
-    credit_balance: str(w.creditBalance),
-    pending_credits: str(w.pendingCredits),
-    conversion_rate: str(w.conversionRate),
-    topup_conversion_rate: str(w.topupConversionRate),
+    credit_balance: toDecimalString(w.creditBalance),
+    pending_credits: toDecimalString(w.pendingCredits),
+    conversion_rate: toDecimalString(w.conversionRate),
+    topup_conversion_rate: toDecimalString(w.topupConversionRate),
     allowed_price_types: JSON.stringify(w.allowedPriceTypes),
     description: w.description,
     metadata: JSON.stringify(w.metadata),
@@ -278,8 +278,8 @@ export class WalletStore {
       wallets.flatMap((w) => [
         w.id,
         w.walletStatus,
-        str(w.creditBalance),
-        str(w.pendingCredits),
+        toDecimalString(w.creditBalance),
+        toDecimalString(w.pendingCredits),
         w.alertState,
         w.ongoingAlertState,
         w.ledgerSeq,
