@@ -1,7 +1,7 @@
 import { Exact } from '@billstream/money';
 import fc from 'fast-check';
 import type { Decimal } from 'decimal.js';
-import type { SpendableCredit } from '../transactions/domain';
+import type { SpendableCredit } from '../entries/domain';
 import { allocate, spendingOrder } from './allocate';
 
 const D = (v: string | number) => new Exact(v);

@@ -1,5 +1,5 @@
 import type { Decimal } from 'decimal.js';
-import type { SpendableCredit } from '../transactions/domain';
+import type { SpendableCredit } from '../entries/domain';
 
 /**
  * The spec's spending order: lower priority first (no priority last), then the earlier

@@ -6,16 +6,16 @@ import { EXACT_ZERO, exactSum } from '@billstream/money';
 import { newDomainEvent, type EventContext } from '@billstream/outbox';
 import type { Decimal } from 'decimal.js';
 import { WALLET_EVENTS } from '../events';
-import type { SpendableCredit, WalletTransaction } from '../transactions/domain';
-import type { TransactionStore } from '../transactions/store';
-import { transactionView } from '../transactions/view';
+import type { SpendableCredit, LedgerEntry } from '../entries/domain';
+import type { EntryStore } from '../entries/store';
+import { entryView } from '../entries/view';
 import type { Wallet } from '../wallets/domain';
 import type { WalletStore } from '../wallets/store';
 import { walletView } from '../wallets/view';
 
 export interface ChangeDeps {
   wallets: WalletStore;
-  transactions: TransactionStore;
+  entries: EntryStore;
 }
 
 /** The first spendable credits in spending order, as they stand inside a change. */
@@ -25,7 +25,7 @@ export interface SpendableCache {
 }
 
 /**
- * One change of one wallet, inside the transaction that holds the wallet's row lock: the
+ * One change of one wallet, inside the database transaction that holds the wallet's row lock: the
  * wallet as it changes and what the change has still to write. The verbs (credit.ts,
  * debit.ts, settle.ts, expire.ts, terminate.ts) act on it; writes.ts saves it.
  */
@@ -34,8 +34,8 @@ export class WalletChange {
   readonly events: DomainEvent[] = [];
   /** Wallet events, published with the wallet as it is once the change is saved. */
   readonly walletEvents: string[] = [];
-  /** Transaction rows not written yet. */
-  readonly inserts: WalletTransaction[] = [];
+  /** Entry rows not written yet. */
+  readonly inserts: LedgerEntry[] = [];
   /** Credits left on the credits debits consumed (credit id -> credits), not written yet. */
   readonly creditsLeft = new Map<string, Decimal>();
   spendable?: SpendableCache;
@@ -75,12 +75,12 @@ export class WalletChange {
     this.dirty = true;
   }
 
-  findTransaction(id: string): Promise<WalletTransaction | undefined> {
-    return this.deps.transactions.byId(this.trx, this.wallet, this.wallet.id, id);
+  findEntry(id: string): Promise<LedgerEntry | undefined> {
+    return this.deps.entries.byId(this.trx, this.wallet, this.wallet.id, id);
   }
 
-  findByIdempotencyKeys(keys: string[]): Promise<Map<string, WalletTransaction>> {
-    return this.deps.transactions.byIdempotencyKeys(this.trx, this.wallet, this.wallet.id, keys);
+  findByIdempotencyKeys(keys: string[]): Promise<Map<string, LedgerEntry>> {
+    return this.deps.entries.byIdempotencyKeys(this.trx, this.wallet, this.wallet.id, keys);
   }
 
   requireActive(): void {
@@ -97,8 +97,8 @@ export class WalletChange {
     this.spendable = { credits, total: exactSum(credits.map((c) => c.creditsAvailable)) };
   }
 
-  /** A new transaction of this wallet, stamped with the change's time. */
-  newTransaction(fields: Pick<WalletTransaction, 'type' | 'status' | 'creditAmount' | 'amount' | 'reason'> & Partial<WalletTransaction>): WalletTransaction {
+  /** A new ledger entry of this wallet, stamped with the change's time. */
+  newEntry(fields: Pick<LedgerEntry, 'type' | 'status' | 'creditAmount' | 'amount' | 'reason'> & Partial<LedgerEntry>): LedgerEntry {
     const balance = this.wallet.creditBalance;
     return {
       id: newId('walletTransaction'),
@@ -122,19 +122,19 @@ export class WalletChange {
   }
 
   /** Moves the balance by `delta` and gives the movement its place in the ledger. */
-  move(txn: WalletTransaction, delta: Decimal): void {
-    txn.creditBalanceBefore = this.wallet.creditBalance;
+  move(entry: LedgerEntry, delta: Decimal): void {
+    entry.creditBalanceBefore = this.wallet.creditBalance;
     this.wallet.creditBalance = this.wallet.creditBalance.plus(delta);
-    txn.creditBalanceAfter = this.wallet.creditBalance;
+    entry.creditBalanceAfter = this.wallet.creditBalance;
     this.wallet.ledgerSeq += 1;
-    txn.ledgerSeq = this.wallet.ledgerSeq;
+    entry.ledgerSeq = this.wallet.ledgerSeq;
     this.dirty = true;
   }
 
-  /** Buffers the new transaction row and its event. */
-  record(txn: WalletTransaction): WalletTransaction {
-    this.inserts.push(txn);
-    this.emit(WALLET_EVENTS.transactionCreated, { transaction: transactionView(txn) });
-    return txn;
+  /** Buffers the new entry's row and its event (wallet.transaction.created on the wire). */
+  record(entry: LedgerEntry): LedgerEntry {
+    this.inserts.push(entry);
+    this.emit(WALLET_EVENTS.entryCreated, { transaction: entryView(entry) });
+    return entry;
   }
 }

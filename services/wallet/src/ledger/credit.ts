@@ -1,5 +1,5 @@
 import type { Decimal } from 'decimal.js';
-import type { CreditReason, WalletTransaction } from '../transactions/domain';
+import type { CreditReason, LedgerEntry } from '../entries/domain';
 import type { WalletChange } from './change';
 
 export interface CreditInput {
@@ -17,9 +17,9 @@ export interface CreditInput {
  * Adds credits: a completed credit raises the balance and can be spent at once; a pending
  * one (invoiced) counts only in the real-time balance until it is settled.
  */
-export function credit(change: WalletChange, input: CreditInput): WalletTransaction {
+export function credit(change: WalletChange, input: CreditInput): LedgerEntry {
   const { wallet } = change;
-  const txn = change.newTransaction({
+  const entry = change.newEntry({
     type: 'CREDIT',
     status: input.pending ? 'PENDING' : 'COMPLETED',
     creditAmount: input.credits,
@@ -35,9 +35,9 @@ export function credit(change: WalletChange, input: CreditInput): WalletTransact
     wallet.pendingCredits = wallet.pendingCredits.plus(input.credits);
     change.dirty = true;
   } else {
-    txn.creditsAvailable = input.credits;
-    change.move(txn, input.credits);
+    entry.creditsAvailable = input.credits;
+    change.move(entry, input.credits);
     change.spendable = undefined;
   }
-  return change.record(txn);
+  return change.record(entry);
 }

@@ -1,5 +1,5 @@
 import type { Decimal } from 'decimal.js';
-import type { DebitReason, WalletTransaction } from '../transactions/domain';
+import type { DebitReason, LedgerEntry } from '../entries/domain';
 import { autoTopupOnCrossing } from './auto-topup';
 import type { WalletChange } from './change';
 
@@ -16,8 +16,8 @@ export interface DebitInput {
  * debit, an expiry or a termination): the row, the balance movement, then the auto top-up
  * when the movement crossed its threshold.
  */
-export function recordDebit(change: WalletChange, input: DebitInput & { expiredCreditId?: string }): WalletTransaction {
-  const txn = change.newTransaction({
+export function recordDebit(change: WalletChange, input: DebitInput & { expiredCreditId?: string }): LedgerEntry {
+  const entry = change.newEntry({
     type: 'DEBIT',
     status: 'COMPLETED',
     creditAmount: input.credits,
@@ -28,8 +28,8 @@ export function recordDebit(change: WalletChange, input: DebitInput & { expiredC
     requestHash: input.requestHash,
     expiredCreditId: input.expiredCreditId ?? null,
   });
-  change.move(txn, input.credits.negated());
-  change.record(txn);
-  autoTopupOnCrossing(change, txn.creditBalanceBefore);
-  return txn;
+  change.move(entry, input.credits.negated());
+  change.record(entry);
+  autoTopupOnCrossing(change, entry.creditBalanceBefore);
+  return entry;
 }

@@ -1,7 +1,7 @@
 import { ValidationError } from '@billstream/errors';
 import { EXACT_ZERO, toDecimalString } from '@billstream/money';
 import type { Decimal } from 'decimal.js';
-import type { SpendableCredit, WalletTransaction } from '../transactions/domain';
+import type { SpendableCredit, LedgerEntry } from '../entries/domain';
 import { allocate } from './allocate';
 import type { WalletChange } from './change';
 import { recordDebit, type DebitInput } from './debit-movement';
@@ -12,7 +12,7 @@ import { flush } from './writes';
  * Spends `credits` from the usable credits in the spec's order; more than usable: 400 and
  * nothing changes. `hint` (the total of a batch) lets one read serve the debits that follow.
  */
-export async function debit(change: WalletChange, input: DebitInput, hint: Decimal = EXACT_ZERO): Promise<WalletTransaction> {
+export async function debit(change: WalletChange, input: DebitInput, hint: Decimal = EXACT_ZERO): Promise<LedgerEntry> {
   refuseOverdraft(change, input.credits);
   let allocation = allocate(await spendableFor(change, input.credits, hint), input.credits);
   if (!allocation.shortfall.isZero()) {
@@ -54,7 +54,7 @@ async function spendableFor(change: WalletChange, credits: Decimal, hint: Decima
   if (change.spendable && change.spendable.total.greaterThanOrEqualTo(credits)) return change.spendable.credits;
   await flush(change);
   const wanted = credits.greaterThan(hint) ? credits : hint;
-  const rows = await change.deps.transactions.spendable(change.trx, change.wallet.id, wanted, change.now);
+  const rows = await change.deps.entries.spendable(change.trx, change.wallet.id, wanted, change.now);
   change.primeSpendable(rows);
   return rows;
 }

@@ -4,7 +4,7 @@ import { recordDebit } from './debit-movement';
 
 /** Writes one CREDIT_EXPIRED debit per credit whose expiry has passed; returns how many. */
 export async function expireDue(change: WalletChange): Promise<number> {
-  const expired = await change.deps.transactions.expiredWithCredits(change.trx, change.wallet, change.wallet.id, change.now);
+  const expired = await change.deps.entries.expiredWithCredits(change.trx, change.wallet, change.wallet.id, change.now);
   for (const credit of expired) {
     change.creditsLeft.set(credit.id, EXACT_ZERO);
     recordDebit(change, {

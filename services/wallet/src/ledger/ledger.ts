@@ -20,7 +20,7 @@ export interface LedgerDeps extends ChangeDeps {
 /**
  * Runs every change of a wallet's balance: one database transaction that locks the wallet
  * row (SELECT ... FOR UPDATE), first writes off credits whose expiry has passed, applies the
- * change, then saves the wallet, its transactions and its events (outbox) together.
+ * change, then saves the wallet, its ledger entries and its events (outbox) together.
  */
 export class Ledger {
   constructor(private readonly deps: LedgerDeps) {}
@@ -50,7 +50,7 @@ export class Ledger {
     return { result, wallet, events };
   }
 
-  /** Runs `fn` in a new transaction and announces the events it wrote after the commit. */
+  /** Runs `fn` in a new database transaction and announces the events it wrote after the commit. */
   async transaction<T extends { events: DomainEvent[] }>(fn: (trx: Trx) => Promise<T>): Promise<T> {
     const out = await this.deps.db.transaction(fn);
     if (out.events.length > 0) this.deps.published();
@@ -58,7 +58,7 @@ export class Ledger {
   }
 
   /**
-   * Changes several wallets in one transaction: one statement locks them all (in id order),
+   * Changes several wallets in one database transaction: one statement locks them all (in id order),
    * `fn` applies the changes (undefined for a wallet that does not exist), and one statement
    * saves them all. The caller groups the work; each wallet's change is still a WalletChange
    * with its own checks.
@@ -83,7 +83,7 @@ export class Ledger {
     });
   }
 
-  /** Applies `fn` in a transaction of its own and announces the events after the commit. */
+  /** Applies `fn` in a database transaction of its own and announces the events after the commit. */
   async change<T>(ctx: EventContext, walletId: string, fn: (change: WalletChange) => Promise<T>): Promise<{ result: T; wallet: Wallet; events: DomainEvent[] }> {
     return this.transaction((trx) => this.changeIn(trx, ctx, walletId, fn));
   }

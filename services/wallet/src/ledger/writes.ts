@@ -4,7 +4,7 @@ import type { Knex, Trx } from '@billstream/db';
 import { outboxInsertMany } from '@billstream/outbox';
 import type { Decimal } from 'decimal.js';
 import { WALLET_EVENTS } from '../events';
-import type { WalletTransaction } from '../transactions/domain';
+import type { LedgerEntry } from '../entries/domain';
 import type { Wallet } from '../wallets/domain';
 import { updateAlertStates } from './alert-states';
 import type { ChangeDeps, WalletChange } from './change';
@@ -13,7 +13,7 @@ import { runTogether } from './statements';
 /** The writes of a change, as data. */
 export interface ChangeParts {
   walletId: string;
-  inserts: WalletTransaction[];
+  inserts: LedgerEntry[];
   creditsLeft: Array<{ id: string; creditsAvailable: Decimal }>;
   /** The wallet when its row changed. */
   wallet: Wallet | null;
@@ -21,15 +21,15 @@ export interface ChangeParts {
 }
 
 /**
- * The statements that save changes (of one wallet or several): one insert of transaction
+ * The statements that save changes (of one wallet or several): one insert of entry
  * rows, one update of credits left, one update of wallet rows, one outbox insert.
  */
 export function writesOf(trx: Trx, deps: ChangeDeps, parts: ChangeParts[], now: Date): Array<Knex.QueryBuilder | Knex.Raw> {
   const writes: Array<Knex.QueryBuilder | Knex.Raw> = [];
   const inserts = parts.flatMap((p) => p.inserts);
-  if (inserts.length > 0) writes.push(deps.transactions.insertMany(trx, inserts));
+  if (inserts.length > 0) writes.push(deps.entries.insertMany(trx, inserts));
   const creditsLeft = parts.flatMap((p) => p.creditsLeft);
-  if (creditsLeft.length > 0) writes.push(deps.transactions.setCreditsAvailable(trx, creditsLeft, now));
+  if (creditsLeft.length > 0) writes.push(deps.entries.setCreditsAvailable(trx, creditsLeft, now));
   const wallets = parts.flatMap((p) => (p.wallet ? [p.wallet] : []));
   if (wallets.length === 1) writes.push(deps.wallets.update(trx, wallets[0]));
   else if (wallets.length > 1) writes.push(deps.wallets.updateLedgerMany(trx, wallets));
@@ -38,7 +38,7 @@ export function writesOf(trx: Trx, deps: ChangeDeps, parts: ChangeParts[], now: 
   return writes;
 }
 
-/** Takes the buffered transaction rows and credits left out of the change. */
+/** Takes the buffered entry rows and credits left out of the change. */
 function takeRows(change: WalletChange): ChangeParts {
   const parts: ChangeParts = {
     walletId: change.wallet.id,

@@ -18,7 +18,7 @@ interface Row {
  * Checks that a wallet's ledger adds up, and throws naming the first rule broken:
  * completed credits minus completed debits equal credit_balance; every completed movement
  * goes from its before to its after by its amount, in an unbroken chain; the credits left
- * on credit transactions sum to credit_balance (and, once expiry ran, to the usable credits);
+ * on credit entries sum to credit_balance (and, once expiry ran, to the usable credits);
  * pending credits match the wallet's pending total; amounts are credits x rate.
  */
 export async function assertLedgerAddsUp(db: Db, walletId: string, now: Date): Promise<void> {

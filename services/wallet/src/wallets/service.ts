@@ -9,7 +9,7 @@ import { WALLET_EVENTS } from '../events';
 import { credit } from '../ledger/credit';
 import type { Ledger } from '../ledger/ledger';
 import { terminate } from '../ledger/terminate';
-import type { TransactionStore } from '../transactions/store';
+import type { EntryStore } from '../entries/store';
 import type { AlertSettings, AutoTopup, PriceType, Wallet, WalletType } from './domain';
 import type { WalletStore } from './store';
 import { walletEtag } from './view';
@@ -61,7 +61,7 @@ export class WalletService {
   constructor(
     private readonly db: Db,
     private readonly wallets: WalletStore,
-    private readonly transactions: TransactionStore,
+    private readonly entries: EntryStore,
     private readonly customers: CustomerDirectory,
     private readonly ledger: Ledger,
   ) {}
@@ -140,7 +140,7 @@ export class WalletService {
 
   async balance(ctx: EventContext, id: string): Promise<{ wallet: Wallet; breakdown: { free: Decimal; purchased: Decimal } }> {
     const wallet = await this.get(ctx, id);
-    const breakdown = await this.transactions.breakdown(this.db, ctx, wallet.id, this.ledger.clock());
+    const breakdown = await this.entries.breakdown(this.db, ctx, wallet.id, this.ledger.clock());
     return { wallet, breakdown };
   }
 

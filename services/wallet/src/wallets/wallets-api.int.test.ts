@@ -47,8 +47,8 @@ describe('wallet API through the gateway (real Postgres and Kafka)', () => {
       tenant_id: 'tenant-a',
       environment_id: 'production',
     });
-    const txns = await stack.api.get(`/v1/wallets/${res.body.id}/transactions`);
-    expect(txns.body.items).toEqual([
+    const entries = await stack.api.get(`/v1/wallets/${res.body.id}/transactions`);
+    expect(entries.body.items).toEqual([
       expect.objectContaining({ type: 'CREDIT', transaction_reason: 'FREE_CREDIT_GRANT', transaction_status: 'COMPLETED', credit_amount: '100.5', amount: '25.125' }),
     ]);
     const duplicate = await stack.api.post('/v1/wallets', { customer_id: customerId, currency: 'eur' });
@@ -226,8 +226,8 @@ describe('wallet API through the gateway (real Postgres and Kafka)', () => {
       const res = await stack.api.get(`/v1/customers/${customerId}/wallets`);
       return res.status === 200 && res.body.items.every((w: { wallet_status: string }) => w.wallet_status === 'closed');
     }, { what: 'wallets of the deleted customer to close' });
-    const txns = await stack.api.get(`/v1/wallets/${a.body.id}/transactions?transaction_reason=WALLET_TERMINATION`);
-    expect(txns.body.items.map((t: { credit_amount: string }) => t.credit_amount)).toEqual(['4']);
+    const entries = await stack.api.get(`/v1/wallets/${a.body.id}/transactions?transaction_reason=WALLET_TERMINATION`);
+    expect(entries.body.items.map((t: { credit_amount: string }) => t.credit_amount)).toEqual(['4']);
     const late = await stack.api.post('/v1/wallets', { customer_id: customerId, currency: 'usd' });
     expect(late.status).toBe(404);
   });

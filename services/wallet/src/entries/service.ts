@@ -6,16 +6,16 @@ import { credit } from '../ledger/credit';
 import type { Ledger } from '../ledger/ledger';
 import { settle } from '../ledger/settle';
 import type { WalletStore } from '../wallets/store';
-import type { DebitRequest, MovementResult, TopupInput, TransactionFilter, WalletTransaction } from './domain';
+import type { DebitRequest, MovementResult, TopupInput, EntryFilter, LedgerEntry } from './domain';
 import type { DebitBatcher } from './debit-batcher';
 import { replayOf, requestHash } from './idempotency';
-import type { TransactionStore } from './store';
+import type { EntryStore } from './store';
 
-export class TransactionService {
+export class EntryService {
   constructor(
     private readonly db: Db,
     private readonly wallets: WalletStore,
-    private readonly transactions: TransactionStore,
+    private readonly entries: EntryStore,
     private readonly ledger: Ledger,
     private readonly batcher: DebitBatcher,
   ) {}
@@ -35,9 +35,9 @@ export class TransactionService {
     const { result } = await this.ledger.change(ctx, walletId, async (change) => {
       const key = input.idempotencyKey;
       const earlier = key ? (await change.findByIdempotencyKeys([key])).get(key) : undefined;
-      if (earlier) return { transaction: replayOf(earlier, hash), replayed: true };
+      if (earlier) return { entry: replayOf(earlier, hash), replayed: true };
       change.requireActive();
-      const transaction = credit(change, {
+      const entry = credit(change, {
         credits: input.credits,
         reason: input.reason,
         pending: input.reason === 'PURCHASED_CREDIT_INVOICED',
@@ -47,7 +47,7 @@ export class TransactionService {
         idempotencyKey: input.idempotencyKey,
         requestHash: hash,
       });
-      return { transaction, replayed: false };
+      return { entry, replayed: false };
     });
     return result;
   }
@@ -58,18 +58,18 @@ export class TransactionService {
     return this.batcher.submit(ctx, walletId, input, hash);
   }
 
-  async settle(ctx: EventContext, walletId: string, transactionId: string, status: 'COMPLETED' | 'FAILED'): Promise<WalletTransaction> {
+  async settle(ctx: EventContext, walletId: string, entryId: string, status: 'COMPLETED' | 'FAILED'): Promise<LedgerEntry> {
     const { result } = await this.ledger.change(ctx, walletId, async (change) => {
-      const txn = await change.findTransaction(transactionId);
-      if (!txn) throw new NotFoundError(`Transaction ${transactionId} not found`, { transaction_id: transactionId });
-      return settle(change, txn, status);
+      const entry = await change.findEntry(entryId);
+      if (!entry) throw new NotFoundError(`Transaction ${entryId} not found`, { transaction_id: entryId });
+      return settle(change, entry, status);
     });
     return result;
   }
 
-  async list(ctx: EventContext, walletId: string, filter: TransactionFilter): Promise<{ items: WalletTransaction[]; total: number }> {
+  async list(ctx: EventContext, walletId: string, filter: EntryFilter): Promise<{ items: LedgerEntry[]; total: number }> {
     const found = await this.wallets.find(this.db, ctx, walletId, this.ledger.clock());
     if (!found) throw new NotFoundError(`Wallet ${walletId} not found`, { wallet_id: walletId });
-    return this.transactions.list(this.db, ctx, walletId, filter);
+    return this.entries.list(this.db, ctx, walletId, filter);
   }
 }

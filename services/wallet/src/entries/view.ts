@@ -1,8 +1,8 @@
 import { toDecimalString } from '@billstream/money';
-import type { WalletTransaction } from './domain';
+import type { LedgerEntry } from './domain';
 
-/** A wallet transaction as clients see it (responses and event payloads). */
-export function transactionView(t: WalletTransaction) {
+/** A ledger entry as clients see it, a wallet transaction on the wire (responses and event payloads). */
+export function entryView(t: LedgerEntry) {
   return {
     id: t.id,
     wallet_id: t.walletId,
@@ -24,4 +24,4 @@ export function transactionView(t: WalletTransaction) {
     updated_at: t.updatedAt.toISOString(),
   };
 }
-export type TransactionView = ReturnType<typeof transactionView>;
+export type EntryView = ReturnType<typeof entryView>;
