@@ -25,8 +25,8 @@ export interface WalletServiceConfig {
   customerServiceUrl: string | (() => string | undefined);
   /** How often the credit expiry job runs; 0 turns the schedule off. Default: WALLET_EXPIRY_INTERVAL_MS of `env`, else 60 s. */
   expiryIntervalMs?: number;
-  /** Debit transactions (group commits) at once; default WALLET_DEBIT_TRANSACTIONS of `env`, else 1. */
-  debitTransactions?: number;
+  /** Debit group commits at once; default WALLET_DEBIT_CONCURRENCY of `env`, else 1. */
+  debitConcurrency?: number;
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
   /** Replaces the HTTP lookup of customers (tests of the ledger without a customer service). */
@@ -53,7 +53,7 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
   const directory = new CustomerDirectory(db, customerStore, config.customerLookup ?? httpLookup, clock);
   const wallets = new WalletService(db, walletStore, entryStore, directory, ledger);
   const settings = walletSettingsFrom(config.env ?? {});
-  const batcher = new DebitBatcher(ledger, entryStore, { maxConcurrent: config.debitTransactions ?? settings.debitTransactions });
+  const batcher = new DebitBatcher(ledger, entryStore, { maxConcurrent: config.debitConcurrency ?? settings.debitConcurrency });
   const entries = new EntryService(db, walletStore, entryStore, ledger, batcher);
   const intervalMs = config.expiryIntervalMs ?? settings.expiryIntervalMs;
   const expiry = new ExpiryJob(ledger, logger, intervalMs);
