@@ -15,7 +15,8 @@ export async function settle(change: WalletChange, entry: LedgerEntry, status: '
   if (status === 'COMPLETED') change.requireActive();
   const { wallet } = change;
   const sign = entry.type === 'CREDIT' ? entry.creditAmount : entry.creditAmount.negated();
-  wallet.pendingCredits = wallet.pendingCredits.minus(sign);
+  if (entry.type === 'CREDIT') wallet.pendingCredits = wallet.pendingCredits.minus(entry.creditAmount);
+  else wallet.pendingDebits = wallet.pendingDebits.minus(entry.creditAmount);
   change.dirty = true;
   entry.status = status;
   entry.updatedAt = change.now;

@@ -35,8 +35,10 @@ export interface Wallet {
   walletType: WalletType;
   walletStatus: WalletStatus;
   creditBalance: Decimal;
-  /** Pending credits minus pending debits: what the real-time balance adds. */
+  /** Credits of the PENDING credit entries: what the real-time balance adds. */
   pendingCredits: Decimal;
+  /** Credits of the PENDING debit entries: what the real-time balance takes off. */
+  pendingDebits: Decimal;
   conversionRate: Decimal;
   topupConversionRate: Decimal;
   allowedPriceTypes: PriceType[];

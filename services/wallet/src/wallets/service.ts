@@ -88,6 +88,7 @@ export class WalletService {
       walletStatus: 'active',
       creditBalance: EXACT_ZERO,
       pendingCredits: EXACT_ZERO,
+      pendingDebits: EXACT_ZERO,
       conversionRate: input.conversionRate,
       topupConversionRate: input.topupConversionRate ?? input.conversionRate,
       allowedPriceTypes: input.allowedPriceTypes ?? (input.walletType === 'PRE_PAID' ? ['USAGE'] : ['ALL']),

@@ -34,6 +34,7 @@ export interface WalletRow {
   wallet_status: WalletStatus;
   credit_balance: string;
   pending_credits: string;
+  pending_debits: string;
   conversion_rate: string;
   topup_conversion_rate: string;
   allowed_price_types: PriceType[] | string;
@@ -74,6 +75,7 @@ export function walletFromRow(row: WalletRow): Wallet {
     walletStatus: row.wallet_status,
     creditBalance: exact(row.credit_balance),
     pendingCredits: exact(row.pending_credits),
+    pendingDebits: exact(row.pending_debits),
     conversionRate: exact(row.conversion_rate),
     topupConversionRate: exact(row.topup_conversion_rate),
     allowedPriceTypes: json<PriceType[]>(row.allowed_price_types),
@@ -133,6 +135,7 @@ export function walletToRow(w: Wallet): Record<string, unknown> {
     wallet_status: w.walletStatus,
     credit_balance: toDecimalString(w.creditBalance),
     pending_credits: toDecimalString(w.pendingCredits),
+    pending_debits: toDecimalString(w.pendingDebits),
     conversion_rate: toDecimalString(w.conversionRate),
     topup_conversion_rate: toDecimalString(w.topupConversionRate),
     allowed_price_types: JSON.stringify(w.allowedPriceTypes),
@@ -266,13 +269,13 @@ export class WalletStore {
    * version) of several wallets in one statement.
    */
   updateLedgerMany(trx: Trx, wallets: Wallet[]): Knex.Raw {
-    const values = wallets.map(() => '(?, ?, ?::numeric, ?::numeric, ?, ?, ?::bigint, ?::integer, ?::timestamptz)').join(', ');
+    const values = wallets.map(() => '(?, ?, ?::numeric, ?::numeric, ?::numeric, ?, ?, ?::bigint, ?::integer, ?::timestamptz)').join(', ');
     return trx.raw(
       `UPDATE wallets w SET wallet_status = v.wallet_status, credit_balance = v.credit_balance,
-              pending_credits = v.pending_credits, alert_state = v.alert_state,
+              pending_credits = v.pending_credits, pending_debits = v.pending_debits, alert_state = v.alert_state,
               ongoing_alert_state = v.ongoing_alert_state, ledger_seq = v.ledger_seq,
               version = v.version, updated_at = v.updated_at
-         FROM (VALUES ${values}) AS v(id, wallet_status, credit_balance, pending_credits, alert_state,
+         FROM (VALUES ${values}) AS v(id, wallet_status, credit_balance, pending_credits, pending_debits, alert_state,
               ongoing_alert_state, ledger_seq, version, updated_at)
         WHERE w.id = v.id`,
       wallets.flatMap((w) => [
@@ -280,6 +283,7 @@ export class WalletStore {
         w.walletStatus,
         toDecimalString(w.creditBalance),
         toDecimalString(w.pendingCredits),
+        toDecimalString(w.pendingDebits),
         w.alertState,
         w.ongoingAlertState,
         w.ledgerSeq,

@@ -43,7 +43,7 @@ export function walletView(w: Wallet) {
 export type WalletView = ReturnType<typeof walletView>;
 
 export function realTimeCreditBalance(w: Wallet): Decimal {
-  return w.creditBalance.plus(w.pendingCredits);
+  return w.creditBalance.plus(w.pendingCredits).minus(w.pendingDebits);
 }
 
 export function balanceView(w: Wallet, breakdown: { free: Decimal; purchased: Decimal }, includeRealTime: boolean) {
