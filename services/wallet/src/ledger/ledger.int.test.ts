@@ -265,6 +265,27 @@ describe('wallet ledger (real Postgres)', () => {
       expect(stamps.length).toBeLessThan(wallets.length / 2);
     });
 
+    it('a transaction of debits sends three statements whatever it holds: lock, reads, save (ADR 0006)', async () => {
+      const wallets = await Promise.all(Array.from({ length: 5 }, () => h.wallet({ initialCredits: D('100') })));
+      const byTransaction = new Map<string, string[]>();
+      const listener = (q: { sql: string; __knexTxId?: string }) => {
+        if (!q.__knexTxId || /^(BEGIN|COMMIT|ROLLBACK)/.test(q.sql)) return;
+        byTransaction.set(q.__knexTxId, [...(byTransaction.get(q.__knexTxId) ?? []), q.sql]);
+      };
+      h.db.on('query', listener);
+      try {
+        await Promise.all(
+          wallets.flatMap((w) => ['a', 'b', 'c'].map((k) => h.service.entries.debit(META, w.id, debit('1', `stmt-${k}`)))),
+        );
+      } finally {
+        h.db.off('query', listener);
+      }
+      const debitTransactions = [...byTransaction.values()].filter((sqls) => sqls.some((sql) => /FOR UPDATE OF w/.test(sql)));
+      expect(debitTransactions.length).toBeGreaterThan(0);
+      expect(debitTransactions.length).toBeLessThan(15);
+      for (const sqls of debitTransactions) expect(sqls).toHaveLength(3);
+    });
+
     it('two replicas debiting overlapping wallets at once never deadlock and lose nothing', async () => {
       // A second wallet service on its own connection pool = another replica. Both group
       // debits of many wallets into transactions whose wallet sets overlap; wallet locks are
