@@ -6,7 +6,7 @@ import { EXACT_ZERO, exactSum } from '@billstream/money';
 import { newDomainEvent, type EventContext } from '@billstream/outbox';
 import type { Decimal } from 'decimal.js';
 import { WALLET_EVENTS } from '../events';
-import type { SpendableCredit, LedgerEntry } from '../entries/domain';
+import type { LedgerEntry, SpendableCredit } from '../entries/domain';
 import type { EntryStore } from '../entries/store';
 import { entryView } from '../entries/view';
 import type { Wallet } from '../wallets/domain';
@@ -25,9 +25,9 @@ export interface SpendableCache {
 }
 
 /**
- * One change of one wallet, inside the database transaction that holds the wallet's row lock: the
- * wallet as it changes and what the change has still to write. The verbs (credit.ts,
- * debit.ts, settle.ts, expire.ts, terminate.ts) act on it; writes.ts saves it.
+ * One change of one wallet, inside the database transaction that holds the wallet's row
+ * lock: the wallet as it changes and what the change has still to write. The verbs
+ * (credit.ts, debit.ts, settle.ts, expire.ts, terminate.ts) act on it; writes.ts saves it.
  */
 export class WalletChange {
   /** Events of the movements, in the order they happened. */

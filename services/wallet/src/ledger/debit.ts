@@ -1,7 +1,7 @@
 import { ValidationError } from '@billstream/errors';
 import { EXACT_ZERO, toDecimalString } from '@billstream/money';
 import type { Decimal } from 'decimal.js';
-import type { SpendableCredit, LedgerEntry } from '../entries/domain';
+import type { LedgerEntry, SpendableCredit } from '../entries/domain';
 import { allocate } from './allocate';
 import type { WalletChange } from './change';
 import { recordDebit, type DebitInput } from './debit-movement';
