@@ -15,7 +15,7 @@ describe('EventStore.storeBatch (real Postgres)', () => {
     const partitions = new EventPartitions(db, testLogger('p'));
     await partitions.load();
     await partitions.ensureFor(['2026-07-01T00:00:00.000000Z']);
-    store = new EventStore(db);
+    store = new EventStore();
   });
   afterAll(async () => {
     await db?.destroy();
@@ -37,14 +37,14 @@ describe('EventStore.storeBatch (real Postgres)', () => {
 
   it('keeps the first copy of a key within a batch, and a redelivered batch stores nothing', async () => {
     const batch = [value('t1', 'a', 1), value('t1', 'b', 2), value('t1', 'a', 3)];
-    expect(await store.storeBatch(batch, batch.map(() => 't1:production'))).toEqual({ received: 3, stored: 2 });
-    expect(await store.storeBatch(batch, batch.map(() => 't1:production'))).toEqual({ received: 3, stored: 0 });
+    expect(await store.storeBatch(db, batch, batch.map(() => 't1:production'))).toEqual({ received: 3, stored: 2 });
+    expect(await store.storeBatch(db, batch, batch.map(() => 't1:production'))).toEqual({ received: 3, stored: 0 });
     const rows = await db('events').where({ tenant_id: 't1' }).orderBy('event_id');
     expect(rows.map((r) => [r.event_id, r.properties.n])).toEqual([
       ['a', 1],
       ['b', 2],
     ]);
-    expect(await store.stats('t1', 'production')).toMatchObject({ totalEvents: 2 });
+    expect(await store.stats(db, { tenantId: 't1', environmentId: 'production' })).toMatchObject({ totalEvents: 2 });
   });
 
   it('stores overlapping concurrent batches of several scopes exactly once, without deadlock', async () => {
@@ -52,13 +52,13 @@ describe('EventStore.storeBatch (real Postgres)', () => {
     const batches = Array.from({ length: 6 }, (_, b) => {
       const order = b % 2 === 0 ? keys : [...keys].reverse();
       const values = order.map(([tenant, id]) => value(tenant, id, b));
-      return store.storeBatch(values, order.map(([tenant]) => `${tenant}:production`));
+      return store.storeBatch(db, values, order.map(([tenant]) => `${tenant}:production`));
     });
     const results = await Promise.all(batches);
     expect(results.reduce((sum, r) => sum + r.stored, 0)).toBe(400);
     const count = await db('events').whereIn('tenant_id', ['s0', 's1', 's2']).count({ n: '*' });
     expect(Number(count[0].n)).toBe(400);
-    const totals = await Promise.all(['s0', 's1', 's2'].map((t) => store.stats(t, 'production')));
+    const totals = await Promise.all(['s0', 's1', 's2'].map((t) => store.stats(db, { tenantId: t, environmentId: 'production' })));
     expect(totals.reduce((sum, s) => sum + s.totalEvents, 0)).toBe(400);
   });
 });
