@@ -30,7 +30,7 @@ export function createIngestionService({ db, bus, logger }: ServiceDeps, config:
   const events = new EventStore();
   const deadLetters = new DeadLetterStore();
   const partitions = new EventPartitions(db, logger);
-  const meters = new MeterService(new MeterStore(db), new UsageStore(db));
+  const meters = new MeterService(db, new MeterStore(), new UsageStore());
   const monitoring = new MonitoringService(db, events, deadLetters, bus);
   const projection = new CustomerProjectionStore();
   const subscriptions: Subscription[] = [];
