@@ -28,6 +28,34 @@ const storableMessageSchema = usageEventMessageSchema.refine((m) => isStorableTi
   message: 'is not a storable instant',
 });
 
+/**
+ * Deepest nesting of objects and arrays a message may have (the message object is level 1).
+ * Far above what the gateway lets through (64 levels of a whole request body), below what
+ * breaks a store: Postgres 15 refuses about 20,000 levels (54001, isolated like any record
+ * error), but embedded PGlite (WebAssembly) answers about 6,000 levels with an empty result
+ * and a broken session, so such a record must never reach it.
+ */
+export const MAX_MESSAGE_DEPTH = 1000;
+
+/** Whether a JSON text nests objects and arrays deeper than `max` (one pass over the text). */
+export function nestsDeeperThan(json: string, max: number): boolean {
+  if (json.length <= 2 * max) return false;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < json.length; i += 1) {
+    const c = json.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i += 1;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      depth += 1;
+      if (depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth -= 1;
+  }
+  return false;
+}
+
 const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
 
 /** The owner named by the value's fields, else by the key the gateway gives (`tenant:environment:customer`). */
@@ -49,6 +77,10 @@ export function parseUsageMessage(key: string, value: string): ParsedMessage {
     json = JSON.parse(value);
   } catch (err) {
     return { ok: false, error: { code: INVALID_JSON, message: (err as Error).message }, owner: ownerOf(key, undefined) };
+  }
+  if (nestsDeeperThan(value, MAX_MESSAGE_DEPTH)) {
+    const message = `nested deeper than ${MAX_MESSAGE_DEPTH} levels of objects and arrays`;
+    return { ok: false, error: { code: INVALID_MESSAGE, message }, owner: ownerOf(key, json) };
   }
   const parsed = storableMessageSchema.safeParse(json);
   if (!parsed.success) {

@@ -1,6 +1,6 @@
 import type { ConsumedMessage } from '@billstream/bus';
 
-/** JSON nesting Postgres 15 refuses with its default 2 MB stack (54001); 50,000 levels already fail. */
+/** JSON nesting Postgres 15 refuses with its default 2 MB stack (54001: 20,000 levels already fail). */
 export const TOO_DEEP = 100_000;
 
 export interface PoisonRecord {
@@ -50,7 +50,7 @@ export function poisonRecords(customer: string): PoisonRecord[] {
       kind: `nesting ${TOO_DEEP} levels deep`,
       value: json('bad-deep', { properties: { deep: 0 } }).replace('"deep":0', `"deep":${deep}`),
       eventId: 'bad-deep',
-      code: '54001',
+      code: 'invalid_message',
     },
     { kind: 'number beyond numeric', value: json('bad-number', { properties: { n: 0 } }).replace('"n":0', '"n":1e999999'), eventId: 'bad-number', code: '22003' },
     { kind: 'not JSON (with a NUL byte)', value: 'not json \u0000 at all', eventId: null, code: 'invalid_json' },
