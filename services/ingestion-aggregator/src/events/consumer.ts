@@ -28,7 +28,8 @@ export interface UsageEventsHandlerDeps {
 interface Item {
   message: ConsumedMessage;
   event: UsageEventMessage;
-  scope: string;
+  /** `tenant:environment`, the key of the projection lock. */
+  scopeKey: string;
 }
 
 function settledOrThrow<T>(settled: PromiseSettledResult<T>[]): T[] {
@@ -71,8 +72,8 @@ export function usageEventsHandler({ db, events, deadLetters, partitions, logger
         continue;
       }
       const { event } = parsed;
-      const scope = scopeOf(event.tenant_id, event.environment_id);
-      parts[(scopeLockKey(`${scope}:${event.event_id}`) >>> 0) % ways].push({ message, event, scope });
+      const scopeKey = scopeOf(event.tenant_id, event.environment_id);
+      parts[(scopeLockKey(`${scopeKey}:${event.event_id}`) >>> 0) % ways].push({ message, event, scopeKey });
       timestamps.push(event.timestamp);
     }
     await partitions.ensureFor(timestamps);
@@ -80,7 +81,7 @@ export function usageEventsHandler({ db, events, deadLetters, partitions, logger
       events.storeBatch(
         db,
         items.map((i) => i.message.value),
-        items.map((i) => i.scope),
+        items.map((i) => i.scopeKey),
       );
     // Every part finishes before a failure is passed on, so no part still runs when the batch comes again.
     const isolated = settledOrThrow(await Promise.allSettled(parts.map((part) => storeIsolating(part, store, recordErrorOf))));
