@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { KafkaBus, TOPICS, type ConsumedMessage, type Subscription } from '@billstream/bus';
-import { kafkaBrokers, startProcessStack, testLogger, waitFor, type ApiClient, type ProcessStack } from '@billstream/testing';
+import { kafkaBrokers, testLogger, waitFor, type ApiClient } from '@billstream/testing';
+import { startProcessStack, type ProcessStack } from './support/stack';
 
 const ROOT = path.resolve(__dirname, '..');
 

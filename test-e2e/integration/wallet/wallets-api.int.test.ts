@@ -1,4 +1,5 @@
-import { startIntegrationStack, waitFor, type IntegrationStack } from '@billstream/testing';
+import { waitFor } from '@billstream/testing';
+import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 
 describe('wallet API through the gateway (real Postgres and Kafka)', () => {
   let stack: IntegrationStack;

@@ -1,4 +1,5 @@
-import { startIntegrationStack, TEST_ENVIRONMENT, TEST_TENANT, type ApiClient, type IntegrationStack } from '@billstream/testing';
+import { type ApiClient } from '@billstream/testing';
+import { startIntegrationStack, TEST_ENVIRONMENT, TEST_TENANT, type IntegrationStack } from '../../support/stack';
 
 describe('customer API through the gateway (real Postgres and Kafka)', () => {
   let stack: IntegrationStack;

@@ -1,13 +1,6 @@
 import { KafkaBus, TOPICS, type ConsumedMessage, type Subscription } from '@billstream/bus';
-import {
-  kafkaBrokers,
-  startIntegrationStack,
-  testLogger,
-  waitFor,
-  TEST_ENVIRONMENT,
-  TEST_TENANT,
-  type IntegrationStack,
-} from '@billstream/testing';
+import { kafkaBrokers, testLogger, waitFor } from '@billstream/testing';
+import { startIntegrationStack, TEST_ENVIRONMENT, TEST_TENANT, type IntegrationStack } from '../../support/stack';
 
 describe('customer events on the customer-events Kafka topic (through the outbox)', () => {
   let stack: IntegrationStack;
