@@ -1,5 +1,5 @@
 import type { Express, Request, Response } from 'express';
-import type { InputOf, RouteDef } from '@billstream/contracts';
+import { ALL_ROUTES, type InputOf, type RouteDef, type ServiceName } from '@billstream/contracts';
 import type { Logger } from '@billstream/logger';
 import { contextOf, type RequestContext } from './context';
 import { parseOrThrow } from './validation';
@@ -78,4 +78,21 @@ function routeRunner<D extends RouteDef>(def: D, handler: RouteHandler<D>, logge
     if (def.status === 204) res.status(204).end();
     else res.status(def.status).json(result);
   };
+}
+
+/** The registry's routes owned by `service` that `app` does not mount (with `mountRoute`). */
+export function unmountedRoutes(app: Express, service: ServiceName, registry: readonly RouteDef[] = ALL_ROUTES): RouteDef[] {
+  const mounted = routeTableOf(app);
+  return registry.filter((def) => def.service === service && !mounted.has(def.operationId));
+}
+
+/**
+ * Refuses to start a service that does not mount every route the registry gives it: the
+ * gateway would forward such a call, and the service would answer a silent 404.
+ */
+export function assertRoutesMounted(app: Express, service: ServiceName, registry: readonly RouteDef[] = ALL_ROUTES): void {
+  const missing = unmountedRoutes(app, service, registry);
+  if (missing.length === 0) return;
+  const names = missing.map((def) => `${def.operationId} (${def.method.toUpperCase()} ${def.path})`).join(', ');
+  throw new Error(`${service} does not mount ${missing.length} route(s) the registry gives it: ${names}; refusing to start`);
 }

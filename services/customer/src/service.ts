@@ -15,6 +15,7 @@ export function createCustomerService({ db, bus, logger }: ServiceDeps, config: 
   const customers = new CustomerService(db, new CustomerStore(db), () => relay.nudge());
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
   const app = createServiceApp({
+    service: 'customer',
     logger,
     internalToken: config.internalToken,
     ready,

@@ -35,6 +35,7 @@ export function createWebhookService({ db, bus, logger }: ServiceDeps, config: W
 
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
   const app = createServiceApp({
+    service: 'webhook-dispatcher',
     logger,
     internalToken: config.internalToken,
     ready,
