@@ -4,12 +4,13 @@ import {
   type CreateCustomerBody,
   type CustomerResponse,
   type ListCustomersQuery,
+  type Scope,
   type UpdateCustomerBody,
 } from '@billstream/contracts';
 import { ValidationError } from '@billstream/errors';
 import { HttpResult, mountRoute, type RequestContext } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
-import type { Customer, CustomerAddress, CustomerListQuery, CustomerScope } from './customer';
+import type { Customer, CustomerAddress, CustomerListQuery } from './customer';
 import type { CustomerChanges, CustomerService, NewCustomer } from './service';
 import { etagOf, toCustomerView } from './view';
 
@@ -89,11 +90,11 @@ export function versionFromIfMatch(header: string | undefined): number | undefin
   return Number(m[1]);
 }
 
-const scopeOf = (ctx: RequestContext): CustomerScope => ({ tenantId: ctx.tenantId, environmentId: ctx.environmentId });
+const scopeOf = (ctx: RequestContext): Scope => ({ tenantId: ctx.tenantId, environmentId: ctx.environmentId });
 const eventContextOf = (ctx: RequestContext) => ({ ...scopeOf(ctx), actor: ctx.actor });
 
 export function mountCustomerRoutes(app: Express, customers: CustomerService, logger: Logger): void {
-  const withParent = async (scope: CustomerScope, c: Customer, expand?: string): Promise<CustomerResponse> => {
+  const withParent = async (scope: Scope, c: Customer, expand?: string): Promise<CustomerResponse> => {
     if (expand !== 'parent_customer') return toCustomerView(c);
     const parent = (await customers.parentsOf(scope, [c])).get(c.parentCustomerId ?? '');
     return { ...toCustomerView(c), parent_customer: parent ? toCustomerView(parent) : null };

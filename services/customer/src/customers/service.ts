@@ -1,3 +1,4 @@
+import type { Scope } from '@billstream/contracts';
 import { TOPICS } from '@billstream/bus';
 import type { Db, Knex, Trx } from '@billstream/db';
 import { NotFoundError, ValidationError, VersionConflictError } from '@billstream/errors';
@@ -9,7 +10,6 @@ import {
   type CustomerAddress,
   type CustomerListQuery,
   type CustomerPage,
-  type CustomerScope,
   type CustomerStatus,
 } from './customer';
 import type { CustomerStore } from './store';
@@ -33,7 +33,7 @@ export type CustomerRef = { id: string } | { externalId: string };
 
 export type CustomerEventType = 'customer.created' | 'customer.updated' | 'customer.deleted';
 
-const scopeOf = (ctx: EventContext): CustomerScope => ({ tenantId: ctx.tenantId, environmentId: ctx.environmentId });
+const scopeOf = (ctx: EventContext): Scope => ({ tenantId: ctx.tenantId, environmentId: ctx.environmentId });
 
 function notFound(ref: CustomerRef): NotFoundError {
   return 'id' in ref
@@ -105,7 +105,7 @@ export class CustomerService {
     return customer;
   }
 
-  async get(scope: CustomerScope, ref: CustomerRef): Promise<Customer> {
+  async get(scope: Scope, ref: CustomerRef): Promise<Customer> {
     const found =
       'id' in ref ? await this.store.findById(scope, ref.id) : await this.store.findByExternalId(scope, ref.externalId);
     if (!found) throw notFound(ref);
@@ -162,18 +162,18 @@ export class CustomerService {
     this.onEventsWritten();
   }
 
-  list(scope: CustomerScope, query: CustomerListQuery): Promise<CustomerPage> {
+  list(scope: Scope, query: CustomerListQuery): Promise<CustomerPage> {
     return this.store.list(scope, query);
   }
 
   /** The parents of these customers, by id (for `expand=parent_customer`). */
-  async parentsOf(scope: CustomerScope, customers: Customer[]): Promise<Map<string, Customer>> {
+  async parentsOf(scope: Scope, customers: Customer[]): Promise<Map<string, Customer>> {
     const ids = [...new Set(customers.map((c) => c.parentCustomerId).filter((id): id is string => id !== null))];
     const parents = await this.store.findManyByIds(scope, ids);
     return new Map(parents.map((p) => [p.id, p]));
   }
 
-  private async requireParent(trx: Knex, scope: CustomerScope, parentId: string): Promise<void> {
+  private async requireParent(trx: Knex, scope: Scope, parentId: string): Promise<void> {
     const parent = await this.store.findById(scope, parentId, trx);
     if (!parent) {
       throw new NotFoundError(`Parent customer ${parentId} not found`, { field: 'parent_customer_id', value: parentId });
@@ -181,7 +181,7 @@ export class CustomerService {
   }
 
   /** Runs under the hierarchy lock: the parent exists and is not the customer or below it. */
-  private async checkNewParent(trx: Knex, scope: CustomerScope, id: string, parentId: string): Promise<void> {
+  private async checkNewParent(trx: Knex, scope: Scope, id: string, parentId: string): Promise<void> {
     if (parentId === id) {
       throw new ValidationError('A customer cannot be its own parent', { field: 'parent_customer_id', value: parentId });
     }

@@ -1,3 +1,4 @@
+import type { Scope } from '@billstream/contracts';
 import { rowsOf, type Db, type Knex } from '@billstream/db';
 import { AlreadyExistsError, NotFoundError, pgErrorCode, PG_UNIQUE_VIOLATION } from '@billstream/errors';
 import {
@@ -6,7 +7,6 @@ import {
   type CustomerFilter,
   type CustomerListQuery,
   type CustomerPage,
-  type CustomerScope,
   type CustomerStatus,
 } from './customer';
 
@@ -111,7 +111,7 @@ function translateWriteError(err: unknown, c: Customer): unknown {
   return err;
 }
 
-function applyFilter(q: Knex.QueryBuilder, scope: CustomerScope, f: CustomerFilter): Knex.QueryBuilder {
+function applyFilter(q: Knex.QueryBuilder, scope: Scope, f: CustomerFilter): Knex.QueryBuilder {
   q.where({ tenant_id: scope.tenantId, environment_id: scope.environmentId });
   if (f.status) q.where('status', f.status);
   if (f.ids) q.whereIn('id', f.ids);
@@ -145,7 +145,7 @@ export class CustomerStore {
   }
 
   /** Deletes one row; a row that still has children (foreign key) gives hasChildrenError. */
-  async delete(trx: Knex, scope: CustomerScope, id: string): Promise<void> {
+  async delete(trx: Knex, scope: Scope, id: string): Promise<void> {
     try {
       await trx(TABLE).where({ id, tenant_id: scope.tenantId, environment_id: scope.environmentId }).delete();
     } catch (err) {
@@ -153,7 +153,7 @@ export class CustomerStore {
     }
   }
 
-  async findById(scope: CustomerScope, id: string, trx: Knex = this.db, forUpdate = false): Promise<Customer | undefined> {
+  async findById(scope: Scope, id: string, trx: Knex = this.db, forUpdate = false): Promise<Customer | undefined> {
     const q = trx(TABLE).where({ id, tenant_id: scope.tenantId, environment_id: scope.environmentId }).first();
     if (forUpdate) q.forUpdate();
     const row = (await q) as CustomerRow | undefined;
@@ -161,7 +161,7 @@ export class CustomerStore {
   }
 
   async findByExternalId(
-    scope: CustomerScope,
+    scope: Scope,
     externalId: string,
     trx: Knex = this.db,
     forUpdate = false,
@@ -174,7 +174,7 @@ export class CustomerStore {
     return row ? toCustomer(row) : undefined;
   }
 
-  async findManyByIds(scope: CustomerScope, ids: string[]): Promise<Customer[]> {
+  async findManyByIds(scope: Scope, ids: string[]): Promise<Customer[]> {
     if (ids.length === 0) return [];
     const rows: CustomerRow[] = await this.db(TABLE)
       .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId })
@@ -182,7 +182,7 @@ export class CustomerStore {
     return rows.map(toCustomer);
   }
 
-  async countChildren(trx: Knex, scope: CustomerScope, id: string): Promise<number> {
+  async countChildren(trx: Knex, scope: Scope, id: string): Promise<number> {
     const row = (await trx(TABLE)
       .where({ parent_customer_id: id, tenant_id: scope.tenantId, environment_id: scope.environmentId })
       .count({ n: '*' })
@@ -191,7 +191,7 @@ export class CustomerStore {
   }
 
   /** The id of `customerId` and of every ancestor above it. */
-  async lineage(trx: Knex, scope: CustomerScope, customerId: string): Promise<string[]> {
+  async lineage(trx: Knex, scope: Scope, customerId: string): Promise<string[]> {
     const result = await trx.raw(
       `WITH RECURSIVE chain AS (
          SELECT id, parent_customer_id FROM ${TABLE} WHERE id = ? AND tenant_id = ? AND environment_id = ?
@@ -204,11 +204,11 @@ export class CustomerStore {
   }
 
   /** Serialises hierarchy changes of one scope, so two concurrent moves cannot form a cycle. */
-  async lockHierarchy(trx: Knex, scope: CustomerScope): Promise<void> {
+  async lockHierarchy(trx: Knex, scope: Scope): Promise<void> {
     await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [`customer-hierarchy:${scope.tenantId}:${scope.environmentId}`]);
   }
 
-  async list(scope: CustomerScope, query: CustomerListQuery): Promise<CustomerPage> {
+  async list(scope: Scope, query: CustomerListQuery): Promise<CustomerPage> {
     const { filter, sort, order, limit, offset } = query;
     const page = applyFilter(this.db(TABLE).select('*'), scope, filter)
       .orderBy([
@@ -225,7 +225,7 @@ export class CustomerStore {
    * The size of the filtered set. Unfiltered or by status it is read from customer_counts
    * (kept by triggers); every other filter is selective and counted through its index.
    */
-  private async count(scope: CustomerScope, filter: CustomerFilter): Promise<number> {
+  private async count(scope: Scope, filter: CustomerFilter): Promise<number> {
     const { status, ...selective } = filter;
     const q = Object.values(selective).every((v) => v === undefined)
       ? this.db(COUNTS_TABLE)

@@ -1,14 +1,9 @@
-import type { AggregationType, WindowSize } from '@billstream/contracts';
+import type { AggregationType, WindowSize, Scope } from '@billstream/contracts';
 import { NotFoundError, ValidationError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
 import { toDecimalString } from '@billstream/money';
 import type { Meter, MeterFilter, MeterStore } from './store';
 import type { UsageStore } from './usage-store';
-
-export interface Scope {
-  tenantId: string;
-  environmentId: string;
-}
 
 export interface NewMeter {
   name: string;

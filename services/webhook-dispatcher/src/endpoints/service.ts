@@ -1,11 +1,11 @@
-import type { WebhookEndpointView } from '@billstream/contracts';
+import type { WebhookEndpointView, Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { NotFoundError, VersionConflictError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
 import { TaskStore } from '../dispatch/task-store';
 import { generateSecret } from '../signing';
 import type { UrlPolicy } from '../url-policy';
-import { EndpointStore, type EndpointChanges, type EndpointScope, type WebhookEndpoint } from './store';
+import { EndpointStore, type EndpointChanges, type WebhookEndpoint } from './store';
 
 export interface NewEndpoint {
   url: string;
@@ -42,7 +42,7 @@ export class EndpointService {
     private readonly policy: UrlPolicy,
   ) {}
 
-  async create(scope: EndpointScope, input: NewEndpoint): Promise<WebhookEndpoint> {
+  async create(scope: Scope, input: NewEndpoint): Promise<WebhookEndpoint> {
     await this.policy.assertAllowed(input.url);
     return new EndpointStore(this.db).insert({
       id: newId('webhookEndpoint'),
@@ -56,17 +56,17 @@ export class EndpointService {
     });
   }
 
-  async get(scope: EndpointScope, id: string): Promise<WebhookEndpoint> {
+  async get(scope: Scope, id: string): Promise<WebhookEndpoint> {
     const endpoint = await new EndpointStore(this.db).find(scope, id);
     if (!endpoint) throw notFound(id);
     return endpoint;
   }
 
-  async list(scope: EndpointScope, filter: { enabled?: boolean }, limit: number, offset: number) {
+  async list(scope: Scope, filter: { enabled?: boolean }, limit: number, offset: number) {
     return new EndpointStore(this.db).list(scope, filter, limit, offset);
   }
 
-  async update(scope: EndpointScope, id: string, changes: EndpointChanges, ifMatch?: string): Promise<WebhookEndpoint> {
+  async update(scope: Scope, id: string, changes: EndpointChanges, ifMatch?: string): Promise<WebhookEndpoint> {
     if (changes.url !== undefined) await this.policy.assertAllowed(changes.url);
     return this.db.transaction(async (trx) => {
       const store = new EndpointStore(trx);
@@ -85,7 +85,7 @@ export class EndpointService {
     });
   }
 
-  async remove(scope: EndpointScope, id: string): Promise<void> {
+  async remove(scope: Scope, id: string): Promise<void> {
     const deleted = await this.db.transaction((trx) => new EndpointStore(trx).delete(scope, id));
     if (!deleted) throw notFound(id);
   }

@@ -1,3 +1,4 @@
+import type { Scope } from '@billstream/contracts';
 import type { Db, Trx } from '@billstream/db';
 
 export interface WebhookEndpoint {
@@ -12,11 +13,6 @@ export interface WebhookEndpoint {
   version: number;
   createdAt: Date;
   updatedAt: Date;
-}
-
-export interface EndpointScope {
-  tenantId: string;
-  environmentId: string;
 }
 
 export interface EndpointChanges {
@@ -60,7 +56,7 @@ function fromRow(row: EndpointRow): WebhookEndpoint {
 export class EndpointStore {
   constructor(private readonly db: Db | Trx) {}
 
-  private scoped(scope: EndpointScope) {
+  private scoped(scope: Scope) {
     return this.db<EndpointRow>('endpoints').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId });
   }
 
@@ -80,14 +76,14 @@ export class EndpointStore {
     return fromRow(row as EndpointRow);
   }
 
-  async find(scope: EndpointScope, id: string, forUpdate = false): Promise<WebhookEndpoint | undefined> {
+  async find(scope: Scope, id: string, forUpdate = false): Promise<WebhookEndpoint | undefined> {
     const query = this.scoped(scope).where({ id });
     const row = await (forUpdate ? query.forUpdate() : query).first();
     return row ? fromRow(row as EndpointRow) : undefined;
   }
 
   async list(
-    scope: EndpointScope,
+    scope: Scope,
     filter: { enabled?: boolean },
     limit: number,
     offset: number,
@@ -103,7 +99,7 @@ export class EndpointStore {
     return { items: (rows as EndpointRow[]).map(fromRow), total: Number(count) };
   }
 
-  async update(scope: EndpointScope, id: string, changes: EndpointChanges): Promise<WebhookEndpoint> {
+  async update(scope: Scope, id: string, changes: EndpointChanges): Promise<WebhookEndpoint> {
     const patch: Record<string, unknown> = {};
     if (changes.url !== undefined) patch.url = changes.url;
     if (changes.events !== undefined) patch.events = JSON.stringify(changes.events);
@@ -117,7 +113,7 @@ export class EndpointStore {
   }
 
   /** Deletes the endpoint with its tasks and delivery records. */
-  async delete(scope: EndpointScope, id: string): Promise<boolean> {
+  async delete(scope: Scope, id: string): Promise<boolean> {
     if ((await this.scoped(scope).where({ id }).delete()) === 0) return false;
     await this.db('tasks').where({ endpoint_id: id }).delete();
     await this.db('deliveries').where({ endpoint_id: id }).delete();
