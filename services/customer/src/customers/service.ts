@@ -2,6 +2,7 @@ import type { Scope } from '@billstream/contracts';
 import { TOPICS } from '@billstream/bus';
 import type { Db, Knex, Trx } from '@billstream/db';
 import { NotFoundError, ValidationError, VersionConflictError } from '@billstream/errors';
+import { etagOf, matchesIfMatch } from '@billstream/http';
 import { newId } from '@billstream/ids';
 import { newDomainEvent, writeOutbox, type EventContext } from '@billstream/outbox';
 import {
@@ -13,7 +14,7 @@ import {
   type CustomerStatus,
 } from './customer';
 import type { CustomerStore } from './store';
-import { etagOf, toCustomerView } from './view';
+import { toCustomerView } from './view';
 
 export interface NewCustomer {
   externalId: string;
@@ -113,10 +114,10 @@ export class CustomerService {
   }
 
   /**
-   * Applies changes under a row lock. `expectedVersion` (from If-Match) must be the current
-   * version, else version_conflict. A change that alters nothing publishes nothing.
+   * Applies changes under a row lock. `ifMatch` (the If-Match header) must name the current
+   * ETag (or be `*` or absent), else version_conflict. A change that alters nothing publishes nothing.
    */
-  async update(ctx: EventContext, ref: CustomerRef, changes: CustomerChanges, expectedVersion?: number): Promise<Customer> {
+  async update(ctx: EventContext, ref: CustomerRef, changes: CustomerChanges, ifMatch?: string): Promise<Customer> {
     const scope = scopeOf(ctx);
     let changed = false;
     const result = await this.db.transaction(async (trx) => {
@@ -127,10 +128,10 @@ export class CustomerService {
           ? await this.store.findById(scope, ref.id, trx, true)
           : await this.store.findByExternalId(scope, ref.externalId, trx, true);
       if (!current) throw notFound(ref);
-      if (expectedVersion !== undefined && expectedVersion !== current.version) {
+      if (!matchesIfMatch(ifMatch, etagOf(current.version))) {
         throw new VersionConflictError(`Customer ${current.id} was modified by another request; read it again`, {
           field: 'If-Match',
-          current_etag: etagOf(current),
+          current_etag: etagOf(current.version),
         });
       }
       const next = applyChanges(current, changes);

@@ -1,4 +1,5 @@
 import type { Decimal } from 'decimal.js';
+import { etagOf } from '@billstream/http';
 import { str } from '../exact';
 import type { AlertLevel, Wallet } from './domain';
 
@@ -63,5 +64,5 @@ export function balanceView(w: Wallet, breakdown: { free: Decimal; purchased: De
 
 /** Strong ETag of a wallet's state; PATCH with a stale If-Match gives 409 version_conflict. */
 export function walletEtag(w: Wallet): string {
-  return `"${w.id}.${w.version}"`;
+  return etagOf(w.version);
 }

@@ -1,6 +1,7 @@
 import type { WebhookEndpointView, Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { NotFoundError, VersionConflictError } from '@billstream/errors';
+import { etagOf, matchesIfMatch } from '@billstream/http';
 import { newId } from '@billstream/ids';
 import { TaskStore } from '../dispatch/task-store';
 import { generateSecret } from '../signing';
@@ -24,11 +25,6 @@ export function toEndpointView(e: WebhookEndpoint): WebhookEndpointView {
     created_at: e.createdAt.toISOString(),
     updated_at: e.updatedAt.toISOString(),
   };
-}
-
-/** The ETag of an endpoint version (compared with If-Match on update). */
-export function etagOf(e: WebhookEndpoint): string {
-  return `"${e.version}"`;
 }
 
 function notFound(id: string): NotFoundError {
@@ -72,10 +68,10 @@ export class EndpointService {
       const store = new EndpointStore(trx);
       const current = await store.find(scope, id, true);
       if (!current) throw notFound(id);
-      if (ifMatch !== undefined && ifMatch.trim() !== '*' && ifMatch.trim() !== etagOf(current)) {
+      if (!matchesIfMatch(ifMatch, etagOf(current.version))) {
         throw new VersionConflictError('The endpoint was modified since it was read; fetch it again', {
           field: 'If-Match',
-          current_etag: etagOf(current),
+          current_etag: etagOf(current.version),
         });
       }
       if (Object.values(changes).every((v) => v === undefined)) return current;
