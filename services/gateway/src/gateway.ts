@@ -36,7 +36,7 @@ export interface Gateway extends Service {
 
 /** The public entry: authentication, tenant scoping, rate limits, validation, forwarding. */
 export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayConfig): Gateway {
-  const apiKeys = new ApiKeyService(new ApiKeyStore(db), config.apiKeyCacheTtlMs);
+  const apiKeys = new ApiKeyService(db, new ApiKeyStore(), config.apiKeyCacheTtlMs);
   const limiter = new TokenBucketLimiter(config.rateLimitRps, config.rateLimitBurst);
   const proxy = new ServiceProxy(config.serviceUrls, config.internalToken);
   const handlers: GatewayHandlers = {

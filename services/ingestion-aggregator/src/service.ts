@@ -28,7 +28,7 @@ export function createIngestionService({ db, bus, logger }: ServiceDeps, config:
   const relay = new OutboxRelay({ db, schema: SCHEMA, bus, logger });
   const events = new EventStore(db);
   const partitions = new EventPartitions(db, logger);
-  const meters = new MeterService(new MeterStore(db), new UsageStore(db));
+  const meters = new MeterService(db, new MeterStore(), new UsageStore());
   const monitoring = new MonitoringService(events, bus);
   const projection = new CustomerProjectionStore();
   const subscriptions: Subscription[] = [];

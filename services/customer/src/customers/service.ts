@@ -1,6 +1,6 @@
 import type { Scope } from '@billstream/contracts';
 import { TOPICS } from '@billstream/bus';
-import type { Db, Knex, Trx } from '@billstream/db';
+import type { Conn, Db, Trx } from '@billstream/db';
 import { NotFoundError, ValidationError, VersionConflictError } from '@billstream/errors';
 import { etagOf, matchesIfMatch } from '@billstream/http';
 import { newId } from '@billstream/ids';
@@ -108,7 +108,9 @@ export class CustomerService {
 
   async get(scope: Scope, ref: CustomerRef): Promise<Customer> {
     const found =
-      'id' in ref ? await this.store.findById(scope, ref.id) : await this.store.findByExternalId(scope, ref.externalId);
+      'id' in ref
+        ? await this.store.findById(this.db, scope, ref.id)
+        : await this.store.findByExternalId(this.db, scope, ref.externalId);
     if (!found) throw notFound(ref);
     return found;
   }
@@ -125,8 +127,8 @@ export class CustomerService {
       if (changes.parentCustomerId) await this.store.lockHierarchy(trx, scope);
       const current =
         'id' in ref
-          ? await this.store.findById(scope, ref.id, trx, true)
-          : await this.store.findByExternalId(scope, ref.externalId, trx, true);
+          ? await this.store.findById(trx, scope, ref.id, true)
+          : await this.store.findByExternalId(trx, scope, ref.externalId, true);
       if (!current) throw notFound(ref);
       if (!matchesIfMatch(ifMatch, etagOf(current.version))) {
         throw new VersionConflictError(`Customer ${current.id} was modified by another request; read it again`, {
@@ -153,7 +155,7 @@ export class CustomerService {
   async delete(ctx: EventContext, id: string): Promise<void> {
     const scope = scopeOf(ctx);
     await this.db.transaction(async (trx) => {
-      const current = await this.store.findById(scope, id, trx, true);
+      const current = await this.store.findById(trx, scope, id, true);
       if (!current) throw notFound({ id });
       const children = await this.store.countChildren(trx, scope, id);
       if (children > 0) throw hasChildrenError(id, children);
@@ -164,25 +166,25 @@ export class CustomerService {
   }
 
   list(scope: Scope, query: CustomerListQuery): Promise<CustomerPage> {
-    return this.store.list(scope, query);
+    return this.store.list(this.db, scope, query);
   }
 
   /** The parents of these customers, by id (for `expand=parent_customer`). */
   async parentsOf(scope: Scope, customers: Customer[]): Promise<Map<string, Customer>> {
     const ids = [...new Set(customers.map((c) => c.parentCustomerId).filter((id): id is string => id !== null))];
-    const parents = await this.store.findManyByIds(scope, ids);
+    const parents = await this.store.findManyByIds(this.db, scope, ids);
     return new Map(parents.map((p) => [p.id, p]));
   }
 
-  private async requireParent(trx: Knex, scope: Scope, parentId: string): Promise<void> {
-    const parent = await this.store.findById(scope, parentId, trx);
+  private async requireParent(trx: Conn, scope: Scope, parentId: string): Promise<void> {
+    const parent = await this.store.findById(trx, scope, parentId);
     if (!parent) {
       throw new NotFoundError(`Parent customer ${parentId} not found`, { field: 'parent_customer_id', value: parentId });
     }
   }
 
   /** Runs under the hierarchy lock: the parent exists and is not the customer or below it. */
-  private async checkNewParent(trx: Knex, scope: Scope, id: string, parentId: string): Promise<void> {
+  private async checkNewParent(trx: Conn, scope: Scope, id: string, parentId: string): Promise<void> {
     if (parentId === id) {
       throw new ValidationError('A customer cannot be its own parent', { field: 'parent_customer_id', value: parentId });
     }

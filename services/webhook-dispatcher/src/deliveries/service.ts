@@ -29,6 +29,8 @@ export function toDeliveryView(d: DeliveryRecord): WebhookDeliveryView {
 
 /** Delivery records of an endpoint, and test deliveries. */
 export class DeliveryService {
+  private readonly store = new DeliveryStore();
+
   constructor(
     private readonly db: Db,
     private readonly endpoints: EndpointService,
@@ -37,7 +39,7 @@ export class DeliveryService {
 
   async list(scope: EventContext, endpointId: string, filter: DeliveryFilter, limit: number, offset: number) {
     await this.endpoints.get(scope, endpointId);
-    return new DeliveryStore(this.db).list(endpointId, filter, limit, offset);
+    return this.store.list(this.db, endpointId, filter, limit, offset);
   }
 
   /**
@@ -65,7 +67,7 @@ export class DeliveryService {
       attemptedAt: outcome.attemptedAt,
       retryAt: null,
     };
-    await new DeliveryStore(this.db).insert([record]);
+    await this.store.insert(this.db, [record]);
     return record;
   }
 }

@@ -33,6 +33,9 @@ function notFound(id: string): NotFoundError {
 
 /** Endpoint CRUD. URLs pass the URL policy; disabling an endpoint cancels its planned retries. */
 export class EndpointService {
+  private readonly store = new EndpointStore();
+  private readonly tasks = new TaskStore();
+
   constructor(
     private readonly db: Db,
     private readonly policy: UrlPolicy,
@@ -40,7 +43,7 @@ export class EndpointService {
 
   async create(scope: Scope, input: NewEndpoint): Promise<WebhookEndpoint> {
     await this.policy.assertAllowed(input.url);
-    return new EndpointStore(this.db).insert({
+    return this.store.insert(this.db, {
       id: newId('webhookEndpoint'),
       tenantId: scope.tenantId,
       environmentId: scope.environmentId,
@@ -53,20 +56,19 @@ export class EndpointService {
   }
 
   async get(scope: Scope, id: string): Promise<WebhookEndpoint> {
-    const endpoint = await new EndpointStore(this.db).find(scope, id);
+    const endpoint = await this.store.find(this.db, scope, id);
     if (!endpoint) throw notFound(id);
     return endpoint;
   }
 
   async list(scope: Scope, filter: { enabled?: boolean }, limit: number, offset: number) {
-    return new EndpointStore(this.db).list(scope, filter, limit, offset);
+    return this.store.list(this.db, scope, filter, limit, offset);
   }
 
   async update(scope: Scope, id: string, changes: EndpointChanges, ifMatch?: string): Promise<WebhookEndpoint> {
     if (changes.url !== undefined) await this.policy.assertAllowed(changes.url);
     return this.db.transaction(async (trx) => {
-      const store = new EndpointStore(trx);
-      const current = await store.find(scope, id, true);
+      const current = await this.store.find(trx, scope, id, true);
       if (!current) throw notFound(id);
       if (!matchesIfMatch(ifMatch, etagOf(current.version))) {
         throw new VersionConflictError('The endpoint was modified since it was read; fetch it again', {
@@ -75,14 +77,14 @@ export class EndpointService {
         });
       }
       if (Object.values(changes).every((v) => v === undefined)) return current;
-      const updated = await store.update(scope, id, changes);
-      if (current.enabled && !updated.enabled) await new TaskStore(trx).cancelPending(id);
+      const updated = await this.store.update(trx, scope, id, changes);
+      if (current.enabled && !updated.enabled) await this.tasks.cancelPending(trx, id);
       return updated;
     });
   }
 
   async remove(scope: Scope, id: string): Promise<void> {
-    const deleted = await this.db.transaction((trx) => new EndpointStore(trx).delete(scope, id));
+    const deleted = await this.db.transaction((trx) => this.store.delete(trx, scope, id));
     if (!deleted) throw notFound(id);
   }
 }
