@@ -37,7 +37,8 @@ export interface RouteDef<
   bodyLimitBytes?: number;
 }
 
-export function defineRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R extends z.ZodType>(
+/** A route; without a `response` schema its response type is `never` (a 204 answers nothing). */
+export function defineRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R extends z.ZodType = never>(
   def: RouteDef<P, Q, B, R>,
 ): RouteDef<P, Q, B, R> {
   return def;

@@ -1,4 +1,5 @@
 import type { Express, Request, Response } from 'express';
+import type { z } from 'zod';
 import { ALL_ROUTES, type InputOf, type RouteDef, type ServiceName } from '@billstream/contracts';
 import type { Logger } from '@billstream/logger';
 import { contextOf, type RequestContext } from './context';
@@ -15,15 +16,24 @@ export interface RouteInput<D extends RouteDef> {
 }
 
 /** A handler may return the body, or a result with its own status and headers. */
-export class HttpResult {
+export class HttpResult<T = unknown> {
   constructor(
-    readonly body: unknown,
+    readonly body: T,
     readonly status?: number,
     readonly headers: Record<string, string> = {},
   ) {}
 }
 
-export type RouteHandler<D extends RouteDef> = (input: RouteInput<D>) => Promise<unknown>;
+/**
+ * The body a handler of route D answers with: the output type of the route's response
+ * schema (what the OpenAPI document promises), checked by TypeScript. A route without a
+ * response schema (204) answers nothing.
+ */
+export type ResponseOf<D extends RouteDef> = [Exclude<D['response'], undefined>] extends [never]
+  ? void
+  : z.output<Exclude<D['response'], undefined>>;
+
+export type RouteHandler<D extends RouteDef> = (input: RouteInput<D>) => Promise<ResponseOf<D> | HttpResult<ResponseOf<D>>>;
 
 /** Validates params, query and body with the route's schemas, then answers with its status. */
 export function parseRouteInput<D extends RouteDef>(def: D, req: Request) {

@@ -88,7 +88,7 @@ export function mountCustomerRoutes(app: Express, customers: CustomerService, lo
     const parent = (await customers.parentsOf(scope, [c])).get(c.parentCustomerId ?? '');
     return { ...toCustomerView(c), parent_customer: parent ? toCustomerView(parent) : null };
   };
-  const withEtag = (body: unknown, c: Customer, status?: number) => new HttpResult(body, status, { ETag: etagOf(c.version) });
+  const withEtag = <T>(body: T, c: Customer, status?: number) => new HttpResult(body, status, { ETag: etagOf(c.version) });
 
   mountRoute(
     app,

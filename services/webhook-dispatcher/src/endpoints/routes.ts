@@ -5,7 +5,7 @@ import type { Logger } from '@billstream/logger';
 import { toEndpointView, type EndpointService } from './service';
 import type { WebhookEndpoint } from './store';
 
-function withEtag(endpoint: WebhookEndpoint, body: unknown, status?: number): HttpResult {
+function withEtag<T>(endpoint: WebhookEndpoint, body: T, status?: number): HttpResult<T> {
   return new HttpResult(body, status, { ETag: etagOf(endpoint.version) });
 }
 
