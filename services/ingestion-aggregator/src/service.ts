@@ -38,6 +38,7 @@ export function createIngestionService({ db, bus, logger }: ServiceDeps, config:
 
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
   const app = createServiceApp({
+    service: 'ingestion-aggregator',
     logger,
     internalToken: config.internalToken,
     ready,

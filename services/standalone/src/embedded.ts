@@ -109,8 +109,8 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     serviceUrls: {
       customer: urls['customer'],
       wallet: urls['wallet'],
-      ingestion: urls['ingestion-aggregator'],
-      webhook: urls['webhook-dispatcher'],
+      'ingestion-aggregator': urls['ingestion-aggregator'],
+      'webhook-dispatcher': urls['webhook-dispatcher'],
     },
     serviceRoutes:
       options.inProcessCalls === false
@@ -118,8 +118,8 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
         : {
             customer: routeTableOf(appOf('customer')),
             wallet: routeTableOf(appOf('wallet')),
-            ingestion: routeTableOf(appOf('ingestion-aggregator')),
-            webhook: routeTableOf(appOf('webhook-dispatcher')),
+            'ingestion-aggregator': routeTableOf(appOf('ingestion-aggregator')),
+            'webhook-dispatcher': routeTableOf(appOf('webhook-dispatcher')),
           },
     rateLimitRps: options.rateLimitRps,
     rateLimitBurst: options.rateLimitBurst,

@@ -1,14 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { KafkaBus, TOPICS } from '@billstream/bus';
 import { createDb, type Db } from '@billstream/db';
-import {
-  kafkaBrokers,
-  startIntegrationStack,
-  testLogger,
-  waitFor,
-  type ApiClient,
-  type IntegrationStack,
-} from '@billstream/testing';
+import { kafkaBrokers, testLogger, waitFor, type ApiClient } from '@billstream/testing';
+import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 
 const T0 = '2026-03-10T12:00:00Z';
 
