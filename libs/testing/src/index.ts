@@ -4,3 +4,4 @@ export * from './wait';
 export * from './logger';
 export * from './stack';
 export * from './http';
+export * from './receiver';
