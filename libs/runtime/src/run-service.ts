@@ -34,6 +34,8 @@ export function kafkaTimingOf(config: CommonServiceConfig): KafkaTiming {
  * /readyz answers from the database and the broker, never from group membership.
  */
 export function runServiceProcess<E extends z.ZodRawShape>(options: RunServiceOptions<E>): void {
+  // Node's start and the loading of the code, before anything of the service runs.
+  const codeLoadedMs = Math.round(process.uptime() * 1000);
   let logger: Logger | undefined;
   runMain(options.name, () => logger ?? createLogger({ service: options.name }), async () => {
     const schema = z
@@ -59,7 +61,8 @@ export function runServiceProcess<E extends z.ZodRawShape>(options: RunServiceOp
     const service = options.create({ db, bus, logger: log }, config);
     await service.start();
     const http = await listen(service.app, config.PORT, config.HOST);
-    log.info('listening', { port: http.port });
+    // How long the start took since the process began, and how much of it was loading code.
+    log.info('listening', { port: http.port, code_loaded_ms: codeLoadedMs, listening_ms: Math.round(process.uptime() * 1000) });
     return {
       stop: async () => {
         await http.close();
