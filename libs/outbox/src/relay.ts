@@ -16,6 +16,11 @@ export interface OutboxRelayOptions {
    * long, rounds carry more rows and cost the database fewer statements per event.
    */
   coalesceMs?: number;
+  /**
+   * Longest pause after failed rounds (they back off 400 ms, 800 ms, then this): rows written
+   * during a broker outage go out within about this long after the broker is back. Default 1 s.
+   */
+  maxRetryDelayMs?: number;
   /** Published rows are deleted after this long. */
   retentionMs?: number;
   /** Ids of consumed messages (processed_messages of this schema) are kept this long. */
@@ -48,6 +53,7 @@ export class OutboxRelay {
   private readonly batchSize: number;
   private readonly idleMs: number;
   private readonly coalesceMs: number;
+  private readonly maxRetryDelayMs: number;
   private readonly retentionMs: number;
   private readonly processedRetentionMs: number;
 
@@ -55,6 +61,7 @@ export class OutboxRelay {
     this.batchSize = options.batchSize ?? 500;
     this.idleMs = options.idleMs ?? 250;
     this.coalesceMs = options.coalesceMs ?? 10;
+    this.maxRetryDelayMs = options.maxRetryDelayMs ?? 1000;
     this.retentionMs = options.retentionMs ?? 24 * 3600 * 1000;
     this.processedRetentionMs = options.processedRetentionMs ?? 14 * 24 * 3600 * 1000;
   }
@@ -158,7 +165,7 @@ export class OutboxRelay {
       const pause = this.lastRoundAt + this.coalesceMs - Date.now();
       if (this.pending && failures === 0 && pause <= 0) continue;
       this.coalescing = failures === 0 && this.pending;
-      const delay = failures > 0 ? Math.min(5000, 200 * 2 ** failures) : this.coalescing ? pause : this.idleMs;
+      const delay = failures > 0 ? Math.min(this.maxRetryDelayMs, 200 * 2 ** failures) : this.coalescing ? pause : this.idleMs;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, delay);
         this.wake = () => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { InProcessBus, KafkaBus, type Bus } from '@billstream/bus';
+import { InProcessBus, KafkaBus, type Bus, type KafkaTiming } from '@billstream/bus';
 import { migrate, openDb, type Db } from '@billstream/db';
 import { createCustomerService } from '@billstream/customer';
 import { createGateway, type Gateway } from '@billstream/gateway';
@@ -24,6 +24,8 @@ export interface EmbeddedOptions {
   /** Real Kafka instead of the in-process bus. */
   kafkaBrokers?: string[];
   kafkaTopicPrefix?: string;
+  /** Consumer group and reconnection timing (defaults: KAFKA_TIMING_DEFAULTS of @billstream/bus). */
+  kafkaTiming?: Partial<KafkaTiming>;
   rateLimitRps: number;
   rateLimitBurst: number;
   bootstrap?: { key: string; tenantId: string; environmentId: string };
@@ -77,6 +79,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
         clientId: 'billstream-embedded',
         logger,
         topicPrefix: options.kafkaTopicPrefix,
+        timing: options.kafkaTiming,
       })
     : new InProcessBus();
   await bus.start();
