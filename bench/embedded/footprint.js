@@ -4,10 +4,11 @@
  *   npx tsc -b tsconfig.build.json && node bench/embedded/footprint.js
  *
  * Builds nothing: runs services/standalone/dist/main.js as `npm start` does (no DATABASE_URL,
- * no KAFKA_BROKERS) on a fresh DATA_DIR, samples VmRSS of the process (/proc/<pid>/status)
- * every 50 ms from spawn until /healthz answers 200 (the start peak; VmHWM, the kernel's
- * high-water mark, is reported too), then waits SETTLE_S (10) seconds and takes the idle RSS
- * (the largest sample over the next 2 s). The data directory's size (du) is taken while idle
+ * no KAFKA_BROKERS) on a fresh DATA_DIR, samples VmRSS (/proc/<pid>/status) of the process
+ * and of its child processes (the first start runs initdb in one) every 50 ms from spawn
+ * until /healthz answers 200: the start peak is the largest sum (the process's own VmHWM, the
+ * kernel's high-water mark, is reported too). Then waits SETTLE_S (10) seconds and takes the
+ * idle RSS (the largest sample over the next 2 s). The data directory's size (du) is taken while idle
  * and after a clean stop. Then starts the process again on the same directory (the restart
  * every later `npm start` pays) and measures the same. RUNS (3) fresh directories; the worst
  * of each figure is reported. Prints the CPU model and the load average.
@@ -35,6 +36,26 @@ function memoryOf(pid) {
   } catch {
     return undefined;
   }
+}
+
+/** Pids of the child processes of `pid` (and theirs). */
+function descendantsOf(pid) {
+  const children = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) children.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return children.flatMap((c) => [c, ...descendantsOf(c)]);
+}
+
+/** VmRSS of a process and its descendants, in MB. */
+function treeRss(pid) {
+  return [pid, ...descendantsOf(pid)].reduce((sum, p) => sum + (memoryOf(p)?.rss ?? 0), 0);
 }
 
 function duMb(dir) {
@@ -67,8 +88,7 @@ async function measureStart(dataDir) {
   child.stderr.on('data', (c) => (output += c));
   let peak = 0;
   const sampler = setInterval(() => {
-    const m = memoryOf(child.pid);
-    if (m) peak = Math.max(peak, m.rss);
+    peak = Math.max(peak, treeRss(child.pid));
   }, 50);
   try {
     const url = `http://127.0.0.1:${port}`;
@@ -82,7 +102,7 @@ async function measureStart(dataDir) {
     await sleep(SETTLE_S * 1000);
     let idle = 0;
     for (let i = 0; i < 20; i += 1) {
-      idle = Math.max(idle, memoryOf(child.pid).rss);
+      idle = Math.max(idle, treeRss(child.pid));
       await sleep(100);
     }
     const hwm = memoryOf(child.pid).hwm;
