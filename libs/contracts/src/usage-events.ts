@@ -106,6 +106,10 @@ export const monitoringResponse = z.object({
   total_events: z.number().int(),
   last_event_at: z.string().nullable(),
   consumer_lag: z.number().int(),
+  dead_lettered_events: z
+    .number()
+    .int()
+    .describe('Records of the caller tenant and environment that could never be stored and are held in the dead-letter table'),
 });
 
 export const AGGREGATION_TYPES = ['COUNT', 'SUM', 'MAX', 'UNIQUE_COUNT', 'LATEST'] as const;
@@ -224,7 +228,7 @@ export const usageEventApi = {
     path: '/v1/events/monitoring',
     service: 'ingestion',
     permission: 'events:read',
-    summary: 'Stored event count, last event time and consumer lag of the caller tenant and environment',
+    summary: 'Stored event count, last event time, consumer lag and dead-lettered records of the caller tenant and environment',
     tag: 'Usage events',
     query: z.strictObject({}),
     response: monitoringResponse,

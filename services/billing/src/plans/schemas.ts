@@ -1,0 +1,22 @@
+import { z } from 'zod';
+import { metadataSchema } from '@billstream/contracts';
+import { planPriceBody } from '../prices/schemas';
+
+/** Edge validation of plan requests (BILLING.md, Plans and prices); beside the price schemas they embed. */
+export const createPlanBody = z.strictObject({
+  name: z.string().trim().min(1, 'must not be empty').max(255),
+  lookup_key: z.string().min(1).max(255).optional(),
+  description: z.string().max(1000).optional(),
+  metadata: metadataSchema.optional(),
+  prices: z.array(planPriceBody).max(100, 'at most 100 prices per request').optional(),
+});
+
+/** `PUT /v1/plans/{id}`: name, description and metadata only; prices never change (a change is a new price). */
+export const updatePlanBody = z.strictObject({
+  name: z.string().trim().min(1, 'must not be empty').max(255).optional(),
+  description: z.string().max(1000).nullable().optional(),
+  metadata: metadataSchema.optional(),
+});
+
+export type CreatePlanBody = z.output<typeof createPlanBody>;
+export type UpdatePlanBody = z.output<typeof updatePlanBody>;

@@ -1,0 +1,6 @@
+export * from './domain';
+export { usageLines } from './calculate';
+export { fixedLine } from './fixed';
+export { packagesFor } from './package';
+export { tierIndexFor } from './tiered';
+export { sumAmounts, toMinorUnits } from './rounding';
