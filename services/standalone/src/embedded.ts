@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { InProcessBus, KafkaBus, type Bus, type KafkaTiming } from '@billstream/bus';
-import { migrate, openDb, type Db } from '@billstream/db';
+import { migrate, openServiceDatabases, type Db } from '@billstream/db';
 import { createCustomerService } from '@billstream/customer';
 import { createGateway, type Gateway } from '@billstream/gateway';
 import { listen, routeTableOf, type Listening } from '@billstream/http';
@@ -44,35 +44,26 @@ export interface Embedded {
   gateway: Gateway;
   /** The development key, when this start made or reused one. */
   devKey?: { key: string; created: boolean; file: string };
+  /** Where the data is: "PostgreSQL (DATABASE_URL)" or the embedded database's directory. */
+  database: string;
   stop(): Promise<void>;
 }
 
 /**
- * The embedded default: the five services in one process, each on its own database
- * (PGlite directories under dataDir, or schemas of DATABASE_URL) and one bus.
+ * The embedded default: the five services in one process, each on a schema of its own
+ * in one database (embedded PGlite in dataDir, or DATABASE_URL) and one bus.
  */
 export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded> {
   const { logger, dataDir } = options;
   mkdirSync(dataDir, { recursive: true });
   const internalToken = randomBytes(24).toString('hex');
-  // Databases open in parallel: an embedded PGlite directory pays an initdb on its first start.
-  const dbs = new Map<string, Db>(
-    await Promise.all(
-      ['webhook', 'ingestion', 'wallet', 'customer', 'gateway'].map(
-        async (schema) =>
-          [
-            schema,
-            await openDb({
-              databaseUrl: options.databaseUrl,
-              pgliteDir: path.join(dataDir, schema),
-              schema,
-              poolMax: options.databasePoolMax ?? 5,
-            }),
-          ] as const,
-      ),
-    ),
-  );
-  const dbFor = (schema: string): Db => dbs.get(schema)!;
+  // One database: schemas of DATABASE_URL, or of the embedded PGlite database in dataDir.
+  const databases = await openServiceDatabases({
+    databaseUrl: options.databaseUrl,
+    dataDir,
+    poolMax: options.databasePoolMax ?? 5,
+  });
+  const dbFor = (schema: string): Db => databases.forSchema(schema);
   const bus: Bus = options.kafkaBrokers
     ? new KafkaBus({
         brokers: options.kafkaBrokers,
@@ -146,13 +137,14 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     port: http.port,
     gateway,
     devKey,
+    database: databases.description,
     async stop() {
       await http.close();
       await gateway.stop();
       for (const l of listening) await l.close();
       for (const s of [...services].reverse()) await s.stop();
       await bus.stop();
-      for (const db of dbs.values()) await db.destroy();
+      await databases.close();
     },
   };
 }

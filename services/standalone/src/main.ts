@@ -56,7 +56,7 @@ runMain('billstream', () => logger ?? createLogger({ service: 'billstream' }), a
   const lines = [
     '',
     `Billstream is running at ${embedded.url}`,
-    `  database: ${config.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${dataDir}`}`,
+    `  database: ${embedded.database}`,
     `  bus:      ${config.KAFKA_BROKERS ? `Kafka ${config.KAFKA_BROKERS.join(',')}` : 'in-process'}`,
   ];
   if (embedded.devKey) {
