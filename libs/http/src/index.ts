@@ -3,6 +3,7 @@ export * from './errors';
 export * from './app';
 export * from './validation';
 export * from './routes';
+export * from './etag';
 export * from './server';
 export * from './json-guard';
 export * from './path-guard';

@@ -1,0 +1,75 @@
+import type { Db } from '@billstream/db';
+import { NotFoundError, ValidationError } from '@billstream/errors';
+import { toDecimalString } from '@billstream/money';
+import type { EventContext } from '@billstream/outbox';
+import { credit } from '../ledger/credit';
+import type { Ledger } from '../ledger/ledger';
+import { settle } from '../ledger/settle';
+import type { WalletStore } from '../wallets/store';
+import type { DebitRequest, MovementResult, TopupInput, EntryFilter, LedgerEntry } from './domain';
+import type { DebitBatcher } from './debit-batcher';
+import { replayOf, requestHash } from './idempotency';
+import type { EntryStore } from './store';
+
+export class EntryService {
+  constructor(
+    private readonly db: Db,
+    private readonly wallets: WalletStore,
+    private readonly entries: EntryStore,
+    private readonly ledger: Ledger,
+    private readonly batcher: DebitBatcher,
+  ) {}
+
+  async topup(ctx: EventContext, walletId: string, input: TopupInput): Promise<MovementResult> {
+    if (input.expiryDate && input.expiryDate <= this.ledger.clock()) {
+      throw new ValidationError('expiry_date_utc must be in the future', { field: 'expiry_date_utc' });
+    }
+    const hash = requestHash({
+      op: 'topup',
+      credits: toDecimalString(input.credits),
+      reason: input.reason,
+      expiry: input.expiryDate?.toISOString() ?? null,
+      priority: input.priority,
+      description: input.description,
+    });
+    const { result } = await this.ledger.change(ctx, walletId, async (change) => {
+      const key = input.idempotencyKey;
+      const earlier = key ? (await change.findByIdempotencyKeys([key])).get(key) : undefined;
+      if (earlier) return { entry: replayOf(earlier, hash), replayed: true };
+      change.requireActive();
+      const entry = credit(change, {
+        credits: input.credits,
+        reason: input.reason,
+        pending: input.reason === 'PURCHASED_CREDIT_INVOICED',
+        expiryDate: input.expiryDate,
+        priority: input.priority,
+        description: input.description,
+        idempotencyKey: input.idempotencyKey,
+        requestHash: hash,
+      });
+      return { entry, replayed: false };
+    });
+    return result;
+  }
+
+  /** Debits go through the batcher: concurrent debits of one wallet share a transaction. */
+  async debit(ctx: EventContext, walletId: string, input: DebitRequest): Promise<MovementResult> {
+    const hash = requestHash({ op: 'debit', credits: toDecimalString(input.credits), reason: input.reason, description: input.description });
+    return this.batcher.submit(ctx, walletId, input, hash);
+  }
+
+  async settle(ctx: EventContext, walletId: string, entryId: string, status: 'COMPLETED' | 'FAILED'): Promise<LedgerEntry> {
+    const { result } = await this.ledger.change(ctx, walletId, async (change) => {
+      const entry = await change.findEntry(entryId);
+      if (!entry) throw new NotFoundError(`Transaction ${entryId} not found`, { transaction_id: entryId });
+      return settle(change, entry, status);
+    });
+    return result;
+  }
+
+  async list(ctx: EventContext, walletId: string, filter: EntryFilter): Promise<{ items: LedgerEntry[]; total: number }> {
+    const found = await this.wallets.find(this.db, ctx, walletId, this.ledger.clock());
+    if (!found) throw new NotFoundError(`Wallet ${walletId} not found`, { wallet_id: walletId });
+    return this.entries.list(this.db, ctx, walletId, filter);
+  }
+}
