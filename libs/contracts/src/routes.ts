@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { Permission } from './common';
 
-export type ServiceName = 'gateway' | 'customer' | 'wallet' | 'ingestion' | 'webhook';
+export type ServiceName = 'gateway' | 'customer' | 'wallet' | 'ingestion' | 'webhook' | 'billing';
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 /**

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { InProcessBus, KafkaBus, type Bus } from '@billstream/bus';
 import { migrate, openDb, type Db } from '@billstream/db';
+import { createBillingService } from '@billstream/billing';
 import { createCustomerService } from '@billstream/customer';
 import { createGateway, type Gateway } from '@billstream/gateway';
 import { listen, routeTableOf, type Listening } from '@billstream/http';
@@ -46,7 +47,7 @@ export interface Embedded {
 }
 
 /**
- * The embedded default: the five services in one process, each on its own database
+ * The embedded default: the six services in one process, each on its own database
  * (PGlite directories under dataDir, or schemas of DATABASE_URL) and one bus.
  */
 export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded> {
@@ -56,7 +57,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   // Databases open in parallel: an embedded PGlite directory pays an initdb on its first start.
   const dbs = new Map<string, Db>(
     await Promise.all(
-      ['webhook', 'ingestion', 'wallet', 'customer', 'gateway'].map(
+      ['webhook', 'billing', 'ingestion', 'wallet', 'customer', 'gateway'].map(
         async (schema) =>
           [
             schema,
@@ -89,6 +90,12 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   // Consumers start before producers, so the in-process bus loses nothing at start.
   const services: Service[] = [
     createWebhookService(deps('webhook', 'webhook-dispatcher'), { internalToken, ...webhookSettingsFromEnv(env) }),
+    createBillingService(deps('billing', 'billing'), {
+      internalToken,
+      customerServiceUrl: serviceUrl('customer'),
+      ingestionServiceUrl: serviceUrl('ingestion-aggregator'),
+      env,
+    }),
     createIngestionService(deps('ingestion', 'ingestion-aggregator'), { internalToken }),
     createWalletService(deps('wallet', 'wallet'), { internalToken, customerServiceUrl: serviceUrl('customer'), env }),
     createCustomerService(deps('customer', 'customer'), { internalToken }),
@@ -111,6 +118,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
       wallet: urls['wallet'],
       ingestion: urls['ingestion-aggregator'],
       webhook: urls['webhook-dispatcher'],
+      billing: urls['billing'],
     },
     serviceRoutes:
       options.inProcessCalls === false
@@ -120,6 +128,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
             wallet: routeTableOf(appOf('wallet')),
             ingestion: routeTableOf(appOf('ingestion-aggregator')),
             webhook: routeTableOf(appOf('webhook-dispatcher')),
+            billing: routeTableOf(appOf('billing')),
           },
     rateLimitRps: options.rateLimitRps,
     rateLimitBurst: options.rateLimitBurst,

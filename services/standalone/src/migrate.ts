@@ -1,3 +1,4 @@
+import * as billing from '@billstream/billing';
 import { migrate, openDb } from '@billstream/db';
 import * as customer from '@billstream/customer';
 import * as gateway from '@billstream/gateway';
@@ -8,7 +9,7 @@ import * as webhook from '@billstream/webhook-dispatcher';
 /** Runs every service's migrations against DATABASE_URL (or the embedded databases in DATA_DIR). */
 async function main(): Promise<void> {
   const dataDir = process.env.DATA_DIR ?? '.data';
-  for (const m of [gateway, customer, wallet, ingestion, webhook]) {
+  for (const m of [gateway, customer, wallet, ingestion, webhook, billing]) {
     const db = await openDb({
       databaseUrl: process.env.DATABASE_URL,
       pgliteDir: process.env.DATABASE_URL ? undefined : `${dataDir}/${m.SCHEMA}`,

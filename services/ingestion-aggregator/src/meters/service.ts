@@ -23,6 +23,7 @@ export interface UsageRequest {
   from: string;
   to: string;
   windowSize?: WindowSize;
+  extraFilters?: MeterFilter[];
 }
 
 export interface Usage {
@@ -102,6 +103,7 @@ export class MeterService {
       from: req.from,
       to: req.to,
       windowSize: req.windowSize,
+      extraFilters: req.extraFilters,
     });
     return {
       meterId: meter.id,

@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { money } from '@billstream/money';
-import { isKnownCurrency } from '../currency';
+import { isKnownCurrency } from './currency';
 
 /**
- * Edge validation of price requests (BILLING.md, Plans and prices). They live here rather
- * than in @billstream/contracts because "currency known" needs this package's ISO 4217 table;
- * the route definitions can import them when the billing routes are wired.
+ * Edge validation of price requests (BILLING.md, Plans and prices). They live in the contracts
+ * with the ISO 4217 table they check against, so the gateway validates billing routes like
+ * every other (ADR 0014).
  */
-export const PRICE_TYPES = ['FIXED', 'USAGE'] as const;
+export const BILLING_PRICE_TYPES = ['FIXED', 'USAGE'] as const;
 export const BILLING_MODELS = ['FLAT_FEE', 'PACKAGE', 'TIERED'] as const;
 export const BILLING_PERIODS = ['DAILY', 'WEEKLY', 'MONTHLY', 'QUARTERLY', 'ANNUAL'] as const;
 export const INVOICE_CADENCES = ['ADVANCE', 'ARREAR'] as const;
@@ -37,7 +37,7 @@ export const tierBody = z.strictObject({
 });
 
 const priceFields = {
-  type: z.enum(PRICE_TYPES),
+  type: z.enum(BILLING_PRICE_TYPES),
   currency: currencyCode,
   amount: amountString.optional(),
   billing_model: z.enum(BILLING_MODELS),
