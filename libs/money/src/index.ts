@@ -25,3 +25,23 @@ export function toDecimalString(value: Decimal.Value): string {
 export function sum(values: Decimal.Value[]): Decimal {
   return values.reduce<Decimal>((acc, v) => acc.plus(v), new Money(0));
 }
+
+/**
+ * Exact decimals for ledgers. `Money` rounds to 40 significant digits; sums of 28-digit
+ * amounts with 18 fraction digits and products with rates of any length need more, so a
+ * ledger computes with enough digits that nothing ever rounds. Arithmetic on an `Exact`
+ * value stays exact; `toDecimalString` writes it without losing a digit.
+ */
+export const Exact = Decimal.clone({ precision: 1000, rounding: Decimal.ROUND_HALF_EVEN, toExpNeg: -9e15, toExpPos: 9e15 });
+export type Exact = Decimal;
+
+export function exact(value: Decimal.Value): Decimal {
+  return new Exact(value);
+}
+
+export const EXACT_ZERO: Decimal = new Exact(0);
+
+/** The exact sum of `values` (no rounding, unlike `sum`). */
+export function exactSum(values: Decimal.Value[]): Decimal {
+  return values.reduce<Decimal>((acc, v) => acc.plus(v), EXACT_ZERO);
+}

@@ -1,21 +1,31 @@
 import { env, loadConfig } from '@billstream/config';
 import { z } from 'zod';
 
+const debitConcurrency = z.coerce.number().int().min(1).optional();
+
 /** Variables of the wallet service beyond the common ones. */
 export const walletEnv = {
   CUSTOMER_SERVICE_URL: z.string().url('must be the base URL of the customer service'),
   WALLET_EXPIRY_INTERVAL_MS: env.int(60_000, 0),
-  /** Database transactions of debits (group commits) that run at once in one instance. */
-  WALLET_DEBIT_TRANSACTIONS: env.int(1, 1),
+  /** Debit group commits (database transactions of debits) that run at once in one instance; default 1. */
+  WALLET_DEBIT_CONCURRENCY: debitConcurrency,
+  /** Deprecated name of WALLET_DEBIT_CONCURRENCY, read when that one is not set. */
+  WALLET_DEBIT_TRANSACTIONS: debitConcurrency,
 };
+
+/** WALLET_DEBIT_CONCURRENCY, else the deprecated WALLET_DEBIT_TRANSACTIONS, else 1. */
+export function debitConcurrencyOf(config: { WALLET_DEBIT_CONCURRENCY?: number; WALLET_DEBIT_TRANSACTIONS?: number }): number {
+  return config.WALLET_DEBIT_CONCURRENCY ?? config.WALLET_DEBIT_TRANSACTIONS ?? 1;
+}
 
 /** Settings read from the environment by the embedded default (no customer URL: it is known in-process). */
 export const walletSettingsEnv = z.object({
   WALLET_EXPIRY_INTERVAL_MS: walletEnv.WALLET_EXPIRY_INTERVAL_MS,
+  WALLET_DEBIT_CONCURRENCY: walletEnv.WALLET_DEBIT_CONCURRENCY,
   WALLET_DEBIT_TRANSACTIONS: walletEnv.WALLET_DEBIT_TRANSACTIONS,
 });
 
-export function walletSettingsFrom(source: NodeJS.ProcessEnv): { expiryIntervalMs: number; debitTransactions: number } {
+export function walletSettingsFrom(source: NodeJS.ProcessEnv): { expiryIntervalMs: number; debitConcurrency: number } {
   const config = loadConfig(walletSettingsEnv, source);
-  return { expiryIntervalMs: config.WALLET_EXPIRY_INTERVAL_MS, debitTransactions: config.WALLET_DEBIT_TRANSACTIONS };
+  return { expiryIntervalMs: config.WALLET_EXPIRY_INTERVAL_MS, debitConcurrency: debitConcurrencyOf(config) };
 }

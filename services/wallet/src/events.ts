@@ -3,7 +3,7 @@ export const WALLET_EVENTS = {
   created: 'wallet.created',
   updated: 'wallet.updated',
   terminated: 'wallet.terminated',
-  transactionCreated: 'wallet.transaction.created',
+  entryCreated: 'wallet.transaction.created',
   creditBalanceDropped: 'wallet.credit_balance.dropped',
   creditBalanceRecovered: 'wallet.credit_balance.recovered',
   ongoingBalanceDropped: 'wallet.ongoing_balance.dropped',

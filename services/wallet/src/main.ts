@@ -1,5 +1,5 @@
 import { runServiceProcess } from '@billstream/runtime';
-import { walletEnv } from './config';
+import { debitConcurrencyOf, walletEnv } from './config';
 import { createWalletService } from './service';
 import { SCHEMA } from './migrations';
 
@@ -13,6 +13,6 @@ runServiceProcess({
       internalToken: config.INTERNAL_TOKEN,
       customerServiceUrl: config.CUSTOMER_SERVICE_URL,
       expiryIntervalMs: config.WALLET_EXPIRY_INTERVAL_MS,
-      debitTransactions: config.WALLET_DEBIT_TRANSACTIONS,
+      debitConcurrency: debitConcurrencyOf(config),
     }),
 });

@@ -11,10 +11,10 @@ import { mountExpiryRoutes } from './expiry/routes';
 import { ExpiryJob } from './expiry/job';
 import { Ledger, type Clock } from './ledger/ledger';
 import { migrations, SCHEMA } from './migrations';
-import { DebitBatcher } from './transactions/debit-batcher';
-import { mountTransactionRoutes } from './transactions/routes';
-import { TransactionService } from './transactions/service';
-import { TransactionStore } from './transactions/store';
+import { DebitBatcher } from './entries/debit-batcher';
+import { mountEntryRoutes } from './entries/routes';
+import { EntryService } from './entries/service';
+import { EntryStore } from './entries/store';
 import { mountWalletRoutes } from './wallets/routes';
 import { WalletService } from './wallets/service';
 import { WalletStore } from './wallets/store';
@@ -25,8 +25,8 @@ export interface WalletServiceConfig {
   customerServiceUrl: string | (() => string | undefined);
   /** How often the credit expiry job runs; 0 turns the schedule off. Default: WALLET_EXPIRY_INTERVAL_MS of `env`, else 60 s. */
   expiryIntervalMs?: number;
-  /** Debit transactions (group commits) at once; default WALLET_DEBIT_TRANSACTIONS of `env`, else 1. */
-  debitTransactions?: number;
+  /** Debit group commits at once; default WALLET_DEBIT_CONCURRENCY of `env`, else 1. */
+  debitConcurrency?: number;
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
   /** Replaces the HTTP lookup of customers (tests of the ledger without a customer service). */
@@ -36,7 +36,7 @@ export interface WalletServiceConfig {
 /** The composed service, with its parts reachable for tests and tools. */
 export interface WalletServiceHandle extends Service {
   wallets: WalletService;
-  transactions: TransactionService;
+  entries: EntryService;
   expiry: ExpiryJob;
 }
 
@@ -45,16 +45,16 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
   const relay = new OutboxRelay({ db, schema: SCHEMA, bus, logger });
   const published = () => relay.nudge();
   const walletStore = new WalletStore();
-  const transactionStore = new TransactionStore();
+  const entryStore = new EntryStore();
   const customerStore = new CustomerStore();
-  const ledger = new Ledger({ db, clock, published, wallets: walletStore, transactions: transactionStore });
+  const ledger = new Ledger({ db, clock, published, wallets: walletStore, entries: entryStore });
   const getUrl = typeof config.customerServiceUrl === 'string' ? () => config.customerServiceUrl as string : config.customerServiceUrl;
   const httpLookup = new HttpCustomerLookup(getUrl, config.internalToken);
   const directory = new CustomerDirectory(db, customerStore, config.customerLookup ?? httpLookup, clock);
-  const wallets = new WalletService(db, walletStore, transactionStore, directory, ledger);
+  const wallets = new WalletService(db, walletStore, entryStore, directory, ledger);
   const settings = walletSettingsFrom(config.env ?? {});
-  const batcher = new DebitBatcher(ledger, transactionStore, { maxConcurrent: config.debitTransactions ?? settings.debitTransactions });
-  const transactions = new TransactionService(db, walletStore, transactionStore, ledger, batcher);
+  const batcher = new DebitBatcher(ledger, entryStore, { maxConcurrent: config.debitConcurrency ?? settings.debitConcurrency });
+  const entries = new EntryService(db, walletStore, entryStore, ledger, batcher);
   const intervalMs = config.expiryIntervalMs ?? settings.expiryIntervalMs;
   const expiry = new ExpiryJob(ledger, logger, intervalMs);
   let subscription: Subscription | undefined;
@@ -66,7 +66,7 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
     ready,
     mount: (app) => {
       mountWalletRoutes(app, wallets, logger);
-      mountTransactionRoutes(app, transactions, logger);
+      mountEntryRoutes(app, entries, logger);
       mountExpiryRoutes(app, expiry, logger);
     },
   });
@@ -77,7 +77,7 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
     app,
     ready,
     wallets,
-    transactions,
+    entries,
     expiry,
     async start() {
       await migrate(db, SCHEMA, migrations);

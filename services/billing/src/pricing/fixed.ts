@@ -1,5 +1,5 @@
 import { ValidationError } from '@billstream/errors';
-import { decimalString, exact } from '../exact';
+import { exact, toDecimalString as decimalString } from '@billstream/money';
 import type { FixedCharge, LineAmount } from './domain';
 import { toMinorUnits } from './rounding';
 

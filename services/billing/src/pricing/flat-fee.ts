@@ -1,4 +1,4 @@
-import { decimalString, exact } from '../exact';
+import { exact, toDecimalString as decimalString } from '@billstream/money';
 import type { LineAmount } from './domain';
 import { parseQuantity } from './quantity';
 import { toMinorUnits } from './rounding';

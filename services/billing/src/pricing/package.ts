@@ -1,5 +1,5 @@
 import type Decimal from 'decimal.js';
-import { decimalString, exact } from '../exact';
+import { exact, toDecimalString as decimalString } from '@billstream/money';
 import type { LineAmount, PackageSpec } from './domain';
 import { parseQuantity } from './quantity';
 import { toMinorUnits } from './rounding';

@@ -1,7 +1,7 @@
 import type Decimal from 'decimal.js';
 import { ValidationError } from '@billstream/errors';
 import { isDecimalString } from '@billstream/money';
-import { exact } from '../exact';
+import { exact } from '@billstream/money';
 
 /** A usage quantity as the calculator takes it: a decimal string, 0 or more. */
 export function parseQuantity(quantity: string): Decimal {

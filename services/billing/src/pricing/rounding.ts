@@ -1,7 +1,7 @@
 import type Decimal from 'decimal.js';
 import { ValidationError } from '@billstream/errors';
 import { minorDigits } from '@billstream/contracts';
-import { Exact } from '../exact';
+import { Exact } from '@billstream/money';
 
 /**
  * The one rounding of a line: an exact amount in major units to integer minor units of the

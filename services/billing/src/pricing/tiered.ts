@@ -1,6 +1,6 @@
 import type Decimal from 'decimal.js';
 import { ValidationError } from '@billstream/errors';
-import { decimalString, exact } from '../exact';
+import { exact, toDecimalString as decimalString } from '@billstream/money';
 import type { LineAmount, Tier, TierInfo } from './domain';
 import { parseQuantity } from './quantity';
 import { toMinorUnits } from './rounding';

@@ -1,4 +1,4 @@
-import { Exact } from '../exact';
+import { Exact } from '@billstream/money';
 import type { AlertSettings, Wallet } from '../wallets/domain';
 import { alertMove, alertStateOf, thresholdOf } from './alerts';
 import { autoTopupDue } from './auto-topup';

@@ -6,6 +6,7 @@ import { idempotentHandler } from '@billstream/outbox';
 import { z } from 'zod';
 import { WALLET_EVENTS } from '../events';
 import type { Ledger } from '../ledger/ledger';
+import { terminate } from '../ledger/terminate';
 import type { WalletStore } from '../wallets/store';
 import type { CustomerStore } from './store';
 
@@ -60,14 +61,14 @@ export async function subscribeCustomerEvents(deps: CustomerConsumerDeps): Promi
       const scope = { tenantId, environmentId };
       const at = ledger.clock();
       if (event.type !== 'customer.deleted') {
-        await customers.remember(trx, customerId, scope, at);
+        await customers.remember(trx, scope, customerId, at);
         return;
       }
-      await customers.markDeleted(trx, customerId, scope, at);
+      await customers.markDeleted(trx, scope, customerId, at);
       const ctx = { ...scope, actor: event.user_id };
       for (const walletId of await wallets.openWalletIdsOfCustomer(trx, scope, customerId)) {
         await ledger.changeIn(trx, ctx, walletId, async (change) => {
-          await change.terminate();
+          await terminate(change);
           change.announceWallet(WALLET_EVENTS.terminated);
         });
       }

@@ -1,6 +1,6 @@
 import { TOPICS } from '@billstream/bus';
+import { Exact } from '@billstream/money';
 import { newDomainEvent } from '@billstream/outbox';
-import { Exact } from '../exact';
 import { ENVIRONMENT, META, TENANT, startLedgerHarness, type LedgerHarness } from '../testing/harness';
 import { assertLedgerAddsUp } from '../testing/invariants';
 
@@ -42,7 +42,7 @@ describe('customer projection and deletion (real Postgres)', () => {
     const customerId = await h.customer('cust_to_delete');
     const usd = await h.wallet({ customerId, initialCredits: new Exact('12.5') });
     const eur = await h.wallet({ customerId, currency: 'eur', initialCredits: new Exact('3') });
-    await h.service.transactions.topup(META, eur.id, {
+    await h.service.entries.topup(META, eur.id, {
       credits: new Exact(4),
       reason: 'PURCHASED_CREDIT_INVOICED',
       expiryDate: null,

@@ -1,7 +1,7 @@
 import type { Db, Trx } from '@billstream/db';
 import { NotFoundError } from '@billstream/errors';
 import type { Clock } from '../ledger/ledger';
-import type { Scope } from '../wallets/domain';
+import type { Scope } from '@billstream/contracts';
 import type { CustomerStore, KnownCustomer } from './store';
 
 /** Asks the customer service whether a customer exists in a tenant and environment. */
@@ -36,7 +36,7 @@ export class CustomerDirectory {
       return;
     }
     if (!(await this.lookup.exists(scope, id, requestId))) throw notFound(id);
-    await this.store.remember(this.db, id, scope, this.clock());
+    await this.store.remember(this.db, scope, id, this.clock());
   }
 
   /** Inside a transaction: the customer still exists, and stays so until it commits. */

@@ -1,7 +1,7 @@
 import { Pool } from 'undici';
 import { ServiceUnavailableError } from '@billstream/errors';
 import { INTERNAL_HEADERS } from '@billstream/http';
-import type { Scope } from '../wallets/domain';
+import type { Scope } from '@billstream/contracts';
 import type { CustomerLookup } from './directory';
 
 /** GET {customerServiceUrl}/v1/customers/{id} with the internal headers: 200 exists, 404 does not. */

@@ -1,5 +1,5 @@
 import type { Db, Trx } from '@billstream/db';
-import type { Scope } from '../wallets/domain';
+import type { Scope } from '@billstream/contracts';
 
 type Conn = Db | Trx;
 
@@ -21,7 +21,11 @@ function fromRow(row: CustomerRow): KnownCustomer {
   return { id: row.id, tenantId: row.tenant_id, environmentId: row.environment_id, deleted: row.deleted_at !== null };
 }
 
-/** The wallet service's projection of customers (from customer-events and lookups). */
+/**
+ * The wallet service's projection of customers (from customer-events and lookups).
+ * Stateless, connection first, then the Scope. Customer ids are unique across tenants, so
+ * reads go by id alone and give the customer's scope back (the directory compares it).
+ */
 export class CustomerStore {
   async find(conn: Conn, id: string): Promise<KnownCustomer | undefined> {
     const row = await conn<CustomerRow>('customers').where({ id }).first();
@@ -35,7 +39,7 @@ export class CustomerStore {
   }
 
   /** Records a customer that exists; never revives one already known as deleted. */
-  async remember(conn: Conn, id: string, scope: Scope, at: Date): Promise<void> {
+  async remember(conn: Conn, scope: Scope, id: string, at: Date): Promise<void> {
     await conn('customers')
       .insert({ id, tenant_id: scope.tenantId, environment_id: scope.environmentId, updated_at: at })
       .onConflict('id')
@@ -43,7 +47,7 @@ export class CustomerStore {
   }
 
   /** Marks a customer deleted (inserting the tombstone when it was never seen). */
-  async markDeleted(trx: Trx, id: string, scope: Scope, at: Date): Promise<void> {
+  async markDeleted(trx: Trx, scope: Scope, id: string, at: Date): Promise<void> {
     await trx('customers')
       .insert({ id, tenant_id: scope.tenantId, environment_id: scope.environmentId, deleted_at: at, updated_at: at })
       .onConflict('id')

@@ -1,7 +1,7 @@
 import { rowsOf } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
 import type { Ledger } from '../ledger/ledger';
-import type { Scope } from '../wallets/domain';
+import type { Scope } from '@billstream/contracts';
 
 export interface ExpiryResult {
   expired_transactions: number;

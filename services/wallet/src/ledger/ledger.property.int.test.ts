@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { DomainError } from '@billstream/errors';
-import { Exact } from '../exact';
+import { Exact } from '@billstream/money';
 import { META, startLedgerHarness, type LedgerHarness } from '../testing/harness';
 import { assertLedgerAddsUp } from '../testing/invariants';
 import type { Decimal } from 'decimal.js';
@@ -76,7 +76,7 @@ describe('wallet ledger properties (real Postgres, fast-check)', () => {
       fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 25 }), async (ops) => {
         const w = await h.wallet();
         const model = new Model();
-        const tx = h.service.transactions;
+        const tx = h.service.entries;
         for (const o of ops) {
           const now = h.clock.now().getTime();
           let failed: DomainError | undefined;
@@ -93,7 +93,7 @@ describe('wallet ledger properties (real Postgres, fast-check)', () => {
                   idempotencyKey: null,
                 });
                 model.writeOff(now);
-                model.add(r.transaction.id, o.amount, o.reason === 'PURCHASED_CREDIT_INVOICED', expiry, o.priority);
+                model.add(r.entry.id, o.amount, o.reason === 'PURCHASED_CREDIT_INVOICED', expiry, o.priority);
                 break;
               }
               case 'debit':

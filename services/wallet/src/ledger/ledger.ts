@@ -3,8 +3,10 @@ import type { Db, Trx } from '@billstream/db';
 import { NotFoundError } from '@billstream/errors';
 import type { EventContext } from '@billstream/outbox';
 import type { Wallet } from '../wallets/domain';
-import { WalletChange, writesOf, type ChangeDeps } from './change';
+import { WalletChange, type ChangeDeps } from './change';
+import { expireDue } from './expire';
 import { runTogether } from './statements';
+import { finish, finishParts, writesOf } from './writes';
 
 export type Clock = () => Date;
 
@@ -18,7 +20,7 @@ export interface LedgerDeps extends ChangeDeps {
 /**
  * Runs every change of a wallet's balance: one database transaction that locks the wallet
  * row (SELECT ... FOR UPDATE), first writes off credits whose expiry has passed, applies the
- * change, then saves the wallet, its transactions and its events (outbox) together.
+ * change, then saves the wallet, its ledger entries and its events (outbox) together.
  */
 export class Ledger {
   constructor(private readonly deps: LedgerDeps) {}
@@ -33,9 +35,9 @@ export class Ledger {
     const locked = await this.deps.wallets.lock(trx, ctx, walletId, now);
     if (!locked) throw new NotFoundError(`Wallet ${walletId} not found`, { wallet_id: walletId });
     const change = new WalletChange(trx, locked.wallet, this.deps, ctx, now);
-    if (locked.expiryDue) await change.expireDue();
+    if (locked.expiryDue) await expireDue(change);
     const result = await fn(change);
-    const events = await change.finish();
+    const events = await finish(change);
     return { result, wallet: locked.wallet, events };
   }
 
@@ -44,11 +46,11 @@ export class Ledger {
     await this.deps.wallets.insert(trx, wallet);
     const change = new WalletChange(trx, wallet, this.deps, ctx, wallet.createdAt);
     const result = await fn(change);
-    const events = await change.finish();
+    const events = await finish(change);
     return { result, wallet, events };
   }
 
-  /** Runs `fn` in a new transaction and announces the events it wrote after the commit. */
+  /** Runs `fn` in a new database transaction and announces the events it wrote after the commit. */
   async transaction<T extends { events: DomainEvent[] }>(fn: (trx: Trx) => Promise<T>): Promise<T> {
     const out = await this.deps.db.transaction(fn);
     if (out.events.length > 0) this.deps.published();
@@ -56,7 +58,7 @@ export class Ledger {
   }
 
   /**
-   * Changes several wallets in one transaction: one statement locks them all (in id order),
+   * Changes several wallets in one database transaction: one statement locks them all (in id order),
    * `fn` applies the changes (undefined for a wallet that does not exist), and one statement
    * saves them all. The caller groups the work; each wallet's change is still a WalletChange
    * with its own checks.
@@ -73,15 +75,15 @@ export class Ledger {
         now,
       );
       const changes = locked.map((l, i) => l && new WalletChange(trx, l.wallet, this.deps, targets[i].ctx, now));
-      for (const [i, change] of changes.entries()) if (change && locked[i]!.expiryDue) await change.expireDue();
+      for (const [i, change] of changes.entries()) if (change && locked[i]!.expiryDue) await expireDue(change);
       const result = await fn(changes, trx);
-      const parts = changes.flatMap((c) => (c ? [c.finishParts()] : []));
+      const parts = changes.flatMap((c) => (c ? [finishParts(c)] : []));
       await runTogether(trx, writesOf(trx, this.deps, parts, now));
       return { result, events: parts.flatMap((p) => p.events) };
     });
   }
 
-  /** Applies `fn` in a transaction of its own and announces the events after the commit. */
+  /** Applies `fn` in a database transaction of its own and announces the events after the commit. */
   async change<T>(ctx: EventContext, walletId: string, fn: (change: WalletChange) => Promise<T>): Promise<{ result: T; wallet: Wallet; events: DomainEvent[] }> {
     return this.transaction((trx) => this.changeIn(trx, ctx, walletId, fn));
   }

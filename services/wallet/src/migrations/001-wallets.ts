@@ -1,6 +1,6 @@
 import type { Migration } from '@billstream/db';
 
-/** Wallets, their ledger of transactions, and the projection of customers. */
+/** Wallets, their ledger entries (table transactions), and the projection of customers. */
 export function walletsMigration(schema: string): Migration {
   return {
     name: '001_wallets',

@@ -1,7 +1,7 @@
 import { InProcessBus } from '@billstream/bus';
 import type { Db } from '@billstream/db';
+import { Exact } from '@billstream/money';
 import { createTestDatabase, migratedDb, testLogger, type TestDatabase } from '@billstream/testing';
-import { Exact } from '../exact';
 import { migrations, SCHEMA } from '../migrations';
 import { createWalletService, type WalletServiceHandle } from '../service';
 import type { CreateWalletInput, RequestMeta } from '../wallets/service';

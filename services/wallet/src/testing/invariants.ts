@@ -1,5 +1,5 @@
 import type { Db } from '@billstream/db';
-import { Exact } from '../exact';
+import { Exact } from '@billstream/money';
 
 interface Row {
   id: string;
@@ -18,8 +18,8 @@ interface Row {
  * Checks that a wallet's ledger adds up, and throws naming the first rule broken:
  * completed credits minus completed debits equal credit_balance; every completed movement
  * goes from its before to its after by its amount, in an unbroken chain; the credits left
- * on credit transactions sum to credit_balance (and, once expiry ran, to the usable credits);
- * pending credits match the wallet's pending total; amounts are credits x rate.
+ * on credit entries sum to credit_balance (and, once expiry ran, to the usable credits);
+ * pending credits and pending debits match the wallet's two pending totals; amounts are credits x rate.
  */
 export async function assertLedgerAddsUp(db: Db, walletId: string, now: Date): Promise<void> {
   const wallet = await db('wallets').where({ id: walletId }).first();
@@ -62,10 +62,10 @@ export async function assertLedgerAddsUp(db: Db, walletId: string, now: Date): P
   const usable = left.minus(expiredLeft);
   if (expiredLeft.isZero() && !usable.equals(balance)) fail(`usable credits ${usable} != credit_balance ${balance}`);
 
-  const pending = rows
-    .filter((r) => r.transaction_status === 'PENDING')
-    .reduce((s, r) => s.plus(r.type === 'CREDIT' ? r.credit_amount : new Exact(r.credit_amount).negated()), new Exact(0));
-  if (!pending.equals(wallet.pending_credits)) fail(`pending ${pending} != wallet.pending_credits ${wallet.pending_credits}`);
+  const pending = (type: Row['type']) =>
+    rows.filter((r) => r.transaction_status === 'PENDING' && r.type === type).reduce((s, r) => s.plus(r.credit_amount), new Exact(0));
+  if (!pending('CREDIT').equals(wallet.pending_credits)) fail(`pending credits ${pending('CREDIT')} != wallet.pending_credits ${wallet.pending_credits}`);
+  if (!pending('DEBIT').equals(wallet.pending_debits)) fail(`pending debits ${pending('DEBIT')} != wallet.pending_debits ${wallet.pending_debits}`);
 
   for (const r of rows) {
     const rate = r.type === 'CREDIT' ? wallet.topup_conversion_rate : wallet.conversion_rate;

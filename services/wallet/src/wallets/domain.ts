@@ -35,8 +35,10 @@ export interface Wallet {
   walletType: WalletType;
   walletStatus: WalletStatus;
   creditBalance: Decimal;
-  /** Pending credits minus pending debits: what the real-time balance adds. */
+  /** Credits of the PENDING credit entries: what the real-time balance adds. */
   pendingCredits: Decimal;
+  /** Credits of the PENDING debit entries: what the real-time balance takes off. */
+  pendingDebits: Decimal;
   conversionRate: Decimal;
   topupConversionRate: Decimal;
   allowedPriceTypes: PriceType[];
@@ -51,9 +53,4 @@ export interface Wallet {
   version: number;
   createdAt: Date;
   updatedAt: Date;
-}
-
-export interface Scope {
-  tenantId: string;
-  environmentId: string;
 }

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { alertSettingsBody, autoTopupBody } from '@billstream/contracts';
-import { exact } from '../exact';
+import { exact } from '@billstream/money';
 import type { AlertLevel, AlertSettings, AutoTopup } from './domain';
 
 /** An accepted ISO 8601 timestamp (up to nanoseconds) as a Date (millisecond precision). */

@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import { walletApi } from '@billstream/contracts';
 import { HttpResult, mountRoute } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
-import { exact } from '../exact';
+import { exact } from '@billstream/money';
 import { alertSettingsFromBody, autoTopupFromBody, parseTimestamp } from './input';
 import type { WalletService } from './service';
 import { balanceView, walletEtag, walletView } from './view';

@@ -1,13 +1,15 @@
 import type { Db } from '@billstream/db';
 import { AlreadyExistsError, NotFoundError, ValidationError, VersionConflictError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
+import { EXACT_ZERO } from '@billstream/money';
 import type { EventContext } from '@billstream/outbox';
 import type { Decimal } from 'decimal.js';
 import type { CustomerDirectory } from '../customers/directory';
 import { WALLET_EVENTS } from '../events';
-import { ZERO } from '../exact';
+import { credit } from '../ledger/credit';
 import type { Ledger } from '../ledger/ledger';
-import type { TransactionStore } from '../transactions/store';
+import { terminate } from '../ledger/terminate';
+import type { EntryStore } from '../entries/store';
 import type { AlertSettings, AutoTopup, PriceType, Wallet, WalletType } from './domain';
 import type { WalletStore } from './store';
 import { walletEtag } from './view';
@@ -59,7 +61,7 @@ export class WalletService {
   constructor(
     private readonly db: Db,
     private readonly wallets: WalletStore,
-    private readonly transactions: TransactionStore,
+    private readonly entries: EntryStore,
     private readonly customers: CustomerDirectory,
     private readonly ledger: Ledger,
   ) {}
@@ -84,8 +86,9 @@ export class WalletService {
       currency: input.currency.toLowerCase(),
       walletType: input.walletType,
       walletStatus: 'active',
-      creditBalance: ZERO,
-      pendingCredits: ZERO,
+      creditBalance: EXACT_ZERO,
+      pendingCredits: EXACT_ZERO,
+      pendingDebits: EXACT_ZERO,
       conversionRate: input.conversionRate,
       topupConversionRate: input.topupConversionRate ?? input.conversionRate,
       allowedPriceTypes: input.allowedPriceTypes ?? (input.walletType === 'PRE_PAID' ? ['USAGE'] : ['ALL']),
@@ -102,7 +105,7 @@ export class WalletService {
     };
     const out = await this.ledger.transaction(async (trx) => {
       await this.customers.lockExisting(trx, meta, input.customerId);
-      const existing = await this.wallets.existsOpen(trx, wallet);
+      const existing = await this.wallets.existsOpen(trx, meta, wallet);
       if (existing) {
         throw new AlreadyExistsError('The customer already has an open wallet of this currency and type', {
           field: 'currency',
@@ -112,7 +115,7 @@ export class WalletService {
       return this.ledger.createIn(trx, meta, wallet, async (change) => {
         change.announceWallet(WALLET_EVENTS.created);
         if (input.initialCredits) {
-          await change.credit({
+          credit(change, {
             credits: input.initialCredits,
             reason: 'FREE_CREDIT_GRANT',
             pending: false,
@@ -138,7 +141,7 @@ export class WalletService {
 
   async balance(ctx: EventContext, id: string): Promise<{ wallet: Wallet; breakdown: { free: Decimal; purchased: Decimal } }> {
     const wallet = await this.get(ctx, id);
-    const breakdown = await this.transactions.breakdown(this.db, wallet.id, this.ledger.clock());
+    const breakdown = await this.entries.breakdown(this.db, ctx, wallet.id, this.ledger.clock());
     return { wallet, breakdown };
   }
 
@@ -172,7 +175,7 @@ export class WalletService {
 
   async terminate(ctx: EventContext, id: string): Promise<Wallet> {
     const { wallet } = await this.ledger.change(ctx, id, async (change) => {
-      await change.terminate();
+      await terminate(change);
       change.announceWallet(WALLET_EVENTS.terminated);
     });
     return wallet;

@@ -1,6 +1,7 @@
+import type { Scope } from '@billstream/contracts';
 import { rowsOf, type Db, type Knex, type Trx } from '@billstream/db';
-import { exact, str } from '../exact';
-import type { AlertLevel, AlertSettings, AlertState, AutoTopup, PriceType, Scope, Wallet, WalletStatus, WalletType } from './domain';
+import { exact, toDecimalString } from '@billstream/money';
+import type { AlertLevel, AlertSettings, AlertState, AutoTopup, PriceType, Wallet, WalletStatus, WalletType } from './domain';
 
 type Conn = Db | Trx;
 
@@ -33,6 +34,7 @@ export interface WalletRow {
   wallet_status: WalletStatus;
   credit_balance: string;
   pending_credits: string;
+  pending_debits: string;
   conversion_rate: string;
   topup_conversion_rate: string;
   allowed_price_types: PriceType[] | string;
@@ -57,7 +59,7 @@ function levelFromRow(row: AlertLevelRow | undefined): AlertLevel | undefined {
 }
 
 function levelToRow(level: AlertLevel | undefined): AlertLevelRow | undefined {
-  return level ? { threshold: str(level.threshold), condition: level.condition } : undefined;
+  return level ? { threshold: toDecimalString(level.threshold), condition: level.condition } : undefined;
 }
 
 export function walletFromRow(row: WalletRow): Wallet {
@@ -73,6 +75,7 @@ export function walletFromRow(row: WalletRow): Wallet {
     walletStatus: row.wallet_status,
     creditBalance: exact(row.credit_balance),
     pendingCredits: exact(row.pending_credits),
+    pendingDebits: exact(row.pending_debits),
     conversionRate: exact(row.conversion_rate),
     topupConversionRate: exact(row.topup_conversion_rate),
     allowedPriceTypes: json<PriceType[]>(row.allowed_price_types),
@@ -103,8 +106,8 @@ function autoTopupToRow(a: AutoTopup | null): string | null {
   if (!a) return null;
   const row: AutoTopupRow = {
     enabled: a.enabled,
-    threshold: a.threshold && str(a.threshold),
-    amount: a.amount && str(a.amount),
+    threshold: a.threshold && toDecimalString(a.threshold),
+    amount: a.amount && toDecimalString(a.amount),
     invoicing: a.invoicing,
   };
   return JSON.stringify(row);
@@ -130,10 +133,11 @@ export function walletToRow(w: Wallet): Record<string, unknown> {
     currency: w.currency,
     wallet_type: w.walletType,
     wallet_status: w.walletStatus,
-    credit_balance: str(w.creditBalance),
-    pending_credits: str(w.pendingCredits),
-    conversion_rate: str(w.conversionRate),
-    topup_conversion_rate: str(w.topupConversionRate),
+    credit_balance: toDecimalString(w.creditBalance),
+    pending_credits: toDecimalString(w.pendingCredits),
+    pending_debits: toDecimalString(w.pendingDebits),
+    conversion_rate: toDecimalString(w.conversionRate),
+    topup_conversion_rate: toDecimalString(w.topupConversionRate),
     allowed_price_types: JSON.stringify(w.allowedPriceTypes),
     description: w.description,
     metadata: JSON.stringify(w.metadata),
@@ -152,7 +156,10 @@ export interface WalletReadRow extends WalletRow {
   expiry_due: boolean;
 }
 
-/** Reads and writes wallet rows; every read is scoped to a tenant and environment. */
+/**
+ * Reads and writes wallet rows. Stateless: every method takes the connection first, then
+ * the Scope it reads in (a batch: a scope per wallet); a saved wallet carries its own.
+ */
 export class WalletStore {
   async insert(conn: Conn, wallet: Wallet): Promise<void> {
     await conn('wallets').insert(walletToRow(wallet));
@@ -242,11 +249,12 @@ export class WalletStore {
     return rows.map((r) => r.id);
   }
 
-  async existsOpen(trx: Trx, w: Pick<Wallet, 'tenantId' | 'environmentId' | 'customerId' | 'currency' | 'walletType'>): Promise<string | undefined> {
+  /** The open wallet of the customer with this currency and type, if there is one. */
+  async existsOpen(trx: Trx, scope: Scope, w: Pick<Wallet, 'customerId' | 'currency' | 'walletType'>): Promise<string | undefined> {
     const row = await trx('wallets')
       .where({
-        tenant_id: w.tenantId,
-        environment_id: w.environmentId,
+        tenant_id: scope.tenantId,
+        environment_id: scope.environmentId,
         customer_id: w.customerId,
         currency: w.currency,
         wallet_type: w.walletType,
@@ -261,20 +269,21 @@ export class WalletStore {
    * version) of several wallets in one statement.
    */
   updateLedgerMany(trx: Trx, wallets: Wallet[]): Knex.Raw {
-    const values = wallets.map(() => '(?, ?, ?::numeric, ?::numeric, ?, ?, ?::bigint, ?::integer, ?::timestamptz)').join(', ');
+    const values = wallets.map(() => '(?, ?, ?::numeric, ?::numeric, ?::numeric, ?, ?, ?::bigint, ?::integer, ?::timestamptz)').join(', ');
     return trx.raw(
       `UPDATE wallets w SET wallet_status = v.wallet_status, credit_balance = v.credit_balance,
-              pending_credits = v.pending_credits, alert_state = v.alert_state,
+              pending_credits = v.pending_credits, pending_debits = v.pending_debits, alert_state = v.alert_state,
               ongoing_alert_state = v.ongoing_alert_state, ledger_seq = v.ledger_seq,
               version = v.version, updated_at = v.updated_at
-         FROM (VALUES ${values}) AS v(id, wallet_status, credit_balance, pending_credits, alert_state,
+         FROM (VALUES ${values}) AS v(id, wallet_status, credit_balance, pending_credits, pending_debits, alert_state,
               ongoing_alert_state, ledger_seq, version, updated_at)
         WHERE w.id = v.id`,
       wallets.flatMap((w) => [
         w.id,
         w.walletStatus,
-        str(w.creditBalance),
-        str(w.pendingCredits),
+        toDecimalString(w.creditBalance),
+        toDecimalString(w.pendingCredits),
+        toDecimalString(w.pendingDebits),
         w.alertState,
         w.ongoingAlertState,
         w.ledgerSeq,

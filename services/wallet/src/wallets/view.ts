@@ -1,9 +1,9 @@
+import { toDecimalString } from '@billstream/money';
 import type { Decimal } from 'decimal.js';
-import { str } from '../exact';
 import type { AlertLevel, Wallet } from './domain';
 
 function levelView(level: AlertLevel | undefined) {
-  return level ? { threshold: str(level.threshold), condition: level.condition } : undefined;
+  return level ? { threshold: toDecimalString(level.threshold), condition: level.condition } : undefined;
 }
 
 /** The wallet as clients see it (responses and event payloads). */
@@ -14,17 +14,17 @@ export function walletView(w: Wallet) {
     currency: w.currency,
     wallet_type: w.walletType,
     wallet_status: w.walletStatus,
-    balance: str(w.creditBalance.times(w.conversionRate)),
-    credit_balance: str(w.creditBalance),
-    conversion_rate: str(w.conversionRate),
-    topup_conversion_rate: str(w.topupConversionRate),
+    balance: toDecimalString(w.creditBalance.times(w.conversionRate)),
+    credit_balance: toDecimalString(w.creditBalance),
+    conversion_rate: toDecimalString(w.conversionRate),
+    topup_conversion_rate: toDecimalString(w.topupConversionRate),
     config: { allowed_price_types: [...w.allowedPriceTypes] },
     description: w.description,
     metadata: w.metadata,
     auto_topup: w.autoTopup && {
       enabled: w.autoTopup.enabled,
-      threshold: w.autoTopup.threshold && str(w.autoTopup.threshold),
-      amount: w.autoTopup.amount && str(w.autoTopup.amount),
+      threshold: w.autoTopup.threshold && toDecimalString(w.autoTopup.threshold),
+      amount: w.autoTopup.amount && toDecimalString(w.autoTopup.amount),
       invoicing: w.autoTopup.invoicing,
     },
     alert_settings: w.alertSettings && {
@@ -43,7 +43,7 @@ export function walletView(w: Wallet) {
 export type WalletView = ReturnType<typeof walletView>;
 
 export function realTimeCreditBalance(w: Wallet): Decimal {
-  return w.creditBalance.plus(w.pendingCredits);
+  return w.creditBalance.plus(w.pendingCredits).minus(w.pendingDebits);
 }
 
 export function balanceView(w: Wallet, breakdown: { free: Decimal; purchased: Decimal }, includeRealTime: boolean) {
@@ -51,12 +51,12 @@ export function balanceView(w: Wallet, breakdown: { free: Decimal; purchased: De
   return {
     wallet_id: w.id,
     currency: w.currency,
-    balance: str(w.creditBalance.times(w.conversionRate)),
-    credit_balance: str(w.creditBalance),
-    conversion_rate: str(w.conversionRate),
-    credits_available_breakdown: { purchased: str(breakdown.purchased), free: str(breakdown.free) },
+    balance: toDecimalString(w.creditBalance.times(w.conversionRate)),
+    credit_balance: toDecimalString(w.creditBalance),
+    conversion_rate: toDecimalString(w.conversionRate),
+    credits_available_breakdown: { purchased: toDecimalString(breakdown.purchased), free: toDecimalString(breakdown.free) },
     ...(includeRealTime
-      ? { real_time_balance: str(realTime.times(w.conversionRate)), real_time_credit_balance: str(realTime) }
+      ? { real_time_balance: toDecimalString(realTime.times(w.conversionRate)), real_time_credit_balance: toDecimalString(realTime) }
       : {}),
   };
 }

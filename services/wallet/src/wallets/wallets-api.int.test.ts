@@ -47,8 +47,8 @@ describe('wallet API through the gateway (real Postgres and Kafka)', () => {
       tenant_id: 'tenant-a',
       environment_id: 'production',
     });
-    const txns = await stack.api.get(`/v1/wallets/${res.body.id}/transactions`);
-    expect(txns.body.items).toEqual([
+    const entries = await stack.api.get(`/v1/wallets/${res.body.id}/transactions`);
+    expect(entries.body.items).toEqual([
       expect.objectContaining({ type: 'CREDIT', transaction_reason: 'FREE_CREDIT_GRANT', transaction_status: 'COMPLETED', credit_amount: '100.5', amount: '25.125' }),
     ]);
     const duplicate = await stack.api.post('/v1/wallets', { customer_id: customerId, currency: 'eur' });
@@ -118,6 +118,22 @@ describe('wallet API through the gateway (real Postgres and Kafka)', () => {
     });
     const missing = await stack.api.post('/v1/wallets/wallet_missing/debit', { credits: '1' });
     expect(missing.status).toBe(404);
+  });
+
+  it('splits the usable credits of the balance into free (free and subscription grants) and purchased', async () => {
+    const w = await newWallet({ initial_credits_to_load: '4' });
+    const breakdown = async () => (await stack.api.get(`/v1/wallets/${w.id}/balance`)).body.credits_available_breakdown;
+    expect(await breakdown()).toEqual({ purchased: '0', free: '4' });
+    const grant = await stack.api.post(`/v1/wallets/${w.id}/topup`, { credits_to_add: '2.5', transaction_reason: 'SUBSCRIPTION_CREDIT_GRANT' });
+    expect(grant.status).toBe(201);
+    const bought = await stack.api.post(`/v1/wallets/${w.id}/topup`, { credits_to_add: '3', transaction_reason: 'PURCHASED_CREDIT_DIRECT', priority: 1 });
+    expect(bought.status).toBe(201);
+    expect(await breakdown()).toEqual({ purchased: '3', free: '6.5' });
+    // The purchased credits go first (priority 1), then the oldest free ones.
+    expect((await stack.api.post(`/v1/wallets/${w.id}/debit`, { credits: '4' })).status).toBe(201);
+    expect(await breakdown()).toEqual({ purchased: '0', free: '5.5' });
+    const balance = await stack.api.get(`/v1/wallets/${w.id}/balance`);
+    expect(balance.body.credit_balance).toBe('5.5');
   });
 
   it('100 parallel debits of 1 credit on a 50-credit wallet through the gateway: 50 succeed, the balance is "0"', async () => {
@@ -210,8 +226,8 @@ describe('wallet API through the gateway (real Postgres and Kafka)', () => {
       const res = await stack.api.get(`/v1/customers/${customerId}/wallets`);
       return res.status === 200 && res.body.items.every((w: { wallet_status: string }) => w.wallet_status === 'closed');
     }, { what: 'wallets of the deleted customer to close' });
-    const txns = await stack.api.get(`/v1/wallets/${a.body.id}/transactions?transaction_reason=WALLET_TERMINATION`);
-    expect(txns.body.items.map((t: { credit_amount: string }) => t.credit_amount)).toEqual(['4']);
+    const entries = await stack.api.get(`/v1/wallets/${a.body.id}/transactions?transaction_reason=WALLET_TERMINATION`);
+    expect(entries.body.items.map((t: { credit_amount: string }) => t.credit_amount)).toEqual(['4']);
     const late = await stack.api.post('/v1/wallets', { customer_id: customerId, currency: 'usd' });
     expect(late.status).toBe(404);
   });

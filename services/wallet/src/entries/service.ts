@@ -1,42 +1,21 @@
 import type { Db } from '@billstream/db';
 import { NotFoundError, ValidationError } from '@billstream/errors';
+import { toDecimalString } from '@billstream/money';
 import type { EventContext } from '@billstream/outbox';
-import type { Decimal } from 'decimal.js';
-import { str } from '../exact';
+import { credit } from '../ledger/credit';
 import type { Ledger } from '../ledger/ledger';
+import { settle } from '../ledger/settle';
 import type { WalletStore } from '../wallets/store';
-import type { CreditReason, DebitReason, TransactionFilter, WalletTransaction } from './domain';
+import type { DebitRequest, MovementResult, TopupInput, EntryFilter, LedgerEntry } from './domain';
 import type { DebitBatcher } from './debit-batcher';
 import { replayOf, requestHash } from './idempotency';
-import type { TransactionStore } from './store';
+import type { EntryStore } from './store';
 
-export interface TopupInput {
-  credits: Decimal;
-  reason: CreditReason;
-  expiryDate: Date | null;
-  priority: number | null;
-  description: string | null;
-  idempotencyKey: string | null;
-}
-
-export interface DebitRequest {
-  credits: Decimal;
-  reason: DebitReason;
-  description: string | null;
-  idempotencyKey: string | null;
-}
-
-export interface MovementResult {
-  transaction: WalletTransaction;
-  /** True when an idempotency key matched an earlier identical request. */
-  replayed: boolean;
-}
-
-export class TransactionService {
+export class EntryService {
   constructor(
     private readonly db: Db,
     private readonly wallets: WalletStore,
-    private readonly transactions: TransactionStore,
+    private readonly entries: EntryStore,
     private readonly ledger: Ledger,
     private readonly batcher: DebitBatcher,
   ) {}
@@ -47,7 +26,7 @@ export class TransactionService {
     }
     const hash = requestHash({
       op: 'topup',
-      credits: str(input.credits),
+      credits: toDecimalString(input.credits),
       reason: input.reason,
       expiry: input.expiryDate?.toISOString() ?? null,
       priority: input.priority,
@@ -56,9 +35,9 @@ export class TransactionService {
     const { result } = await this.ledger.change(ctx, walletId, async (change) => {
       const key = input.idempotencyKey;
       const earlier = key ? (await change.findByIdempotencyKeys([key])).get(key) : undefined;
-      if (earlier) return { transaction: replayOf(earlier, hash), replayed: true };
+      if (earlier) return { entry: replayOf(earlier, hash), replayed: true };
       change.requireActive();
-      const transaction = await change.credit({
+      const entry = credit(change, {
         credits: input.credits,
         reason: input.reason,
         pending: input.reason === 'PURCHASED_CREDIT_INVOICED',
@@ -68,29 +47,29 @@ export class TransactionService {
         idempotencyKey: input.idempotencyKey,
         requestHash: hash,
       });
-      return { transaction, replayed: false };
+      return { entry, replayed: false };
     });
     return result;
   }
 
   /** Debits go through the batcher: concurrent debits of one wallet share a transaction. */
   async debit(ctx: EventContext, walletId: string, input: DebitRequest): Promise<MovementResult> {
-    const hash = requestHash({ op: 'debit', credits: str(input.credits), reason: input.reason, description: input.description });
+    const hash = requestHash({ op: 'debit', credits: toDecimalString(input.credits), reason: input.reason, description: input.description });
     return this.batcher.submit(ctx, walletId, input, hash);
   }
 
-  async settle(ctx: EventContext, walletId: string, transactionId: string, status: 'COMPLETED' | 'FAILED'): Promise<WalletTransaction> {
+  async settle(ctx: EventContext, walletId: string, entryId: string, status: 'COMPLETED' | 'FAILED'): Promise<LedgerEntry> {
     const { result } = await this.ledger.change(ctx, walletId, async (change) => {
-      const txn = await change.findTransaction(transactionId);
-      if (!txn) throw new NotFoundError(`Transaction ${transactionId} not found`, { transaction_id: transactionId });
-      return change.settle(txn, status);
+      const entry = await change.findEntry(entryId);
+      if (!entry) throw new NotFoundError(`Transaction ${entryId} not found`, { transaction_id: entryId });
+      return settle(change, entry, status);
     });
     return result;
   }
 
-  async list(ctx: EventContext, walletId: string, filter: TransactionFilter): Promise<{ items: WalletTransaction[]; total: number }> {
+  async list(ctx: EventContext, walletId: string, filter: EntryFilter): Promise<{ items: LedgerEntry[]; total: number }> {
     const found = await this.wallets.find(this.db, ctx, walletId, this.ledger.clock());
     if (!found) throw new NotFoundError(`Wallet ${walletId} not found`, { wallet_id: walletId });
-    return this.transactions.list(this.db, ctx, walletId, filter);
+    return this.entries.list(this.db, ctx, walletId, filter);
   }
 }

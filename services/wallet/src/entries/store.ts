@@ -1,25 +1,26 @@
+import type { Scope } from '@billstream/contracts';
 import { rowsOf, type Db, type Knex, type Trx } from '@billstream/db';
+import { exact, toDecimalString } from '@billstream/money';
 import type { Decimal } from 'decimal.js';
-import { exact, str } from '../exact';
-import type { Scope } from '../wallets/domain';
 import {
   FREE_REASONS,
-  type TransactionFilter,
-  type TransactionReason,
-  type TransactionStatus,
-  type TransactionType,
-  type WalletTransaction,
+  type SpendableCredit,
+  type EntryFilter,
+  type EntryReason,
+  type EntryStatus,
+  type EntryType,
+  type LedgerEntry,
 } from './domain';
 
 type Conn = Db | Trx;
 
-export interface TransactionRow {
+export interface EntryRow {
   id: string;
   wallet_id: string;
   tenant_id: string;
   environment_id: string;
-  type: TransactionType;
-  transaction_status: TransactionStatus;
+  type: EntryType;
+  transaction_status: EntryStatus;
   credit_amount: string;
   amount: string;
   credit_balance_before: string;
@@ -27,7 +28,7 @@ export interface TransactionRow {
   credits_available: string;
   expiry_date: Date | null;
   priority: number | null;
-  transaction_reason: TransactionReason;
+  transaction_reason: EntryReason;
   description: string | null;
   idempotency_key: string | null;
   request_hash: string | null;
@@ -37,7 +38,7 @@ export interface TransactionRow {
   updated_at: Date;
 }
 
-export function transactionFromRow(row: TransactionRow): WalletTransaction {
+export function entryFromRow(row: EntryRow): LedgerEntry {
   return {
     id: row.id,
     walletId: row.wallet_id,
@@ -63,7 +64,7 @@ export function transactionFromRow(row: TransactionRow): WalletTransaction {
   };
 }
 
-export function transactionToRow(t: WalletTransaction): TransactionRow {
+export function entryToRow(t: LedgerEntry): EntryRow {
   return {
     id: t.id,
     wallet_id: t.walletId,
@@ -71,11 +72,11 @@ export function transactionToRow(t: WalletTransaction): TransactionRow {
     environment_id: t.environmentId,
     type: t.type,
     transaction_status: t.status,
-    credit_amount: str(t.creditAmount),
-    amount: str(t.amount),
-    credit_balance_before: str(t.creditBalanceBefore),
-    credit_balance_after: str(t.creditBalanceAfter),
-    credits_available: str(t.creditsAvailable),
+    credit_amount: toDecimalString(t.creditAmount),
+    amount: toDecimalString(t.amount),
+    credit_balance_before: toDecimalString(t.creditBalanceBefore),
+    credit_balance_after: toDecimalString(t.creditBalanceAfter),
+    credits_available: toDecimalString(t.creditsAvailable),
     expiry_date: t.expiryDate,
     priority: t.priority,
     transaction_reason: t.reason,
@@ -89,34 +90,37 @@ export function transactionToRow(t: WalletTransaction): TransactionRow {
   };
 }
 
-/** A credit that can pay a debit, in spending order. */
-export interface SpendableCredit {
-  id: string;
-  creditsAvailable: Decimal;
+function inWallet(scope: Scope, walletId: string) {
+  return { wallet_id: walletId, tenant_id: scope.tenantId, environment_id: scope.environmentId };
 }
 
 const SPEND_ORDER = 'priority ASC NULLS LAST, expiry_date ASC NULLS LAST, created_at ASC, id ASC';
 const SPEND_ORDER_T = 't.priority ASC NULLS LAST, t.expiry_date ASC NULLS LAST, t.created_at ASC, t.id ASC';
 
-export class TransactionStore {
-  insertMany(conn: Conn, txns: WalletTransaction[]): Knex.QueryBuilder {
-    return conn('transactions').insert(txns.map(transactionToRow));
+/**
+ * Reads and writes the ledger's rows. Stateless: every method takes the connection first,
+ * then the Scope of the wallet it reads. The spending reads (`spendable`, `debitReads`) go
+ * by the ids of wallets already locked in their scope; saved rows carry their own.
+ */
+export class EntryStore {
+  insertMany(conn: Conn, entries: LedgerEntry[]): Knex.QueryBuilder {
+    return conn('transactions').insert(entries.map(entryToRow));
   }
 
-  async update(trx: Trx, txn: WalletTransaction): Promise<void> {
-    const { id: _id, wallet_id: _w, tenant_id: _t, environment_id: _e, created_at: _c, ...changes } = transactionToRow(txn);
-    await trx('transactions').where({ id: txn.id }).update(changes);
+  async update(trx: Trx, entry: LedgerEntry): Promise<void> {
+    const { id: _id, wallet_id: _w, tenant_id: _t, environment_id: _e, created_at: _c, ...changes } = entryToRow(entry);
+    await trx('transactions').where({ id: entry.id }).update(changes);
   }
 
-  async byIdempotencyKeys(trx: Trx, walletId: string, keys: string[]): Promise<Map<string, WalletTransaction>> {
+  async byIdempotencyKeys(trx: Trx, scope: Scope, walletId: string, keys: string[]): Promise<Map<string, LedgerEntry>> {
     if (keys.length === 0) return new Map();
-    const rows = await trx<TransactionRow>('transactions').where({ wallet_id: walletId }).whereIn('idempotency_key', keys);
-    return new Map(rows.map((r) => [r.idempotency_key!, transactionFromRow(r)]));
+    const rows = await trx<EntryRow>('transactions').where(inWallet(scope, walletId)).whereIn('idempotency_key', keys);
+    return new Map(rows.map((r) => [r.idempotency_key!, entryFromRow(r)]));
   }
 
-  async byId(conn: Conn, walletId: string, id: string): Promise<WalletTransaction | undefined> {
-    const row = await conn<TransactionRow>('transactions').where({ wallet_id: walletId, id }).first();
-    return row && transactionFromRow(row);
+  async byId(conn: Conn, scope: Scope, walletId: string, id: string): Promise<LedgerEntry | undefined> {
+    const row = await conn<EntryRow>('transactions').where({ ...inWallet(scope, walletId), id }).first();
+    return row && entryFromRow(row);
   }
 
   /**
@@ -131,7 +135,7 @@ export class TransactionStore {
 
   /**
    * What a batch of debits reads once its wallets are locked, in one statement: the earlier
-   * transactions carrying the batch's idempotency keys (wallet id -> key -> transaction), and
+   * entries carrying the batch's idempotency keys (wallet id -> key -> entry), and
    * for each wallet of `wants` the first spendable credits covering the amount wanted, in
    * the spec's order (as `spendable`).
    */
@@ -140,8 +144,8 @@ export class TransactionStore {
     pairs: Array<{ walletId: string; key: string }>,
     wants: Map<string, Decimal>,
     now: Date,
-  ): Promise<{ earlier: Map<string, Map<string, WalletTransaction>>; spendable: Map<string, SpendableCredit[]> }> {
-    const earlier = new Map<string, Map<string, WalletTransaction>>();
+  ): Promise<{ earlier: Map<string, Map<string, LedgerEntry>>; spendable: Map<string, SpendableCredit[]> }> {
+    const earlier = new Map<string, Map<string, LedgerEntry>>();
     const spendable = new Map<string, SpendableCredit[]>([...wants.keys()].map((id) => [id, []]));
     if (pairs.length === 0 && wants.size === 0) return { earlier, spendable };
     const keyed = `SELECT 'e' AS part, t.* FROM transactions t WHERE t.wallet_id = ANY(?::text[]) AND t.idempotency_key = ANY(?::text[])`;
@@ -150,7 +154,7 @@ export class TransactionStore {
     const keyBindings = [[...new Set(pairs.map((p) => p.walletId))], [...new Set(pairs.map((p) => p.key))]];
     if (wants.size > 0) {
       const values = [...wants].map(() => '(?, ?::numeric)').join(', ');
-      bindings.push(...[...wants].flatMap(([id, credits]) => [id, str(credits)]), [...wants.keys()], now);
+      bindings.push(...[...wants].flatMap(([id, credits]) => [id, toDecimalString(credits)]), [...wants.keys()], now);
       sql = `WITH v(wallet_id, wanted) AS (VALUES ${values}),
         spend AS (
           SELECT id FROM (
@@ -168,41 +172,47 @@ export class TransactionStore {
     }
     bindings.push(...keyBindings);
     const wanted = new Set(pairs.map((p) => `${p.walletId}\u0000${p.key}`));
-    for (const row of rowsOf<TransactionRow & { part: 's' | 'e' }>(await trx.raw(sql, bindings))) {
+    for (const row of rowsOf<EntryRow & { part: 's' | 'e' }>(await trx.raw(sql, bindings))) {
       if (row.part === 's') {
-        spendable.get(row.wallet_id)!.push({ id: row.id, creditsAvailable: exact(row.credits_available) });
+        spendable.get(row.wallet_id)!.push({
+          id: row.id,
+          creditsAvailable: exact(row.credits_available),
+          priority: row.priority,
+          expiryDate: row.expiry_date ? new Date(row.expiry_date) : null,
+          createdAt: new Date(row.created_at),
+        });
       } else if (wanted.has(`${row.wallet_id}\u0000${row.idempotency_key}`)) {
         let byKey = earlier.get(row.wallet_id);
         if (!byKey) earlier.set(row.wallet_id, (byKey = new Map()));
-        byKey.set(row.idempotency_key!, transactionFromRow(row));
+        byKey.set(row.idempotency_key!, entryFromRow(row));
       }
     }
     return { earlier, spendable };
   }
 
   /** Completed credits of the wallet whose expiry has passed and that still hold credits. */
-  async expiredWithCredits(trx: Trx, walletId: string, now: Date): Promise<WalletTransaction[]> {
-    const rows = await trx<TransactionRow>('transactions')
-      .where({ wallet_id: walletId, type: 'CREDIT', transaction_status: 'COMPLETED' })
+  async expiredWithCredits(trx: Trx, scope: Scope, walletId: string, now: Date): Promise<LedgerEntry[]> {
+    const rows = await trx<EntryRow>('transactions')
+      .where({ ...inWallet(scope, walletId), type: 'CREDIT', transaction_status: 'COMPLETED' })
       .where('credits_available', '>', 0)
       .whereNotNull('expiry_date')
       .where('expiry_date', '<=', now)
       .orderBy([{ column: 'expiry_date' }, { column: 'id' }]);
-    return rows.map(transactionFromRow);
+    return rows.map(entryFromRow);
   }
 
-  /** Pending transactions of the wallet (all of them are cancelled when it closes). */
-  async pending(trx: Trx, walletId: string): Promise<WalletTransaction[]> {
-    const rows = await trx<TransactionRow>('transactions')
-      .where({ wallet_id: walletId, transaction_status: 'PENDING' })
+  /** Pending entries of the wallet (all of them are cancelled when it closes). */
+  async pending(trx: Trx, scope: Scope, walletId: string): Promise<LedgerEntry[]> {
+    const rows = await trx<EntryRow>('transactions')
+      .where({ ...inWallet(scope, walletId), transaction_status: 'PENDING' })
       .orderBy('id');
-    return rows.map(transactionFromRow);
+    return rows.map(entryFromRow);
   }
 
-  /** Sets the remaining credits of the given credit transactions in one statement. */
+  /** Sets the remaining credits of the given credit entries in one statement. */
   setCreditsAvailable(trx: Trx, updates: Array<{ id: string; creditsAvailable: Decimal }>, now: Date): Knex.Raw {
     const values = updates.map(() => '(?, ?::numeric)').join(', ');
-    const bindings = updates.flatMap((u) => [u.id, str(u.creditsAvailable)]);
+    const bindings = updates.flatMap((u) => [u.id, toDecimalString(u.creditsAvailable)]);
     return trx.raw(
       `UPDATE transactions t SET credits_available = v.available, updated_at = ?
          FROM (VALUES ${values}) AS v(id, available) WHERE t.id = v.id`,
@@ -211,26 +221,22 @@ export class TransactionStore {
   }
 
   /** Usable credits split into free and purchased (unexpired, completed). */
-  async breakdown(conn: Conn, walletId: string, now: Date): Promise<{ free: Decimal; purchased: Decimal }> {
+  async breakdown(conn: Conn, scope: Scope, walletId: string, now: Date): Promise<{ free: Decimal; purchased: Decimal }> {
     const rows = rowsOf<{ free: string | null; purchased: string | null }>(
       await conn.raw(
-        `SELECT sum(credits_available) FILTER (WHERE transaction_reason IN (?)) AS free,
-                sum(credits_available) FILTER (WHERE transaction_reason NOT IN (?)) AS purchased
+        `SELECT sum(credits_available) FILTER (WHERE transaction_reason = ANY(?::text[])) AS free,
+                sum(credits_available) FILTER (WHERE transaction_reason <> ALL(?::text[])) AS purchased
            FROM transactions
-          WHERE wallet_id = ? AND type = 'CREDIT' AND transaction_status = 'COMPLETED' AND credits_available > 0
+          WHERE wallet_id = ? AND tenant_id = ? AND environment_id = ? AND type = 'CREDIT' AND transaction_status = 'COMPLETED' AND credits_available > 0
             AND (expiry_date IS NULL OR expiry_date > ?)`,
-        [[...FREE_REASONS], [...FREE_REASONS], walletId, now],
+        [[...FREE_REASONS], [...FREE_REASONS], walletId, scope.tenantId, scope.environmentId, now],
       ),
     );
     return { free: exact(rows[0]?.free ?? 0), purchased: exact(rows[0]?.purchased ?? 0) };
   }
 
-  async list(conn: Conn, scope: Scope, walletId: string, filter: TransactionFilter): Promise<{ items: WalletTransaction[]; total: number }> {
-    const base = conn('transactions').where({
-      wallet_id: walletId,
-      tenant_id: scope.tenantId,
-      environment_id: scope.environmentId,
-    });
+  async list(conn: Conn, scope: Scope, walletId: string, filter: EntryFilter): Promise<{ items: LedgerEntry[]; total: number }> {
+    const base = conn('transactions').where(inWallet(scope, walletId));
     if (filter.type) base.where('type', filter.type);
     if (filter.status) base.where('transaction_status', filter.status);
     if (filter.reason) base.where('transaction_reason', filter.reason);
@@ -240,9 +246,9 @@ export class TransactionStore {
         .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
         .limit(filter.limit)
         .offset(filter.offset)
-        .select<TransactionRow[]>('*'),
+        .select<EntryRow[]>('*'),
       base.clone().count<{ count: string | number }[]>({ count: '*' }),
     ]);
-    return { items: rows.map(transactionFromRow), total: Number(count[0]?.count ?? 0) };
+    return { items: rows.map(entryFromRow), total: Number(count[0]?.count ?? 0) };
   }
 }

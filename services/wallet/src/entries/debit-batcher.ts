@@ -1,13 +1,13 @@
 import { DomainError, NotFoundError } from '@billstream/errors';
+import { exactSum } from '@billstream/money';
 import type { EventContext } from '@billstream/outbox';
 import type { Decimal } from 'decimal.js';
-import { sumOf } from '../exact';
 import type { WalletChange } from '../ledger/change';
+import { debit } from '../ledger/debit';
 import type { Ledger } from '../ledger/ledger';
-import type { WalletTransaction } from './domain';
+import type { DebitRequest, MovementResult, LedgerEntry } from './domain';
 import { replayOf } from './idempotency';
-import type { DebitRequest, MovementResult } from './service';
-import type { TransactionStore } from './store';
+import type { EntryStore } from './store';
 
 interface QueuedDebit {
   key: string;
@@ -31,10 +31,10 @@ export interface DebitBatcherOptions {
 
 /**
  * Group commit for debits. Debits that arrive while the database is busy wait, and the next
- * transaction takes all of them (up to `maxBatch`, whatever their wallets): one statement
+ * database transaction takes all of them (up to `maxBatch`, whatever their wallets): one statement
  * locks their wallets, one reads the idempotency keys and the spendable credits, one saves
  * every change, one commit. Each debit still gets its own checks (idempotency, status,
- * overdraft) in arrival order, its own transaction row and its own answer; a refused debit
+ * overdraft) in arrival order, its own entry row and its own answer; a refused debit
  * does not affect the others. Debits of one wallet never run in two transactions at once,
  * so a wallet's debits keep their order; at most `maxConcurrent` transactions run together.
  * A hot wallet then pays one commit per batch, and 1,000 quiet wallets share their commits.
@@ -50,7 +50,7 @@ export class DebitBatcher {
 
   constructor(
     private readonly ledger: Ledger,
-    private readonly transactions: TransactionStore,
+    private readonly entries: EntryStore,
     options: DebitBatcherOptions = {},
   ) {
     this.maxBatch = options.maxBatch ?? 100;
@@ -103,10 +103,10 @@ export class DebitBatcher {
           const pairs = batch.flatMap((d) => (d.request.idempotencyKey ? [{ walletId: d.walletId, key: d.request.idempotencyKey }] : []));
           const hints = new Map<string, Decimal>();
           for (const [i, debits] of wallets.entries()) {
-            if (changes[i]) hints.set(debits[0].walletId, sumOf(debits.map((d) => d.request.credits)));
+            if (changes[i]) hints.set(debits[0].walletId, exactSum(debits.map((d) => d.request.credits)));
           }
           const now = changes.find(Boolean)?.now ?? this.ledger.clock();
-          const { earlier, spendable } = await this.transactions.debitReads(trx, pairs, hints, now);
+          const { earlier, spendable } = await this.entries.debitReads(trx, pairs, hints, now);
           for (const [i, debits] of wallets.entries()) {
             const change = changes[i];
             const walletId = debits[0].walletId;
@@ -115,7 +115,7 @@ export class DebitBatcher {
               continue;
             }
             change.primeSpendable(spendable.get(walletId) ?? []);
-            const known = earlier.get(walletId) ?? new Map<string, WalletTransaction>();
+            const known = earlier.get(walletId) ?? new Map<string, LedgerEntry>();
             const hint = hints.get(walletId)!;
             for (const d of debits) {
               change.actAs(d.ctx.actor);
@@ -143,13 +143,13 @@ export class DebitBatcher {
     }
   }
 
-  private async one(change: WalletChange, d: QueuedDebit, earlier: Map<string, WalletTransaction>, hint: Decimal): Promise<MovementResult> {
+  private async one(change: WalletChange, d: QueuedDebit, earlier: Map<string, LedgerEntry>, hint: Decimal): Promise<MovementResult> {
     const key = d.request.idempotencyKey;
     const previous = key ? earlier.get(key) : undefined;
-    if (previous) return { transaction: replayOf(previous, d.hash), replayed: true };
+    if (previous) return { entry: replayOf(previous, d.hash), replayed: true };
     change.requireActive();
-    const transaction = await change.debit({ ...d.request, requestHash: d.hash }, hint);
-    if (key) earlier.set(key, transaction);
-    return { transaction, replayed: false };
+    const entry = await debit(change, { ...d.request, requestHash: d.hash }, hint);
+    if (key) earlier.set(key, entry);
+    return { entry, replayed: false };
   }
 }

@@ -7,22 +7,22 @@ import {
 } from '@billstream/contracts';
 import type { Decimal } from 'decimal.js';
 
-export type TransactionType = (typeof WALLET_TRANSACTION_TYPES)[number];
-export type TransactionStatus = (typeof WALLET_TRANSACTION_STATUSES)[number];
+export type EntryType = (typeof WALLET_TRANSACTION_TYPES)[number];
+export type EntryStatus = (typeof WALLET_TRANSACTION_STATUSES)[number];
 export type CreditReason = (typeof CREDIT_REASONS)[number];
 export type DebitReason = (typeof CLIENT_DEBIT_REASONS)[number] | (typeof SYSTEM_DEBIT_REASONS)[number];
-export type TransactionReason = CreditReason | DebitReason;
+export type EntryReason = CreditReason | DebitReason;
 
 /** Free credits in the balance breakdown; every other credit counts as purchased. */
 export const FREE_REASONS: readonly CreditReason[] = ['FREE_CREDIT_GRANT', 'SUBSCRIPTION_CREDIT_GRANT'];
 
-export interface WalletTransaction {
+export interface LedgerEntry {
   id: string;
   walletId: string;
   tenantId: string;
   environmentId: string;
-  type: TransactionType;
-  status: TransactionStatus;
+  type: EntryType;
+  status: EntryStatus;
   creditAmount: Decimal;
   amount: Decimal;
   creditBalanceBefore: Decimal;
@@ -30,7 +30,7 @@ export interface WalletTransaction {
   creditsAvailable: Decimal;
   expiryDate: Date | null;
   priority: number | null;
-  reason: TransactionReason;
+  reason: EntryReason;
   description: string | null;
   idempotencyKey: string | null;
   requestHash: string | null;
@@ -42,10 +42,41 @@ export interface WalletTransaction {
   updatedAt: Date;
 }
 
-export interface TransactionFilter {
-  type?: TransactionType;
-  status?: TransactionStatus;
-  reason?: TransactionReason;
+/** A completed, unexpired credit that can pay a debit, with what orders its spending. */
+export interface SpendableCredit {
+  id: string;
+  creditsAvailable: Decimal;
+  priority: number | null;
+  expiryDate: Date | null;
+  createdAt: Date;
+}
+
+export interface EntryFilter {
+  type?: EntryType;
+  status?: EntryStatus;
+  reason?: EntryReason;
   limit: number;
   offset: number;
+}
+
+export interface TopupInput {
+  credits: Decimal;
+  reason: CreditReason;
+  expiryDate: Date | null;
+  priority: number | null;
+  description: string | null;
+  idempotencyKey: string | null;
+}
+
+export interface DebitRequest {
+  credits: Decimal;
+  reason: DebitReason;
+  description: string | null;
+  idempotencyKey: string | null;
+}
+
+export interface MovementResult {
+  entry: LedgerEntry;
+  /** True when an idempotency key matched an earlier identical request. */
+  replayed: boolean;
 }

@@ -2,17 +2,17 @@ import type { Express } from 'express';
 import { walletApi } from '@billstream/contracts';
 import { mountRoute } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
-import { exact } from '../exact';
+import { exact } from '@billstream/money';
 import { parseTimestamp } from '../wallets/input';
-import type { TransactionService } from './service';
-import { transactionView } from './view';
+import type { EntryService } from './service';
+import { entryView } from './view';
 
-export function mountTransactionRoutes(app: Express, transactions: TransactionService, logger: Logger): void {
+export function mountEntryRoutes(app: Express, entries: EntryService, logger: Logger): void {
   mountRoute(
     app,
     walletApi.topup,
     async ({ params, body, ctx }) => {
-      const { transaction } = await transactions.topup(ctx, params.id, {
+      const { entry } = await entries.topup(ctx, params.id, {
         credits: exact(body.credits_to_add),
         reason: body.transaction_reason,
         expiryDate: body.expiry_date_utc ? parseTimestamp(body.expiry_date_utc) : null,
@@ -20,7 +20,7 @@ export function mountTransactionRoutes(app: Express, transactions: TransactionSe
         description: body.description ?? null,
         idempotencyKey: body.idempotency_key ?? null,
       });
-      return transactionView(transaction);
+      return entryView(entry);
     },
     logger,
   );
@@ -29,13 +29,13 @@ export function mountTransactionRoutes(app: Express, transactions: TransactionSe
     app,
     walletApi.debit,
     async ({ params, body, ctx }) => {
-      const { transaction } = await transactions.debit(ctx, params.id, {
+      const { entry } = await entries.debit(ctx, params.id, {
         credits: exact(body.credits),
         reason: body.transaction_reason,
         description: body.description ?? null,
         idempotencyKey: body.idempotency_key ?? null,
       });
-      return transactionView(transaction);
+      return entryView(entry);
     },
     logger,
   );
@@ -43,7 +43,7 @@ export function mountTransactionRoutes(app: Express, transactions: TransactionSe
   mountRoute(
     app,
     walletApi.settle,
-    async ({ params, body, ctx }) => transactionView(await transactions.settle(ctx, params.id, params.transaction_id, body.status)),
+    async ({ params, body, ctx }) => entryView(await entries.settle(ctx, params.id, params.transaction_id, body.status)),
     logger,
   );
 
@@ -58,8 +58,8 @@ export function mountTransactionRoutes(app: Express, transactions: TransactionSe
         limit: query.limit,
         offset: query.offset,
       };
-      const { items, total } = await transactions.list(ctx, params.id, filter);
-      return { items: items.map(transactionView), pagination: { total, limit: query.limit, offset: query.offset } };
+      const { items, total } = await entries.list(ctx, params.id, filter);
+      return { items: items.map(entryView), pagination: { total, limit: query.limit, offset: query.offset } };
     },
     logger,
   );

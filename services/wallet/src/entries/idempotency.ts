@@ -1,17 +1,17 @@
 import { createHash } from 'node:crypto';
 import { IdempotencyConflictError } from '@billstream/errors';
-import type { WalletTransaction } from './domain';
+import type { LedgerEntry } from './domain';
 
-/** Fingerprint of a normalized request, stored with the transaction its idempotency key made. */
+/** Fingerprint of a normalized request, stored with the entry its idempotency key made. */
 export function requestHash(request: Record<string, unknown>): string {
   return createHash('sha256').update(JSON.stringify(request)).digest('hex');
 }
 
 /**
  * A request repeated with a key already used on the wallet: the same request gets the
- * transaction it made the first time; another request gets 409 idempotency_conflict.
+ * entry it made the first time; another request gets 409 idempotency_conflict.
  */
-export function replayOf(earlier: WalletTransaction, hash: string): WalletTransaction {
+export function replayOf(earlier: LedgerEntry, hash: string): LedgerEntry {
   if (earlier.requestHash !== hash) {
     throw new IdempotencyConflictError('This idempotency_key was already used with another request on this wallet', {
       field: 'idempotency_key',
