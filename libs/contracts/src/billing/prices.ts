@@ -101,7 +101,29 @@ function checkTiers(tiers: NonNullable<PriceFields['tiers']>, issue: (path: (str
 export const planPriceBody = z.strictObject(priceFields).superRefine(checkPrice);
 
 /** `POST /v1/prices`. */
-export const createPriceBody = z.strictObject({ plan_id: z.string().min(1).max(255), ...priceFields }).superRefine(checkPrice);
+export const createPriceBody = z
+  .strictObject({ plan_id: z.string().min(1).max(255), ...priceFields })
+  .superRefine(checkPrice)
+  .meta({
+    examples: [
+      {
+        plan_id: 'plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3',
+        type: 'USAGE',
+        currency: 'usd',
+        billing_model: 'TIERED',
+        tier_mode: 'SLAB',
+        tiers: [
+          { up_to: '1000', unit_amount: '0.002' },
+          { up_to: null, unit_amount: '0.001', flat_amount: '5' },
+        ],
+        billing_period: 'MONTHLY',
+        invoice_cadence: 'ARREAR',
+        meter_id: 'meter_01JDQ8Z6Y4K2M9N3P5R7T9V1X3',
+        filter_values: { region: ['eu-west-1'] },
+        display_name: 'API requests',
+      },
+    ],
+  });
 
 export type CreatePriceBody = z.output<typeof createPriceBody>;
 export type PlanPriceBody = z.output<typeof planPriceBody>;

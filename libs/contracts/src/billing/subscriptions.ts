@@ -29,6 +29,21 @@ export const createSubscriptionBody = z
     if ((body.customer_id === undefined) === (body.external_customer_id === undefined)) {
       ctx.addIssue({ code: 'custom', path: ['customer_id'], message: 'exactly one of customer_id and external_customer_id is required' });
     }
+  })
+  .meta({
+    examples: [
+      {
+        external_customer_id: 'acme-42',
+        plan_id: 'plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3',
+        currency: 'usd',
+        billing_period: 'MONTHLY',
+        start_date: '2026-01-15T10:30:00Z',
+        billing_cycle: 'anniversary',
+        timezone: 'Europe/Berlin',
+        trial_period_days: 14,
+        metadata: { po_number: 'PO-1001' },
+      },
+    ],
   });
 export type CreateSubscriptionBody = z.output<typeof createSubscriptionBody>;
 
