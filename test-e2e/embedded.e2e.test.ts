@@ -30,7 +30,7 @@ async function stop(started: Started): Promise<void> {
   await exited;
 }
 
-// First starts run initdb for five embedded databases: allow a slow, busy machine.
+// First starts run initdb for six embedded databases: allow a slow, busy machine.
 jest.setTimeout(600_000);
 
 describe('npm start: the embedded default', () => {
@@ -69,6 +69,12 @@ describe('npm start: the embedded default', () => {
     expect(keys.body.items[0]).toMatchObject({ tenant_id: 'default', environment_id: 'development', permissions: ['*'] });
     const anonymous = await api.withKey(undefined).get('/v1/api-keys');
     expect(anonymous.status).toBe(401);
+    // Billing runs in the embedded default too (its migrations on PGlite included).
+    const plan = await api.post('/v1/plans', {
+      name: 'Starter',
+      prices: [{ type: 'FIXED', currency: 'usd', amount: '9', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ADVANCE' }],
+    });
+    expect(plan.status).toBe(201);
 
     // A second start on the same directory keeps its data and the same key.
     await stop(running);
@@ -78,6 +84,7 @@ describe('npm start: the embedded default', () => {
     const again = await api.get('/v1/api-keys');
     expect(again.status).toBe(200);
     expect(again.body.pagination.total).toBe(keys.body.pagination.total);
+    expect((await api.get(`/v1/plans/${plan.body.id}`)).body.prices[0].amount).toBe('9');
   });
 
   it('refuses a bad setting at start with a message naming the variable', () => {
