@@ -1,5 +1,12 @@
+import { readdirSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+
+const PACKAGE_PATHS = [
+  { group: ['@billstream/*/src/*', '@billstream/*/dist/*'], message: 'Import a package through its index, never a deep path.' },
+  { group: ['../../libs/*', '../../services/*', '../../../libs/*', '../../../services/*'], message: 'Import other packages by their @billstream name.' },
+];
+const SERVICES = readdirSync(new URL('./services', import.meta.url)).map((name) => `@billstream/${name}`);
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '**/.data/**', 'coverage/**'] },
@@ -9,12 +16,21 @@ export default tseslint.config(
     languageOptions: { globals: { process: 'readonly', __dirname: 'readonly', require: 'readonly', module: 'writable', console: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', fetch: 'readonly', URL: 'readonly' } },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-restricted-imports': ['error', { patterns: PACKAGE_PATHS }],
+    },
+  },
+  {
+    // Libraries sit below the services (docs/adr/0011-import-rules.md); cycles are checked by
+    // scripts/check-imports.js, the second half of `npm run lint`.
+    files: ['libs/**'],
+    rules: {
       'no-restricted-imports': [
         'error',
         {
           patterns: [
-            { group: ['@billstream/*/src/*', '@billstream/*/dist/*'], message: 'Import a package through its index, never a deep path.' },
-            { group: ['../../libs/*', '../../services/*', '../../../libs/*', '../../../services/*'], message: 'Import other packages by their @billstream name.' },
+            ...PACKAGE_PATHS,
+            { group: SERVICES, message: 'A library never imports a service: move the shared code into a library.' },
+            { group: ['**/test-e2e/**', '**/bench/**'], message: 'A library never imports the e2e tests or the benchmarks.' },
           ],
         },
       ],
@@ -23,6 +39,10 @@ export default tseslint.config(
   {
     files: ['**/*.test.ts', 'libs/testing/**', 'test-e2e/**', 'bench/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
+    files: ['**/*.test.js'],
+    languageOptions: { globals: { describe: 'readonly', it: 'readonly', expect: 'readonly' } },
   },
   {
     files: ['**/*.js', '**/*.cjs'],

@@ -1,4 +1,7 @@
-/** Jest: unit (fakes, no servers), integration (real Postgres and Kafka), e2e (separate processes). */
+/**
+ * Jest: unit (fakes, no servers), integration (real Postgres and Kafka; a service's own tests
+ * under services/*, whole-app stacks under test-e2e/integration), e2e (separate processes).
+ */
 const path = require('node:path');
 const fs = require('node:fs');
 
@@ -32,14 +35,20 @@ module.exports = {
     {
       ...base,
       displayName: 'unit',
-      testMatch: ['<rootDir>/libs/*/src/**/*.test.ts', '<rootDir>/services/*/src/**/*.test.ts'],
+      testMatch: ['<rootDir>/libs/*/src/**/*.test.ts', '<rootDir>/services/*/src/**/*.test.ts', '<rootDir>/scripts/**/*.test.js'],
       testPathIgnorePatterns: [...base.testPathIgnorePatterns, '\\.int\\.test\\.ts$'],
     },
     {
       ...base,
       ...servers,
       displayName: 'integration',
-      testMatch: ['<rootDir>/libs/*/src/**/*.int.test.ts', '<rootDir>/services/*/src/**/*.int.test.ts'],
+      testMatch: [
+        '<rootDir>/libs/*/src/**/*.int.test.ts',
+        '<rootDir>/services/*/src/**/*.int.test.ts',
+        // Whole-app stacks (all services behind the gateway) live beside the e2e tests: no
+        // package imports the standalone app, so libs/testing and the services stay below it.
+        '<rootDir>/test-e2e/integration/**/*.int.test.ts',
+      ],
     },
     {
       ...base,

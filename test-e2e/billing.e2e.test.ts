@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startProcessStack, waitFor, type ProcessStack } from '@billstream/testing';
+import { waitFor } from '@billstream/testing';
+import { startProcessStack, type ProcessStack } from './support/stack';
 
 /** Keeps every webhook envelope it is sent and answers 200. */
 async function startReceiver() {

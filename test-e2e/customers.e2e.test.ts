@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { KafkaBus, TOPICS, type ConsumedMessage, type Subscription } from '@billstream/bus';
-import { kafkaBrokers, startProcessStack, testLogger, waitFor, type ApiClient, type ProcessStack } from '@billstream/testing';
+import { kafkaBrokers, testLogger, waitFor, type ApiClient } from '@billstream/testing';
+import { startProcessStack, type ProcessStack } from './support/stack';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -53,19 +54,19 @@ describe('customers through the gateway, the services as separate processes (rea
     });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ external_id: `e2e-${run}`, status: 'published', parent_customer_id: null });
-    expect(created.headers.etag).toBe('W/"1"');
+    expect(created.headers.etag).toBe('"1"');
     const id = created.body.id;
 
     const read = await api.get(`/v1/customers/${id}`);
     expect(read.status).toBe(200);
     expect(read.body).toEqual(created.body);
-    expect(read.headers.etag).toBe('W/"1"');
+    expect(read.headers.etag).toBe('"1"');
     expect((await api.get(`/v1/customers/external/e2e-${run}`)).body).toEqual(created.body);
 
-    const updated = await api.put(`/v1/customers/${id}`, { status: 'archived' }, { 'if-match': 'W/"1"' });
+    const updated = await api.put(`/v1/customers/${id}`, { status: 'archived' }, { 'if-match': '"1"' });
     expect(updated.status).toBe(200);
-    expect(updated.headers.etag).toBe('W/"2"');
-    const stale = await api.put(`/v1/customers/${id}`, { status: 'draft' }, { 'if-match': 'W/"1"' });
+    expect(updated.headers.etag).toBe('"2"');
+    const stale = await api.put(`/v1/customers/${id}`, { status: 'draft' }, { 'if-match': '"1"' });
     expect(stale.status).toBe(409);
     expect(stale.body.error.internal_error).toBe('version_conflict');
     const byExternal = await api.put(`/v1/customers?external_customer_id=e2e-${run}`, { name: 'E2E Ltd' });

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { startProcessStack, type ProcessStack } from '@billstream/testing';
+import { startProcessStack, type ProcessStack } from './support/stack';
 
 const ROOT = path.resolve(__dirname, '..');
 

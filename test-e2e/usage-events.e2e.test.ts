@@ -1,5 +1,6 @@
 import { Client } from 'pg';
-import { sleep, startProcessStack, waitFor, type ProcessStack } from '@billstream/testing';
+import { sleep, waitFor } from '@billstream/testing';
+import { startProcessStack, type ProcessStack } from './support/stack';
 
 /**
  * The services as separate processes on real Postgres and Kafka: the aggregator is killed

@@ -1,5 +1,6 @@
 import { KafkaBus, TOPICS, type Subscription } from '@billstream/bus';
-import { kafkaBrokers, startProcessStack, testLogger, waitFor, type ApiClient, type ProcessStack } from '@billstream/testing';
+import { kafkaBrokers, testLogger, waitFor, type ApiClient } from '@billstream/testing';
+import { startProcessStack, type ProcessStack } from './support/stack';
 
 interface SeenEvent {
   type: string;

@@ -3,7 +3,8 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { KafkaBus, TOPICS } from '@billstream/bus';
 import { newDomainEvent } from '@billstream/outbox';
-import { kafkaBrokers, sleep, startProcessStack, testLogger, waitFor, type ProcessStack } from '@billstream/testing';
+import { kafkaBrokers, sleep, testLogger, waitFor } from '@billstream/testing';
+import { startProcessStack, type ProcessStack } from './support/stack';
 
 /**
  * A receiver that holds requests without answering while `stalled`, and answers 200 (or

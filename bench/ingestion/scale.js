@@ -67,24 +67,24 @@ async function main() {
       JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'ingestion' AND c.relkind IN ('r', 'i')`)).rows[0].s;
     console.log(`\n${JSON.stringify({ rows: ROWS, load_s: Number(((performance.now() - t0) / 1000).toFixed(1)), schema_size: size })}`);
 
-    const store = new EventStore(db);
-    const usage = new UsageStore(db);
+    const store = new EventStore();
+    const usage = new UsageStore();
     const scope = { tenantId: 'tenant-7', environmentId: 'production' };
     const results = [];
     results.push(await timed('query one customer, newest 50 + total_count', (i) =>
-      store.query({ ...scope, externalCustomerId: `cust-${(i * 37) % 2000}` }, 50, 0).then((r) => ({ total: r.total, n: r.events.length }))));
+      store.query(db, scope, { externalCustomerId: `cust-${(i * 37) % 2000}` }, 50, 0).then((r) => ({ total: r.total, n: r.events.length }))));
     results.push(await timed('query one customer + event_name + one week', (i) =>
-      store.query({ ...scope, externalCustomerId: `cust-${(i * 37) % 2000}`, eventName: 'storage', from: '2026-09-01T00:00:00Z', to: '2026-09-08T00:00:00Z' }, 100, 0).then((r) => ({ total: r.total }))));
+      store.query(db, scope, { externalCustomerId: `cust-${(i * 37) % 2000}`, eventName: 'storage', from: '2026-09-01T00:00:00Z', to: '2026-09-08T00:00:00Z' }, 100, 0).then((r) => ({ total: r.total }))));
     results.push(await timed('query a tenant, one day, newest 100 + total_count', (i) =>
-      store.query({ ...scope, from: `2026-09-${String(1 + (i % 28)).padStart(2, '0')}T00:00:00Z`, to: `2026-09-${String(2 + (i % 28)).padStart(2, '0')}T00:00:00Z` }, 100, 0).then((r) => ({ total: r.total }))));
+      store.query(db, scope, { from: `2026-09-${String(1 + (i % 28)).padStart(2, '0')}T00:00:00Z`, to: `2026-09-${String(2 + (i % 28)).padStart(2, '0')}T00:00:00Z` }, 100, 0).then((r) => ({ total: r.total }))));
     results.push(await timed('query a whole tenant, newest 50 + total_count (no filter)', () =>
-      store.query(scope, 50, 0).then((r) => ({ total: r.total })), 10));
+      store.query(db, scope, {}, 50, 0).then((r) => ({ total: r.total })), 10));
     results.push(await timed('query a whole tenant, offset 10,000', () =>
-      store.query(scope, 50, 10_000).then((r) => ({ n: r.events.length })), 10));
+      store.query(db, scope, {}, 50, 10_000).then((r) => ({ n: r.events.length })), 10));
     const meter = (type, field) => ({ id: 'meter_x', tenantId: scope.tenantId, environmentId: scope.environmentId, name: 'm', eventName: 'api_call', aggregationType: type, aggregationField: field, filters: [] });
     for (const [type, field] of [['COUNT', null], ['SUM', 'tokens'], ['UNIQUE_COUNT', 'region']]) {
       results.push(await timed(`usage ${type}, one customer, September, DAY windows`, (i) =>
-        usage.aggregate({ meter: meter(type, field), externalCustomerId: `cust-${(i * 37) % 2000}`, from: '2026-09-01T00:00:00.000000Z', to: '2026-10-01T00:00:00.000000Z', windowSize: 'DAY' }).then((r) => ({ total: r.total, windows: r.byWindow.size }))));
+        usage.aggregate(db, scope, { meter: meter(type, field), externalCustomerId: `cust-${(i * 37) % 2000}`, from: '2026-09-01T00:00:00.000000Z', to: '2026-10-01T00:00:00.000000Z', windowSize: 'DAY' }).then((r) => ({ total: r.total, windows: r.byWindow.size }))));
     }
   } finally {
     await db.destroy();

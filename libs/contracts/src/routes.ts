@@ -1,7 +1,9 @@
 import type { z } from 'zod';
 import type { Permission } from './common';
 
-export type ServiceName = 'gateway' | 'customer' | 'wallet' | 'ingestion' | 'webhook' | 'billing';
+/** The services, named as their packages (`@billstream/<name>`, `services/<name>`). */
+export const SERVICE_NAMES = ['gateway', 'customer', 'wallet', 'ingestion-aggregator', 'webhook-dispatcher', 'billing'] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 /**
@@ -35,7 +37,8 @@ export interface RouteDef<
   bodyLimitBytes?: number;
 }
 
-export function defineRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R extends z.ZodType>(
+/** A route; without a `response` schema its response type is `never` (a 204 answers nothing). */
+export function defineRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R extends z.ZodType = never>(
   def: RouteDef<P, Q, B, R>,
 ): RouteDef<P, Q, B, R> {
   return def;

@@ -106,6 +106,10 @@ export const monitoringResponse = z.object({
   total_events: z.number().int(),
   last_event_at: z.string().nullable(),
   consumer_lag: z.number().int(),
+  dead_lettered_events: z
+    .number()
+    .int()
+    .describe('Records of the caller tenant and environment that could never be stored and are held in the dead-letter table'),
 });
 
 export const AGGREGATION_TYPES = ['COUNT', 'SUM', 'MAX', 'UNIQUE_COUNT', 'LATEST'] as const;
@@ -215,7 +219,7 @@ export const usageEventApi = {
     operationId: 'queryEvents',
     method: 'post',
     path: '/v1/events/query',
-    service: 'ingestion',
+    service: 'ingestion-aggregator',
     permission: 'events:read',
     summary: 'Stored usage events, newest first, filtered by customer, name and time',
     tag: 'Usage events',
@@ -227,9 +231,9 @@ export const usageEventApi = {
     operationId: 'eventMonitoring',
     method: 'get',
     path: '/v1/events/monitoring',
-    service: 'ingestion',
+    service: 'ingestion-aggregator',
     permission: 'events:read',
-    summary: 'Stored event count, last event time and consumer lag of the caller tenant and environment',
+    summary: 'Stored event count, last event time, consumer lag and dead-lettered records of the caller tenant and environment',
     tag: 'Usage events',
     query: z.strictObject({}),
     response: monitoringResponse,
@@ -239,7 +243,7 @@ export const usageEventApi = {
     operationId: 'createMeter',
     method: 'post',
     path: '/v1/meters',
-    service: 'ingestion',
+    service: 'ingestion-aggregator',
     permission: 'meters:write',
     summary: 'Create a meter: which events it counts and how it aggregates them',
     tag: 'Meters',
@@ -251,7 +255,7 @@ export const usageEventApi = {
     operationId: 'listMeters',
     method: 'get',
     path: '/v1/meters',
-    service: 'ingestion',
+    service: 'ingestion-aggregator',
     permission: 'meters:read',
     summary: 'List the meters, oldest first',
     tag: 'Meters',
@@ -263,7 +267,7 @@ export const usageEventApi = {
     operationId: 'getMeter',
     method: 'get',
     path: '/v1/meters/:id',
-    service: 'ingestion',
+    service: 'ingestion-aggregator',
     permission: 'meters:read',
     summary: 'One meter',
     tag: 'Meters',
@@ -276,7 +280,7 @@ export const usageEventApi = {
     operationId: 'meterUsage',
     method: 'post',
     path: '/v1/meters/:id/usage',
-    service: 'ingestion',
+    service: 'ingestion-aggregator',
     permission: 'meters:read',
     summary: "A customer's usage through a meter over a time range, optionally in hourly or daily windows",
     tag: 'Meters',

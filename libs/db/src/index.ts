@@ -6,6 +6,8 @@ import { DatabaseError, isDomainError } from '@billstream/errors';
 
 export type Db = Knex;
 export type Trx = Knex.Transaction;
+/** What a store method runs on: the pool, or the transaction it is part of (passed first). */
+export type Conn = Db | Trx;
 export type { Knex };
 
 // int8 (counts, sequence numbers) as JS numbers; numeric stays a string, never a float.

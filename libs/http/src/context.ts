@@ -1,10 +1,9 @@
 import type { Request, Response } from 'express';
+import type { Scope } from '@billstream/contracts';
 import type { Logger } from '@billstream/logger';
 
 /** Who is calling, set by the gateway from the API key and passed to services in headers. */
-export interface RequestContext {
-  tenantId: string;
-  environmentId: string;
+export interface RequestContext extends Scope {
   /** The API key id (or `system`) that made the call. */
   actor: string;
   requestId: string;

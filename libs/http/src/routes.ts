@@ -1,5 +1,6 @@
 import type { Express, Request, Response } from 'express';
-import type { InputOf, RouteDef } from '@billstream/contracts';
+import type { z } from 'zod';
+import { ALL_ROUTES, type InputOf, type RouteDef, type ServiceName } from '@billstream/contracts';
 import type { Logger } from '@billstream/logger';
 import { contextOf, type RequestContext } from './context';
 import { parseOrThrow } from './validation';
@@ -15,15 +16,24 @@ export interface RouteInput<D extends RouteDef> {
 }
 
 /** A handler may return the body, or a result with its own status and headers. */
-export class HttpResult {
+export class HttpResult<T = unknown> {
   constructor(
-    readonly body: unknown,
+    readonly body: T,
     readonly status?: number,
     readonly headers: Record<string, string> = {},
   ) {}
 }
 
-export type RouteHandler<D extends RouteDef> = (input: RouteInput<D>) => Promise<unknown>;
+/**
+ * The body a handler of route D answers with: the output type of the route's response
+ * schema (what the OpenAPI document promises), checked by TypeScript. A route without a
+ * response schema (204) answers nothing.
+ */
+export type ResponseOf<D extends RouteDef> = [Exclude<D['response'], undefined>] extends [never]
+  ? void
+  : z.output<Exclude<D['response'], undefined>>;
+
+export type RouteHandler<D extends RouteDef> = (input: RouteInput<D>) => Promise<ResponseOf<D> | HttpResult<ResponseOf<D>>>;
 
 /** Validates params, query and body with the route's schemas, then answers with its status. */
 export function parseRouteInput<D extends RouteDef>(def: D, req: Request) {
@@ -78,4 +88,21 @@ function routeRunner<D extends RouteDef>(def: D, handler: RouteHandler<D>, logge
     if (def.status === 204) res.status(204).end();
     else res.status(def.status).json(result);
   };
+}
+
+/** The registry's routes owned by `service` that `app` does not mount (with `mountRoute`). */
+export function unmountedRoutes(app: Express, service: ServiceName, registry: readonly RouteDef[] = ALL_ROUTES): RouteDef[] {
+  const mounted = routeTableOf(app);
+  return registry.filter((def) => def.service === service && !mounted.has(def.operationId));
+}
+
+/**
+ * Refuses to start a service that does not mount every route the registry gives it: the
+ * gateway would forward such a call, and the service would answer a silent 404.
+ */
+export function assertRoutesMounted(app: Express, service: ServiceName, registry: readonly RouteDef[] = ALL_ROUTES): void {
+  const missing = unmountedRoutes(app, service, registry);
+  if (missing.length === 0) return;
+  const names = missing.map((def) => `${def.operationId} (${def.method.toUpperCase()} ${def.path})`).join(', ');
+  throw new Error(`${service} does not mount ${missing.length} route(s) the registry gives it: ${names}; refusing to start`);
 }

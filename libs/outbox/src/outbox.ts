@@ -1,10 +1,9 @@
-import type { DomainEvent } from '@billstream/contracts';
+import type { DomainEvent, Scope } from '@billstream/contracts';
 import type { Knex, Trx } from '@billstream/db';
 import { newId } from '@billstream/ids';
 
-export interface EventContext {
-  tenantId: string;
-  environmentId: string;
+/** The scope of a change and who made it (an API key id, or `system`). */
+export interface EventContext extends Scope {
   actor: string;
 }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { KafkaBus } from '@billstream/bus';
 import { commonServiceEnv, loadConfig } from '@billstream/config';
+import type { ServiceName } from '@billstream/contracts';
 import { createDb } from '@billstream/db';
 import { listen, runMain } from '@billstream/http';
 import { createLogger, type Logger } from '@billstream/logger';
@@ -9,7 +10,7 @@ import type { Service, ServiceDeps } from './service';
 export type CommonServiceConfig = z.output<z.ZodObject<typeof commonServiceEnv>> & { PORT: number };
 
 export interface RunServiceOptions<E extends z.ZodRawShape> {
-  name: string;
+  name: ServiceName;
   schema: string;
   defaultPort: number;
   /** Variables of this service beyond the common ones. */

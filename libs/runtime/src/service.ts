@@ -1,5 +1,6 @@
 import type { Express } from 'express';
 import type { Bus } from '@billstream/bus';
+import type { ServiceName } from '@billstream/contracts';
 import type { Db, Migration } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
 
@@ -12,7 +13,7 @@ export interface ServiceDeps {
 
 /** A composed service: its internal HTTP app and its background work. */
 export interface Service {
-  readonly name: string;
+  readonly name: ServiceName;
   readonly schema: string;
   readonly migrations: Migration[];
   readonly app: Express;

@@ -2,5 +2,6 @@ export * from './database';
 export * from './kafka';
 export * from './wait';
 export * from './logger';
-export * from './stack';
+export * from './keys';
+export * from './net';
 export * from './http';

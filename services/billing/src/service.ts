@@ -72,6 +72,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
 
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
   const app = createServiceApp({
+    service: 'billing',
     logger,
     internalToken: config.internalToken,
     ready,

@@ -12,9 +12,10 @@ export interface CustomerServiceConfig {
 
 export function createCustomerService({ db, bus, logger }: ServiceDeps, config: CustomerServiceConfig): Service {
   const relay = new OutboxRelay({ db, schema: SCHEMA, bus, logger });
-  const customers = new CustomerService(db, new CustomerStore(db), () => relay.nudge());
+  const customers = new CustomerService(db, new CustomerStore(), () => relay.nudge());
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
   const app = createServiceApp({
+    service: 'customer',
     logger,
     internalToken: config.internalToken,
     ready,

@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   });
   try {
     await migrate(db, SCHEMA, migrations);
-    const keys = new ApiKeyService(new ApiKeyStore(db));
+    const keys = new ApiKeyService(db, new ApiKeyStore());
     if (command === 'create') {
       if (!values.environment) fail('--environment is required.');
       const permissions = (values.permissions ?? '*').split(',').map((p) => p.trim()).filter(Boolean);

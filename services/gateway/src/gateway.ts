@@ -2,7 +2,7 @@ import type { Express, Request, Response } from 'express';
 import { TOPICS } from '@billstream/bus';
 import { ALL_ROUTES, type ServiceName } from '@billstream/contracts';
 import { migrate, pingDb } from '@billstream/db';
-import { createHttpApp, finishApp, MiB, mountHealth, mountRoute, parseRouteInput, type RouteRunner } from '@billstream/http';
+import { assertRoutesMounted, createHttpApp, finishApp, MiB, mountHealth, mountRoute, parseRouteInput, type RouteRunner } from '@billstream/http';
 import type { Service, ServiceDeps } from '@billstream/runtime';
 import { apiKeyHandlers } from './api-keys/routes';
 import { ApiKeyService } from './api-keys/service';
@@ -36,7 +36,7 @@ export interface Gateway extends Service {
 
 /** The public entry: authentication, tenant scoping, rate limits, validation, forwarding. */
 export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayConfig): Gateway {
-  const apiKeys = new ApiKeyService(new ApiKeyStore(db), config.apiKeyCacheTtlMs);
+  const apiKeys = new ApiKeyService(db, new ApiKeyStore(), config.apiKeyCacheTtlMs);
   const limiter = new TokenBucketLimiter(config.rateLimitRps, config.rateLimitBurst);
   const proxy = new ServiceProxy(config.serviceUrls, config.internalToken);
   const handlers: GatewayHandlers = {
@@ -53,8 +53,7 @@ export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayC
     app[def.method](def.path, requirePermission(def.permission));
     if (def.service === 'gateway') {
       const handler = handlers[def.operationId];
-      if (!handler) throw new Error(`no gateway handler for ${def.operationId}`);
-      mountRoute(app, def, handler, logger);
+      if (handler) mountRoute(app, def, handler, logger);
     } else {
       const service = def.service;
       const local = config.serviceRoutes?.[service]?.get(def.operationId);
@@ -69,6 +68,7 @@ export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayC
       });
     }
   }
+  assertRoutesMounted(app, 'gateway');
   finishApp(app, logger);
 
   return {

@@ -1,5 +1,6 @@
 export { createGateway, type Gateway, type GatewayConfig } from './gateway';
 export { gatewayEnv } from './config';
+export { buildOpenApiDocument, type OpenApiDocument } from './openapi';
 export { ApiKeyService } from './api-keys/service';
 export { ApiKeyStore } from './api-keys/store';
 export { migrations, SCHEMA } from './migrations';

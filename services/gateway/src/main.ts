@@ -14,8 +14,8 @@ runServiceProcess({
       serviceUrls: {
         customer: config.CUSTOMER_SERVICE_URL,
         wallet: config.WALLET_SERVICE_URL,
-        ingestion: config.INGESTION_SERVICE_URL,
-        webhook: config.WEBHOOK_SERVICE_URL,
+        'ingestion-aggregator': config.INGESTION_SERVICE_URL,
+        'webhook-dispatcher': config.WEBHOOK_SERVICE_URL,
         billing: config.BILLING_SERVICE_URL,
       },
       rateLimitRps: config.RATE_LIMIT_RPS,

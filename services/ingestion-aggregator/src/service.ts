@@ -5,6 +5,7 @@ import { createServiceApp, type Service, type ServiceDeps } from '@billstream/ru
 import { CUSTOMER_EVENTS_GROUP, CUSTOMER_TOPICS, customerEventsHandler } from './customers/consumer';
 import { CustomerProjectionStore } from './customers/store';
 import { USAGE_EVENTS_GROUP, usageEventsHandler } from './events/consumer';
+import { DeadLetterStore } from './events/dead-letter-store';
 import { EventPartitions } from './events/partitions';
 import { mountEventRoutes } from './events/routes';
 import { EventStore } from './events/store';
@@ -26,21 +27,23 @@ export interface IngestionServiceConfig {
 
 export function createIngestionService({ db, bus, logger }: ServiceDeps, config: IngestionServiceConfig): Service {
   const relay = new OutboxRelay({ db, schema: SCHEMA, bus, logger });
-  const events = new EventStore(db);
+  const events = new EventStore();
+  const deadLetters = new DeadLetterStore();
   const partitions = new EventPartitions(db, logger);
-  const meters = new MeterService(new MeterStore(db), new UsageStore(db));
-  const monitoring = new MonitoringService(events, bus);
+  const meters = new MeterService(db, new MeterStore(), new UsageStore());
+  const monitoring = new MonitoringService(db, events, deadLetters, bus);
   const projection = new CustomerProjectionStore();
   const subscriptions: Subscription[] = [];
   let partitionTimer: NodeJS.Timeout | undefined;
 
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
   const app = createServiceApp({
+    service: 'ingestion-aggregator',
     logger,
     internalToken: config.internalToken,
     ready,
     mount: (a) => {
-      mountEventRoutes(a, events, logger);
+      mountEventRoutes(a, db, events, logger);
       mountMeterRoutes(a, meters, logger);
       mountMonitoringRoutes(a, monitoring, logger);
     },
@@ -68,7 +71,7 @@ export function createIngestionService({ db, bus, logger }: ServiceDeps, config:
         await bus.subscribe({
           groupId: USAGE_EVENTS_GROUP,
           topics: [TOPICS.usageEvents],
-          handler: usageEventsHandler(events, partitions, logger, config.storeParallelism),
+          handler: usageEventsHandler({ db, events, deadLetters, partitions, logger, parallelism: config.storeParallelism }),
         }),
       );
       relay.start();

@@ -116,8 +116,8 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     serviceUrls: {
       customer: urls['customer'],
       wallet: urls['wallet'],
-      ingestion: urls['ingestion-aggregator'],
-      webhook: urls['webhook-dispatcher'],
+      'ingestion-aggregator': urls['ingestion-aggregator'],
+      'webhook-dispatcher': urls['webhook-dispatcher'],
       billing: urls['billing'],
     },
     serviceRoutes:
@@ -126,8 +126,8 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
         : {
             customer: routeTableOf(appOf('customer')),
             wallet: routeTableOf(appOf('wallet')),
-            ingestion: routeTableOf(appOf('ingestion-aggregator')),
-            webhook: routeTableOf(appOf('webhook-dispatcher')),
+            'ingestion-aggregator': routeTableOf(appOf('ingestion-aggregator')),
+            'webhook-dispatcher': routeTableOf(appOf('webhook-dispatcher')),
             billing: routeTableOf(appOf('billing')),
           },
     rateLimitRps: options.rateLimitRps,

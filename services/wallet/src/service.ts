@@ -61,6 +61,7 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
 
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
   const app = createServiceApp({
+    service: 'wallet',
     logger,
     internalToken: config.internalToken,
     ready,

@@ -28,13 +28,14 @@ export function createWebhookService({ db, bus, logger }: ServiceDeps, config: W
   const sender = new WebhookSender(policy, config.timeoutMs);
   const endpoints = new EndpointService(db, policy);
   const deliveries = new DeliveryService(db, endpoints, sender);
-  const tasks = new TaskStore(db);
-  const worker = new DeliveryWorker({ tasks, sender, settings: config, logger });
-  const retention = new RetentionJob(tasks, config.retentionDays, logger);
+  const tasks = new TaskStore();
+  const worker = new DeliveryWorker({ db, tasks, sender, settings: config, logger });
+  const retention = new RetentionJob(db, tasks, config.retentionDays, logger);
   let subscription: Subscription | undefined;
 
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
   const app = createServiceApp({
+    service: 'webhook-dispatcher',
     logger,
     internalToken: config.internalToken,
     ready,

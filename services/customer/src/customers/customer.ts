@@ -29,12 +29,6 @@ export interface Customer {
   updatedAt: Date;
 }
 
-/** Tenant and environment: every read and write is confined to one scope. */
-export interface CustomerScope {
-  tenantId: string;
-  environmentId: string;
-}
-
 export type CustomerSortField = 'created_at' | 'updated_at' | 'name' | 'email' | 'external_id';
 
 export interface CustomerFilter {

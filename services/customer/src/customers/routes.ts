@@ -4,14 +4,14 @@ import {
   type CreateCustomerBody,
   type CustomerResponse,
   type ListCustomersQuery,
+  type Scope,
   type UpdateCustomerBody,
 } from '@billstream/contracts';
-import { ValidationError } from '@billstream/errors';
-import { HttpResult, mountRoute, type RequestContext } from '@billstream/http';
+import { etagOf, HttpResult, mountRoute, type RequestContext } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
-import type { Customer, CustomerAddress, CustomerListQuery, CustomerScope } from './customer';
+import type { Customer, CustomerAddress, CustomerListQuery } from './customer';
 import type { CustomerChanges, CustomerService, NewCustomer } from './service';
-import { etagOf, toCustomerView } from './view';
+import { toCustomerView } from './view';
 
 type AddressInput = Pick<
   CreateCustomerBody,
@@ -79,26 +79,16 @@ function listQueryOf(q: ListCustomersQuery): CustomerListQuery {
   };
 }
 
-/** If-Match: `*`, or the ETag of a version (W/"3" or "3"); absent means unconditional. */
-export function versionFromIfMatch(header: string | undefined): number | undefined {
-  if (header === undefined || header.trim() === '*') return undefined;
-  const m = /^\s*(?:W\/)?"(\d{1,9})"\s*$/.exec(header);
-  if (!m) {
-    throw new ValidationError('If-Match must be an ETag of this resource, e.g. W/"3"', { field: 'If-Match', value: header });
-  }
-  return Number(m[1]);
-}
-
-const scopeOf = (ctx: RequestContext): CustomerScope => ({ tenantId: ctx.tenantId, environmentId: ctx.environmentId });
+const scopeOf = (ctx: RequestContext): Scope => ({ tenantId: ctx.tenantId, environmentId: ctx.environmentId });
 const eventContextOf = (ctx: RequestContext) => ({ ...scopeOf(ctx), actor: ctx.actor });
 
 export function mountCustomerRoutes(app: Express, customers: CustomerService, logger: Logger): void {
-  const withParent = async (scope: CustomerScope, c: Customer, expand?: string): Promise<CustomerResponse> => {
+  const withParent = async (scope: Scope, c: Customer, expand?: string): Promise<CustomerResponse> => {
     if (expand !== 'parent_customer') return toCustomerView(c);
     const parent = (await customers.parentsOf(scope, [c])).get(c.parentCustomerId ?? '');
     return { ...toCustomerView(c), parent_customer: parent ? toCustomerView(parent) : null };
   };
-  const withEtag = (body: unknown, c: Customer, status?: number) => new HttpResult(body, status, { ETag: etagOf(c) });
+  const withEtag = <T>(body: T, c: Customer, status?: number) => new HttpResult(body, status, { ETag: etagOf(c.version) });
 
   mountRoute(
     app,
@@ -151,12 +141,11 @@ export function mountCustomerRoutes(app: Express, customers: CustomerService, lo
     app,
     customerApi.updateByExternalId,
     async ({ query, body, ctx, req }) => {
-      const expected = versionFromIfMatch(req.header('if-match'));
       const updated = await customers.update(
         eventContextOf(ctx),
         { externalId: query.external_customer_id },
         changesOf(body),
-        expected,
+        req.header('if-match'),
       );
       return withEtag(toCustomerView(updated), updated);
     },
@@ -167,8 +156,7 @@ export function mountCustomerRoutes(app: Express, customers: CustomerService, lo
     app,
     customerApi.update,
     async ({ params, body, ctx, req }) => {
-      const expected = versionFromIfMatch(req.header('if-match'));
-      const updated = await customers.update(eventContextOf(ctx), { id: params.id }, changesOf(body), expected);
+      const updated = await customers.update(eventContextOf(ctx), { id: params.id }, changesOf(body), req.header('if-match'));
       return withEtag(toCustomerView(updated), updated);
     },
     logger,

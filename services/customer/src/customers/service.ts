@@ -1,6 +1,8 @@
+import type { Scope } from '@billstream/contracts';
 import { TOPICS } from '@billstream/bus';
-import type { Db, Knex, Trx } from '@billstream/db';
+import type { Conn, Db, Trx } from '@billstream/db';
 import { NotFoundError, ValidationError, VersionConflictError } from '@billstream/errors';
+import { etagOf, matchesIfMatch } from '@billstream/http';
 import { newId } from '@billstream/ids';
 import { newDomainEvent, writeOutbox, type EventContext } from '@billstream/outbox';
 import {
@@ -9,11 +11,10 @@ import {
   type CustomerAddress,
   type CustomerListQuery,
   type CustomerPage,
-  type CustomerScope,
   type CustomerStatus,
 } from './customer';
 import type { CustomerStore } from './store';
-import { etagOf, toCustomerView } from './view';
+import { toCustomerView } from './view';
 
 export interface NewCustomer {
   externalId: string;
@@ -33,7 +34,7 @@ export type CustomerRef = { id: string } | { externalId: string };
 
 export type CustomerEventType = 'customer.created' | 'customer.updated' | 'customer.deleted';
 
-const scopeOf = (ctx: EventContext): CustomerScope => ({ tenantId: ctx.tenantId, environmentId: ctx.environmentId });
+const scopeOf = (ctx: EventContext): Scope => ({ tenantId: ctx.tenantId, environmentId: ctx.environmentId });
 
 function notFound(ref: CustomerRef): NotFoundError {
   return 'id' in ref
@@ -105,18 +106,20 @@ export class CustomerService {
     return customer;
   }
 
-  async get(scope: CustomerScope, ref: CustomerRef): Promise<Customer> {
+  async get(scope: Scope, ref: CustomerRef): Promise<Customer> {
     const found =
-      'id' in ref ? await this.store.findById(scope, ref.id) : await this.store.findByExternalId(scope, ref.externalId);
+      'id' in ref
+        ? await this.store.findById(this.db, scope, ref.id)
+        : await this.store.findByExternalId(this.db, scope, ref.externalId);
     if (!found) throw notFound(ref);
     return found;
   }
 
   /**
-   * Applies changes under a row lock. `expectedVersion` (from If-Match) must be the current
-   * version, else version_conflict. A change that alters nothing publishes nothing.
+   * Applies changes under a row lock. `ifMatch` (the If-Match header) must name the current
+   * ETag (or be `*` or absent), else version_conflict. A change that alters nothing publishes nothing.
    */
-  async update(ctx: EventContext, ref: CustomerRef, changes: CustomerChanges, expectedVersion?: number): Promise<Customer> {
+  async update(ctx: EventContext, ref: CustomerRef, changes: CustomerChanges, ifMatch?: string): Promise<Customer> {
     const scope = scopeOf(ctx);
     let changed = false;
     const result = await this.db.transaction(async (trx) => {
@@ -124,13 +127,13 @@ export class CustomerService {
       if (changes.parentCustomerId) await this.store.lockHierarchy(trx, scope);
       const current =
         'id' in ref
-          ? await this.store.findById(scope, ref.id, trx, true)
-          : await this.store.findByExternalId(scope, ref.externalId, trx, true);
+          ? await this.store.findById(trx, scope, ref.id, true)
+          : await this.store.findByExternalId(trx, scope, ref.externalId, true);
       if (!current) throw notFound(ref);
-      if (expectedVersion !== undefined && expectedVersion !== current.version) {
+      if (!matchesIfMatch(ifMatch, etagOf(current.version))) {
         throw new VersionConflictError(`Customer ${current.id} was modified by another request; read it again`, {
           field: 'If-Match',
-          current_etag: etagOf(current),
+          current_etag: etagOf(current.version),
         });
       }
       const next = applyChanges(current, changes);
@@ -152,7 +155,7 @@ export class CustomerService {
   async delete(ctx: EventContext, id: string): Promise<void> {
     const scope = scopeOf(ctx);
     await this.db.transaction(async (trx) => {
-      const current = await this.store.findById(scope, id, trx, true);
+      const current = await this.store.findById(trx, scope, id, true);
       if (!current) throw notFound({ id });
       const children = await this.store.countChildren(trx, scope, id);
       if (children > 0) throw hasChildrenError(id, children);
@@ -162,26 +165,26 @@ export class CustomerService {
     this.onEventsWritten();
   }
 
-  list(scope: CustomerScope, query: CustomerListQuery): Promise<CustomerPage> {
-    return this.store.list(scope, query);
+  list(scope: Scope, query: CustomerListQuery): Promise<CustomerPage> {
+    return this.store.list(this.db, scope, query);
   }
 
   /** The parents of these customers, by id (for `expand=parent_customer`). */
-  async parentsOf(scope: CustomerScope, customers: Customer[]): Promise<Map<string, Customer>> {
+  async parentsOf(scope: Scope, customers: Customer[]): Promise<Map<string, Customer>> {
     const ids = [...new Set(customers.map((c) => c.parentCustomerId).filter((id): id is string => id !== null))];
-    const parents = await this.store.findManyByIds(scope, ids);
+    const parents = await this.store.findManyByIds(this.db, scope, ids);
     return new Map(parents.map((p) => [p.id, p]));
   }
 
-  private async requireParent(trx: Knex, scope: CustomerScope, parentId: string): Promise<void> {
-    const parent = await this.store.findById(scope, parentId, trx);
+  private async requireParent(trx: Conn, scope: Scope, parentId: string): Promise<void> {
+    const parent = await this.store.findById(trx, scope, parentId);
     if (!parent) {
       throw new NotFoundError(`Parent customer ${parentId} not found`, { field: 'parent_customer_id', value: parentId });
     }
   }
 
   /** Runs under the hierarchy lock: the parent exists and is not the customer or below it. */
-  private async checkNewParent(trx: Knex, scope: CustomerScope, id: string, parentId: string): Promise<void> {
+  private async checkNewParent(trx: Conn, scope: Scope, id: string, parentId: string): Promise<void> {
     if (parentId === id) {
       throw new ValidationError('A customer cannot be its own parent', { field: 'parent_customer_id', value: parentId });
     }

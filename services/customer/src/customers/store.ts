@@ -1,4 +1,5 @@
-import { rowsOf, type Db, type Knex } from '@billstream/db';
+import type { Scope } from '@billstream/contracts';
+import { rowsOf, type Conn, type Knex } from '@billstream/db';
 import { AlreadyExistsError, NotFoundError, pgErrorCode, PG_UNIQUE_VIOLATION } from '@billstream/errors';
 import {
   hasChildrenError,
@@ -6,7 +7,6 @@ import {
   type CustomerFilter,
   type CustomerListQuery,
   type CustomerPage,
-  type CustomerScope,
   type CustomerStatus,
 } from './customer';
 
@@ -111,7 +111,7 @@ function translateWriteError(err: unknown, c: Customer): unknown {
   return err;
 }
 
-function applyFilter(q: Knex.QueryBuilder, scope: CustomerScope, f: CustomerFilter): Knex.QueryBuilder {
+function applyFilter(q: Knex.QueryBuilder, scope: Scope, f: CustomerFilter): Knex.QueryBuilder {
   q.where({ tenant_id: scope.tenantId, environment_id: scope.environmentId });
   if (f.status) q.where('status', f.status);
   if (f.ids) q.whereIn('id', f.ids);
@@ -122,11 +122,12 @@ function applyFilter(q: Knex.QueryBuilder, scope: CustomerScope, f: CustomerFilt
   return q;
 }
 
-/** Rows of `customer.customers` <-> Customer; every query is confined to one scope. */
+/**
+ * Rows of `customer.customers` <-> Customer; every query is confined to one scope. Stateless:
+ * every method takes the connection (pool or transaction) first, then the scope.
+ */
 export class CustomerStore {
-  constructor(private readonly db: Db) {}
-
-  async insert(trx: Knex, c: Customer): Promise<void> {
+  async insert(trx: Conn, c: Customer): Promise<void> {
     try {
       await trx(TABLE).insert(toRow(c));
     } catch (err) {
@@ -134,7 +135,7 @@ export class CustomerStore {
     }
   }
 
-  async update(trx: Knex, c: Customer): Promise<void> {
+  async update(trx: Conn, c: Customer): Promise<void> {
     try {
       await trx(TABLE)
         .where({ id: c.id, tenant_id: c.tenantId, environment_id: c.environmentId })
@@ -145,7 +146,7 @@ export class CustomerStore {
   }
 
   /** Deletes one row; a row that still has children (foreign key) gives hasChildrenError. */
-  async delete(trx: Knex, scope: CustomerScope, id: string): Promise<void> {
+  async delete(trx: Conn, scope: Scope, id: string): Promise<void> {
     try {
       await trx(TABLE).where({ id, tenant_id: scope.tenantId, environment_id: scope.environmentId }).delete();
     } catch (err) {
@@ -153,20 +154,15 @@ export class CustomerStore {
     }
   }
 
-  async findById(scope: CustomerScope, id: string, trx: Knex = this.db, forUpdate = false): Promise<Customer | undefined> {
-    const q = trx(TABLE).where({ id, tenant_id: scope.tenantId, environment_id: scope.environmentId }).first();
+  async findById(conn: Conn, scope: Scope, id: string, forUpdate = false): Promise<Customer | undefined> {
+    const q = conn(TABLE).where({ id, tenant_id: scope.tenantId, environment_id: scope.environmentId }).first();
     if (forUpdate) q.forUpdate();
     const row = (await q) as CustomerRow | undefined;
     return row ? toCustomer(row) : undefined;
   }
 
-  async findByExternalId(
-    scope: CustomerScope,
-    externalId: string,
-    trx: Knex = this.db,
-    forUpdate = false,
-  ): Promise<Customer | undefined> {
-    const q = trx(TABLE)
+  async findByExternalId(conn: Conn, scope: Scope, externalId: string, forUpdate = false): Promise<Customer | undefined> {
+    const q = conn(TABLE)
       .where({ external_id: externalId, tenant_id: scope.tenantId, environment_id: scope.environmentId })
       .first();
     if (forUpdate) q.forUpdate();
@@ -174,15 +170,15 @@ export class CustomerStore {
     return row ? toCustomer(row) : undefined;
   }
 
-  async findManyByIds(scope: CustomerScope, ids: string[]): Promise<Customer[]> {
+  async findManyByIds(conn: Conn, scope: Scope, ids: string[]): Promise<Customer[]> {
     if (ids.length === 0) return [];
-    const rows: CustomerRow[] = await this.db(TABLE)
+    const rows: CustomerRow[] = await conn(TABLE)
       .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId })
       .whereIn('id', ids);
     return rows.map(toCustomer);
   }
 
-  async countChildren(trx: Knex, scope: CustomerScope, id: string): Promise<number> {
+  async countChildren(trx: Conn, scope: Scope, id: string): Promise<number> {
     const row = (await trx(TABLE)
       .where({ parent_customer_id: id, tenant_id: scope.tenantId, environment_id: scope.environmentId })
       .count({ n: '*' })
@@ -191,7 +187,7 @@ export class CustomerStore {
   }
 
   /** The id of `customerId` and of every ancestor above it. */
-  async lineage(trx: Knex, scope: CustomerScope, customerId: string): Promise<string[]> {
+  async lineage(trx: Conn, scope: Scope, customerId: string): Promise<string[]> {
     const result = await trx.raw(
       `WITH RECURSIVE chain AS (
          SELECT id, parent_customer_id FROM ${TABLE} WHERE id = ? AND tenant_id = ? AND environment_id = ?
@@ -204,20 +200,20 @@ export class CustomerStore {
   }
 
   /** Serialises hierarchy changes of one scope, so two concurrent moves cannot form a cycle. */
-  async lockHierarchy(trx: Knex, scope: CustomerScope): Promise<void> {
+  async lockHierarchy(trx: Conn, scope: Scope): Promise<void> {
     await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [`customer-hierarchy:${scope.tenantId}:${scope.environmentId}`]);
   }
 
-  async list(scope: CustomerScope, query: CustomerListQuery): Promise<CustomerPage> {
+  async list(conn: Conn, scope: Scope, query: CustomerListQuery): Promise<CustomerPage> {
     const { filter, sort, order, limit, offset } = query;
-    const page = applyFilter(this.db(TABLE).select('*'), scope, filter)
+    const page = applyFilter(conn(TABLE).select('*'), scope, filter)
       .orderBy([
         { column: sort, order },
         { column: 'id', order },
       ])
       .limit(limit)
       .offset(offset);
-    const [rows, total] = await Promise.all([page, this.count(scope, filter)]);
+    const [rows, total] = await Promise.all([page, this.count(conn, scope, filter)]);
     return { items: (rows as CustomerRow[]).map(toCustomer), total };
   }
 
@@ -225,13 +221,13 @@ export class CustomerStore {
    * The size of the filtered set. Unfiltered or by status it is read from customer_counts
    * (kept by triggers); every other filter is selective and counted through its index.
    */
-  private async count(scope: CustomerScope, filter: CustomerFilter): Promise<number> {
+  private async count(conn: Conn, scope: Scope, filter: CustomerFilter): Promise<number> {
     const { status, ...selective } = filter;
     const q = Object.values(selective).every((v) => v === undefined)
-      ? this.db(COUNTS_TABLE)
+      ? conn(COUNTS_TABLE)
           .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId, ...(status ? { status } : {}) })
           .sum({ n: 'n' })
-      : applyFilter(this.db(TABLE).count({ n: '*' }), scope, filter);
+      : applyFilter(conn(TABLE).count({ n: '*' }), scope, filter);
     const row = (await q.first()) as { n: number | string | null } | undefined;
     return Number(row?.n ?? 0);
   }

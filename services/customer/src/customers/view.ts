@@ -23,8 +23,3 @@ export function toCustomerView(c: Customer): CustomerView {
     updated_at: c.updatedAt.toISOString(),
   };
 }
-
-/** The ETag of a customer version, e.g. W/"3". */
-export function etagOf(c: Customer): string {
-  return `W/"${c.version}"`;
-}

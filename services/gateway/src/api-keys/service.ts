@@ -1,8 +1,9 @@
 import type { ApiKeyView, Permission } from '@billstream/contracts';
+import type { Db } from '@billstream/db';
 import { ForbiddenError, NotFoundError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
 import { displayPrefix, generateKey, hashKey, sameHash } from './key';
-import { ApiKeyStore, type ApiKeyRecord } from './store';
+import type { ApiKeyRecord, ApiKeyStore } from './store';
 
 export interface Principal {
   keyId: string;
@@ -49,6 +50,7 @@ export class ApiKeyService {
   private readonly cache = new Map<string, CacheEntry>();
 
   constructor(
+    private readonly db: Db,
     private readonly store: ApiKeyStore,
     private readonly cacheTtlMs = 5000,
   ) {}
@@ -63,7 +65,7 @@ export class ApiKeyService {
       }
     }
     const key = generateKey();
-    const record = await this.store.insert({
+    const record = await this.store.insert(this.db, {
       id: newId('apiKey'),
       tenantId: input.tenantId,
       environmentId: input.environmentId,
@@ -78,9 +80,9 @@ export class ApiKeyService {
 
   /** Ensures a given key exists (BOOTSTRAP_API_KEY); creates it with `*` when absent. */
   async ensure(key: string, tenantId: string, environmentId: string): Promise<ApiKeyRecord> {
-    const existing = await this.store.findByHash(hashKey(key));
+    const existing = await this.store.findByHash(this.db, hashKey(key));
     if (existing) return existing;
-    return this.store.insert({
+    return this.store.insert(this.db, {
       id: newId('apiKey'),
       tenantId,
       environmentId,
@@ -97,7 +99,7 @@ export class ApiKeyService {
     const now = Date.now();
     const cached = this.cache.get(hash);
     if (cached && cached.expires > now) return cached.principal;
-    const record = await this.store.findByHash(hash);
+    const record = await this.store.findByHash(this.db, hash);
     const principal =
       record && !record.revokedAt && sameHash(record.keyHash, hash)
         ? {
@@ -113,11 +115,11 @@ export class ApiKeyService {
   }
 
   async list(tenantId: string, limit: number, offset: number) {
-    return this.store.list(tenantId, limit, offset);
+    return this.store.list(this.db, tenantId, limit, offset);
   }
 
   async revoke(tenantId: string, id: string): Promise<void> {
-    const record = await this.store.revoke(tenantId, id);
+    const record = await this.store.revoke(this.db, tenantId, id);
     if (!record) throw new NotFoundError(`API key ${id} not found`, { field: 'id', value: id });
     this.cache.delete(record.keyHash);
   }

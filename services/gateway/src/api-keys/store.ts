@@ -1,4 +1,4 @@
-import type { Db } from '@billstream/db';
+import type { Conn } from '@billstream/db';
 
 export interface ApiKeyRecord {
   id: string;
@@ -41,11 +41,14 @@ function fromRow(row: ApiKeyRow): ApiKeyRecord {
   };
 }
 
+/**
+ * Rows of `gateway.api_keys` <-> ApiKeyRecord. Stateless: every method takes the connection
+ * first. Keys belong to a tenant and span its environments, so the tenant is their scope;
+ * `findByHash` is the authentication lookup, before any scope is known.
+ */
 export class ApiKeyStore {
-  constructor(private readonly db: Db) {}
-
-  async insert(record: Omit<ApiKeyRecord, 'createdAt' | 'revokedAt'>): Promise<ApiKeyRecord> {
-    const [row] = await this.db<ApiKeyRow>('api_keys')
+  async insert(conn: Conn, record: Omit<ApiKeyRecord, 'createdAt' | 'revokedAt'>): Promise<ApiKeyRecord> {
+    const [row] = await conn<ApiKeyRow>('api_keys')
       .insert({
         id: record.id,
         tenant_id: record.tenantId,
@@ -60,14 +63,14 @@ export class ApiKeyStore {
     return fromRow(row as ApiKeyRow);
   }
 
-  async findByHash(keyHash: string): Promise<ApiKeyRecord | undefined> {
-    const row = await this.db<ApiKeyRow>('api_keys').where({ key_hash: keyHash }).first();
+  async findByHash(conn: Conn, keyHash: string): Promise<ApiKeyRecord | undefined> {
+    const row = await conn<ApiKeyRow>('api_keys').where({ key_hash: keyHash }).first();
     return row ? fromRow(row) : undefined;
   }
 
-  async list(tenantId: string, limit: number, offset: number): Promise<{ items: ApiKeyRecord[]; total: number }> {
+  async list(conn: Conn, tenantId: string, limit: number, offset: number): Promise<{ items: ApiKeyRecord[]; total: number }> {
     const [rows, countRow] = await Promise.all([
-      this.db<ApiKeyRow>('api_keys')
+      conn<ApiKeyRow>('api_keys')
         .where({ tenant_id: tenantId })
         .orderBy([
           { column: 'created_at', order: 'desc' },
@@ -75,16 +78,16 @@ export class ApiKeyStore {
         ])
         .limit(limit)
         .offset(offset),
-      this.db('api_keys').where({ tenant_id: tenantId }).count<{ count: number | string }[]>({ count: '*' }),
+      conn('api_keys').where({ tenant_id: tenantId }).count<{ count: number | string }[]>({ count: '*' }),
     ]);
     return { items: rows.map(fromRow), total: Number(countRow[0].count) };
   }
 
   /** Marks a key revoked; returns it, or undefined when the tenant has no such key. */
-  async revoke(tenantId: string, id: string): Promise<ApiKeyRecord | undefined> {
-    const [row] = await this.db<ApiKeyRow>('api_keys')
+  async revoke(conn: Conn, tenantId: string, id: string): Promise<ApiKeyRecord | undefined> {
+    const [row] = await conn<ApiKeyRow>('api_keys')
       .where({ tenant_id: tenantId, id })
-      .update({ revoked_at: this.db.fn.now() as unknown as Date })
+      .update({ revoked_at: conn.fn.now() as unknown as Date })
       .returning('*');
     return row ? fromRow(row as ApiKeyRow) : undefined;
   }

@@ -1,13 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { TOPICS, type Bus, type OutgoingMessage } from '@billstream/bus';
-import { normalizeEventTimestamp, type UsageEventInput, type UsageEventMessage } from '@billstream/contracts';
+import { normalizeEventTimestamp, type UsageEventInput, type UsageEventMessage, type Scope } from '@billstream/contracts';
 import { PayloadTooLargeError, ServiceUnavailableError } from '@billstream/errors';
 import type { Logger } from '@billstream/logger';
-
-export interface Scope {
-  tenantId: string;
-  environmentId: string;
-}
 
 /** The usage-events message of one validated event: tenant, environment, received_at and an id stamped. */
 export function toMessage(event: UsageEventInput, scope: Scope, receivedAt: string): UsageEventMessage {

@@ -12,9 +12,9 @@ const IF_MATCH = {
   name: 'If-Match',
   in: 'header',
   required: false,
-  description: 'The ETag of the version you read (e.g. `W/"3"`), or `*`; a stale one gives 409 `version_conflict`',
+  description: 'The ETag of the version you read (e.g. `"3"`), or `*`; a stale one gives 409 `version_conflict`',
   schema: { type: 'string' },
-  example: 'W/"3"',
+  example: '"3"',
 };
 
 const REQUEST_ID_HEADER = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };

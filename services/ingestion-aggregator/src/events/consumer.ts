@@ -1,56 +1,115 @@
-import type { BatchHandler } from '@billstream/bus';
-import { usageEventMessageSchema } from '@billstream/contracts';
+import type { BatchHandler, ConsumedMessage } from '@billstream/bus';
+import type { UsageEventMessage } from '@billstream/contracts';
+import type { Db } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
 import { scopeLockKey, scopeOf } from '../customers/lock';
+import type { DeadLetter, DeadLetterStore } from './dead-letter-store';
+import { storeIsolating } from './isolate';
+import { ownerOfEvent, parseUsageMessage } from './message';
 import type { EventPartitions } from './partitions';
-import type { EventStore } from './store';
+import { recordErrorOf } from './record-errors';
+import type { EventStore, StoreResult } from './store';
 
 export const USAGE_EVENTS_GROUP = 'ingestion-aggregator.usage-events';
 
 /** Below this many messages per part a batch is stored in fewer transactions (each commit costs a WAL flush). */
 const MIN_PART_SIZE = 500;
 
+export interface UsageEventsHandlerDeps {
+  db: Db;
+  events: EventStore;
+  deadLetters: DeadLetterStore;
+  partitions: EventPartitions;
+  logger: Logger;
+  /** Parallel transactions per batch (default 2). */
+  parallelism?: number;
+}
+
+interface Item {
+  message: ConsumedMessage;
+  event: UsageEventMessage;
+  /** `tenant:environment`, the key of the projection lock. */
+  scopeKey: string;
+}
+
+function settledOrThrow<T>(settled: PromiseSettledResult<T>[]): T[] {
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
+}
+
 /**
  * Stores each consumed batch of usage events (dedup included); the bus commits the batch's
  * offsets only after every part of it committed. The batch is split by dedup key into
  * `parallelism` parts stored in parallel transactions (disjoint keys: no lock waits between
  * them); a crash between their commits is covered like any redelivery, by the dedup keys.
- * A message that does not parse (never produced by the gateway) is logged and skipped, so it
- * cannot block the partition.
+ *
+ * No record can block its partition (docs/ingestion-storage.md, "Dead letters"): a message
+ * that does not parse, and a record Postgres refuses for its own content (a part failing with
+ * a record error is halved until the record is alone), goes to `event_dead_letters` with its
+ * error; the rest of the batch is stored. Any other failure rejects the batch: the bus
+ * delivers it again whole.
  */
-export function usageEventsHandler(store: EventStore, partitions: EventPartitions, logger: Logger, parallelism = 2): BatchHandler {
+export function usageEventsHandler({ db, events, deadLetters, partitions, logger, parallelism = 2 }: UsageEventsHandlerDeps): BatchHandler {
   return async (messages) => {
     const started = process.hrtime.bigint();
     const ways = Math.max(1, Math.min(parallelism, Math.ceil(messages.length / MIN_PART_SIZE)));
-    const parts = Array.from({ length: ways }, () => ({ values: [] as string[], scopes: [] as string[] }));
+    const parts = Array.from({ length: ways }, () => [] as Item[]);
+    const letters: DeadLetter[] = [];
     const timestamps: string[] = [];
+    const letter = (message: ConsumedMessage, rest: Pick<DeadLetter, 'owner' | 'error'>): DeadLetter => ({
+      topic: message.topic,
+      partition: message.partition,
+      offset: message.offset,
+      key: message.key,
+      value: message.value,
+      ...rest,
+    });
     for (const message of messages) {
-      let parsed;
-      try {
-        parsed = usageEventMessageSchema.parse(JSON.parse(message.value));
-      } catch (err) {
-        logger.error('skipping a usage event message that does not parse', {
-          partition: message.partition,
-          offset: message.offset,
-          err,
-        });
+      const parsed = parseUsageMessage(message.key, message.value);
+      if (!parsed.ok) {
+        letters.push(letter(message, { owner: parsed.owner, error: parsed.error }));
         continue;
       }
-      const scope = scopeOf(parsed.tenant_id, parsed.environment_id);
-      const part = parts[(scopeLockKey(`${scope}:${parsed.event_id}`) >>> 0) % ways];
-      part.values.push(message.value);
-      part.scopes.push(scope);
-      timestamps.push(parsed.timestamp);
+      const { event } = parsed;
+      const scopeKey = scopeOf(event.tenant_id, event.environment_id);
+      parts[(scopeLockKey(`${scopeKey}:${event.event_id}`) >>> 0) % ways].push({ message, event, scopeKey });
+      timestamps.push(event.timestamp);
     }
     await partitions.ensureFor(timestamps);
-    const results = await Promise.all(parts.map((p) => store.storeBatch(p.values, p.scopes)));
-    const result = results.reduce((a, r) => ({ received: a.received + r.received, stored: a.stored + r.stored }));
+    const store = (items: Item[]) =>
+      events.storeBatch(
+        db,
+        items.map((i) => i.message.value),
+        items.map((i) => i.scopeKey),
+      );
+    // Every part finishes before a failure is passed on, so no part still runs when the batch comes again.
+    const isolated = settledOrThrow(await Promise.allSettled(parts.map((part) => storeIsolating(part, store, recordErrorOf))));
+    for (const { failed } of isolated) {
+      for (const { item, error } of failed) letters.push(letter(item.message, { owner: ownerOfEvent(item.event), error }));
+    }
+    const kept = await deadLetters.insert(db, letters);
+    for (const l of letters) {
+      logger.warn('usage event record dead-lettered', {
+        partition: l.partition,
+        offset: l.offset,
+        tenant_id: l.owner.tenantId,
+        event_id: l.owner.eventId,
+        error_code: l.error.code,
+        error: l.error.message,
+      });
+    }
+    const result = isolated
+      .flatMap((i) => i.results)
+      .reduce((a: StoreResult, r) => ({ received: a.received + r.received, stored: a.stored + r.stored }), { received: 0, stored: 0 });
     logger.info('usage event batch stored', {
       partition: messages[0]?.partition,
       first_offset: messages[0]?.offset,
       messages: messages.length,
       stored: result.stored,
       duplicates: result.received - result.stored,
+      dead_lettered: letters.length,
+      dead_letters_new: kept,
       duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
     });
   };

@@ -1,5 +1,6 @@
 import type { Express } from 'express';
 import { normalizeEventTimestamp, usageEventApi, type EventQueryBody } from '@billstream/contracts';
+import type { Db } from '@billstream/db';
 import { mountRoute, type RouteHandler } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
 import type { EventFilter, EventStore, StoredEvent } from './store';
@@ -21,10 +22,8 @@ function earlier(a: string | undefined, b: string | undefined): string | undefin
 const norm = (v: string | undefined) => (v === undefined ? undefined : normalizeEventTimestamp(v));
 
 /** Both filter forms of the spec: top-level start/end and `filters.timestamp_gte/lt` (combined with AND). */
-export function toFilter(body: EventQueryBody, tenantId: string, environmentId: string): EventFilter {
+export function toFilter(body: EventQueryBody): EventFilter {
   return {
-    tenantId,
-    environmentId,
     externalCustomerId: body.external_customer_id,
     eventName: body.event_name,
     from: later(norm(body.start_time), norm(body.filters?.timestamp_gte)),
@@ -44,9 +43,10 @@ export function toView(e: StoredEvent) {
   };
 }
 
-export function mountEventRoutes(app: Express, store: EventStore, logger: Logger): void {
+export function mountEventRoutes(app: Express, db: Db, store: EventStore, logger: Logger): void {
   const query: RouteHandler<typeof queryRoute> = async ({ body, ctx }) => {
-    const { events, total } = await store.query(toFilter(body, ctx.tenantId, ctx.environmentId), body.page_size, body.offset);
+    const scope = { tenantId: ctx.tenantId, environmentId: ctx.environmentId };
+    const { events, total } = await store.query(db, scope, toFilter(body), body.page_size, body.offset);
     return { events: events.map(toView), has_more: body.offset + events.length < total, total_count: total };
   };
   mountRoute(app, queryRoute, query, logger);

@@ -1,3 +1,4 @@
+import type { Scope } from '@billstream/contracts';
 import type { Db, Trx } from '@billstream/db';
 import { rowsOf } from '@billstream/db';
 import { scopeLockKey, PROJECTION_LOCK } from '../customers/lock';
@@ -14,8 +15,6 @@ export interface StoredEvent {
 }
 
 export interface EventFilter {
-  tenantId: string;
-  environmentId: string;
   externalCustomerId?: string;
   eventName?: string;
   /** Inclusive lower bound of event time. */
@@ -99,17 +98,17 @@ counted AS (
 )
 SELECT (SELECT count(*) FROM stored)::int AS stored`;
 
+/** The stored usage events of every scope; holds no connection (each call is given one). */
 export class EventStore {
-  constructor(private readonly db: Db) {}
-
   /**
-   * Stores a batch of usage-events message values (JSON objects) in one transaction.
-   * Scopes are share-locked so that a concurrent customer projection change waits for it
-   * (and so fills in the customer id of every event committed before it).
+   * Stores a batch of usage-events message values (JSON objects) in one transaction (a
+   * savepoint when `conn` is a transaction). Scopes (`tenant:environment`) are share-locked so
+   * that a concurrent customer projection change waits for it (and so fills in the customer id
+   * of every event committed before it).
    */
-  async storeBatch(values: string[], scopes: string[]): Promise<StoreResult> {
+  async storeBatch(conn: Db | Trx, values: string[], scopes: string[]): Promise<StoreResult> {
     if (values.length === 0) return { received: 0, stored: 0 };
-    return this.db.transaction(async (trx: Trx) => {
+    return conn.transaction(async (trx: Trx) => {
       await trx.raw(
         'SELECT pg_advisory_xact_lock_shared(?, k) FROM (SELECT DISTINCT unnest(?::int[]) AS k ORDER BY 1) s',
         [PROJECTION_LOCK, [...new Set(scopes.map(scopeLockKey))]],
@@ -119,52 +118,44 @@ export class EventStore {
     });
   }
 
-  private filtered(filter: EventFilter, conn: Db | Trx = this.db) {
-    const q = conn('events').where({ tenant_id: filter.tenantId, environment_id: filter.environmentId });
-    if (filter.externalCustomerId !== undefined) q.andWhere('external_customer_id', filter.externalCustomerId);
-    if (filter.eventName !== undefined) q.andWhere('event_name', filter.eventName);
-    if (filter.from !== undefined) q.andWhere('timestamp', '>=', filter.from);
-    if (filter.to !== undefined) q.andWhere('timestamp', '<', filter.to);
-    return q;
-  }
-
   /**
    * A page of events, newest first (ties by event id), and the size of the filtered set, read
    * in one snapshot (a read-only repeatable-read transaction): events stored in between never
    * make the page and total_count disagree.
    */
-  async query(filter: EventFilter, limit: number, offset: number): Promise<{ events: StoredEvent[]; total: number }> {
-    return this.db.transaction(async (trx: Trx) => this.queryIn(trx, filter, limit, offset), {
+  async query(conn: Db, scope: Scope, filter: EventFilter, limit: number, offset: number): Promise<{ events: StoredEvent[]; total: number }> {
+    return conn.transaction(async (trx: Trx) => queryIn(trx, scope, filter, limit, offset), {
       isolationLevel: 'repeatable read',
       readOnly: true,
     });
   }
 
-  private async queryIn(trx: Trx, filter: EventFilter, limit: number, offset: number): Promise<{ events: StoredEvent[]; total: number }> {
-    const rows = await this.filtered(filter, trx)
-      .select(
-        'event_id',
-        'event_name',
-        'external_customer_id',
-        'customer_id',
-        trx.raw(`${ISO_MICROS} AS timestamp`),
-        'properties',
-        'source',
-      )
-      .orderBy([
-        { column: 'events.timestamp', order: 'desc' },
-        { column: 'event_id', order: 'desc' },
-      ])
-      .limit(limit)
-      .offset(offset);
-    const countRows = await this.filtered(filter, trx).count<{ count: number }[]>({ count: '*' });
-    return { events: (rows as EventRow[]).map(toEvent), total: Number(countRows[0]?.count ?? 0) };
-  }
-
-  async stats(tenantId: string, environmentId: string): Promise<{ totalEvents: number; lastEventAt: Date | null }> {
-    const row = await this.db('event_stats')
-      .where({ tenant_id: tenantId, environment_id: environmentId })
+  async stats(conn: Db | Trx, scope: Scope): Promise<{ totalEvents: number; lastEventAt: Date | null }> {
+    const row = await conn('event_stats')
+      .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId })
       .first<{ total_events: number; last_event_at: Date } | undefined>('total_events', 'last_event_at');
     return { totalEvents: row?.total_events ?? 0, lastEventAt: row ? new Date(row.last_event_at) : null };
   }
+}
+
+function filtered(trx: Trx, scope: Scope, filter: EventFilter) {
+  const q = trx('events').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId });
+  if (filter.externalCustomerId !== undefined) q.andWhere('external_customer_id', filter.externalCustomerId);
+  if (filter.eventName !== undefined) q.andWhere('event_name', filter.eventName);
+  if (filter.from !== undefined) q.andWhere('timestamp', '>=', filter.from);
+  if (filter.to !== undefined) q.andWhere('timestamp', '<', filter.to);
+  return q;
+}
+
+async function queryIn(trx: Trx, scope: Scope, filter: EventFilter, limit: number, offset: number): Promise<{ events: StoredEvent[]; total: number }> {
+  const rows = await filtered(trx, scope, filter)
+    .select('event_id', 'event_name', 'external_customer_id', 'customer_id', trx.raw(`${ISO_MICROS} AS timestamp`), 'properties', 'source')
+    .orderBy([
+      { column: 'events.timestamp', order: 'desc' },
+      { column: 'event_id', order: 'desc' },
+    ])
+    .limit(limit)
+    .offset(offset);
+  const countRows = await filtered(trx, scope, filter).count<{ count: number }[]>({ count: '*' });
+  return { events: (rows as EventRow[]).map(toEvent), total: Number(countRows[0]?.count ?? 0) };
 }

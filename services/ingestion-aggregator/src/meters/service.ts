@@ -1,14 +1,10 @@
-import type { AggregationType, WindowSize } from '@billstream/contracts';
+import type { AggregationType, Scope, WindowSize } from '@billstream/contracts';
+import type { Db } from '@billstream/db';
 import { NotFoundError, ValidationError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
 import { toDecimalString } from '@billstream/money';
 import type { Meter, MeterFilter, MeterStore } from './store';
 import type { UsageStore } from './usage-store';
-
-export interface Scope {
-  tenantId: string;
-  environmentId: string;
-}
 
 export interface NewMeter {
   name: string;
@@ -62,6 +58,7 @@ export function windowsOf(from: string, to: string, size: WindowSize): Array<{ k
 
 export class MeterService {
   constructor(
+    private readonly db: Db,
     private readonly meters: MeterStore,
     private readonly usageStore: UsageStore,
   ) {}
@@ -80,24 +77,24 @@ export class MeterService {
       createdAt: now,
       updatedAt: now,
     };
-    await this.meters.insert(meter);
+    await this.meters.insert(this.db, meter);
     return meter;
   }
 
   async get(scope: Scope, id: string): Promise<Meter> {
-    const meter = await this.meters.get(scope.tenantId, scope.environmentId, id);
+    const meter = await this.meters.get(this.db, scope, id);
     if (!meter) throw new NotFoundError('Meter not found', { meter_id: id });
     return meter;
   }
 
   list(scope: Scope, limit: number, offset: number) {
-    return this.meters.list(scope.tenantId, scope.environmentId, limit, offset);
+    return this.meters.list(this.db, scope, limit, offset);
   }
 
   async usage(scope: Scope, id: string, req: UsageRequest): Promise<Usage> {
     const meter = await this.get(scope, id);
     const windows = req.windowSize ? windowsOf(req.from, req.to, req.windowSize) : [];
-    const rows = await this.usageStore.aggregate({
+    const rows = await this.usageStore.aggregate(this.db, scope, {
       meter,
       externalCustomerId: req.externalCustomerId,
       from: req.from,

@@ -1,5 +1,5 @@
-import type { AggregationType } from '@billstream/contracts';
-import type { Db } from '@billstream/db';
+import type { AggregationType, Scope } from '@billstream/contracts';
+import type { Db, Trx } from '@billstream/db';
 
 export interface MeterFilter {
   key: string;
@@ -62,24 +62,24 @@ function toRow(m: Meter): MeterRow {
   };
 }
 
+/** Meters of every scope; holds no connection (each call is given one). */
 export class MeterStore {
-  constructor(private readonly db: Db) {}
-
-  async insert(meter: Meter): Promise<void> {
+  /** Inserts a meter (it carries its own tenant and environment). */
+  async insert(conn: Db | Trx, meter: Meter): Promise<void> {
     const row = toRow(meter);
-    await this.db('meters').insert({ ...row, filters: JSON.stringify(row.filters) });
+    await conn('meters').insert({ ...row, filters: JSON.stringify(row.filters) });
   }
 
-  async get(tenantId: string, environmentId: string, id: string): Promise<Meter | undefined> {
-    const row = await this.db('meters').where({ tenant_id: tenantId, environment_id: environmentId, id }).first<MeterRow | undefined>();
+  async get(conn: Db | Trx, scope: Scope, id: string): Promise<Meter | undefined> {
+    const row = await conn('meters').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId, id }).first<MeterRow | undefined>();
     return row ? toMeter(row) : undefined;
   }
 
-  async list(tenantId: string, environmentId: string, limit: number, offset: number): Promise<{ items: Meter[]; total: number }> {
-    const scope = { tenant_id: tenantId, environment_id: environmentId };
+  async list(conn: Db | Trx, scope: Scope, limit: number, offset: number): Promise<{ items: Meter[]; total: number }> {
+    const where = { tenant_id: scope.tenantId, environment_id: scope.environmentId };
     const [rows, count] = await Promise.all([
-      this.db('meters').where(scope).orderBy([{ column: 'created_at' }, { column: 'id' }]).limit(limit).offset(offset),
-      this.db('meters').where(scope).count<{ count: number }[]>({ count: '*' }),
+      conn('meters').where(where).orderBy([{ column: 'created_at' }, { column: 'id' }]).limit(limit).offset(offset),
+      conn('meters').where(where).count<{ count: number }[]>({ count: '*' }),
     ]);
     return { items: (rows as MeterRow[]).map(toMeter), total: Number(count[0]?.count ?? 0) };
   }

@@ -1,5 +1,5 @@
-import type { AggregationType, WindowSize } from '@billstream/contracts';
-import type { Db, Knex } from '@billstream/db';
+import type { AggregationType, Scope, WindowSize } from '@billstream/contracts';
+import type { Db, Knex, Trx } from '@billstream/db';
 import { rowsOf } from '@billstream/db';
 import type { Meter, MeterFilter } from './store';
 
@@ -38,14 +38,13 @@ const AGGREGATES: Record<AggregationType, string> = {
 
 const TRUNC_UNIT: Record<WindowSize, string> = { HOUR: 'hour', DAY: 'day' };
 
-/** Aggregates a meter's events of one customer over a time range, in one scan (served by events_customer_name_time). */
+/** Usage of meters over stored events; holds no connection (each call is given one). */
 export class UsageStore {
-  constructor(private readonly db: Db) {}
-
-  async aggregate(q: UsageQuery): Promise<UsageRows> {
+  /** Aggregates a meter's events of one customer over a time range, in one scan (served by events_customer_name_time). */
+  async aggregate(conn: Db | Trx, scope: Scope, q: UsageQuery): Promise<UsageRows> {
     const { meter } = q;
     const field = meter.aggregationField ?? '';
-    const bindings: Knex.RawBinding[] = [field, field, meter.tenantId, meter.environmentId, q.externalCustomerId, meter.eventName, q.from, q.to];
+    const bindings: Knex.RawBinding[] = [field, field, scope.tenantId, scope.environmentId, q.externalCustomerId, meter.eventName, q.from, q.to];
     let where = '';
     for (const f of [...meter.filters, ...(q.extraFilters ?? [])]) {
       where += ' AND properties ->> ? = ANY(?::text[])';
@@ -58,12 +57,12 @@ export class UsageStore {
         AND "timestamp" >= ? AND "timestamp" < ?${where}`;
     const aggregate = AGGREGATES[meter.aggregationType];
     if (!q.windowSize) {
-      const rows = rowsOf<{ value: string | null }>(await this.db.raw(`SELECT ${aggregate} AS value FROM (${source}) e`, bindings));
+      const rows = rowsOf<{ value: string | null }>(await conn.raw(`SELECT ${aggregate} AS value FROM (${source}) e`, bindings));
       return { total: rows[0]?.value ?? null, byWindow: new Map() };
     }
     const bucket = `to_char(date_trunc('${TRUNC_UNIT[q.windowSize]}', "timestamp" AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24:MI:SS') || '.000000Z'`;
     const rows = rowsOf<{ bucket: string | null; value: string | null }>(
-      await this.db.raw(
+      await conn.raw(
         `SELECT bucket, ${aggregate} AS value FROM (SELECT e.*, ${bucket} AS bucket FROM (${source}) e) w
          GROUP BY GROUPING SETS ((bucket), ())`,
         bindings,

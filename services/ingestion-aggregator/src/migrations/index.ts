@@ -1,8 +1,9 @@
 import type { Migration } from '@billstream/db';
 import { outboxMigration } from '@billstream/outbox';
+import { deadLettersMigration } from './dead-letters';
 import { eventsMigration } from './events';
 import { metersMigration } from './meters';
 
 export const SCHEMA = 'ingestion';
 
-export const migrations: Migration[] = [outboxMigration(SCHEMA), eventsMigration, metersMigration];
+export const migrations: Migration[] = [outboxMigration(SCHEMA), eventsMigration, metersMigration, deadLettersMigration];

@@ -8,8 +8,13 @@ const { monitoring: monitoringRoute } = usageEventApi;
 
 export function mountMonitoringRoutes(app: Express, monitoring: MonitoringService, logger: Logger): void {
   const handler: RouteHandler<typeof monitoringRoute> = async ({ ctx }) => {
-    const m = await monitoring.monitor(ctx.tenantId, ctx.environmentId);
-    return { total_events: m.totalEvents, last_event_at: m.lastEventAt?.toISOString() ?? null, consumer_lag: m.consumerLag };
+    const m = await monitoring.monitor({ tenantId: ctx.tenantId, environmentId: ctx.environmentId });
+    return {
+      total_events: m.totalEvents,
+      last_event_at: m.lastEventAt?.toISOString() ?? null,
+      consumer_lag: m.consumerLag,
+      dead_lettered_events: m.deadLetteredEvents,
+    };
   };
   mountRoute(app, monitoringRoute, handler, logger);
 }

@@ -1,5 +1,8 @@
 import { TOPICS, type Bus } from '@billstream/bus';
+import type { Scope } from '@billstream/contracts';
+import type { Db } from '@billstream/db';
 import { ServiceUnavailableError } from '@billstream/errors';
+import type { DeadLetterStore } from '../events/dead-letter-store';
 import type { EventStore } from '../events/store';
 import { USAGE_EVENTS_GROUP } from '../events/consumer';
 
@@ -7,16 +10,20 @@ export interface Monitoring {
   totalEvents: number;
   lastEventAt: Date | null;
   consumerLag: number;
+  deadLetteredEvents: number;
 }
 
 /**
  * Ingestion health of one tenant+environment: stored events and the newest one's receipt time
- * (kept per batch in event_stats, so this never counts the events table), and the usage-events
- * consumer group's lag (of the whole topic: Kafka partitions do not follow tenants).
+ * (kept per batch in event_stats, so this never counts the events table), the records held as
+ * dead letters (rare: counted on their index), and the usage-events consumer group's lag (of
+ * the whole topic: Kafka partitions do not follow tenants).
  */
 export class MonitoringService {
   constructor(
-    private readonly store: EventStore,
+    private readonly db: Db,
+    private readonly events: EventStore,
+    private readonly deadLetters: DeadLetterStore,
     private readonly bus: Bus,
   ) {}
 
@@ -28,8 +35,12 @@ export class MonitoringService {
     }
   }
 
-  async monitor(tenantId: string, environmentId: string): Promise<Monitoring> {
-    const [stats, consumerLag] = await Promise.all([this.store.stats(tenantId, environmentId), this.lag()]);
-    return { totalEvents: stats.totalEvents, lastEventAt: stats.lastEventAt, consumerLag };
+  async monitor(scope: Scope): Promise<Monitoring> {
+    const [stats, deadLetteredEvents, consumerLag] = await Promise.all([
+      this.events.stats(this.db, scope),
+      this.deadLetters.count(this.db, scope),
+      this.lag(),
+    ]);
+    return { totalEvents: stats.totalEvents, lastEventAt: stats.lastEventAt, consumerLag, deadLetteredEvents };
   }
 }

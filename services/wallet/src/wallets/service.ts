@@ -1,5 +1,6 @@
 import type { Db } from '@billstream/db';
 import { AlreadyExistsError, NotFoundError, ValidationError, VersionConflictError } from '@billstream/errors';
+import { matchesIfMatch } from '@billstream/http';
 import { newId } from '@billstream/ids';
 import { EXACT_ZERO } from '@billstream/money';
 import type { EventContext } from '@billstream/outbox';
@@ -157,7 +158,7 @@ export class WalletService {
     checkAlertSettings(input.alertSettings);
     const { wallet } = await this.ledger.change(ctx, id, async (change) => {
       const w = change.wallet;
-      if (input.ifMatch !== undefined && input.ifMatch !== '*' && input.ifMatch !== walletEtag(w)) {
+      if (!matchesIfMatch(input.ifMatch, walletEtag(w))) {
         throw new VersionConflictError('The wallet was modified since it was read; read it again', { etag: walletEtag(w) });
       }
       if (w.walletStatus === 'closed') {

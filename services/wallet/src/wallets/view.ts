@@ -1,3 +1,4 @@
+import { etagOf } from '@billstream/http';
 import { toDecimalString } from '@billstream/money';
 import type { Decimal } from 'decimal.js';
 import type { AlertLevel, Wallet } from './domain';
@@ -63,5 +64,5 @@ export function balanceView(w: Wallet, breakdown: { free: Decimal; purchased: De
 
 /** Strong ETag of a wallet's state; PATCH with a stale If-Match gives 409 version_conflict. */
 export function walletEtag(w: Wallet): string {
-  return `"${w.id}.${w.version}"`;
+  return etagOf(w.version);
 }

@@ -2,6 +2,7 @@ import type { WebhookDeliveryView } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { ServiceUnavailableError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
+import type { EventContext } from '@billstream/outbox';
 import { testEnvelope, serializeEnvelope } from '../dispatch/envelope';
 import type { WebhookSender } from '../dispatch/sender';
 import type { EndpointService } from '../endpoints/service';
@@ -9,12 +10,6 @@ import { DeliveryStore, type DeliveryFilter, type DeliveryRecord } from './store
 
 /** A test attempt waits at most this long, so its answer gets back through the gateway. */
 export const TEST_TIMEOUT_MS = 8000;
-
-export interface CallerScope {
-  tenantId: string;
-  environmentId: string;
-  actor: string;
-}
 
 export function toDeliveryView(d: DeliveryRecord): WebhookDeliveryView {
   return {
@@ -34,22 +29,24 @@ export function toDeliveryView(d: DeliveryRecord): WebhookDeliveryView {
 
 /** Delivery records of an endpoint, and test deliveries. */
 export class DeliveryService {
+  private readonly store = new DeliveryStore();
+
   constructor(
     private readonly db: Db,
     private readonly endpoints: EndpointService,
     private readonly sender: WebhookSender,
   ) {}
 
-  async list(scope: CallerScope, endpointId: string, filter: DeliveryFilter, limit: number, offset: number) {
+  async list(scope: EventContext, endpointId: string, filter: DeliveryFilter, limit: number, offset: number) {
     await this.endpoints.get(scope, endpointId);
-    return new DeliveryStore(this.db).list(endpointId, filter, limit, offset);
+    return this.store.list(this.db, endpointId, filter, limit, offset);
   }
 
   /**
    * Sends a test envelope (fresh `evt_` id, `payload.test: true`) once, now, signed like
    * any delivery, even to a disabled endpoint, and records the attempt. No retry is planned.
    */
-  async sendTest(scope: CallerScope, endpointId: string, eventName: string): Promise<DeliveryRecord> {
+  async sendTest(scope: EventContext, endpointId: string, eventName: string): Promise<DeliveryRecord> {
     const endpoint = await this.endpoints.get(scope, endpointId);
     const envelope = testEnvelope(scope, eventName, endpoint.id, new Date());
     const outcome = await this.sender.send(
@@ -70,7 +67,7 @@ export class DeliveryService {
       attemptedAt: outcome.attemptedAt,
       retryAt: null,
     };
-    await new DeliveryStore(this.db).insert([record]);
+    await this.store.insert(this.db, [record]);
     return record;
   }
 }

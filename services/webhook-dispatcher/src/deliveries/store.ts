@@ -1,4 +1,4 @@
-import type { Db, Trx } from '@billstream/db';
+import type { Conn } from '@billstream/db';
 
 export type DeliveryStatus = 'succeeded' | 'failed';
 
@@ -68,23 +68,23 @@ export interface DeliveryFilter {
   eventId?: string;
 }
 
+/** Delivery records (attempts). Stateless: every method takes the connection first. */
 export class DeliveryStore {
-  constructor(private readonly db: Db | Trx) {}
-
-  async insert(records: DeliveryRecord[]): Promise<void> {
+  async insert(conn: Conn, records: DeliveryRecord[]): Promise<void> {
     if (records.length === 0) return;
-    await this.db<DeliveryRow>('deliveries').insert(records.map(toRow));
+    await conn<DeliveryRow>('deliveries').insert(records.map(toRow));
   }
 
   /** An endpoint's attempts, newest first (ties broken by id). */
   async list(
+    conn: Conn,
     endpointId: string,
     filter: DeliveryFilter,
     limit: number,
     offset: number,
   ): Promise<{ items: DeliveryRecord[]; total: number }> {
     const base = () => {
-      const q = this.db<DeliveryRow>('deliveries').where({ endpoint_id: endpointId });
+      const q = conn<DeliveryRow>('deliveries').where({ endpoint_id: endpointId });
       if (filter.status) q.where({ status: filter.status });
       if (filter.eventId) q.where({ event_id: filter.eventId });
       return q;

@@ -22,13 +22,15 @@ function parseEvent(message: ConsumedMessage): DomainEvent {
  * call: `onEnqueued` wakes the worker after the commit.
  */
 export function dispatchHandler(db: Db, logger: Logger, onEnqueued: () => void): BatchHandler {
+  const tasks = new TaskStore();
   return idempotentBatchHandler({
     db,
     group: DISPATCH_GROUP,
     logger,
     parse: parseEvent,
     handle: (trx, events) =>
-      new TaskStore(trx).enqueue(
+      tasks.enqueue(
+        trx,
         events
           .filter((event) => isPublicEventName(event.type))
           .map((event) => {

@@ -1,5 +1,6 @@
 import { WEBHOOK_EVENT_NAMES, type DomainEvent } from '@billstream/contracts';
 import { newId } from '@billstream/ids';
+import type { EventContext } from '@billstream/outbox';
 
 /** The webhook event envelope of the spec; `id` is the same on every attempt. */
 export interface Envelope {
@@ -33,7 +34,7 @@ export function envelopeOf(event: DomainEvent): Envelope {
 
 /** A test envelope: a fresh `evt_` id and `payload.test: true`. */
 export function testEnvelope(
-  scope: { tenantId: string; environmentId: string; actor: string },
+  scope: EventContext,
   eventName: string,
   endpointId: string,
   now: Date,

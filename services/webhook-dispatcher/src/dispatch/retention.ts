@@ -1,3 +1,4 @@
+import type { Db } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
 import type { TaskStore } from './task-store';
 
@@ -13,6 +14,7 @@ export class RetentionJob {
   private running?: Promise<void>;
 
   constructor(
+    private readonly db: Db,
     private readonly tasks: TaskStore,
     private readonly retentionDays: number,
     private readonly logger: Logger,
@@ -33,7 +35,7 @@ export class RetentionJob {
 
   private async runOnce(): Promise<void> {
     try {
-      const deleted = await this.tasks.prune(new Date(Date.now() - this.retentionDays * DAY_MS));
+      const deleted = await this.tasks.prune(this.db, new Date(Date.now() - this.retentionDays * DAY_MS));
       if (deleted.deliveries + deleted.tasks + deleted.messages > 0) this.logger.info('webhook retention', deleted);
     } catch (err) {
       this.logger.warn('webhook retention failed; will run again in an hour', { err });

@@ -4,7 +4,7 @@ import { createTestDatabase, migratedDb, sleep, type TestDatabase } from '@bills
 import { EndpointStore } from '../endpoints/store';
 import { migrations, SCHEMA } from '../migrations';
 import { envelopeOf, serializeEnvelope } from './envelope';
-import { TaskStore, type ClaimedTask } from './task-store';
+import { TaskStore, type ClaimedTask, type ClaimOptions } from './task-store';
 import { resultOf } from './worker';
 
 describe('TaskStore (real Postgres)', () => {
@@ -21,19 +21,20 @@ describe('TaskStore (real Postgres)', () => {
     await database?.drop();
   });
 
+  const tasks = new TaskStore();
   const addEndpoint = (events: string[], enabled = true) =>
-    new EndpointStore(db).insert({ id: newId('webhookEndpoint'), ...scope, url: 'https://hooks.example.com/', events, enabled, description: null, secret: 'whsec_x' });
+    new EndpointStore().insert(db, { id: newId('webhookEndpoint'), ...scope, url: 'https://hooks.example.com/', events, enabled, description: null, secret: 'whsec_x' });
   const enqueue = async (type: string, n: number) => {
     const ids: string[] = [];
     for (let i = 0; i < n; i += 1) {
       const envelope = envelopeOf({ id: newId('event'), type, tenant_id: scope.tenantId, environment_id: scope.environmentId, user_id: 'key_1', occurred_at: new Date().toISOString(), payload: {} });
-      await new TaskStore(db).enqueue([{ envelope, body: serializeEnvelope(envelope) }]);
+      await tasks.enqueue(db, [{ envelope, body: serializeEnvelope(envelope) }]);
       ids.push(envelope.id);
     }
     return ids;
   };
-  const claim = (o: Partial<Parameters<TaskStore['claim']>[0]> = {}) =>
-    new TaskStore(db).claim({ limit: 1000, endpointCap: 1000, inFlight: {}, leaseMs: 60_000, claimId: newUlid(), ...o });
+  const claim = (o: Partial<ClaimOptions> = {}) =>
+    tasks.claim(db, { limit: 1000, endpointCap: 1000, inFlight: {}, leaseMs: 60_000, claimId: newUlid(), ...o });
   const clear = () => db('tasks').delete();
 
   it('enqueues one task per matching enabled endpoint, once per event', async () => {
@@ -43,7 +44,7 @@ describe('TaskStore (real Postgres)', () => {
     const [id] = await enqueue('customer.created', 1);
     await enqueue('customer.updated', 1);
     const envelope = { id, event_name: 'customer.created', tenant_id: scope.tenantId, environment_id: scope.environmentId, user_id: 'k', timestamp: '', payload: {} };
-    expect(await new TaskStore(db).enqueue([{ envelope, body: '{}' }])).toBe(0);
+    expect(await tasks.enqueue(db, [{ envelope, body: '{}' }])).toBe(0);
     const rows = await db('tasks').select('endpoint_id', 'event_id').orderBy('event_id');
     expect(rows).toHaveLength(3);
     expect(rows.filter((r) => r.event_id === id).map((r) => r.endpoint_id).sort()).toEqual([named.id, star.id].sort());
@@ -93,9 +94,9 @@ describe('TaskStore (real Postgres)', () => {
     const [again] = await claim({ leaseMs: 60_000 });
     expect(again.eventId).toBe(first.eventId);
     const done = { kind: 'done' as const, ok: true, responseCode: 200, error: null, durationMs: 5, attemptedAt: new Date() };
-    await new TaskStore(db).complete([resultOf(first, done, [1000], new Date())]);
+    await tasks.complete(db, [resultOf(first, done, [1000], new Date())]);
     expect((await db('tasks').first()).status).toBe('pending');
-    await new TaskStore(db).complete([resultOf(again, done, [1000], new Date())]);
+    await tasks.complete(db, [resultOf(again, done, [1000], new Date())]);
     const task = await db('tasks').first();
     expect(task).toMatchObject({ status: 'succeeded', attempts: 1, claim_id: null });
     expect(await db('deliveries').count({ n: '*' })).toEqual([{ n: 2 }]);
@@ -109,7 +110,7 @@ describe('TaskStore (real Postgres)', () => {
     await enqueue('wallet.terminated', 2);
     const [t1, t2] = await claim();
     const failed = { kind: 'done' as const, ok: false, responseCode: 500, error: 'endpoint answered HTTP 500', durationMs: 5, attemptedAt: new Date() };
-    await new TaskStore(db).complete([resultOf(t1, failed, [60_000], new Date()), resultOf(t2, failed, [60_000], new Date())]);
+    await tasks.complete(db, [resultOf(t1, failed, [60_000], new Date()), resultOf(t2, failed, [60_000], new Date())]);
     const rows = await db('tasks').select('*');
     expect(rows.map((r) => [r.status, r.attempts])).toEqual([
       ['pending', 1],
@@ -117,7 +118,7 @@ describe('TaskStore (real Postgres)', () => {
     ]);
     expect(new Date(rows[0].next_attempt_at).getTime()).toBeGreaterThan(Date.now() + 50_000);
     expect(await claim()).toEqual([]);
-    await new TaskStore(db).cancelPending(e.id);
+    await tasks.cancelPending(db, e.id);
     expect((await db('tasks').select('status')).map((r) => r.status)).toEqual(['cancelled', 'cancelled']);
   });
 
@@ -135,13 +136,13 @@ describe('TaskStore (real Postgres)', () => {
     await db('tasks').where({ event_id: fresh }).update({ status: 'succeeded' });
     const [t] = await claim();
     const done = { kind: 'done' as const, ok: false, responseCode: 500, error: 'x', durationMs: 1, attemptedAt: longAgo };
-    await new TaskStore(db).complete([resultOf(t, done, [60_000], new Date())]);
+    await tasks.complete(db, [resultOf(t, done, [60_000], new Date())]);
     await db('processed_messages').delete();
     await db('processed_messages').insert([
       { consumer_group: 'g', message_id: 'evt_old', processed_at: longAgo },
       { consumer_group: 'g', message_id: 'evt_recent' },
     ]);
-    const deleted = await new TaskStore(db).prune(new Date(Date.now() - 30 * 86_400_000));
+    const deleted = await tasks.prune(db, new Date(Date.now() - 30 * 86_400_000));
     expect(deleted).toEqual({ deliveries: 1, tasks: 1, messages: 1, processed: 1 });
     expect((await db('processed_messages').select('message_id')).map((r) => r.message_id)).toEqual(['evt_recent']);
     expect((await db('messages').select('id')).map((r) => r.id).sort()).toEqual([oldPending, fresh].sort());

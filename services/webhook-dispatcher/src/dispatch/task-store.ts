@@ -1,5 +1,5 @@
 import { pruneProcessedMessages } from '@billstream/outbox';
-import { rowsOf, type Db, type Trx } from '@billstream/db';
+import { rowsOf, type Conn } from '@billstream/db';
 import { DeliveryStore, type DeliveryRecord } from '../deliveries/store';
 import type { Envelope } from './envelope';
 
@@ -50,21 +50,23 @@ interface ClaimedRow {
  * Delivery tasks: one per (endpoint, event), `pending` until an attempt succeeds or the
  * retry schedule is used up. A claim pushes `next_attempt_at` out by a lease, so a worker
  * that dies mid-delivery loses nothing: its tasks fall due again when the lease ends.
+ * Stateless: every method takes the connection first. The queue spans tenants (the worker
+ * serves them all); each task belongs to an endpoint, which has the scope.
  */
 export class TaskStore {
-  constructor(private readonly db: Db | Trx) {}
+  private readonly deliveries = new DeliveryStore();
 
   /**
    * Stores each envelope once and one pending task per enabled endpoint of its tenant and
    * environment subscribed to its name or to `*`; an envelope no endpoint wants is not
    * stored. A whole batch costs a few statements. Returns how many tasks were created.
    */
-  async enqueue(items: Array<{ envelope: Envelope; body: string }>): Promise<number> {
+  async enqueue(conn: Conn, items: Array<{ envelope: Envelope; body: string }>): Promise<number> {
     if (items.length === 0) return 0;
     const scopes = [...new Set(items.map((i) => JSON.stringify([i.envelope.tenant_id, i.envelope.environment_id])))].map(
       (s) => JSON.parse(s) as [string, string],
     );
-    const endpoints: Array<{ id: string; tenant_id: string; environment_id: string; events: string[] | string }> = await this.db(
+    const endpoints: Array<{ id: string; tenant_id: string; environment_id: string; events: string[] | string }> = await conn(
       'endpoints',
     )
       .where({ enabled: true })
@@ -95,10 +97,10 @@ export class TaskStore {
     }
     let created = 0;
     for (let i = 0; i < messages.length; i += CHUNK) {
-      await this.db('messages').insert(messages.slice(i, i + CHUNK)).onConflict('id').ignore();
+      await conn('messages').insert(messages.slice(i, i + CHUNK)).onConflict('id').ignore();
     }
     for (let i = 0; i < tasks.length; i += CHUNK) {
-      const rows = await this.db('tasks')
+      const rows = await conn('tasks')
         .insert(tasks.slice(i, i + CHUNK))
         .onConflict(['endpoint_id', 'event_id'])
         .ignore()
@@ -112,8 +114,8 @@ export class TaskStore {
    * Claims due tasks of enabled endpoints, at most `endpointCap` in flight per endpoint, the
    * oldest first. Rows locked by another worker are skipped (FOR UPDATE SKIP LOCKED).
    */
-  async claim(o: ClaimOptions): Promise<ClaimedTask[]> {
-    const result = await this.db.raw(
+  async claim(conn: Conn, o: ClaimOptions): Promise<ClaimedTask[]> {
+    const result = await conn.raw(
       `WITH picked AS (
          SELECT t.endpoint_id, t.event_id FROM endpoints e
          CROSS JOIN LATERAL (
@@ -152,10 +154,10 @@ export class TaskStore {
    * taken over meanwhile (lease ended) or that was cancelled keeps its state; the attempt
    * is recorded all the same, since it happened.
    */
-  async complete(results: TaskResult[]): Promise<void> {
+  async complete(conn: Conn, results: TaskResult[]): Promise<void> {
     if (results.length === 0) return;
-    await this.db.transaction(async (trx) => {
-      await new DeliveryStore(trx).insert(results.map((r) => r.delivery));
+    await conn.transaction(async (trx) => {
+      await this.deliveries.insert(trx, results.map((r) => r.delivery));
       const values = results.map(() => '(?, ?, ?, ?::int, ?::timestamptz, ?)').join(', ');
       const bindings = results.flatMap((r) => [
         r.task.endpointId,
@@ -178,11 +180,11 @@ export class TaskStore {
   }
 
   /** Gives claimed tasks back at once (a worker stopping before it could send them). */
-  async release(tasks: ClaimedTask[]): Promise<void> {
+  async release(conn: Conn, tasks: ClaimedTask[]): Promise<void> {
     for (const t of tasks) {
-      await this.db('tasks')
+      await conn('tasks')
         .where({ endpoint_id: t.endpointId, event_id: t.eventId, claim_id: t.claimId, status: 'pending' })
-        .update({ next_attempt_at: this.db.fn.now(), claim_id: null, updated_at: this.db.fn.now() });
+        .update({ next_attempt_at: conn.fn.now(), claim_id: null, updated_at: conn.fn.now() });
     }
   }
 
@@ -190,23 +192,23 @@ export class TaskStore {
    * Deletes what is older than `before`: delivery records, finished tasks, and envelopes no
    * pending task needs any more. Returns how many rows of each went.
    */
-  async prune(before: Date): Promise<{ deliveries: number; tasks: number; messages: number; processed: number }> {
-    const deliveries = await this.db('deliveries').where('attempted_at', '<', before).delete();
-    const tasks = await this.db('tasks').whereNot({ status: 'pending' }).where('updated_at', '<', before).delete();
-    const messages = await this.db('messages')
+  async prune(conn: Conn, before: Date): Promise<{ deliveries: number; tasks: number; messages: number; processed: number }> {
+    const deliveries = await conn('deliveries').where('attempted_at', '<', before).delete();
+    const tasks = await conn('tasks').whereNot({ status: 'pending' }).where('updated_at', '<', before).delete();
+    const messages = await conn('messages')
       .where('created_at', '<', before)
       .whereNotExists(function pendingTask() {
         this.select(1).from('tasks').whereRaw('tasks.event_id = messages.id');
       })
       .delete();
-    const processed = await pruneProcessedMessages(this.db, before);
+    const processed = await pruneProcessedMessages(conn, before);
     return { deliveries, tasks, messages, processed };
   }
 
   /** Drops the planned attempts of an endpoint (it was disabled). */
-  async cancelPending(endpointId: string): Promise<void> {
-    await this.db('tasks')
+  async cancelPending(conn: Conn, endpointId: string): Promise<void> {
+    await conn('tasks')
       .where({ endpoint_id: endpointId, status: 'pending' })
-      .update({ status: 'cancelled', claim_id: null, updated_at: this.db.fn.now() });
+      .update({ status: 'cancelled', claim_id: null, updated_at: conn.fn.now() });
   }
 }

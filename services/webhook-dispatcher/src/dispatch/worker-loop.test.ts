@@ -1,10 +1,11 @@
+import type { Db } from '@billstream/db';
 import { testLogger, waitFor } from '@billstream/testing';
 import type { WebhookSettings } from '../config';
 import type { Attempt, AttemptOutcome, WebhookSender } from './sender';
 import type { ClaimedTask, ClaimOptions, TaskResult, TaskStore } from './task-store';
 import { DeliveryWorker } from './worker';
 
-/** A task store in memory that honours the claim limits the way the SQL does. */
+/** A task store in memory that honours the claim limits the way the SQL does (it needs no connection). */
 class FakeTaskStore {
   readonly tasks: Array<ClaimedTask & { claimed: boolean }> = [];
   readonly completed: TaskResult[] = [];
@@ -16,7 +17,7 @@ class FakeTaskStore {
     }
   }
 
-  async claim(o: ClaimOptions): Promise<ClaimedTask[]> {
+  async claim(_conn: Db, o: ClaimOptions): Promise<ClaimedTask[]> {
     const taken: ClaimedTask[] = [];
     const perEndpoint = new Map<string, number>();
     for (const t of this.tasks) {
@@ -30,11 +31,11 @@ class FakeTaskStore {
     return taken;
   }
 
-  async complete(results: TaskResult[]): Promise<void> {
+  async complete(_conn: Db, results: TaskResult[]): Promise<void> {
     this.completed.push(...results);
   }
 
-  async release(tasks: ClaimedTask[]): Promise<void> {
+  async release(_conn: Db, tasks: ClaimedTask[]): Promise<void> {
     this.released.push(...tasks);
   }
 }
@@ -92,6 +93,7 @@ describe('DeliveryWorker (fakes)', () => {
     store.add('ok1', 100);
     store.add('ok2', 100);
     const worker = new DeliveryWorker({
+      db: {} as Db,
       tasks: store as unknown as TaskStore,
       sender: sender as unknown as WebhookSender,
       settings,

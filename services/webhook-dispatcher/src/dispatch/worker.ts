@@ -1,3 +1,4 @@
+import type { Db } from '@billstream/db';
 import { newId, newUlid } from '@billstream/ids';
 import type { Logger } from '@billstream/logger';
 import type { WebhookSettings } from '../config';
@@ -6,6 +7,7 @@ import type { AttemptOutcome, WebhookSender } from './sender';
 import type { ClaimedTask, TaskResult, TaskStore } from './task-store';
 
 export interface DeliveryWorkerOptions {
+  db: Db;
   tasks: TaskStore;
   sender: WebhookSender;
   settings: WebhookSettings;
@@ -110,7 +112,7 @@ export class DeliveryWorker {
     await Promise.allSettled([...this.sends]);
     for (let round = 0; round < 3 && this.results.length > 0; round += 1) await this.flush();
     if (this.unsent.length > 0) {
-      await this.options.tasks.release(this.unsent.splice(0)).catch((err) => {
+      await this.options.tasks.release(this.options.db, this.unsent.splice(0)).catch((err) => {
         this.options.logger.warn('could not release claimed webhook tasks; they come back when their lease ends', { err });
       });
     }
@@ -127,7 +129,7 @@ export class DeliveryWorker {
       const free = PREFETCH * settings.concurrency - this.heldTotal;
       if (free > 0) {
         try {
-          const tasks = await this.options.tasks.claim({
+          const tasks = await this.options.tasks.claim(this.options.db, {
             limit: free,
             endpointCap: PREFETCH * settings.endpointConcurrency,
             inFlight: Object.fromEntries(this.held),
@@ -230,7 +232,7 @@ export class DeliveryWorker {
       const batch = this.results.splice(0, FLUSH_BATCH);
       if (batch.length === 0) return;
       try {
-        await this.options.tasks.complete(batch);
+        await this.options.tasks.complete(this.options.db, batch);
       } catch (err) {
         this.options.logger.warn('recording webhook attempts failed; will retry', { err, count: batch.length });
         this.results.unshift(...batch);

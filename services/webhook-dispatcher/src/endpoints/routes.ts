@@ -1,12 +1,12 @@
 import type { Express } from 'express';
 import { webhookApi } from '@billstream/contracts';
-import { HttpResult, mountRoute } from '@billstream/http';
+import { etagOf, HttpResult, mountRoute } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
-import { etagOf, toEndpointView, type EndpointService } from './service';
+import { toEndpointView, type EndpointService } from './service';
 import type { WebhookEndpoint } from './store';
 
-function withEtag(endpoint: WebhookEndpoint, body: unknown, status?: number): HttpResult {
-  return new HttpResult(body, status, { ETag: etagOf(endpoint) });
+function withEtag<T>(endpoint: WebhookEndpoint, body: T, status?: number): HttpResult<T> {
+  return new HttpResult(body, status, { ETag: etagOf(endpoint.version) });
 }
 
 export function mountEndpointRoutes(app: Express, endpoints: EndpointService, logger: Logger): void {

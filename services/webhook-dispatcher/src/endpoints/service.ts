@@ -1,11 +1,12 @@
-import type { WebhookEndpointView } from '@billstream/contracts';
+import type { WebhookEndpointView, Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { NotFoundError, VersionConflictError } from '@billstream/errors';
+import { etagOf, matchesIfMatch } from '@billstream/http';
 import { newId } from '@billstream/ids';
 import { TaskStore } from '../dispatch/task-store';
 import { generateSecret } from '../signing';
 import type { UrlPolicy } from '../url-policy';
-import { EndpointStore, type EndpointChanges, type EndpointScope, type WebhookEndpoint } from './store';
+import { EndpointStore, type EndpointChanges, type WebhookEndpoint } from './store';
 
 export interface NewEndpoint {
   url: string;
@@ -26,25 +27,23 @@ export function toEndpointView(e: WebhookEndpoint): WebhookEndpointView {
   };
 }
 
-/** The ETag of an endpoint version (compared with If-Match on update). */
-export function etagOf(e: WebhookEndpoint): string {
-  return `"${e.version}"`;
-}
-
 function notFound(id: string): NotFoundError {
   return new NotFoundError(`Webhook endpoint ${id} not found`, { field: 'id', value: id });
 }
 
 /** Endpoint CRUD. URLs pass the URL policy; disabling an endpoint cancels its planned retries. */
 export class EndpointService {
+  private readonly store = new EndpointStore();
+  private readonly tasks = new TaskStore();
+
   constructor(
     private readonly db: Db,
     private readonly policy: UrlPolicy,
   ) {}
 
-  async create(scope: EndpointScope, input: NewEndpoint): Promise<WebhookEndpoint> {
+  async create(scope: Scope, input: NewEndpoint): Promise<WebhookEndpoint> {
     await this.policy.assertAllowed(input.url);
-    return new EndpointStore(this.db).insert({
+    return this.store.insert(this.db, {
       id: newId('webhookEndpoint'),
       tenantId: scope.tenantId,
       environmentId: scope.environmentId,
@@ -56,37 +55,36 @@ export class EndpointService {
     });
   }
 
-  async get(scope: EndpointScope, id: string): Promise<WebhookEndpoint> {
-    const endpoint = await new EndpointStore(this.db).find(scope, id);
+  async get(scope: Scope, id: string): Promise<WebhookEndpoint> {
+    const endpoint = await this.store.find(this.db, scope, id);
     if (!endpoint) throw notFound(id);
     return endpoint;
   }
 
-  async list(scope: EndpointScope, filter: { enabled?: boolean }, limit: number, offset: number) {
-    return new EndpointStore(this.db).list(scope, filter, limit, offset);
+  async list(scope: Scope, filter: { enabled?: boolean }, limit: number, offset: number) {
+    return this.store.list(this.db, scope, filter, limit, offset);
   }
 
-  async update(scope: EndpointScope, id: string, changes: EndpointChanges, ifMatch?: string): Promise<WebhookEndpoint> {
+  async update(scope: Scope, id: string, changes: EndpointChanges, ifMatch?: string): Promise<WebhookEndpoint> {
     if (changes.url !== undefined) await this.policy.assertAllowed(changes.url);
     return this.db.transaction(async (trx) => {
-      const store = new EndpointStore(trx);
-      const current = await store.find(scope, id, true);
+      const current = await this.store.find(trx, scope, id, true);
       if (!current) throw notFound(id);
-      if (ifMatch !== undefined && ifMatch.trim() !== '*' && ifMatch.trim() !== etagOf(current)) {
+      if (!matchesIfMatch(ifMatch, etagOf(current.version))) {
         throw new VersionConflictError('The endpoint was modified since it was read; fetch it again', {
           field: 'If-Match',
-          current_etag: etagOf(current),
+          current_etag: etagOf(current.version),
         });
       }
       if (Object.values(changes).every((v) => v === undefined)) return current;
-      const updated = await store.update(scope, id, changes);
-      if (current.enabled && !updated.enabled) await new TaskStore(trx).cancelPending(id);
+      const updated = await this.store.update(trx, scope, id, changes);
+      if (current.enabled && !updated.enabled) await this.tasks.cancelPending(trx, id);
       return updated;
     });
   }
 
-  async remove(scope: EndpointScope, id: string): Promise<void> {
-    const deleted = await this.db.transaction((trx) => new EndpointStore(trx).delete(scope, id));
+  async remove(scope: Scope, id: string): Promise<void> {
+    const deleted = await this.db.transaction((trx) => this.store.delete(trx, scope, id));
     if (!deleted) throw notFound(id);
   }
 }

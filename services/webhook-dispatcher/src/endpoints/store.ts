@@ -1,4 +1,5 @@
-import type { Db, Trx } from '@billstream/db';
+import type { Scope } from '@billstream/contracts';
+import type { Conn } from '@billstream/db';
 
 export interface WebhookEndpoint {
   id: string;
@@ -12,11 +13,6 @@ export interface WebhookEndpoint {
   version: number;
   createdAt: Date;
   updatedAt: Date;
-}
-
-export interface EndpointScope {
-  tenantId: string;
-  environmentId: string;
 }
 
 export interface EndpointChanges {
@@ -56,16 +52,17 @@ function fromRow(row: EndpointRow): WebhookEndpoint {
   };
 }
 
-/** Webhook endpoints, always read and written inside one tenant and environment. */
+/**
+ * Webhook endpoints, always read and written inside one tenant and environment. Stateless:
+ * every method takes the connection (pool or transaction) first, then the scope.
+ */
 export class EndpointStore {
-  constructor(private readonly db: Db | Trx) {}
-
-  private scoped(scope: EndpointScope) {
-    return this.db<EndpointRow>('endpoints').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId });
+  private scoped(conn: Conn, scope: Scope) {
+    return conn<EndpointRow>('endpoints').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId });
   }
 
-  async insert(e: Omit<WebhookEndpoint, 'version' | 'createdAt' | 'updatedAt'>): Promise<WebhookEndpoint> {
-    const [row] = await this.db<EndpointRow>('endpoints')
+  async insert(conn: Conn, e: Omit<WebhookEndpoint, 'version' | 'createdAt' | 'updatedAt'>): Promise<WebhookEndpoint> {
+    const [row] = await conn<EndpointRow>('endpoints')
       .insert({
         id: e.id,
         tenant_id: e.tenantId,
@@ -80,20 +77,21 @@ export class EndpointStore {
     return fromRow(row as EndpointRow);
   }
 
-  async find(scope: EndpointScope, id: string, forUpdate = false): Promise<WebhookEndpoint | undefined> {
-    const query = this.scoped(scope).where({ id });
+  async find(conn: Conn, scope: Scope, id: string, forUpdate = false): Promise<WebhookEndpoint | undefined> {
+    const query = this.scoped(conn, scope).where({ id });
     const row = await (forUpdate ? query.forUpdate() : query).first();
     return row ? fromRow(row as EndpointRow) : undefined;
   }
 
   async list(
-    scope: EndpointScope,
+    conn: Conn,
+    scope: Scope,
     filter: { enabled?: boolean },
     limit: number,
     offset: number,
   ): Promise<{ items: WebhookEndpoint[]; total: number }> {
     const base = () => {
-      const q = this.scoped(scope);
+      const q = this.scoped(conn, scope);
       return filter.enabled === undefined ? q : q.where({ enabled: filter.enabled });
     };
     const [rows, [{ count }]] = await Promise.all([
@@ -103,24 +101,24 @@ export class EndpointStore {
     return { items: (rows as EndpointRow[]).map(fromRow), total: Number(count) };
   }
 
-  async update(scope: EndpointScope, id: string, changes: EndpointChanges): Promise<WebhookEndpoint> {
+  async update(conn: Conn, scope: Scope, id: string, changes: EndpointChanges): Promise<WebhookEndpoint> {
     const patch: Record<string, unknown> = {};
     if (changes.url !== undefined) patch.url = changes.url;
     if (changes.events !== undefined) patch.events = JSON.stringify(changes.events);
     if (changes.enabled !== undefined) patch.enabled = changes.enabled;
     if (changes.description !== undefined) patch.description = changes.description;
-    const [row] = await this.scoped(scope)
+    const [row] = await this.scoped(conn, scope)
       .where({ id })
-      .update({ ...patch, version: this.db.raw('version + 1'), updated_at: this.db.fn.now() })
+      .update({ ...patch, version: conn.raw('version + 1'), updated_at: conn.fn.now() })
       .returning('*');
     return fromRow(row as EndpointRow);
   }
 
   /** Deletes the endpoint with its tasks and delivery records. */
-  async delete(scope: EndpointScope, id: string): Promise<boolean> {
-    if ((await this.scoped(scope).where({ id }).delete()) === 0) return false;
-    await this.db('tasks').where({ endpoint_id: id }).delete();
-    await this.db('deliveries').where({ endpoint_id: id }).delete();
+  async delete(conn: Conn, scope: Scope, id: string): Promise<boolean> {
+    if ((await this.scoped(conn, scope).where({ id }).delete()) === 0) return false;
+    await conn('tasks').where({ endpoint_id: id }).delete();
+    await conn('deliveries').where({ endpoint_id: id }).delete();
     return true;
   }
 }

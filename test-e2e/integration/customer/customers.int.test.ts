@@ -1,4 +1,5 @@
-import { startIntegrationStack, TEST_ENVIRONMENT, TEST_TENANT, type ApiClient, type IntegrationStack } from '@billstream/testing';
+import { type ApiClient } from '@billstream/testing';
+import { startIntegrationStack, TEST_ENVIRONMENT, TEST_TENANT, type IntegrationStack } from '../../support/stack';
 
 describe('customer API through the gateway (real Postgres and Kafka)', () => {
   let stack: IntegrationStack;
@@ -36,7 +37,7 @@ describe('customer API through the gateway (real Postgres and Kafka)', () => {
         metadata: { plan: 'gold' },
       });
       expect(res.status).toBe(201);
-      expect(res.headers.etag).toBe('W/"1"');
+      expect(res.headers.etag).toBe('"1"');
       expect(res.body).toEqual({
         id: expect.stringMatching(/^cust_[0-9A-Z]{26}$/),
         external_id: externalId,
@@ -60,7 +61,7 @@ describe('customer API through the gateway (real Postgres and Kafka)', () => {
 
       const byId = await api.get(`/v1/customers/${res.body.id}`);
       expect(byId.status).toBe(200);
-      expect(byId.headers.etag).toBe('W/"1"');
+      expect(byId.headers.etag).toBe('"1"');
       expect(byId.body).toEqual(res.body);
 
       const byExternal = await api.get(`/v1/customers/external/${encodeURIComponent(externalId)}`);
@@ -162,7 +163,7 @@ describe('customer API through the gateway (real Postgres and Kafka)', () => {
       const c = await create({ name: 'Before', email: 'a@b.example', address_city: 'Paris', metadata: { k: 'v' } });
       const res = await api.put(`/v1/customers/${c.id}`, { name: 'After', address_city: null });
       expect(res.status).toBe(200);
-      expect(res.headers.etag).toBe('W/"2"');
+      expect(res.headers.etag).toBe('"2"');
       expect(res.body).toMatchObject({ name: 'After', email: 'a@b.example', address_city: null, metadata: { k: 'v' } });
       expect(Date.parse(res.body.updated_at)).toBeGreaterThanOrEqual(Date.parse(c.updated_at));
       expect(res.body.created_at).toBe(c.created_at);
@@ -208,7 +209,7 @@ describe('customer API through the gateway (real Postgres and Kafka)', () => {
       }
       const after = await api.get(`/v1/customers/${c.id}`);
       expect(after.body).toEqual(c);
-      expect(after.headers.etag).toBe('W/"1"');
+      expect(after.headers.etag).toBe('"1"');
     });
 
     it('answers 404 for an unknown id', async () => {
@@ -221,19 +222,19 @@ describe('customer API through the gateway (real Postgres and Kafka)', () => {
       const c = await create({ name: 'Same', metadata: { a: '1', b: '2' } });
       const res = await api.put(`/v1/customers/${c.id}`, { name: 'Same', metadata: { b: '2', a: '1' } });
       expect(res.status).toBe(200);
-      expect(res.headers.etag).toBe('W/"1"');
+      expect(res.headers.etag).toBe('"1"');
       expect(res.body).toEqual(c);
     });
   });
 
   describe('optimistic locking', () => {
-    it('accepts the current ETag, refuses a stale one with 409 version_conflict, and a malformed one with 400', async () => {
+    it('accepts the current ETag ("<version>", alone or listed), refuses a stale or weak one with 409 version_conflict, and a malformed one with 400', async () => {
       const c = await create({ name: 'v1' });
       const read = await api.get(`/v1/customers/${c.id}`);
       const etag = read.headers.etag as string;
       const first = await api.put(`/v1/customers/${c.id}`, { name: 'v2' }, { 'if-match': etag });
       expect(first.status).toBe(200);
-      expect(first.headers.etag).toBe('W/"2"');
+      expect(first.headers.etag).toBe('"2"');
 
       const stale = await api.put(`/v1/customers/${c.id}`, { name: 'v3' }, { 'if-match': etag });
       expect(stale.status).toBe(409);
@@ -247,8 +248,12 @@ describe('customer API through the gateway (real Postgres and Kafka)', () => {
       expect(staleByExternal.body.error.internal_error).toBe('version_conflict');
       expect((await api.get(`/v1/customers/${c.id}`)).body.name).toBe('v2');
 
-      const strong = await api.put(`/v1/customers/${c.id}`, { name: 'v3' }, { 'if-match': '"2"' });
-      expect(strong.status).toBe(200);
+      // Strong comparison (RFC 9110): the weak form of the current ETag does not match.
+      const weak = await api.put(`/v1/customers/${c.id}`, { name: 'v3' }, { 'if-match': 'W/"2"' });
+      expect(weak.status).toBe(409);
+      expect(weak.body.error.details).toMatchObject({ field: 'If-Match', current_etag: '"2"' });
+      const listed = await api.put(`/v1/customers/${c.id}`, { name: 'v3' }, { 'if-match': '"1", "2"' });
+      expect(listed.status).toBe(200);
       const any = await api.put(`/v1/customers/${c.id}`, { name: 'v4' }, { 'if-match': '*' });
       expect(any.status).toBe(200);
 

@@ -4,7 +4,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import { KafkaBus, TOPICS } from '@billstream/bus';
 import type { DomainEvent } from '@billstream/contracts';
 import { newDomainEvent } from '@billstream/outbox';
-import { kafkaBrokers, sleep, startIntegrationStack, testLogger, waitFor, type IntegrationStack } from '@billstream/testing';
+import { kafkaBrokers, sleep, testLogger, waitFor } from '@billstream/testing';
+import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 
 interface Received {
   headers: http.IncomingHttpHeaders;

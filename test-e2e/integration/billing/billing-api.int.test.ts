@@ -1,5 +1,6 @@
 import { createDb, type Db } from '@billstream/db';
-import { startIntegrationStack, waitFor, type IntegrationStack } from '@billstream/testing';
+import { waitFor } from '@billstream/testing';
+import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 
 const usagePrice = (meterId: string, extra: Record<string, unknown> = {}) => ({
   type: 'USAGE',

@@ -1,21 +1,22 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startEmbedded, type Embedded, type EmbeddedOptions } from '@billstream/standalone';
-import { createTestDatabase, type TestDatabase } from './database';
-import { ApiClient } from './http';
-import { kafkaBrokers, uniqueTopicPrefix } from './kafka';
-import { testLogger } from './logger';
-import { waitFor } from './wait';
+import {
+  ApiClient,
+  createTestDatabase,
+  freePort,
+  kafkaBrokers,
+  randomKey,
+  testLogger,
+  uniqueTopicPrefix,
+  waitFor,
+  type TestDatabase,
+} from '@billstream/testing';
 
 export const TEST_TENANT = 'tenant-a';
 export const TEST_ENVIRONMENT = 'production';
-
-export function randomKey(): string {
-  return `bsk_test_${randomBytes(18).toString('base64url')}`;
-}
 
 export interface IntegrationStack {
   api: ApiClient;
@@ -79,17 +80,6 @@ export async function startIntegrationStack(options: IntegrationStackOptions = {
   };
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 export type ServiceProcessName = 'gateway' | 'customer' | 'wallet' | 'ingestion-aggregator' | 'webhook-dispatcher' | 'billing';
 const SERVICES: ServiceProcessName[] = ['customer', 'wallet', 'ingestion-aggregator', 'webhook-dispatcher', 'billing', 'gateway'];
 
@@ -111,7 +101,7 @@ export interface ProcessStackOptions {
   commonEnv?: Record<string, string>;
 }
 
-const ROOT = path.resolve(__dirname, '../../..');
+const ROOT = path.resolve(__dirname, '../..');
 
 /**
  * The six services as separate processes (from their build output), on real Postgres

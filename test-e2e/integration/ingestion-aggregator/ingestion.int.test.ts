@@ -1,14 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { KafkaBus, TOPICS } from '@billstream/bus';
 import { createDb, type Db } from '@billstream/db';
-import {
-  kafkaBrokers,
-  startIntegrationStack,
-  testLogger,
-  waitFor,
-  type ApiClient,
-  type IntegrationStack,
-} from '@billstream/testing';
+import { kafkaBrokers, testLogger, waitFor, type ApiClient } from '@billstream/testing';
+import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 
 const T0 = '2026-03-10T12:00:00Z';
 
@@ -283,7 +277,7 @@ describe('usage event ingestion, exactly-once storage and query (real Kafka and 
     const api = stack.api.withKey(key);
     const before = await api.get('/v1/events/monitoring');
     expect(before.status).toBe(200);
-    expect(before.body).toEqual({ total_events: 0, last_event_at: null, consumer_lag: expect.any(Number) });
+    expect(before.body).toEqual({ total_events: 0, last_event_at: null, consumer_lag: expect.any(Number), dead_lettered_events: 0 });
     const sentAt = Date.now();
     await api.post('/v1/events/bulk', { events: [event({ event_id: 'm-1' }), event({ event_id: 'm-2' }), event({ event_id: 'm-1' })] });
     const after = await waitFor(

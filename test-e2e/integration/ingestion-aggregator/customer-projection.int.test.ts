@@ -1,5 +1,6 @@
 import { KafkaBus, TOPICS } from '@billstream/bus';
-import { kafkaBrokers, startIntegrationStack, testLogger, waitFor, type IntegrationStack } from '@billstream/testing';
+import { kafkaBrokers, testLogger, waitFor } from '@billstream/testing';
+import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 
 const TS = '2026-05-01T00:00:00Z';
 

@@ -1,5 +1,5 @@
-import { startIntegrationStack, TEST_ENVIRONMENT, TEST_TENANT, type IntegrationStack } from '@billstream/testing';
-import { buildOpenApiDocument } from './document';
+import { startIntegrationStack, TEST_ENVIRONMENT, TEST_TENANT, type IntegrationStack } from '../../support/stack';
+import { buildOpenApiDocument } from '@billstream/gateway';
 
 describe('GET /v1/openapi.json on the gateway (real Postgres)', () => {
   let stack: IntegrationStack;

@@ -1,4 +1,5 @@
-import { startIntegrationStack, TEST_ENVIRONMENT, TEST_TENANT, type ApiResponse, type IntegrationStack } from '@billstream/testing';
+import { type ApiResponse } from '@billstream/testing';
+import { startIntegrationStack, TEST_ENVIRONMENT, TEST_TENANT, type IntegrationStack } from '../../support/stack';
 
 describe('gateway authentication and API keys (real Postgres and Kafka)', () => {
   let stack: IntegrationStack;

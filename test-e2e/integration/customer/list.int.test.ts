@@ -1,4 +1,5 @@
-import { startIntegrationStack, type ApiClient, type IntegrationStack } from '@billstream/testing';
+import { type ApiClient } from '@billstream/testing';
+import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 
 interface View {
   id: string;

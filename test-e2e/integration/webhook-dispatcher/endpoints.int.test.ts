@@ -1,4 +1,4 @@
-import { startIntegrationStack, type IntegrationStack } from '@billstream/testing';
+import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 
 describe('webhook endpoints API (real Postgres and Kafka, through the gateway)', () => {
   let stack: IntegrationStack;

@@ -1,4 +1,5 @@
-import { startIntegrationStack, waitFor, type IntegrationStack } from '@billstream/testing';
+import { waitFor } from '@billstream/testing';
+import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 
 const DAY1 = '2026-04-01';
 const DAY2 = '2026-04-02';

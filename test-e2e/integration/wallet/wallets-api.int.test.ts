@@ -1,4 +1,5 @@
-import { startIntegrationStack, waitFor, type IntegrationStack } from '@billstream/testing';
+import { waitFor } from '@billstream/testing';
+import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 
 describe('wallet API through the gateway (real Postgres and Kafka)', () => {
   let stack: IntegrationStack;
@@ -31,7 +32,7 @@ describe('wallet API through the gateway (real Postgres and Kafka)', () => {
       description: 'main',
     });
     expect(res.status).toBe(201);
-    expect(res.headers.etag).toBeDefined();
+    expect(res.headers.etag).toMatch(/^"\d+"$/);
     expect(res.body).toMatchObject({
       id: expect.stringMatching(/^wallet_[0-9A-Z]{26}$/),
       customer_id: customerId,

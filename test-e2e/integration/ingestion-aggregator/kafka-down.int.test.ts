@@ -3,9 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, sleep, startIntegrationStack, waitFor, type IntegrationStack } from '@billstream/testing';
+import { freePort, sleep, waitFor } from '@billstream/testing';
+import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 
-const KAFKA_SH = path.resolve(__dirname, '../../../../deploy/kafka/kafka.sh');
+const KAFKA_SH = path.resolve(__dirname, '../../../deploy/kafka/kafka.sh');
 
 function portFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
