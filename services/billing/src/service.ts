@@ -94,7 +94,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     periods,
     async start() {
       await migrate(db, SCHEMA, migrations);
-      consumer = await subscribeCustomerEvents(db, bus, logger, customerStore, clock);
+      consumer = await subscribeCustomerEvents({ db, bus, logger, customers: customerStore, subscriptions: subscriptionStore, clock, published });
       relay.start();
       periods.start();
     },

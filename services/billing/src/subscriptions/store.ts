@@ -128,6 +128,12 @@ export class SubscriptionStore {
     return { items: rows.map(fromRow), total: Number(count[0].n) };
   }
 
+  /** A customer's subscriptions that are not cancelled, locked (the customer is being deleted). */
+  async liveOfCustomerForUpdate(trx: Trx, scope: Scope, customerId: string): Promise<Subscription[]> {
+    const rows = await scoped(trx, scope).where({ customer_id: customerId }).whereNot({ status: 'cancelled' }).orderBy('id').forUpdate();
+    return rows.map(fromRow);
+  }
+
   async save(trx: Trx, s: Subscription): Promise<Subscription> {
     const rows = await trx('subscriptions')
       .where({ id: s.id })
