@@ -86,7 +86,7 @@ export const subscriptionSchema = z.object({
   updated_at: z.string(),
   tenant_id: z.string(),
   environment_id: z.string(),
-});
+}).meta({ id: 'Subscription' });
 export type SubscriptionResponse = z.infer<typeof subscriptionSchema>;
 
 const usageLineSchema = z.object({

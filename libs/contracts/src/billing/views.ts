@@ -26,7 +26,7 @@ export const priceSchema = z.object({
   updated_at: z.string(),
   tenant_id: z.string(),
   environment_id: z.string(),
-});
+}).meta({ id: 'Price' });
 export type PriceResponse = z.infer<typeof priceSchema>;
 
 export const planSchema = z.object({
@@ -41,5 +41,5 @@ export const planSchema = z.object({
   updated_at: z.string(),
   tenant_id: z.string(),
   environment_id: z.string(),
-});
+}).meta({ id: 'Plan' });
 export type PlanResponse = z.infer<typeof planSchema>;
