@@ -108,6 +108,28 @@ describe('plans, prices and subscriptions through the gateway (real Postgres and
       expect([unknownPlan.status, unknownPlan.body.error.details.field]).toEqual([404, 'plan_id']);
       const noName = await stack.api.post('/v1/plans', {});
       expect([noName.status, noName.body.error.details.field]).toEqual([400, 'name']);
+      const planCases: Array<[string, string, Record<string, unknown>, string]> = [
+        ['post', '/v1/plans', { name: 'x', prices: [{ ...fixedPrice, amount: '-1' }] }, 'prices.0.amount'],
+        ['post', '/v1/plans', { name: 'x', prices: [{ ...fixedPrice, plan_id: p.id }] }, 'prices.0.plan_id'],
+        ['post', '/v1/plans', { name: 'x', metadata: { a: 1 } }, 'metadata.a'],
+        ['post', '/v1/plans', { name: '   ' }, 'name'],
+        ['put', `/v1/plans/${p.id}`, { lookup_key: 'new' }, 'lookup_key'],
+        ['put', `/v1/plans/${p.id}`, { prices: [] }, 'prices'],
+      ];
+      for (const [method, path, body, field] of planCases) {
+        const res = method === 'put' ? await stack.api.put(path, body) : await stack.api.post(path, body);
+        expect([path, res.status, res.body.error?.internal_error, res.body.error?.details?.field]).toEqual([path, 400, 'validation_error', field]);
+      }
+      for (const [query, field] of [
+        ['status=gone', 'status'],
+        ['limit=0', 'limit'],
+        ['colour=red', 'colour'],
+      ]) {
+        const res = await stack.api.get(`/v1/plans?${query}`);
+        expect([query, res.status, res.body.error?.details?.field]).toEqual([query, 400, field]);
+      }
+      expect((await stack.api.put('/v1/plans/plan_nope', { name: 'x' })).status).toBe(404);
+      expect((await stack.api.delete('/v1/plans/plan_nope')).status).toBe(404);
     });
 
     it('creates TIERED and PACKAGE prices, archives a price (204) and keeps it readable', async () => {
