@@ -1,4 +1,5 @@
 import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -30,12 +31,14 @@ async function stop(started: Started): Promise<void> {
   await exited;
 }
 
-// First starts run initdb for six embedded databases: allow a slow, busy machine.
+// A first start runs initdb inside WebAssembly: allow a slow, busy machine.
 jest.setTimeout(600_000);
 
 describe('npm start: the embedded default', () => {
   let dataDir: string;
   let running: Started | undefined;
+  let devKey: string;
+  let apiUrl: string;
 
   beforeAll(() => {
     dataDir = mkdtempSync(path.join(os.tmpdir(), 'billstream-embedded-'));
@@ -55,7 +58,9 @@ describe('npm start: the embedded default', () => {
     }).catch((err) => {
       throw new Error(`${String(err)}\n${running!.output()}`);
     });
+    devKey = printed;
     expect(running.output()).toContain(`Billstream is running at http://127.0.0.1:${port}`);
+    expect(running.output()).toContain(`database: embedded PGlite in ${path.join(dataDir, 'pglite')}`);
     expect(readFileSync(path.join(dataDir, 'dev-api-key'), 'utf8').trim()).toBe(printed);
 
     const health = await fetch(`http://127.0.0.1:${port}/healthz`);
@@ -85,6 +90,99 @@ describe('npm start: the embedded default', () => {
     expect(again.status).toBe(200);
     expect(again.body.pagination.total).toBe(keys.body.pagination.total);
     expect((await api.get(`/v1/plans/${plan.body.id}`)).body.prices[0].amount).toBe('9');
+    apiUrl = `http://127.0.0.1:${port}`;
+  });
+
+  // The services share the one session of the embedded database: calls that cross services
+  // (outbox relays publishing to the other services' consumers through the in-process bus,
+  // the wallet asking the customer service, debits grouped into one transaction) must all
+  // finish, with the right results.
+  it('answers many parallel calls that cross services, on the one embedded database, without deadlock', async () => {
+    const api = new ApiClient(apiUrl, devKey);
+    const run = Date.now().toString(36);
+    const createCustomer = async (n: string) => {
+      const res = await api.post('/v1/customers', { external_customer_id: `emb-${run}-${n}` });
+      expect(res.status).toBe(201);
+      return res.body.id as string;
+    };
+    const customers = await Promise.all(Array.from({ length: 8 }, (_, i) => createCustomer(`w${i}`)));
+    const wallets = await Promise.all(
+      customers.map(async (customerId) => {
+        const res = await api.post('/v1/wallets', { customer_id: customerId, currency: 'usd', initial_credits_to_load: '100' });
+        expect(res.status).toBe(201);
+        return res.body.id as string;
+      }),
+    );
+
+    const eventsBefore = (await api.post('/v1/events/query', { page_size: 1 })).body.total_count as number;
+    const now = Date.now();
+    const calls: Array<Promise<number>> = [
+      ...wallets.flatMap((id) =>
+        Array.from({ length: 10 }, (_, i) => api.post(`/v1/wallets/${id}/debit`, { credits: '1.5', idempotency_key: `d-${i}` }).then((r) => r.status)),
+      ),
+      ...Array.from({ length: 20 }, (_, i) => api.post('/v1/customers', { external_customer_id: `emb-${run}-c${i}` }).then((r) => r.status)),
+      ...Array.from({ length: 5 }, (_, b) =>
+        api
+          .post('/v1/events/bulk', {
+            events: Array.from({ length: 40 }, (_, i) => ({
+              event_name: 'api_call',
+              external_customer_id: `emb-${run}-c${i % 20}`,
+              timestamp: new Date(now - b * 1000 - i).toISOString(),
+              properties: { b, i },
+            })),
+          })
+          .then((r) => r.status),
+      ),
+    ];
+    const statuses = await Promise.all(calls);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(80 + 20);
+    expect(statuses.filter((s) => s === 202)).toHaveLength(5);
+
+    for (const id of wallets) {
+      const res = await api.get(`/v1/wallets/${id}`);
+      expect([res.status, res.body.credit_balance]).toEqual([200, '85']);
+    }
+    const listed = await api.get(`/v1/customers?limit=1`);
+    expect(listed.body.pagination.total).toBe(28);
+    await waitFor(
+      async () => ((await api.post('/v1/events/query', { page_size: 1 })).body.total_count as number) === eventsBefore + 200,
+      { timeoutMs: 60_000, intervalMs: 500, what: '200 more events stored' },
+    );
+
+    // A deleted customer's wallet is closed by the wallet service's consumer of customer events.
+    expect((await api.delete(`/v1/customers/${customers[0]}`)).status).toBe(204);
+    await waitFor(async () => (await api.get(`/v1/wallets/${wallets[0]}`)).body.wallet_status === 'closed', {
+      timeoutMs: 60_000,
+      intervalMs: 250,
+      what: 'the wallet of the deleted customer to close',
+    });
+  });
+
+  it('keeps one database in DATA_DIR/pglite, every service\'s tables in its own schema', async () => {
+    await stop(running!);
+    running = undefined;
+    expect(readdirSync(dataDir).sort()).toEqual(['dev-api-key', 'pglite']);
+    // PGlite loads modules with dynamic import(), which Jest's sandbox refuses: read it from a process of its own.
+    const script = `
+      const { PGlite } = require('@electric-sql/pglite');
+      PGlite.create(process.argv[1]).then(async (db) => {
+        const { rows } = await db.query("SELECT table_schema, table_name FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 1, 2");
+        await db.close();
+        process.stdout.write(JSON.stringify(rows));
+      });`;
+    const result = spawnSync(process.execPath, ['-e', script, path.join(dataDir, 'pglite')], { cwd: ROOT, encoding: 'utf8', timeout: 240_000 });
+    expect(result.status).toBe(0);
+    const tables = JSON.parse(result.stdout) as Array<{ table_schema: string; table_name: string }>;
+    const schemaOf = (table: string) => tables.filter((t) => t.table_name === table).map((t) => t.table_schema);
+    expect([...new Set(tables.map((t) => t.table_schema))].sort()).toEqual(['billing', 'customer', 'gateway', 'ingestion', 'wallet', 'webhook']);
+    expect(schemaOf('wallets')).toEqual(['wallet']);
+    expect(schemaOf('api_keys')).toEqual(['gateway']);
+    expect(schemaOf('endpoints')).toEqual(['webhook']);
+    expect(schemaOf('meters')).toEqual(['ingestion']);
+    expect(schemaOf('subscriptions')).toEqual(['billing']);
+    for (const table of ['outbox', 'processed_messages', 'knex_migrations']) {
+      expect(schemaOf(table).sort()).toEqual(['billing', 'customer', 'gateway', 'ingestion', 'wallet', 'webhook']);
+    }
   });
 
   it('refuses a bad setting at start with a message naming the variable', () => {

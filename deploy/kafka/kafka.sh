@@ -85,6 +85,16 @@ running_pid() {
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
+# True if the server log says "Kafka Server started" after its first $1 lines (a log that
+# rolled over since is read whole).
+started_since() {
+  local skip="$1" total
+  [[ -f "$SERVER_LOG" ]] || return 1
+  total="$(wc -l <"$SERVER_LOG")"
+  ((total < skip)) && skip=0
+  [[ "$(tail -n "+$((skip + 1))" "$SERVER_LOG")" == *'Kafka Server started'* ]]
+}
+
 # ---------------------------------------------------------------- config
 write_config() {
   mkdir -p "$KAFKA_DATA_DIR" "$LOG_DIR" "$KRAFT_DIR"
@@ -186,6 +196,9 @@ cmd_start() {
   local t0=$SECONDS
   say "starting broker (data dir $KAFKA_DATA_DIR)"
   : >"$STDOUT_LOG"
+  # The server log survives restarts: only lines written by this start count for readiness.
+  local log_lines=0
+  [[ -f "$SERVER_LOG" ]] && log_lines="$(wc -l <"$SERVER_LOG")"
   # setsid: detach from the caller's process group/terminal so the broker
   # survives the calling shell; all output goes to files, never to the caller.
   # shellcheck disable=SC2086
@@ -206,7 +219,7 @@ cmd_start() {
     fi
     # Ready = port accepts connections AND the broker finished startup
     # (KRaft broker logs this only after it is registered and unfenced).
-    if port_open "$KAFKA_PORT" && grep -q 'Kafka Server started' "$SERVER_LOG" 2>/dev/null; then
+    if port_open "$KAFKA_PORT" && started_since "$log_lines"; then
       break
     fi
     if ((SECONDS >= deadline)); then

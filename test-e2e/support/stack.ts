@@ -90,10 +90,19 @@ export interface ProcessStack {
   urls: Record<ServiceProcessName, string>;
   /** SIGKILL one service (no clean shutdown). */
   kill(name: ServiceProcessName): Promise<void>;
-  /** Starts a killed or stopped service again and waits until it is ready. */
-  restart(name: ServiceProcessName): Promise<void>;
+  /** Starts a killed or stopped service again and waits until it is ready: when it was spawned, and ms from then to ready. */
+  restart(name: ServiceProcessName): Promise<{ spawnedAt: number; readyMs: number }>;
+  /** A second process of a service (same database, topics and groups) on a port of its own. */
+  startReplica(name: ServiceProcessName): Promise<Replica>;
   logs(name: ServiceProcessName): string;
   stop(): Promise<void>;
+}
+
+export interface Replica {
+  url: string;
+  /** SIGKILL (no clean shutdown). */
+  kill(): Promise<void>;
+  logs(): string;
 }
 
 export interface ProcessStackOptions {
@@ -148,37 +157,52 @@ export async function startProcessStack(options: ProcessStackOptions = {}): Prom
   };
   const procs = new Map<ServiceProcessName, ChildProcess>();
   const output = new Map<ServiceProcessName, string>();
+  const replicas: ChildProcess[] = [];
 
-  const launch = async (name: ServiceProcessName) => {
+  /** Spawns a service on a port; `ready` resolves once its /readyz answers 200. */
+  const spawnService = (name: ServiceProcessName, port: number, log: (text: string) => void) => {
+    const spawnedAt = Date.now();
     const child = spawn(process.execPath, [path.join(ROOT, 'services', name, 'dist', 'main.js')], {
-      env: { ...process.env, ...common, ...perService[name], ...options.env?.[name], PORT: String(ports[name]) },
+      env: { ...process.env, ...common, ...perService[name], ...options.env?.[name], PORT: String(port) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    output.set(name, '');
+    let text = '';
     const append = (chunk: Buffer) => {
-      const prev = output.get(name) ?? '';
-      output.set(name, (prev + chunk.toString()).slice(-20_000));
+      text = (text + chunk.toString()).slice(-20_000);
+      log(text);
     };
     child.stdout?.on('data', append);
     child.stderr?.on('data', append);
-    procs.set(name, child);
-    await waitFor(
+    const ready = waitFor(
       async () => {
-        if (child.exitCode !== null) throw new Error(`${name} exited: ${output.get(name)}`);
-        const res = await fetch(`${urls[name]}/readyz`).catch(() => undefined);
+        if (child.exitCode !== null) throw new Error(`${name} exited: ${text}`);
+        const res = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
         return res?.status === 200;
       },
-      { timeoutMs: 60_000, intervalMs: 200, what: `${name} to be ready` },
-    ).catch((err) => {
-      throw new Error(`${String(err)}\n--- ${name} output ---\n${output.get(name)}`);
-    });
+      { timeoutMs: 60_000, intervalMs: 50, what: `${name} to be ready` },
+    )
+      .then(() => ({ spawnedAt, readyMs: Date.now() - spawnedAt }))
+      .catch((err) => {
+        throw new Error(`${String(err)}\n--- ${name} output ---\n${text}`);
+      });
+    return { child, ready };
   };
-  const stopOne = async (name: ServiceProcessName, signal: NodeJS.Signals) => {
-    const child = procs.get(name);
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+
+  const launch = async (name: ServiceProcessName) => {
+    output.set(name, '');
+    const { child, ready } = spawnService(name, ports[name], (text) => output.set(name, text));
+    procs.set(name, child);
+    return ready;
+  };
+  const killChild = async (child: ChildProcess, signal: NodeJS.Signals = 'SIGKILL') => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((r) => child.once('exit', () => r()));
     child.kill(signal);
     await exited;
+  };
+  const stopOne = async (name: ServiceProcessName, signal: NodeJS.Signals) => {
+    const child = procs.get(name);
+    if (child) await killChild(child, signal);
   };
 
   try {
@@ -197,10 +221,22 @@ export async function startProcessStack(options: ProcessStackOptions = {}): Prom
     kill: (name) => stopOne(name, 'SIGKILL'),
     restart: async (name) => {
       await stopOne(name, 'SIGTERM');
-      await launch(name);
+      return launch(name);
+    },
+    async startReplica(name) {
+      const port = await freePort();
+      let text = '';
+      const { child, ready } = spawnService(name, port, (t) => (text = t));
+      replicas.push(child);
+      await ready.catch(async (err) => {
+        await killChild(child);
+        throw err;
+      });
+      return { url: `http://127.0.0.1:${port}`, kill: () => killChild(child), logs: () => text };
     },
     logs: (name) => output.get(name) ?? '',
     async stop() {
+      for (const child of replicas) await killChild(child, 'SIGTERM');
       for (const name of [...SERVICES].reverse()) await stopOne(name, 'SIGTERM');
       await database.drop();
     },

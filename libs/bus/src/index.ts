@@ -1,3 +1,3 @@
 export * from './types';
 export { InProcessBus } from './in-process-bus';
-export { KafkaBus, type KafkaBusOptions } from './kafka-bus';
+export { KAFKA_TIMING_DEFAULTS, KafkaBus, type KafkaBusOptions, type KafkaTiming } from './kafka-bus';

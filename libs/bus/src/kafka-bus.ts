@@ -1,4 +1,4 @@
-import { Admin, Consumer, Kafka, logLevel as KafkaLogLevel, LogEntry, Partitioners, Producer } from 'kafkajs';
+import { Admin, Consumer, ConsumerRunConfig, Kafka, logLevel as KafkaLogLevel, LogEntry, Partitioners, Producer } from 'kafkajs';
 import type { Logger } from '@billstream/logger';
 import type { Bus, ConsumedMessage, OutgoingMessage, SubscribeOptions, Subscription } from './types';
 
@@ -19,7 +19,36 @@ export interface KafkaBusOptions {
   producers?: number;
   /** Partitions of one consumer handled at once (default: partitions); order stays per partition. */
   partitionsConsumedConcurrently?: number;
+  /** Consumer group membership and reconnection timing; see KAFKA_TIMING_DEFAULTS. */
+  timing?: Partial<KafkaTiming>;
 }
+
+/** How fast consumer groups notice dead members and how fast clients come back after an outage. */
+export interface KafkaTiming {
+  /**
+   * A group member that sends no heartbeat for this long is dead: its partitions move to the
+   * others, and a restarted process that joins waits at most this long for the old member.
+   */
+  sessionTimeoutMs: number;
+  /** How often a member heartbeats (well under the session timeout). */
+  heartbeatIntervalMs: number;
+  /** How long a rebalance waits for live members to finish their batch and rejoin. */
+  rebalanceTimeoutMs: number;
+  /** Longest pause between two attempts to reach the broker (connections, fetches, joins, sends). */
+  retryMaxMs: number;
+}
+
+/**
+ * 6 s is the smallest session a default broker accepts (group.min.session.timeout.ms): a dead
+ * member's partitions move after about 7 s. Retries back off to 1 s at most, so a broker that
+ * comes back is used within a second.
+ */
+export const KAFKA_TIMING_DEFAULTS: KafkaTiming = {
+  sessionTimeoutMs: 6000,
+  heartbeatIntervalMs: 1000,
+  rebalanceTimeoutMs: 10_000,
+  retryMaxMs: 1000,
+};
 
 function kafkaLogCreator(logger: Logger) {
   return () =>
@@ -49,35 +78,46 @@ function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<
 export class KafkaBus implements Bus {
   readonly kind = 'kafka' as const;
   private readonly kafka: Kafka;
+  private readonly consumerKafka: Kafka;
   private readonly producers: Producer[];
   private nextProducer = 0;
   private readonly concurrency: number;
   private readonly admin: Admin;
-  private readonly consumers = new Set<Consumer>();
+  private readonly subscriptions = new Set<Subscription>();
   private readonly prefix: string;
   private readonly partitions: number;
   private readonly publishTimeoutMs: number;
   private readonly knownTopics = new Set<string>();
+  private readonly timing: KafkaTiming;
+  private readonly logger: Logger;
 
   constructor(options: KafkaBusOptions) {
     this.prefix = options.topicPrefix ?? '';
     this.partitions = options.partitions ?? 4;
     this.publishTimeoutMs = options.publishTimeoutMs ?? 5000;
-    this.kafka = new Kafka({
-      clientId: options.clientId,
-      brokers: options.brokers,
-      logLevel: KafkaLogLevel.WARN,
-      logCreator: kafkaLogCreator(options.logger),
-      connectionTimeout: 3000,
-      requestTimeout: 10000,
-      retry: { initialRetryTime: 100, retries: 8, maxRetryTime: 5000 },
-    });
+    this.timing = { ...KAFKA_TIMING_DEFAULTS, ...options.timing };
+    this.logger = options.logger;
+    const client = (retries: number) =>
+      new Kafka({
+        clientId: options.clientId,
+        brokers: options.brokers,
+        logLevel: KafkaLogLevel.WARN,
+        logCreator: kafkaLogCreator(options.logger),
+        connectionTimeout: 3000,
+        requestTimeout: 10000,
+        retry: { initialRetryTime: 100, retries, maxRetryTime: this.timing.retryMaxMs },
+      });
+    this.kafka = client(8);
+    // Consumers retry without end, connections included: a kafkajs consumer that gives up
+    // restarts as a new group member, and a new member waits for the old member's session
+    // to expire before it consumes (the 30 s after a broker outage of issue #11).
+    this.consumerKafka = client(Number.MAX_SAFE_INTEGER);
     this.producers = Array.from({ length: Math.max(1, options.producers ?? 4) }, () =>
       this.kafka.producer({
         idempotent: true,
         maxInFlightRequests: 1,
         createPartitioner: Partitioners.DefaultPartitioner,
-        retry: { initialRetryTime: 100, retries: 5, maxRetryTime: 2000 },
+        retry: { initialRetryTime: 100, retries: 5, maxRetryTime: this.timing.retryMaxMs },
       }),
     );
     this.concurrency = Math.max(1, options.partitionsConsumedConcurrently ?? this.partitions);
@@ -94,8 +134,7 @@ export class KafkaBus implements Bus {
   }
 
   async stop(): Promise<void> {
-    await Promise.allSettled([...this.consumers].map((c) => c.disconnect()));
-    this.consumers.clear();
+    await Promise.allSettled([...this.subscriptions].map((s) => s.stop()));
     await Promise.allSettled([...this.producers.map((p) => p.disconnect()), this.admin.disconnect()]);
   }
 
@@ -154,19 +193,59 @@ export class KafkaBus implements Bus {
     return Number(total);
   }
 
-  async subscribe({ groupId, topics, handler, fromBeginning = true }: SubscribeOptions): Promise<Subscription> {
-    await this.ensureTopics(topics);
-    const consumer = this.kafka.consumer({
-      groupId: this.prefix + groupId,
-      sessionTimeout: 30000,
-      heartbeatInterval: 3000,
+  /**
+   * Starts a group consumer in the background and answers at once: the group join (which
+   * waits for the session of a killed predecessor to expire) never delays a service's start.
+   * Until it is consuming, messages wait in Kafka; offsets are committed only after the
+   * handler resolved, so nothing is lost while it joins.
+   */
+  async subscribe(options: SubscribeOptions): Promise<Subscription> {
+    const consumer = this.consumerKafka.consumer({
+      groupId: this.prefix + options.groupId,
+      sessionTimeout: this.timing.sessionTimeoutMs,
+      heartbeatInterval: this.timing.heartbeatIntervalMs,
+      rebalanceTimeout: this.timing.rebalanceTimeoutMs,
       maxWaitTimeInMs: 100,
-      retry: { initialRetryTime: 200, retries: 10, maxRetryTime: 5000 },
+      retry: { initialRetryTime: 100, maxRetryTime: this.timing.retryMaxMs, retries: Number.MAX_SAFE_INTEGER },
     });
-    await consumer.connect();
-    await consumer.subscribe({ topics: topics.map((t) => this.topicName(t)), fromBeginning });
+    const state = { stopped: false };
+    const running = this.runConsumer(consumer, options, state);
+    const subscription: Subscription = {
+      stop: async () => {
+        if (state.stopped) return;
+        state.stopped = true;
+        this.subscriptions.delete(subscription);
+        // A join in progress ends within the rebalance timeout; stop does not wait longer.
+        await withTimeout(running, this.timing.rebalanceTimeoutMs, 'consumer start').catch(() => undefined);
+        await consumer.disconnect();
+      },
+    };
+    this.subscriptions.add(subscription);
+    return subscription;
+  }
+
+  /** Connects, subscribes and runs the consumer, trying again until it runs or is stopped. */
+  private async runConsumer(consumer: Consumer, options: SubscribeOptions, state: { stopped: boolean }): Promise<void> {
+    const { groupId, topics, fromBeginning = true } = options;
+    for (let attempt = 1; !state.stopped; attempt += 1) {
+      try {
+        await this.ensureTopics(topics);
+        await consumer.connect();
+        await consumer.subscribe({ topics: topics.map((t) => this.topicName(t)), fromBeginning });
+        if (state.stopped) return;
+        // Resolves once joined; from then on kafkajs rejoins and reconnects by itself.
+        await consumer.run(this.runConfig(consumer, options));
+        return;
+      } catch (err) {
+        this.logger.warn('consumer could not start; will retry', { groupId, attempt, err });
+        await new Promise((r) => setTimeout(r, Math.min(this.timing.retryMaxMs, 100 * 2 ** attempt)));
+      }
+    }
+  }
+
+  private runConfig(consumer: Consumer, { topics, handler }: SubscribeOptions): ConsumerRunConfig {
     const byPrefixedName = new Map(topics.map((t) => [this.topicName(t), t]));
-    await consumer.run({
+    return {
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: this.concurrency,
@@ -189,13 +268,6 @@ export class KafkaBus implements Bus {
           { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() },
         ]);
         await heartbeat();
-      },
-    });
-    this.consumers.add(consumer);
-    return {
-      stop: async () => {
-        this.consumers.delete(consumer);
-        await consumer.disconnect();
       },
     };
   }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError, commonServiceEnv, env, loadConfig } from './index';
+import { ConfigError, checkKafkaTiming, commonServiceEnv, env, loadConfig } from './index';
 
 describe('loadConfig', () => {
   const schema = z.object({ PORT: env.port(8080), FLAG: env.bool(false), LIST: env.list().optional() });
@@ -25,5 +25,18 @@ describe('loadConfig', () => {
 
   it('treats empty variables as unset', () => {
     expect(loadConfig(schema, { PORT: '' })).toEqual({ PORT: 8080, FLAG: false });
+  });
+
+  it('refuses a Kafka heartbeat interval that is not below the session timeout, naming the variable', () => {
+    const schema = z.object(commonServiceEnv).superRefine(checkKafkaTiming);
+    const base = { DATABASE_URL: 'postgres://x', KAFKA_BROKERS: 'k:9092', INTERNAL_TOKEN: 'x'.repeat(16) };
+    expect(() => loadConfig(schema, { ...base, KAFKA_SESSION_TIMEOUT_MS: '6000', KAFKA_HEARTBEAT_INTERVAL_MS: '6000' })).toThrow(
+      /KAFKA_HEARTBEAT_INTERVAL_MS: must be lower than KAFKA_SESSION_TIMEOUT_MS/,
+    );
+    expect(() => loadConfig(schema, { ...base, KAFKA_SESSION_TIMEOUT_MS: '500' })).toThrow(/KAFKA_SESSION_TIMEOUT_MS/);
+    expect(loadConfig(schema, { ...base, KAFKA_SESSION_TIMEOUT_MS: '10000', KAFKA_HEARTBEAT_INTERVAL_MS: '3000' })).toMatchObject({
+      KAFKA_SESSION_TIMEOUT_MS: 10_000,
+      KAFKA_HEARTBEAT_INTERVAL_MS: 3000,
+    });
   });
 });

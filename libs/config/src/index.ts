@@ -54,7 +54,23 @@ export const commonServiceEnv = {
   KAFKA_BROKERS: env.list().pipe(z.array(z.string().regex(/^[^:\s]+:\d+$/, 'must be host:port')).min(1)),
   KAFKA_TOPIC_PREFIX: z.string().regex(/^[a-zA-Z0-9._-]*$/).default(''),
   KAFKA_PARTITIONS: env.int(4, 1),
+  KAFKA_SESSION_TIMEOUT_MS: env.int(6000, 1000),
+  KAFKA_HEARTBEAT_INTERVAL_MS: env.int(1000, 100),
+  KAFKA_REBALANCE_TIMEOUT_MS: env.int(10_000, 1000),
+  KAFKA_RETRY_MAX_MS: env.int(1000, 100),
   INTERNAL_TOKEN: z.string().min(16, 'must be at least 16 characters'),
   LOG_LEVEL: env.logLevel(),
   HOST: z.string().default('0.0.0.0'),
 };
+
+/** A heartbeat must come well within the session, or every member would be declared dead. */
+export function checkKafkaTiming(config: unknown, ctx: z.RefinementCtx): void {
+  const { KAFKA_SESSION_TIMEOUT_MS: session, KAFKA_HEARTBEAT_INTERVAL_MS: heartbeat } = config as Record<string, unknown>;
+  if (typeof session === 'number' && typeof heartbeat === 'number' && heartbeat >= session) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['KAFKA_HEARTBEAT_INTERVAL_MS'],
+      message: `must be lower than KAFKA_SESSION_TIMEOUT_MS (${session}); a third of it or less`,
+    });
+  }
+}

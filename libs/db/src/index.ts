@@ -1,7 +1,4 @@
-import knex, { Knex } from 'knex';
-import pg from 'pg';
-import { PGlite } from '@electric-sql/pglite';
-import ClientPGLite from 'knex-pglite';
+import type { Knex } from 'knex';
 import { DatabaseError, isDomainError } from '@billstream/errors';
 
 export type Db = Knex;
@@ -9,51 +6,8 @@ export type Trx = Knex.Transaction;
 /** What a store method runs on: the pool, or the transaction it is part of (passed first). */
 export type Conn = Db | Trx;
 export type { Knex };
-
-// int8 (counts, sequence numbers) as JS numbers; numeric stays a string, never a float.
-pg.types.setTypeParser(20, (v: string) => Number(v));
-
-export interface PgOptions {
-  /** postgres:// connection string. */
-  databaseUrl: string;
-  /** Schema this service owns; it becomes the search path. */
-  schema: string;
-  poolMax?: number;
-}
-
-export interface DbOptions extends Omit<PgOptions, 'databaseUrl'> {
-  /** postgres:// connection string; when absent, `pgliteDir` is used. */
-  databaseUrl?: string;
-  /** Directory of an embedded PGlite database (single connection). */
-  pgliteDir?: string;
-}
-
-/** knex on Postgres (pg), with the service's schema as search path. */
-export function createDb({ databaseUrl, schema, poolMax = 10 }: PgOptions): Db {
-  return knex({
-    client: 'pg',
-    connection: { connectionString: databaseUrl, application_name: `billstream-${schema}` },
-    searchPath: [schema, 'public'],
-    pool: { min: 0, max: poolMax },
-    acquireConnectionTimeout: 10_000,
-  });
-}
-
-/**
- * Opens a database: Postgres when `databaseUrl` is given, else embedded PGlite in `pgliteDir`
- * (single connection). PGlite is made ready before knex sees it, because its first open runs
- * initdb inside WebAssembly, which can outlast knex's connection timeouts on a busy machine.
- */
-export async function openDb(options: DbOptions): Promise<Db> {
-  if (options.databaseUrl) return createDb({ ...options, databaseUrl: options.databaseUrl });
-  if (!options.pgliteDir) throw new Error('openDb needs databaseUrl or pgliteDir');
-  const pglite = await PGlite.create(options.pgliteDir);
-  return knex({
-    client: ClientPGLite,
-    connection: { pglite },
-    searchPath: [options.schema, 'public'],
-  } as Knex.Config);
-}
+export { createDb, type PgOptions } from './postgres';
+export { openServiceDatabases, EMBEDDED_DIR, type ServiceDatabases, type ServiceDatabasesOptions } from './service-databases';
 
 export interface Migration {
   name: string;
@@ -111,6 +65,10 @@ export function rowsOf<T>(result: unknown): T[] {
   return r.rows ?? [];
 }
 
-export function isPglite(db: Db): boolean {
+/**
+ * Whether `db` is on the embedded database, whose one session the services of the process
+ * take turns on: a transaction there must not wait for another service's database work.
+ */
+export function isEmbedded(db: Db): boolean {
   return db.client.config.client !== 'pg';
 }

@@ -156,6 +156,41 @@ describe('transactional outbox to a Kafka consumer group (real Postgres and Kafk
     expect(after.published_at).not.toBeNull();
   });
 
+  it('after failed rounds the relay tries again at most 1 s apart, so rows go out soon after the broker is back', async () => {
+    while ((await relay.runOnce()) > 0);
+    let brokerUp = false;
+    const attempts: number[] = [];
+    const published: string[] = [];
+    const retrying = new OutboxRelay({
+      db: producerDb,
+      schema: SCHEMA,
+      bus: {
+        ...bus,
+        publish: async (_topic: string, messages: Array<{ headers?: Record<string, string> }>) => {
+          attempts.push(Date.now());
+          if (!brokerUp) throw new Error('broker down');
+          for (const m of messages) published.push(m.headers!['message-id']);
+        },
+      } as unknown as KafkaBus,
+      logger: testLogger(),
+    });
+    const event = newDomainEvent('thing.created', ctx, { seq: 30_000 });
+    await producerDb.transaction(async (trx) => writeOutbox(trx, TOPIC, 'thing_outage', event));
+    retrying.start();
+    try {
+      // Six failed rounds: pauses of 400 ms, 800 ms, then 1 s (they grew to 5 s before issue #11).
+      await waitFor(() => attempts.length >= 6, { timeoutMs: 30_000, what: 'six failed rounds' });
+      brokerUp = true;
+      const upAt = Date.now();
+      await waitFor(() => published.includes(event.id), { timeoutMs: 15_000, what: 'the row published' });
+      const backMs = Date.now() - upAt;
+      process.stdout.write(`relay: published ${backMs} ms after the broker was back, after ${attempts.length - 1} failed rounds\n`);
+      expect(backMs).toBeLessThan(2500);
+    } finally {
+      await retrying.stop();
+    }
+  });
+
   it('under a stream of commits, relay rounds are at least coalesceMs apart and every row is published', async () => {
     const rounds: number[] = [];
     const published: string[] = [];

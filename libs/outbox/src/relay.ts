@@ -1,5 +1,5 @@
 import type { Bus, OutgoingMessage } from '@billstream/bus';
-import { type Db, rowsOf } from '@billstream/db';
+import { isEmbedded, type Db, rowsOf } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
 import { pruneProcessedMessages } from './idempotent-consumer';
 
@@ -16,6 +16,11 @@ export interface OutboxRelayOptions {
    * long, rounds carry more rows and cost the database fewer statements per event.
    */
   coalesceMs?: number;
+  /**
+   * Longest pause after failed rounds (they back off 400 ms, 800 ms, then this): rows written
+   * during a broker outage go out within about this long after the broker is back. Default 1 s.
+   */
+  maxRetryDelayMs?: number;
   /** Published rows are deleted after this long. */
   retentionMs?: number;
   /** Ids of consumed messages (processed_messages of this schema) are kept this long. */
@@ -33,7 +38,8 @@ interface OutboxRow {
 /**
  * Publishes outbox rows in sequence order and marks them, in one transaction guarded by an
  * advisory lock, so that one relay per schema runs at a time across replicas. A crash
- * between publish and mark republishes (at least once); consumers deduplicate.
+ * between publish and mark republishes (at least once); consumers deduplicate. On the
+ * embedded database no transaction is held while publishing (see embeddedRound).
  */
 export class OutboxRelay {
   private running = false;
@@ -45,9 +51,12 @@ export class OutboxRelay {
   private coalesceTimer?: NodeJS.Timeout;
   private lastRoundAt = 0;
   private lastCleanup = 0;
+  /** The last round on the embedded database: the next one starts after it. */
+  private round: Promise<unknown> = Promise.resolve();
   private readonly batchSize: number;
   private readonly idleMs: number;
   private readonly coalesceMs: number;
+  private readonly maxRetryDelayMs: number;
   private readonly retentionMs: number;
   private readonly processedRetentionMs: number;
 
@@ -55,6 +64,7 @@ export class OutboxRelay {
     this.batchSize = options.batchSize ?? 500;
     this.idleMs = options.idleMs ?? 250;
     this.coalesceMs = options.coalesceMs ?? 10;
+    this.maxRetryDelayMs = options.maxRetryDelayMs ?? 1000;
     this.retentionMs = options.retentionMs ?? 24 * 3600 * 1000;
     this.processedRetentionMs = options.processedRetentionMs ?? 14 * 24 * 3600 * 1000;
   }
@@ -94,7 +104,16 @@ export class OutboxRelay {
    * a commit announced rows, so the round skips its probe.
    */
   async runOnce(nudged = false): Promise<number> {
-    const { db, schema, bus } = this.options;
+    if (!isEmbedded(this.options.db)) return this.lockedRound(nudged);
+    // One round at a time: on the embedded database the advisory lock is not held while publishing.
+    const round = this.round.then(() => this.embeddedRound());
+    this.round = round.catch(() => undefined);
+    return round;
+  }
+
+  /** Reads, publishes and marks in one transaction guarded by the advisory lock. */
+  private async lockedRound(nudged: boolean): Promise<number> {
+    const { db, schema } = this.options;
     // Idle rounds cost one indexed read, not a transaction.
     if (!nudged && !(await db('outbox').whereNull('published_at').first('seq'))) return 0;
     return db.transaction(async (trx) => {
@@ -111,22 +130,51 @@ export class OutboxRelay {
         ),
       );
       if (rows.length === 0) return 0;
-      const byTopic = new Map<string, OutgoingMessage[]>();
-      for (const row of rows) {
-        const headers = typeof row.headers === 'string' ? JSON.parse(row.headers) : row.headers;
-        const list = byTopic.get(row.topic) ?? [];
-        list.push({ key: row.message_key, value: row.value, headers });
-        byTopic.set(row.topic, list);
-      }
-      for (const [topic, messages] of byTopic) await bus.publish(topic, messages);
-      await trx('outbox')
-        .whereIn(
-          'seq',
-          rows.map((r) => r.seq),
-        )
-        .update({ published_at: trx.fn.now() });
+      await this.publish(rows);
+      await this.markPublished(trx, rows);
       return rows.length;
     });
+  }
+
+  /**
+   * The embedded database: the services of the process share its one session, and the
+   * in-process bus runs the other services' consumers inside `publish`. A transaction held
+   * across it would make them wait for it while it waits for them, so the read, the publish
+   * and the mark are separate steps. The database belongs to this one process, and its one
+   * relay per schema runs one round at a time, so there is no other relay to lock out; a
+   * crash between publish and mark republishes, as above.
+   */
+  private async embeddedRound(): Promise<number> {
+    const { db } = this.options;
+    const rows: OutboxRow[] = await db('outbox')
+      .whereNull('published_at')
+      .orderBy('seq')
+      .limit(this.batchSize)
+      .select('seq', 'topic', 'message_key', 'value', 'headers');
+    if (rows.length === 0) return 0;
+    await this.publish(rows);
+    await this.markPublished(db, rows);
+    return rows.length;
+  }
+
+  private async publish(rows: OutboxRow[]): Promise<void> {
+    const byTopic = new Map<string, OutgoingMessage[]>();
+    for (const row of rows) {
+      const headers = typeof row.headers === 'string' ? JSON.parse(row.headers) : row.headers;
+      const list = byTopic.get(row.topic) ?? [];
+      list.push({ key: row.message_key, value: row.value, headers });
+      byTopic.set(row.topic, list);
+    }
+    for (const [topic, messages] of byTopic) await this.options.bus.publish(topic, messages);
+  }
+
+  private async markPublished(db: Db, rows: OutboxRow[]): Promise<void> {
+    await db('outbox')
+      .whereIn(
+        'seq',
+        rows.map((r) => r.seq),
+      )
+      .update({ published_at: db.fn.now() });
   }
 
   private async cleanup(): Promise<void> {
@@ -158,7 +206,7 @@ export class OutboxRelay {
       const pause = this.lastRoundAt + this.coalesceMs - Date.now();
       if (this.pending && failures === 0 && pause <= 0) continue;
       this.coalescing = failures === 0 && this.pending;
-      const delay = failures > 0 ? Math.min(5000, 200 * 2 ** failures) : this.coalescing ? pause : this.idleMs;
+      const delay = failures > 0 ? Math.min(this.maxRetryDelayMs, 200 * 2 ** failures) : this.coalescing ? pause : this.idleMs;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, delay);
         this.wake = () => {

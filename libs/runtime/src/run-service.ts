@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { KafkaBus } from '@billstream/bus';
-import { commonServiceEnv, loadConfig } from '@billstream/config';
+import { KafkaBus, type KafkaTiming } from '@billstream/bus';
+import { checkKafkaTiming, commonServiceEnv, loadConfig } from '@billstream/config';
 import type { ServiceName } from '@billstream/contracts';
 import { createDb } from '@billstream/db';
 import { listen, runMain } from '@billstream/http';
@@ -18,18 +18,34 @@ export interface RunServiceOptions<E extends z.ZodRawShape> {
   create(deps: ServiceDeps, config: CommonServiceConfig & z.output<z.ZodObject<E>>): Service;
 }
 
+/** The consumer group and reconnection timing of the KAFKA_* variables. */
+export function kafkaTimingOf(config: CommonServiceConfig): KafkaTiming {
+  return {
+    sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
+    heartbeatIntervalMs: config.KAFKA_HEARTBEAT_INTERVAL_MS,
+    rebalanceTimeoutMs: config.KAFKA_REBALANCE_TIMEOUT_MS,
+    retryMaxMs: config.KAFKA_RETRY_MAX_MS,
+  };
+}
+
 /**
  * The main of a service running as its own process: configuration from the environment
- * (a bad value stops the start, naming the variable), Postgres, Kafka, HTTP.
+ * (a bad value stops the start, naming the variable), Postgres, Kafka, HTTP. Consumers join
+ * their groups in the background: the service listens as soon as its migrations ran, and
+ * /readyz answers from the database and the broker, never from group membership.
  */
 export function runServiceProcess<E extends z.ZodRawShape>(options: RunServiceOptions<E>): void {
+  // Node's start and the loading of the code, before anything of the service runs.
+  const codeLoadedMs = Math.round(process.uptime() * 1000);
   let logger: Logger | undefined;
   runMain(options.name, () => logger ?? createLogger({ service: options.name }), async () => {
-    const schema = z.object({
-      ...commonServiceEnv,
-      ...options.env,
-      PORT: z.coerce.number().int().min(0).max(65535).default(options.defaultPort),
-    });
+    const schema = z
+      .object({
+        ...commonServiceEnv,
+        ...options.env,
+        PORT: z.coerce.number().int().min(0).max(65535).default(options.defaultPort),
+      })
+      .superRefine(checkKafkaTiming);
     const config = loadConfig(schema) as CommonServiceConfig & z.output<z.ZodObject<E>>;
     const log = createLogger({ service: options.name, level: config.LOG_LEVEL });
     logger = log;
@@ -40,12 +56,14 @@ export function runServiceProcess<E extends z.ZodRawShape>(options: RunServiceOp
       logger: log,
       topicPrefix: config.KAFKA_TOPIC_PREFIX,
       partitions: config.KAFKA_PARTITIONS,
+      timing: kafkaTimingOf(config),
     });
     await bus.start();
     const service = options.create({ db, bus, logger: log }, config);
     await service.start();
     const http = await listen(service.app, config.PORT, config.HOST);
-    log.info('listening', { port: http.port });
+    // How long the start took since the process began, and how much of it was loading code.
+    log.info('listening', { port: http.port, code_loaded_ms: codeLoadedMs, listening_ms: Math.round(process.uptime() * 1000) });
     return {
       stop: async () => {
         await http.close();

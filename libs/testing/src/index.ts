@@ -5,3 +5,4 @@ export * from './logger';
 export * from './keys';
 export * from './net';
 export * from './http';
+export * from './receiver';

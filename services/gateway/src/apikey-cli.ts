@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { PERMISSIONS } from '@billstream/contracts';
-import { migrate, openDb } from '@billstream/db';
+import { migrate, openServiceDatabases } from '@billstream/db';
 import { ApiKeyService } from './api-keys/service';
 import { ApiKeyStore } from './api-keys/store';
 import { migrations, SCHEMA } from './migrations';
@@ -32,12 +32,8 @@ async function main(): Promise<void> {
   });
   if (!command || !['create', 'list', 'revoke'].includes(command)) fail('Unknown or missing command.');
   if (!values.tenant) fail('--tenant is required.');
-  const dataDir = process.env.DATA_DIR ?? '.data';
-  const db = await openDb({
-    databaseUrl: process.env.DATABASE_URL,
-    pgliteDir: process.env.DATABASE_URL ? undefined : `${dataDir}/gateway`,
-    schema: SCHEMA,
-  });
+  const databases = await openServiceDatabases({ databaseUrl: process.env.DATABASE_URL, dataDir: process.env.DATA_DIR ?? '.data' });
+  const db = databases.forSchema(SCHEMA);
   try {
     await migrate(db, SCHEMA, migrations);
     const keys = new ApiKeyService(db, new ApiKeyStore());
@@ -70,7 +66,7 @@ async function main(): Promise<void> {
       process.stdout.write(`Revoked ${values.id}\n`);
     }
   } finally {
-    await db.destroy();
+    await databases.close();
   }
 }
 

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { InProcessBus, KafkaBus, type Bus } from '@billstream/bus';
-import { migrate, openDb, type Db } from '@billstream/db';
+import { InProcessBus, KafkaBus, type Bus, type KafkaTiming } from '@billstream/bus';
+import { migrate, openServiceDatabases, type Db } from '@billstream/db';
 import { createBillingService } from '@billstream/billing';
 import { createCustomerService } from '@billstream/customer';
 import { createGateway, type Gateway } from '@billstream/gateway';
@@ -25,6 +25,8 @@ export interface EmbeddedOptions {
   /** Real Kafka instead of the in-process bus. */
   kafkaBrokers?: string[];
   kafkaTopicPrefix?: string;
+  /** Consumer group and reconnection timing (defaults: KAFKA_TIMING_DEFAULTS of @billstream/bus). */
+  kafkaTiming?: Partial<KafkaTiming>;
   rateLimitRps: number;
   rateLimitBurst: number;
   bootstrap?: { key: string; tenantId: string; environmentId: string };
@@ -43,41 +45,33 @@ export interface Embedded {
   gateway: Gateway;
   /** The development key, when this start made or reused one. */
   devKey?: { key: string; created: boolean; file: string };
+  /** Where the data is: "PostgreSQL (DATABASE_URL)" or the embedded database's directory. */
+  database: string;
   stop(): Promise<void>;
 }
 
 /**
- * The embedded default: the six services in one process, each on its own database
- * (PGlite directories under dataDir, or schemas of DATABASE_URL) and one bus.
+ * The embedded default: the six services in one process, each on a schema of its own
+ * in one database (embedded PGlite in dataDir, or DATABASE_URL) and one bus.
  */
 export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded> {
   const { logger, dataDir } = options;
   mkdirSync(dataDir, { recursive: true });
   const internalToken = randomBytes(24).toString('hex');
-  // Databases open in parallel: an embedded PGlite directory pays an initdb on its first start.
-  const dbs = new Map<string, Db>(
-    await Promise.all(
-      ['webhook', 'billing', 'ingestion', 'wallet', 'customer', 'gateway'].map(
-        async (schema) =>
-          [
-            schema,
-            await openDb({
-              databaseUrl: options.databaseUrl,
-              pgliteDir: path.join(dataDir, schema),
-              schema,
-              poolMax: options.databasePoolMax ?? 5,
-            }),
-          ] as const,
-      ),
-    ),
-  );
-  const dbFor = (schema: string): Db => dbs.get(schema)!;
+  // One database: schemas of DATABASE_URL, or of the embedded PGlite database in dataDir.
+  const databases = await openServiceDatabases({
+    databaseUrl: options.databaseUrl,
+    dataDir,
+    poolMax: options.databasePoolMax ?? 5,
+  });
+  const dbFor = (schema: string): Db => databases.forSchema(schema);
   const bus: Bus = options.kafkaBrokers
     ? new KafkaBus({
         brokers: options.kafkaBrokers,
         clientId: 'billstream-embedded',
         logger,
         topicPrefix: options.kafkaTopicPrefix,
+        timing: options.kafkaTiming,
       })
     : new InProcessBus();
   await bus.start();
@@ -152,13 +146,14 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     port: http.port,
     gateway,
     devKey,
+    database: databases.description,
     async stop() {
       await http.close();
       await gateway.stop();
       for (const l of listening) await l.close();
       for (const s of [...services].reverse()) await s.stop();
       await bus.stop();
-      for (const db of dbs.values()) await db.destroy();
+      await databases.close();
     },
   };
 }

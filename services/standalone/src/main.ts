@@ -1,25 +1,31 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { env, loadConfig } from '@billstream/config';
+import { checkKafkaTiming, commonServiceEnv, env, loadConfig } from '@billstream/config';
 import { runMain } from '@billstream/http';
 import { createLogger, type Logger } from '@billstream/logger';
 import { startEmbedded } from './embedded';
 
-const standaloneEnv = z.object({
-  PORT: env.port(8080),
-  HOST: z.string().default('127.0.0.1'),
-  DATA_DIR: z.string().default('.data'),
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string').optional(),
-  DATABASE_POOL_MAX: env.int(5, 1),
-  KAFKA_BROKERS: env.list().optional(),
-  KAFKA_TOPIC_PREFIX: z.string().default(''),
-  RATE_LIMIT_RPS: env.number(1000, 0.001),
-  RATE_LIMIT_BURST: env.number(2000, 1),
-  LOG_LEVEL: env.logLevel(),
-  BOOTSTRAP_API_KEY: z.string().min(20).optional(),
-  BOOTSTRAP_TENANT_ID: z.string().default('default'),
-  BOOTSTRAP_ENVIRONMENT_ID: z.string().default('production'),
-});
+const standaloneEnv = z
+  .object({
+    PORT: env.port(8080),
+    HOST: z.string().default('127.0.0.1'),
+    DATA_DIR: z.string().default('.data'),
+    DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string').optional(),
+    DATABASE_POOL_MAX: env.int(5, 1),
+    KAFKA_BROKERS: env.list().optional(),
+    KAFKA_TOPIC_PREFIX: z.string().default(''),
+    KAFKA_SESSION_TIMEOUT_MS: commonServiceEnv.KAFKA_SESSION_TIMEOUT_MS,
+    KAFKA_HEARTBEAT_INTERVAL_MS: commonServiceEnv.KAFKA_HEARTBEAT_INTERVAL_MS,
+    KAFKA_REBALANCE_TIMEOUT_MS: commonServiceEnv.KAFKA_REBALANCE_TIMEOUT_MS,
+    KAFKA_RETRY_MAX_MS: commonServiceEnv.KAFKA_RETRY_MAX_MS,
+    RATE_LIMIT_RPS: env.number(1000, 0.001),
+    RATE_LIMIT_BURST: env.number(2000, 1),
+    LOG_LEVEL: env.logLevel(),
+    BOOTSTRAP_API_KEY: z.string().min(20).optional(),
+    BOOTSTRAP_TENANT_ID: z.string().default('default'),
+    BOOTSTRAP_ENVIRONMENT_ID: z.string().default('production'),
+  })
+  .superRefine(checkKafkaTiming);
 
 let logger: Logger | undefined;
 runMain('billstream', () => logger ?? createLogger({ service: 'billstream' }), async () => {
@@ -35,6 +41,12 @@ runMain('billstream', () => logger ?? createLogger({ service: 'billstream' }), a
     databasePoolMax: config.DATABASE_POOL_MAX,
     kafkaBrokers: config.KAFKA_BROKERS && config.KAFKA_BROKERS.length > 0 ? config.KAFKA_BROKERS : undefined,
     kafkaTopicPrefix: config.KAFKA_TOPIC_PREFIX,
+    kafkaTiming: {
+      sessionTimeoutMs: config.KAFKA_SESSION_TIMEOUT_MS,
+      heartbeatIntervalMs: config.KAFKA_HEARTBEAT_INTERVAL_MS,
+      rebalanceTimeoutMs: config.KAFKA_REBALANCE_TIMEOUT_MS,
+      retryMaxMs: config.KAFKA_RETRY_MAX_MS,
+    },
     rateLimitRps: config.RATE_LIMIT_RPS,
     rateLimitBurst: config.RATE_LIMIT_BURST,
     bootstrap: config.BOOTSTRAP_API_KEY
@@ -44,7 +56,7 @@ runMain('billstream', () => logger ?? createLogger({ service: 'billstream' }), a
   const lines = [
     '',
     `Billstream is running at ${embedded.url}`,
-    `  database: ${config.DATABASE_URL ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${dataDir}`}`,
+    `  database: ${embedded.database}`,
     `  bus:      ${config.KAFKA_BROKERS ? `Kafka ${config.KAFKA_BROKERS.join(',')}` : 'in-process'}`,
   ];
   if (embedded.devKey) {

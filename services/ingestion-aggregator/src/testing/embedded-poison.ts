@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { migrate, openDb } from '@billstream/db';
+import { migrate, openServiceDatabases } from '@billstream/db';
 import { createLogger } from '@billstream/logger';
 import { usageEventsHandler } from '../events/consumer';
 import { DeadLetterStore } from '../events/dead-letter-store';
@@ -17,7 +17,8 @@ import { consumed, poisonRecords, usageMessage } from './poison';
  */
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'billstream-embedded-poison-'));
-  const db = await openDb({ pgliteDir: dir, schema: SCHEMA });
+  const databases = await openServiceDatabases({ dataDir: dir });
+  const db = databases.forSchema(SCHEMA);
   try {
     await migrate(db, SCHEMA, migrations);
     const logger = createLogger({ service: 'embedded-poison', level: 'silent' });
@@ -39,7 +40,7 @@ async function main(): Promise<void> {
     };
     process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
-    await db.destroy();
+    await databases.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }

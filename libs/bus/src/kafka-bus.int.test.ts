@@ -1,0 +1,75 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { kafkaBrokers, testLogger, uniqueTopicPrefix, waitFor } from '@billstream/testing';
+import { KAFKA_TIMING_DEFAULTS, KafkaBus } from './kafka-bus';
+
+/**
+ * A group member killed with SIGKILL stays registered until its session expires. A new
+ * subscriber of that group must not wait for it: subscribe() answers at once and the consumer
+ * joins in the background, consuming once the dead member's session is over.
+ */
+describe('KafkaBus subscribe (real Kafka)', () => {
+  const prefix = uniqueTopicPrefix('bus');
+  const TOPIC = 'things';
+  const GROUP = 'dead-member';
+  let bus: KafkaBus;
+  let child: ChildProcess | undefined;
+
+  beforeAll(async () => {
+    bus = new KafkaBus({ brokers: kafkaBrokers(), clientId: 'bus-test', logger: testLogger(), topicPrefix: prefix, partitions: 2 });
+    await bus.start();
+    await bus.ensureTopics([TOPIC]);
+  });
+  afterAll(async () => {
+    if (child?.exitCode === null) child.kill('SIGKILL');
+    await bus?.stop();
+  });
+
+  /** A process whose consumer joins the group with the bus's session and prints `joined`. */
+  function memberProcess(): Promise<ChildProcess> {
+    const script = `
+      const { Kafka, logLevel } = require('kafkajs');
+      const consumer = new Kafka({ brokers: ${JSON.stringify(kafkaBrokers())}, logLevel: logLevel.NOTHING })
+        .consumer({ groupId: ${JSON.stringify(prefix + GROUP)}, sessionTimeout: ${KAFKA_TIMING_DEFAULTS.sessionTimeoutMs}, heartbeatInterval: 1000 });
+      consumer.on(consumer.events.GROUP_JOIN, () => process.stdout.write('joined\\n'));
+      consumer.connect()
+        .then(() => consumer.subscribe({ topics: [${JSON.stringify(prefix + TOPIC)}] }))
+        .then(() => consumer.run({ eachMessage: async () => {} }));
+    `;
+    const proc = spawn(process.execPath, ['-e', script], { cwd: __dirname, stdio: ['ignore', 'pipe', 'inherit'] });
+    return new Promise((resolve, reject) => {
+      proc.stdout?.on('data', (chunk: Buffer) => chunk.toString().includes('joined') && resolve(proc));
+      proc.once('exit', (code) => reject(new Error(`member process exited (${code})`)));
+    });
+  }
+
+  it('answers at once although a SIGKILLed member still holds the group, and consumes after its session', async () => {
+    child = await memberProcess();
+    child.kill('SIGKILL');
+    const killedAt = Date.now();
+    await new Promise((r) => child!.once('exit', r));
+
+    const received: string[] = [];
+    const subscribeStarted = Date.now();
+    const subscription = await bus.subscribe({
+      groupId: GROUP,
+      topics: [TOPIC],
+      handler: async (messages) => void received.push(...messages.map((m) => m.value)),
+    });
+    const subscribeMs = Date.now() - subscribeStarted;
+    await bus.publish(TOPIC, [
+      { key: 'a', value: 'one' },
+      { key: 'b', value: 'two' },
+      { key: 'c', value: 'three' },
+    ]);
+    await waitFor(() => received.length === 3, { timeoutMs: 30_000, what: 'the messages' });
+    const consumedMs = Date.now() - killedAt;
+    await subscription.stop();
+    process.stdout.write(`subscribe answered in ${subscribeMs} ms; consumed ${consumedMs} ms after the kill\n`);
+
+    // Joining waits for the dead member's 6 s session; subscribe does not.
+    expect(subscribeMs).toBeLessThan(1000);
+    expect(consumedMs).toBeGreaterThanOrEqual(KAFKA_TIMING_DEFAULTS.sessionTimeoutMs - 1000);
+    expect(consumedMs).toBeLessThan(10_000);
+    expect(received.sort()).toEqual(['one', 'three', 'two']);
+  }, 60_000);
+});

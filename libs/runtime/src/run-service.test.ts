@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import { KAFKA_TIMING_DEFAULTS } from '@billstream/bus';
+import { commonServiceEnv, loadConfig } from '@billstream/config';
+import { kafkaTimingOf, type CommonServiceConfig } from './run-service';
+
+describe('Kafka timing of a service process', () => {
+  const base = { DATABASE_URL: 'postgres://x', KAFKA_BROKERS: 'k:9092', INTERNAL_TOKEN: 'x'.repeat(16), PORT: '1' };
+  const schema = z.object({ ...commonServiceEnv, PORT: z.coerce.number() });
+
+  it('unset variables give the bus defaults (6 s session, 1 s heartbeat, 10 s rebalance, 1 s retry cap)', () => {
+    expect(kafkaTimingOf(loadConfig(schema, base) as CommonServiceConfig)).toEqual(KAFKA_TIMING_DEFAULTS);
+    expect(KAFKA_TIMING_DEFAULTS).toEqual({ sessionTimeoutMs: 6000, heartbeatIntervalMs: 1000, rebalanceTimeoutMs: 10_000, retryMaxMs: 1000 });
+  });
+
+  it('the KAFKA_* variables set each value', () => {
+    const config = loadConfig(schema, {
+      ...base,
+      KAFKA_SESSION_TIMEOUT_MS: '9000',
+      KAFKA_HEARTBEAT_INTERVAL_MS: '2000',
+      KAFKA_REBALANCE_TIMEOUT_MS: '20000',
+      KAFKA_RETRY_MAX_MS: '500',
+    }) as CommonServiceConfig;
+    expect(kafkaTimingOf(config)).toEqual({ sessionTimeoutMs: 9000, heartbeatIntervalMs: 2000, rebalanceTimeoutMs: 20_000, retryMaxMs: 500 });
+  });
+});
