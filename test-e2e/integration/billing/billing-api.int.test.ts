@@ -74,6 +74,9 @@ describe('plans, prices and subscriptions through the gateway (real Postgres and
       expect(again.body.error).toMatchObject({ internal_error: 'already_exists', details: { field: 'lookup_key' } });
       const other = stack.api.withKey(await stack.keyFor('tenant-other', 'production'));
       expect((await other.post('/v1/plans', { name: 'Theirs', lookup_key: 'dup' })).status).toBe(201);
+      const racing = await Promise.all([1, 2, 3].map(() => stack.api.post('/v1/plans', { name: 'Race', lookup_key: 'race', prices: [fixedPrice] })));
+      expect(racing.map((r) => r.status).sort()).toEqual([201, 409, 409]);
+      expect(await db('plans').where({ lookup_key: 'race' })).toHaveLength(1);
     });
 
     it("refuses a meter of another tenant (404 details.field) and writes nothing", async () => {
@@ -278,6 +281,14 @@ describe('plans, prices and subscriptions through the gateway (real Postgres and
         'subscription.cancelled',
       ]);
       expect((await stack.api.post('/v1/subscriptions/sub_nope/activate', {})).status).toBe(404);
+    });
+
+    it('two transitions at once: one wins, the other sees the new state (row lock), one event each', async () => {
+      const s = await stack.api.post('/v1/subscriptions', { customer_id: customerId, plan_id: planId });
+      const statuses = await Promise.all([1, 2, 3].map(() => stack.api.post(`/v1/subscriptions/${s.body.id}/pause`, {}).then((r) => r.status)));
+      expect(statuses.sort()).toEqual([200, 400, 400]);
+      const types = (await db('outbox').where({ message_key: s.body.id })).map((e: { value: string }) => JSON.parse(e.value).type);
+      expect(types.sort()).toEqual(['subscription.created', 'subscription.paused']);
     });
 
     it('starts a trial: trialing until trial_end', async () => {
