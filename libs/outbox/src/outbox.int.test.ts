@@ -210,8 +210,10 @@ describe('transactional outbox to a Kafka consumer group (real Postgres and Kafk
     while ((await relay.runOnce()) > 0);
     coalescing.start();
     const ids: string[] = [];
+    const streamStart = Date.now();
+    let streamMs = 0;
     try {
-      // A commit and a nudge every 10 ms for 1 s.
+      // A commit and a nudge every 10 ms for about 1 s (longer on a loaded machine).
       for (let i = 0; i < 100; i += 1) {
         const event = newDomainEvent('thing.created', ctx, { seq: 20_000 + i });
         ids.push(event.id);
@@ -219,12 +221,15 @@ describe('transactional outbox to a Kafka consumer group (real Postgres and Kafk
         coalescing.nudge();
         await new Promise((r) => setTimeout(r, 10));
       }
+      streamMs = Date.now() - streamStart;
       await waitFor(() => ids.every((id) => published.includes(id)), { timeoutMs: 10_000, what: 'every streamed row published' });
     } finally {
       await coalescing.stop();
     }
-    // About 1 s of commits: a round per 200 ms at most, not one per commit.
-    expect(rounds.length).toBeLessThanOrEqual(12);
+    // A round per 200 ms of the stream at most (plus the first and the last), not one per
+    // commit: the bound follows how long the 100 commits really took on this machine.
+    expect(rounds.length).toBeLessThanOrEqual(Math.ceil(streamMs / 200) + 2);
+    expect(rounds.length).toBeLessThan(ids.length / 4);
     for (let i = 2; i < rounds.length; i += 1) expect(rounds[i] - rounds[i - 1]).toBeGreaterThanOrEqual(150);
   });
 
