@@ -2,7 +2,7 @@
 #
 # One multi-stage build for every Billstream service; pick one with --target:
 #   docker build --target gateway -t billstream/gateway .
-# Targets: gateway, customer, wallet, ingestion-aggregator, webhook-dispatcher, standalone.
+# Targets: gateway, customer, wallet, ingestion-aggregator, webhook-dispatcher, billing, standalone.
 # Each runtime image: Node 20 slim, production dependencies only, the built libs and the one
 # service, a non-root user, and a HEALTHCHECK on the service's /healthz.
 
@@ -82,7 +82,13 @@ ENV PORT=8084
 EXPOSE 8084
 CMD ["node", "services/webhook-dispatcher/dist/main.js"]
 
-# All five in one process (the embedded default: PGlite in /data and the in-process bus,
+FROM runtime AS billing
+COPY --from=app /app/services/billing ./services/billing
+ENV PORT=8085
+EXPOSE 8085
+CMD ["node", "services/billing/dist/main.js"]
+
+# All six in one process (the embedded default: PGlite in /data and the in-process bus,
 # or DATABASE_URL and KAFKA_BROKERS). `docker run -p 8080:8080 -v billstream:/data billstream/standalone`
 FROM runtime AS standalone
 COPY --from=app /app/services ./services

@@ -20,6 +20,7 @@ const SERVICES = {
   wallet: { port: 8082, schema: 'wallet' },
   'ingestion-aggregator': { port: 8083, schema: 'ingestion' },
   'webhook-dispatcher': { port: 8084, schema: 'webhook' },
+  billing: { port: 8085, schema: 'billing' },
 };
 const CONDITIONS = new Set(['service_started', 'service_healthy', 'service_completed_successfully']);
 

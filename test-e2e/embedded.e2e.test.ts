@@ -74,6 +74,12 @@ describe('npm start: the embedded default', () => {
     expect(keys.body.items[0]).toMatchObject({ tenant_id: 'default', environment_id: 'development', permissions: ['*'] });
     const anonymous = await api.withKey(undefined).get('/v1/api-keys');
     expect(anonymous.status).toBe(401);
+    // Billing runs in the embedded default too (its migrations on PGlite included).
+    const plan = await api.post('/v1/plans', {
+      name: 'Starter',
+      prices: [{ type: 'FIXED', currency: 'usd', amount: '9', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ADVANCE' }],
+    });
+    expect(plan.status).toBe(201);
 
     // A second start on the same directory keeps its data and the same key.
     await stop(running);
@@ -83,6 +89,7 @@ describe('npm start: the embedded default', () => {
     const again = await api.get('/v1/api-keys');
     expect(again.status).toBe(200);
     expect(again.body.pagination.total).toBe(keys.body.pagination.total);
+    expect((await api.get(`/v1/plans/${plan.body.id}`)).body.prices[0].amount).toBe('9');
     apiUrl = `http://127.0.0.1:${port}`;
   });
 
@@ -167,13 +174,14 @@ describe('npm start: the embedded default', () => {
     expect(result.status).toBe(0);
     const tables = JSON.parse(result.stdout) as Array<{ table_schema: string; table_name: string }>;
     const schemaOf = (table: string) => tables.filter((t) => t.table_name === table).map((t) => t.table_schema);
-    expect([...new Set(tables.map((t) => t.table_schema))].sort()).toEqual(['customer', 'gateway', 'ingestion', 'wallet', 'webhook']);
+    expect([...new Set(tables.map((t) => t.table_schema))].sort()).toEqual(['billing', 'customer', 'gateway', 'ingestion', 'wallet', 'webhook']);
     expect(schemaOf('wallets')).toEqual(['wallet']);
     expect(schemaOf('api_keys')).toEqual(['gateway']);
     expect(schemaOf('endpoints')).toEqual(['webhook']);
     expect(schemaOf('meters')).toEqual(['ingestion']);
+    expect(schemaOf('subscriptions')).toEqual(['billing']);
     for (const table of ['outbox', 'processed_messages', 'knex_migrations']) {
-      expect(schemaOf(table).sort()).toEqual(['customer', 'gateway', 'ingestion', 'wallet', 'webhook']);
+      expect(schemaOf(table).sort()).toEqual(['billing', 'customer', 'gateway', 'ingestion', 'wallet', 'webhook']);
     }
   });
 

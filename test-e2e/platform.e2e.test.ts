@@ -4,7 +4,7 @@ import { startProcessStack, type ProcessStack } from './support/stack';
 
 const ROOT = path.resolve(__dirname, '..');
 
-describe('the five services as separate processes (real Postgres and Kafka)', () => {
+describe('the six services as separate processes (real Postgres and Kafka)', () => {
   let stack: ProcessStack;
 
   beforeAll(async () => {

@@ -10,7 +10,7 @@ PREFIX="${KAFKA_TOPIC_PREFIX:-}"
 PARTITIONS="${KAFKA_PARTITIONS:-4}"
 REPLICATION="${KAFKA_REPLICATION_FACTOR:-1}"
 KAFKA_BIN="${KAFKA_BIN:-/opt/kafka/bin}"
-TOPICS=(customer-events wallet-events usage-events)
+TOPICS=(customer-events wallet-events usage-events billing-events)
 
 for attempt in $(seq 1 30); do
   if "$KAFKA_BIN/kafka-topics.sh" --bootstrap-server "$BOOTSTRAP" --list >/dev/null 2>&1; then break; fi
@@ -22,5 +22,5 @@ for topic in "${TOPICS[@]}"; do
   "$KAFKA_BIN/kafka-topics.sh" --bootstrap-server "$BOOTSTRAP" --create --if-not-exists \
     --topic "${PREFIX}${topic}" --partitions "$PARTITIONS" --replication-factor "$REPLICATION"
 done
-"$KAFKA_BIN/kafka-topics.sh" --bootstrap-server "$BOOTSTRAP" --describe --topic "^${PREFIX}(customer|wallet|usage)-events\$"
+"$KAFKA_BIN/kafka-topics.sh" --bootstrap-server "$BOOTSTRAP" --describe --topic "^${PREFIX}(customer|wallet|usage|billing)-events\$"
 echo "create-topics: ${TOPICS[*]} ready (prefix '${PREFIX}', ${PARTITIONS} partitions, replication ${REPLICATION})"

@@ -37,7 +37,7 @@ export interface IntegrationStackOptions {
 }
 
 /**
- * All five services in this test process, on a database of their own on the local
+ * All six services in this test process, on a database of their own on the local
  * Postgres and on the real Kafka broker (topics prefixed for this test), behind a gateway
  * on a free port, with a `*` key for TEST_TENANT/TEST_ENVIRONMENT.
  */
@@ -80,8 +80,8 @@ export async function startIntegrationStack(options: IntegrationStackOptions = {
   };
 }
 
-export type ServiceProcessName = 'gateway' | 'customer' | 'wallet' | 'ingestion-aggregator' | 'webhook-dispatcher';
-const SERVICES: ServiceProcessName[] = ['customer', 'wallet', 'ingestion-aggregator', 'webhook-dispatcher', 'gateway'];
+export type ServiceProcessName = 'gateway' | 'customer' | 'wallet' | 'ingestion-aggregator' | 'webhook-dispatcher' | 'billing';
+const SERVICES: ServiceProcessName[] = ['customer', 'wallet', 'ingestion-aggregator', 'webhook-dispatcher', 'billing', 'gateway'];
 
 export interface ProcessStack {
   api: ApiClient;
@@ -113,7 +113,7 @@ export interface ProcessStackOptions {
 const ROOT = path.resolve(__dirname, '../..');
 
 /**
- * The five services as separate processes (from their build output), on real Postgres
+ * The six services as separate processes (from their build output), on real Postgres
  * and Kafka, the way a platform team deploys them. Run `npm run build` first.
  */
 export async function startProcessStack(options: ProcessStackOptions = {}): Promise<ProcessStack> {
@@ -143,11 +143,13 @@ export async function startProcessStack(options: ProcessStackOptions = {}): Prom
     wallet: { CUSTOMER_SERVICE_URL: urls.customer },
     'ingestion-aggregator': {},
     'webhook-dispatcher': {},
+    billing: { CUSTOMER_SERVICE_URL: urls.customer, INGESTION_SERVICE_URL: urls['ingestion-aggregator'] },
     gateway: {
       CUSTOMER_SERVICE_URL: urls.customer,
       WALLET_SERVICE_URL: urls.wallet,
       INGESTION_SERVICE_URL: urls['ingestion-aggregator'],
       WEBHOOK_SERVICE_URL: urls['webhook-dispatcher'],
+      BILLING_SERVICE_URL: urls.billing,
       BOOTSTRAP_API_KEY: key,
       BOOTSTRAP_TENANT_ID: TEST_TENANT,
       BOOTSTRAP_ENVIRONMENT_ID: TEST_ENVIRONMENT,

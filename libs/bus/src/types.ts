@@ -3,6 +3,7 @@ export const TOPICS = {
   customerEvents: 'customer-events',
   walletEvents: 'wallet-events',
   usageEvents: 'usage-events',
+  billingEvents: 'billing-events',
 } as const;
 
 export interface OutgoingMessage {

@@ -13,6 +13,14 @@ export const PERMISSIONS = [
   'meters:write',
   'api_keys:read',
   'api_keys:write',
+  'plans:read',
+  'plans:write',
+  'subscriptions:read',
+  'subscriptions:write',
+  'invoices:read',
+  'invoices:write',
+  'tasks:read',
+  'tasks:write',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 

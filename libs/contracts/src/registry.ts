@@ -1,5 +1,6 @@
 import type { RouteDef } from './routes';
 import { apiKeyRoutes } from './api-keys';
+import { billingRoutes } from './billing';
 import { customerRoutes } from './customers';
 import { walletRoutes } from './wallets';
 import { usageEventRoutes } from './usage-events';
@@ -10,6 +11,7 @@ export * from './customers';
 export * from './wallets';
 export * from './usage-events';
 export * from './webhooks';
+export * from './billing';
 
 /** Every public route, in matching order. */
 export const ALL_ROUTES: RouteDef[] = [
@@ -18,4 +20,5 @@ export const ALL_ROUTES: RouteDef[] = [
   ...walletRoutes,
   ...usageEventRoutes,
   ...webhookRoutes,
+  ...billingRoutes,
 ] as RouteDef[];

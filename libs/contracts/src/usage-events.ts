@@ -171,6 +171,11 @@ export const meterUsageBody = z
     start_time: isoTimestamp,
     end_time: isoTimestamp,
     window_size: z.enum(WINDOW_SIZES, { error: 'must be HOUR or DAY' }).optional(),
+    filter_values: z
+      .record(propertyName, z.array(z.string().max(2000, 'must be at most 2000 characters').refine(hasNoNul, 'must not contain NUL characters')).min(1, 'must hold at least one value').max(100, 'must hold at most 100 values'))
+      .refine((f) => Object.keys(f).length <= 20, 'must hold at most 20 properties')
+      .optional()
+      .describe("Extra filters on top of the meter's: an event counts when each named property is one of its values (a price's filter_values)"),
   })
   .superRefine((body, ctx) => {
     if (Date.parse(body.end_time) <= Date.parse(body.start_time)) {

@@ -26,6 +26,9 @@ export const ID_PREFIXES = {
   event: 'evt_',
   meter: 'meter_',
   apiKey: 'key_',
+  plan: 'plan_',
+  price: 'price_',
+  subscription: 'sub_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

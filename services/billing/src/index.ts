@@ -1,5 +1,5 @@
-export * from './currency';
+export { createBillingService, type BillingServiceConfig, type BillingServiceHandle } from './service';
+export { billingSettingsFrom, type BillingSettings } from './config';
+export { migrations, SCHEMA } from './migrations';
 export * from './periods';
-export * from './plans';
-export * from './prices';
 export * from './pricing';

@@ -7,6 +7,7 @@ export const gatewayEnv = {
   WALLET_SERVICE_URL: z.string().url(),
   INGESTION_SERVICE_URL: z.string().url(),
   WEBHOOK_SERVICE_URL: z.string().url(),
+  BILLING_SERVICE_URL: z.string().url(),
   RATE_LIMIT_RPS: env.number(1000, 0.001),
   RATE_LIMIT_BURST: env.number(2000, 1),
   API_KEY_CACHE_TTL_MS: env.int(5000),

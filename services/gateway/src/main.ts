@@ -16,6 +16,7 @@ runServiceProcess({
         wallet: config.WALLET_SERVICE_URL,
         'ingestion-aggregator': config.INGESTION_SERVICE_URL,
         'webhook-dispatcher': config.WEBHOOK_SERVICE_URL,
+        billing: config.BILLING_SERVICE_URL,
       },
       rateLimitRps: config.RATE_LIMIT_RPS,
       rateLimitBurst: config.RATE_LIMIT_BURST,

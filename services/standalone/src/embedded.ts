@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { InProcessBus, KafkaBus, type Bus, type KafkaTiming } from '@billstream/bus';
 import { migrate, openServiceDatabases, type Db } from '@billstream/db';
+import { createBillingService } from '@billstream/billing';
 import { createCustomerService } from '@billstream/customer';
 import { createGateway, type Gateway, type GatewayConfig } from '@billstream/gateway';
 import { listen, routeTableOf, type Listening } from '@billstream/http';
@@ -55,7 +56,7 @@ export interface Embedded {
 }
 
 /**
- * The embedded default: the five services in one process, each on a schema of its own
+ * The embedded default: the six services in one process, each on a schema of its own
  * in one database (embedded PGlite in dataDir, or DATABASE_URL) and one bus.
  */
 export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded> {
@@ -88,6 +89,12 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   // Consumers start before producers, so the in-process bus loses nothing at start.
   const services: Service[] = [
     createWebhookService(deps('webhook', 'webhook-dispatcher'), { internalToken, ...webhookSettingsFromEnv(env) }),
+    createBillingService(deps('billing', 'billing'), {
+      internalToken,
+      customerServiceUrl: serviceUrl('customer'),
+      ingestionServiceUrl: serviceUrl('ingestion-aggregator'),
+      env,
+    }),
     createIngestionService(deps('ingestion', 'ingestion-aggregator'), { internalToken }),
     createWalletService(deps('wallet', 'wallet'), { internalToken, customerServiceUrl: serviceUrl('customer'), env }),
     createCustomerService(deps('customer', 'customer'), { internalToken }),
@@ -108,6 +115,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     wallet: urls['wallet'],
     'ingestion-aggregator': urls['ingestion-aggregator'],
     'webhook-dispatcher': urls['webhook-dispatcher'],
+    billing: urls['billing'],
   };
   const gateway = createGateway(deps('gateway', 'gateway'), {
     internalToken,
@@ -120,6 +128,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
             wallet: routeTableOf(appOf('wallet')),
             'ingestion-aggregator': routeTableOf(appOf('ingestion-aggregator')),
             'webhook-dispatcher': routeTableOf(appOf('webhook-dispatcher')),
+            billing: routeTableOf(appOf('billing')),
           },
     rateLimitRps: options.rateLimitRps,
     rateLimitBurst: options.rateLimitBurst,

@@ -1,3 +1,4 @@
+import * as billing from '@billstream/billing';
 import { migrate, openServiceDatabases } from '@billstream/db';
 import * as customer from '@billstream/customer';
 import * as gateway from '@billstream/gateway';
@@ -9,7 +10,7 @@ import * as webhook from '@billstream/webhook-dispatcher';
 async function main(): Promise<void> {
   const databases = await openServiceDatabases({ databaseUrl: process.env.DATABASE_URL, dataDir: process.env.DATA_DIR ?? '.data' });
   try {
-    for (const m of [gateway, customer, wallet, ingestion, webhook]) {
+    for (const m of [gateway, customer, wallet, ingestion, webhook, billing]) {
       await migrate(databases.forSchema(m.SCHEMA), m.SCHEMA, m.migrations);
       process.stdout.write(`migrated ${m.SCHEMA}\n`);
     }

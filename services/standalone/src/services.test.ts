@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { createBillingService } from '@billstream/billing';
 import { InProcessBus } from '@billstream/bus';
 import { ALL_ROUTES, SERVICE_NAMES } from '@billstream/contracts';
 import { createCustomerService } from '@billstream/customer';
@@ -14,10 +15,9 @@ import { createWebhookService, webhookSettingsFromEnv } from '@billstream/webhoo
 
 const SERVICES_DIR = path.resolve(__dirname, '../..');
 
-describe('the five services', () => {
+describe('the six services', () => {
   it('are named as their packages: ServiceName is services/<name>, package @billstream/<name>', () => {
-    // A deployable service has a main; the standalone app runs them all, and a package
-    // still without a main (billing, being built) is not a service yet.
+    // A deployable service has a main; the standalone app runs them all.
     const dirs = readdirSync(SERVICES_DIR).filter(
       (dir) => dir !== 'standalone' && existsSync(path.join(SERVICES_DIR, dir, 'src', 'main.ts')),
     );
@@ -41,6 +41,7 @@ describe('the five services', () => {
       createWalletService(deps, { internalToken: 't', customerServiceUrl: 'http://127.0.0.1:1', env: {} }),
       createIngestionService(deps, { internalToken: 't' }),
       createWebhookService(deps, { internalToken: 't', ...webhookSettingsFromEnv({}) }),
+      createBillingService(deps, { internalToken: 't', customerServiceUrl: 'http://127.0.0.1:1', ingestionServiceUrl: 'http://127.0.0.1:1' }),
       createGateway(deps, { internalToken: 't', serviceUrls: {}, rateLimitRps: 1, rateLimitBurst: 1 }),
     ];
     expect(services.map((s) => s.name).sort()).toEqual([...SERVICE_NAMES].sort());

@@ -148,6 +148,21 @@ describe('meters and usage (real Kafka and Postgres)', () => {
     expect((await usage(both.id, {})).value).toBe('3');
   });
 
+  it("applies a call's filter_values on top of the meter's filters (a billing price's), and refuses bad ones", async () => {
+    const sum = await meter({ type: 'SUM', field: 'gb' });
+    expect((await usage(sum.id, { filter_values: { region: ['eu'] } })).value).toBe('5.8');
+    expect((await usage(sum.id, { filter_values: { region: ['eu', 'us'], user: ['ann'] } })).value).toBe('5.6');
+    const eu = await meter({ type: 'SUM', field: 'gb' }, [{ key: 'region', values: ['eu'] }]);
+    expect((await usage(eu.id, { filter_values: { region: ['us'] } })).value).toBe('0');
+    const bad = await stack.api.post(`/v1/meters/${sum.id}/usage`, {
+      external_customer_id: 'acme',
+      start_time: `${DAY1}T00:00:00Z`,
+      end_time: `${DAY2}T00:00:00Z`,
+      filter_values: { region: [] },
+    });
+    expect([bad.status, bad.body.error.details.field]).toEqual([400, 'filter_values.region']);
+  });
+
   it('splits usage into hourly and daily UTC windows, clipped to the range', async () => {
     const sum = await meter({ type: 'SUM', field: 'gb' });
     const hourly = await usage(sum.id, { start_time: `${DAY1}T09:30:00Z`, end_time: `${DAY1}T12:00:00Z`, window_size: 'HOUR' });

@@ -1,7 +1,6 @@
 import { ValidationError } from '@billstream/errors';
 import { parseOrThrow } from '@billstream/http';
-import { createPlanBody, updatePlanBody } from '../plans';
-import { createPriceBody } from './index';
+import { createPlanBody, createPriceBody, updatePlanBody } from '@billstream/contracts';
 
 const usage = {
   plan_id: 'plan_1',

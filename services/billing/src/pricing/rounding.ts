@@ -1,6 +1,6 @@
 import type Decimal from 'decimal.js';
 import { ValidationError } from '@billstream/errors';
-import { minorDigits } from '../currency';
+import { minorDigits } from '@billstream/contracts';
 import { Exact } from '@billstream/money';
 
 /**

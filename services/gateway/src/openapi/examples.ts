@@ -38,6 +38,15 @@ const ID_PREFIX_BY_NAME: Record<string, string> = {
   meters: 'meter_',
   meter_id: 'meter_',
   key_id: 'key_',
+  plan: 'plan_',
+  plans: 'plan_',
+  plan_id: 'plan_',
+  price: 'price_',
+  prices: 'price_',
+  price_id: 'price_',
+  subscription: 'sub_',
+  subscriptions: 'sub_',
+  subscription_id: 'sub_',
   user_id: 'key_',
 };
 

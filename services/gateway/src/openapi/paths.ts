@@ -27,6 +27,9 @@ const ID_PREFIX_BY_SEGMENT: Record<string, string> = {
   test: 'whd_',
   meters: 'meter_',
   'api-keys': 'key_',
+  plans: 'plan_',
+  prices: 'price_',
+  subscriptions: 'sub_',
   events: '',
 };
 

@@ -43,6 +43,7 @@ export function mountMeterRoutes(app: Express, meters: MeterService, logger: Log
       from: normalizeEventTimestamp(body.start_time),
       to: normalizeEventTimestamp(body.end_time),
       windowSize: body.window_size,
+      extraFilters: Object.entries(body.filter_values ?? {}).map(([key, values]) => ({ key, values })),
     });
     return { meter_id: result.meterId, value: result.value, windows: result.windows };
   };

@@ -19,6 +19,7 @@ export interface UsageRequest {
   from: string;
   to: string;
   windowSize?: WindowSize;
+  extraFilters?: MeterFilter[];
 }
 
 export interface Usage {
@@ -99,6 +100,7 @@ export class MeterService {
       from: req.from,
       to: req.to,
       windowSize: req.windowSize,
+      extraFilters: req.extraFilters,
     });
     return {
       meterId: meter.id,

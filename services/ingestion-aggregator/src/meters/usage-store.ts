@@ -1,7 +1,7 @@
 import type { AggregationType, Scope, WindowSize } from '@billstream/contracts';
 import type { Db, Knex, Trx } from '@billstream/db';
 import { rowsOf } from '@billstream/db';
-import type { Meter } from './store';
+import type { Meter, MeterFilter } from './store';
 
 export interface UsageQuery {
   meter: Meter;
@@ -11,6 +11,8 @@ export interface UsageQuery {
   /** Exclusive, normalised UTC with microseconds. */
   to: string;
   windowSize?: WindowSize;
+  /** Filters on top of the meter's (a price's filter_values): property -> accepted values. */
+  extraFilters?: MeterFilter[];
 }
 
 export interface UsageRows {
@@ -44,7 +46,7 @@ export class UsageStore {
     const field = meter.aggregationField ?? '';
     const bindings: Knex.RawBinding[] = [field, field, scope.tenantId, scope.environmentId, q.externalCustomerId, meter.eventName, q.from, q.to];
     let where = '';
-    for (const f of meter.filters) {
+    for (const f of [...meter.filters, ...(q.extraFilters ?? [])]) {
       where += ' AND properties ->> ? = ANY(?::text[])';
       bindings.push(f.key, f.values);
     }

@@ -7,7 +7,7 @@ import { envelopeOf, isPublicEventName, serializeEnvelope } from './envelope';
 import { TaskStore } from './task-store';
 
 export const DISPATCH_GROUP = 'webhook.dispatch';
-export const DISPATCH_TOPICS = [TOPICS.customerEvents, TOPICS.walletEvents];
+export const DISPATCH_TOPICS = [TOPICS.customerEvents, TOPICS.walletEvents, TOPICS.billingEvents];
 
 function parseEvent(message: ConsumedMessage): DomainEvent {
   const event = domainEventSchema.parse(JSON.parse(message.value));

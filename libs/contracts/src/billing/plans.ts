@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { metadataSchema } from '@billstream/contracts';
-import { planPriceBody } from '../prices/schemas';
+import { metadataSchema } from '../common';
+import { planPriceBody } from './prices';
 
 /** Edge validation of plan requests (BILLING.md, Plans and prices); beside the price schemas they embed. */
 export const createPlanBody = z.strictObject({

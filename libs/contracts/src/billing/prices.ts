@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import { money } from '@billstream/money';
-import { isKnownCurrency } from '../currency';
+import { isKnownCurrency } from './currency';
 
 /**
- * Edge validation of price requests (BILLING.md, Plans and prices). They live here rather
- * than in @billstream/contracts because "currency known" needs this package's ISO 4217 table;
- * the route definitions can import them when the billing routes are wired.
+ * Edge validation of price requests (BILLING.md, Plans and prices). They live in the contracts
+ * with the ISO 4217 table they check against, so the gateway validates billing routes like
+ * every other (ADR 0014).
  */
-export const PRICE_TYPES = ['FIXED', 'USAGE'] as const;
+export const BILLING_PRICE_TYPES = ['FIXED', 'USAGE'] as const;
 export const BILLING_MODELS = ['FLAT_FEE', 'PACKAGE', 'TIERED'] as const;
 export const BILLING_PERIODS = ['DAILY', 'WEEKLY', 'MONTHLY', 'QUARTERLY', 'ANNUAL'] as const;
 export const INVOICE_CADENCES = ['ADVANCE', 'ARREAR'] as const;
@@ -37,7 +37,7 @@ export const tierBody = z.strictObject({
 });
 
 const priceFields = {
-  type: z.enum(PRICE_TYPES),
+  type: z.enum(BILLING_PRICE_TYPES),
   currency: currencyCode,
   amount: amountString.optional(),
   billing_model: z.enum(BILLING_MODELS),
@@ -101,7 +101,29 @@ function checkTiers(tiers: NonNullable<PriceFields['tiers']>, issue: (path: (str
 export const planPriceBody = z.strictObject(priceFields).superRefine(checkPrice);
 
 /** `POST /v1/prices`. */
-export const createPriceBody = z.strictObject({ plan_id: z.string().min(1).max(255), ...priceFields }).superRefine(checkPrice);
+export const createPriceBody = z
+  .strictObject({ plan_id: z.string().min(1).max(255), ...priceFields })
+  .superRefine(checkPrice)
+  .meta({
+    examples: [
+      {
+        plan_id: 'plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3',
+        type: 'USAGE',
+        currency: 'usd',
+        billing_model: 'TIERED',
+        tier_mode: 'SLAB',
+        tiers: [
+          { up_to: '1000', unit_amount: '0.002' },
+          { up_to: null, unit_amount: '0.001', flat_amount: '5' },
+        ],
+        billing_period: 'MONTHLY',
+        invoice_cadence: 'ARREAR',
+        meter_id: 'meter_01JDQ8Z6Y4K2M9N3P5R7T9V1X3',
+        filter_values: { region: ['eu-west-1'] },
+        display_name: 'API requests',
+      },
+    ],
+  });
 
 export type CreatePriceBody = z.output<typeof createPriceBody>;
 export type PlanPriceBody = z.output<typeof planPriceBody>;

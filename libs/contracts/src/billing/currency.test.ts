@@ -1,5 +1,6 @@
 import { ValidationError } from '@billstream/errors';
-import { ISO_4217_MINOR_DIGITS, isKnownCurrency, minorDigits, normalizeCurrency } from './index';
+import { isKnownCurrency, minorDigits, normalizeCurrency } from './currency';
+import { ISO_4217_MINOR_DIGITS } from './iso4217';
 
 describe('ISO 4217 table', () => {
   it('gives the minor digits of List One', () => {

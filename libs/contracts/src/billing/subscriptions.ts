@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import { isoTimestamp, metadataSchema, paginationQuery } from '../common';
+import { BILLING_PERIODS, currencyCode } from './prices';
+
+/** Subscriptions (BILLING.md, Subscriptions): request and response schemas. */
+export const SUBSCRIPTION_STATUSES = ['draft', 'trialing', 'active', 'paused', 'cancelled'] as const;
+export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
+export const BILLING_CYCLES = ['anniversary', 'calendar'] as const;
+export const CANCEL_AT = ['immediately', 'end_of_period'] as const;
+
+const id = z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
+
+export const createSubscriptionBody = z
+  .strictObject({
+    customer_id: id.optional(),
+    external_customer_id: id.optional(),
+    plan_id: id,
+    currency: currencyCode.optional(),
+    billing_period: z.enum(BILLING_PERIODS).optional(),
+    start_date: isoTimestamp.optional(),
+    billing_cycle: z.enum(BILLING_CYCLES).default('anniversary'),
+    timezone: z.string().min(1, 'must not be empty').max(64, 'must be at most 64 characters').default('UTC'),
+    trial_period_days: z.number().int('must be a whole number').min(0, 'must be between 0 and 730').max(730, 'must be between 0 and 730').optional(),
+    payment_terms_days: z.number().int('must be a whole number').min(0, 'must be between 0 and 365').max(365, 'must be between 0 and 365').default(0),
+    draft: z.boolean().default(false),
+    metadata: metadataSchema.optional(),
+  })
+  .superRefine((body, ctx) => {
+    if ((body.customer_id === undefined) === (body.external_customer_id === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['customer_id'], message: 'exactly one of customer_id and external_customer_id is required' });
+    }
+  })
+  .meta({
+    examples: [
+      {
+        external_customer_id: 'acme-42',
+        plan_id: 'plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3',
+        currency: 'usd',
+        billing_period: 'MONTHLY',
+        start_date: '2026-01-15T10:30:00Z',
+        billing_cycle: 'anniversary',
+        timezone: 'Europe/Berlin',
+        trial_period_days: 14,
+        metadata: { po_number: 'PO-1001' },
+      },
+    ],
+  });
+export type CreateSubscriptionBody = z.output<typeof createSubscriptionBody>;
+
+export const cancelSubscriptionBody = z.strictObject({
+  cancel_at: z.enum(CANCEL_AT, { error: 'must be immediately or end_of_period' }).default('immediately'),
+});
+
+/** activate, pause and resume take no fields; an absent body is an empty one. */
+export const emptyBody = z.strictObject({});
+
+export const listSubscriptionsQuery = z.strictObject({
+  ...paginationQuery,
+  customer_id: id.optional(),
+  plan_id: id.optional(),
+  status: z.enum(SUBSCRIPTION_STATUSES).optional(),
+});
+export type ListSubscriptionsQuery = z.output<typeof listSubscriptionsQuery>;
+
+export const subscriptionSchema = z.object({
+  id: z.string(),
+  customer_id: z.string(),
+  plan_id: z.string(),
+  currency: z.string(),
+  billing_period: z.enum(BILLING_PERIODS),
+  billing_period_count: z.number().int(),
+  billing_cycle: z.enum(BILLING_CYCLES),
+  timezone: z.string(),
+  status: z.enum(SUBSCRIPTION_STATUSES),
+  start_date: z.string().nullable(),
+  current_period_start: z.string().nullable(),
+  current_period_end: z.string().nullable(),
+  trial_period_days: z.number().int().nullable(),
+  trial_end: z.string().nullable(),
+  payment_terms_days: z.number().int(),
+  cancel_at_period_end: z.boolean(),
+  cancelled_at: z.string().nullable(),
+  paused_at: z.string().nullable(),
+  metadata: z.record(z.string(), z.string()),
+  created_at: z.string(),
+  updated_at: z.string(),
+  tenant_id: z.string(),
+  environment_id: z.string(),
+}).meta({ id: 'Subscription' });
+export type SubscriptionResponse = z.infer<typeof subscriptionSchema>;
+
+const usageLineSchema = z.object({
+  description: z.string(),
+  quantity: z.string(),
+  unit_amount: z.string(),
+  amount: z.number().int(),
+});
+
+export const subscriptionUsageSchema = z.object({
+  subscription_id: z.string(),
+  customer_id: z.string(),
+  currency: z.string(),
+  period_start: z.string(),
+  period_end: z.string(),
+  as_of: z.string(),
+  amount: z.number().int(),
+  items: z.array(
+    z.object({
+      price_id: z.string(),
+      meter_id: z.string(),
+      display_name: z.string().nullable(),
+      quantity: z.string(),
+      amount: z.number().int(),
+      lines: z.array(usageLineSchema),
+    }),
+  ),
+});
+export type SubscriptionUsageResponse = z.infer<typeof subscriptionUsageSchema>;

@@ -1,0 +1,87 @@
+import { InProcessBus, TOPICS, type Subscription as BusSubscription } from '@billstream/bus';
+import { newDomainEvent } from '@billstream/outbox';
+import { testLogger } from '@billstream/testing';
+import { CTX, ENVIRONMENT, TENANT, monthlyFixed, startBillingHarness, type BillingHarness } from '../testing/harness';
+import { subscribeCustomerEvents } from './consumer';
+import { SubscriptionStore } from '../subscriptions/store';
+import { CustomerStore } from './store';
+
+function customerEvent(type: string, id: string, externalId: string) {
+  const event = newDomainEvent(type, { tenantId: TENANT, environmentId: ENVIRONMENT, actor: 'key_x' }, {
+    customer: { id, external_id: externalId, tenant_id: TENANT, environment_id: ENVIRONMENT },
+  });
+  return { key: id, value: JSON.stringify(event), headers: { 'message-id': event.id, 'event-type': type } };
+}
+
+describe('customer projection from customer-events (real Postgres)', () => {
+  let h: BillingHarness;
+  let bus: InProcessBus;
+  let consumer: BusSubscription;
+  let planId: string;
+
+  beforeAll(async () => {
+    h = await startBillingHarness('2026-03-01T00:00:00Z');
+    bus = new InProcessBus();
+    await bus.start();
+    consumer = await subscribeCustomerEvents({
+      db: h.db,
+      bus,
+      logger: testLogger('billing'),
+      customers: new CustomerStore(),
+      subscriptions: new SubscriptionStore(),
+      clock: h.clock.now,
+      published: () => undefined,
+    });
+    planId = (await h.service.plans.create(CTX, { name: 'P', lookupKey: null, description: null, metadata: {}, prices: [monthlyFixed] }, 'r')).id;
+  });
+  afterAll(async () => {
+    await consumer?.stop();
+    await bus?.stop();
+    await h?.stop();
+  });
+
+  const subscribe = (customer: { id: string } | { externalId: string }) =>
+    h.service.subscriptions.create(CTX, {
+      customer,
+      planId,
+      billingCycle: 'anniversary',
+      timezone: 'UTC',
+      paymentTermsDays: 0,
+      draft: false,
+      metadata: {},
+    });
+
+  it('learns a customer and its external id; a subscription finds it by either', async () => {
+    await bus.publish(TOPICS.customerEvents, [customerEvent('customer.created', 'cust_ev1', 'acme')]);
+    expect((await subscribe({ id: 'cust_ev1' })).customerId).toBe('cust_ev1');
+    expect((await subscribe({ externalId: 'acme' })).customerId).toBe('cust_ev1');
+  });
+
+  it('follows a changed external id, applies a redelivered message once, and forgets a deleted customer, cancelling its subscriptions', async () => {
+    const renamed = customerEvent('customer.updated', 'cust_ev1', 'acme-2');
+    await bus.publish(TOPICS.customerEvents, [renamed]);
+    const running = await subscribe({ externalId: 'acme-2' });
+    expect(running.customerId).toBe('cust_ev1');
+    const draft = await h.service.subscriptions.create(CTX, {
+      customer: { id: 'cust_ev1' },
+      planId,
+      billingCycle: 'anniversary',
+      timezone: 'UTC',
+      paymentTermsDays: 0,
+      draft: true,
+      metadata: {},
+    });
+    const deleted = customerEvent('customer.deleted', 'cust_ev1', 'acme-2');
+    await bus.publish(TOPICS.customerEvents, [deleted]);
+    await bus.publish(TOPICS.customerEvents, [deleted, renamed]);
+    expect(await h.db('processed_messages').where({ consumer_group: 'billing.customers' })).toHaveLength(3);
+    for (const s of [running, draft]) {
+      expect((await h.service.subscriptions.get(CTX, s.id)).status).toBe('cancelled');
+      const cancelled = (await h.events(s.id)).filter((e) => e.type === 'subscription.cancelled');
+      expect(cancelled).toHaveLength(1);
+    }
+    expect(await h.db('subscriptions').where({ customer_id: 'cust_ev1' }).whereNot({ status: 'cancelled' })).toHaveLength(0);
+    await expect(subscribe({ id: 'cust_ev1' })).rejects.toMatchObject({ kind: 'not_found', details: { field: 'customer_id' } });
+    await expect(subscribe({ externalId: 'acme-2' })).rejects.toMatchObject({ kind: 'not_found', details: { field: 'external_customer_id' } });
+  });
+});

@@ -1,0 +1,66 @@
+import { TOPICS, type Bus, type Subscription } from '@billstream/bus';
+import { domainEventSchema } from '@billstream/contracts';
+import type { Db } from '@billstream/db';
+import type { Logger } from '@billstream/logger';
+import { idempotentHandler } from '@billstream/outbox';
+import { z } from 'zod';
+import { cancel } from '../subscriptions/lifecycle';
+import { announce } from '../subscriptions/service';
+import type { SubscriptionStore } from '../subscriptions/store';
+import type { CustomerStore } from './store';
+
+export const CUSTOMER_CONSUMER_GROUP = 'billing.customers';
+
+const customerEvent = domainEventSchema.extend({
+  payload: z.object({
+    customer: z.object({ id: z.string(), external_id: z.string(), tenant_id: z.string().optional(), environment_id: z.string().optional() }),
+  }),
+});
+type CustomerEvent = z.infer<typeof customerEvent>;
+
+export interface CustomerConsumerDeps {
+  db: Db;
+  bus: Bus;
+  logger: Logger;
+  customers: CustomerStore;
+  subscriptions: SubscriptionStore;
+  clock: () => Date;
+  /** Called after a message that may have written subscription events. */
+  published(): void;
+}
+
+/**
+ * Keeps billing's customer projection from customer-events, each message applied once. A
+ * deleted customer's subscriptions that are not cancelled yet are cancelled immediately
+ * (`subscription.cancelled`, actor `system`) in the transaction that records the message.
+ */
+export function subscribeCustomerEvents({ db, bus, logger, customers, subscriptions, clock, published }: CustomerConsumerDeps): Promise<Subscription> {
+  const handler = idempotentHandler<CustomerEvent>({
+    db,
+    group: CUSTOMER_CONSUMER_GROUP,
+    logger,
+    parse: (message) => customerEvent.parse(JSON.parse(message.value)),
+    async handle(trx, event) {
+      const { customer } = event.payload;
+      const scope = { tenantId: customer.tenant_id ?? event.tenant_id, environmentId: customer.environment_id ?? event.environment_id };
+      const now = clock();
+      if (event.type !== 'customer.deleted') {
+        await customers.remember(trx, scope, customer.id, customer.external_id, now);
+        return;
+      }
+      await customers.markDeleted(trx, scope, customer.id, customer.external_id, now);
+      for (const live of await subscriptions.liveOfCustomerForUpdate(trx, scope, customer.id)) {
+        const change = cancel(live, now, 'immediately');
+        await announce(trx, { ...scope, actor: 'system' }, change.event, await subscriptions.save(trx, change.subscription));
+      }
+    },
+  });
+  return bus.subscribe({
+    groupId: CUSTOMER_CONSUMER_GROUP,
+    topics: [TOPICS.customerEvents],
+    handler: async (messages, ctx) => {
+      await handler(messages, ctx);
+      published();
+    },
+  });
+}

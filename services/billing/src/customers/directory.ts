@@ -1,0 +1,55 @@
+import type { Scope } from '@billstream/contracts';
+import type { Db } from '@billstream/db';
+import { NotFoundError } from '@billstream/errors';
+import type { CustomerStore, KnownCustomer } from './store';
+
+export type CustomerRef = { id: string } | { externalId: string };
+
+/** Asks the customer service for a customer of a tenant and environment (undefined: none). */
+export interface CustomerLookup {
+  find(scope: Scope, ref: CustomerRef, requestId: string): Promise<{ id: string; externalId: string } | undefined>;
+}
+
+function notFound(ref: CustomerRef): NotFoundError {
+  return 'id' in ref
+    ? new NotFoundError(`Customer ${ref.id} not found`, { field: 'customer_id', customer_id: ref.id })
+    : new NotFoundError(`Customer with external id ${ref.externalId} not found`, {
+        field: 'external_customer_id',
+        external_customer_id: ref.externalId,
+      });
+}
+
+const live = (c: KnownCustomer | undefined, scope: Scope) =>
+  !!c && !c.deleted && c.tenantId === scope.tenantId && c.environmentId === scope.environmentId;
+
+/**
+ * A customer by id or external id: the local projection first, and for one not seen yet
+ * (created a moment ago, its event still on the way) the customer service itself.
+ */
+export class CustomerDirectory {
+  constructor(
+    private readonly db: Db,
+    private readonly store: CustomerStore,
+    private readonly lookup: CustomerLookup,
+    private readonly clock: () => Date,
+  ) {}
+
+  async resolve(scope: Scope, ref: CustomerRef, requestId: string): Promise<KnownCustomer> {
+    const known = 'id' in ref ? await this.store.find(this.db, ref.id) : await this.store.findByExternalId(this.db, scope, ref.externalId);
+    if (known) {
+      if (!live(known, scope)) throw notFound(ref);
+      return known;
+    }
+    const found = await this.lookup.find(scope, ref, requestId);
+    if (!found) throw notFound(ref);
+    await this.store.remember(this.db, scope, found.id, found.externalId, this.clock());
+    const remembered = await this.store.find(this.db, found.id);
+    if (!live(remembered, scope)) throw notFound(ref);
+    return remembered!;
+  }
+
+  /** The projection's record of a customer the service already knows (a subscription's). */
+  async known(id: string): Promise<KnownCustomer | undefined> {
+    return this.store.find(this.db, id);
+  }
+}

@@ -1,0 +1,59 @@
+import type { Scope } from '@billstream/contracts';
+import type { Db, Trx } from '@billstream/db';
+
+type Conn = Db | Trx;
+
+export interface KnownCustomer {
+  id: string;
+  tenantId: string;
+  environmentId: string;
+  externalId: string;
+  deleted: boolean;
+}
+
+interface CustomerRow {
+  id: string;
+  tenant_id: string;
+  environment_id: string;
+  external_id: string;
+  deleted_at: Date | null;
+}
+
+const fromRow = (r: CustomerRow): KnownCustomer => ({
+  id: r.id,
+  tenantId: r.tenant_id,
+  environmentId: r.environment_id,
+  externalId: r.external_id,
+  deleted: r.deleted_at !== null,
+});
+
+/** Billing's projection of customers (from customer-events and lookups): id, scope, external id. */
+export class CustomerStore {
+  async find(conn: Conn, id: string): Promise<KnownCustomer | undefined> {
+    const row = await conn<CustomerRow>('customers').where({ id }).first();
+    return row && fromRow(row);
+  }
+
+  async findByExternalId(conn: Conn, scope: Scope, externalId: string): Promise<KnownCustomer | undefined> {
+    const row = await conn<CustomerRow>('customers')
+      .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId, external_id: externalId, deleted_at: null })
+      .first();
+    return row && fromRow(row);
+  }
+
+  /** Records a customer that exists or changed its external id; never revives one known as deleted. */
+  async remember(conn: Conn, scope: Scope, id: string, externalId: string, at: Date): Promise<void> {
+    await conn('customers')
+      .insert({ id, tenant_id: scope.tenantId, environment_id: scope.environmentId, external_id: externalId, updated_at: at })
+      .onConflict('id')
+      .merge({ external_id: externalId, updated_at: at });
+  }
+
+  /** Marks a customer deleted (inserting the tombstone when it was never seen). */
+  async markDeleted(conn: Conn, scope: Scope, id: string, externalId: string, at: Date): Promise<void> {
+    await conn('customers')
+      .insert({ id, tenant_id: scope.tenantId, environment_id: scope.environmentId, external_id: externalId, deleted_at: at, updated_at: at })
+      .onConflict('id')
+      .merge({ deleted_at: at, updated_at: at });
+  }
+}

@@ -1,0 +1,18 @@
+import type { Scope } from '@billstream/contracts';
+
+export interface UsageQuery {
+  externalCustomerId: string;
+  /** Inclusive. */
+  from: Date;
+  /** Exclusive. */
+  to: Date;
+  filterValues: Record<string, string[]> | null;
+}
+
+/** What billing needs of the ingestion-aggregator's meters, asked over HTTP (it owns them). */
+export interface Meters {
+  /** Whether the meter exists in the tenant and environment. */
+  exists(scope: Scope, meterId: string, requestId: string): Promise<boolean>;
+  /** The meter's aggregated value (a decimal string) for one customer over [from, to). */
+  usage(scope: Scope, meterId: string, query: UsageQuery, requestId: string): Promise<string>;
+}

@@ -1,0 +1,33 @@
+import type { Price } from '../prices/domain';
+
+export type PlanStatus = 'active' | 'archived';
+
+export interface Plan {
+  id: string;
+  tenantId: string;
+  environmentId: string;
+  name: string;
+  lookupKey: string | null;
+  description: string | null;
+  metadata: Record<string, string>;
+  status: PlanStatus;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface PlanWithPrices extends Plan {
+  prices: Price[];
+}
+
+export interface PlanChanges {
+  name?: string;
+  description?: string | null;
+  metadata?: Record<string, string>;
+}
+
+export interface PlanListQuery {
+  status?: PlanStatus;
+  lookupKey?: string;
+  limit: number;
+  offset: number;
+}

@@ -1,0 +1,94 @@
+import type { Scope } from '@billstream/contracts';
+import type { Db } from '@billstream/db';
+import { AlreadyExistsError, NotFoundError, PG_UNIQUE_VIOLATION, pgErrorCode } from '@billstream/errors';
+import { newId } from '@billstream/ids';
+import type { NewPrice, Price } from '../prices/domain';
+import { priceOf, type MeterCheck } from '../prices/new-price';
+import type { PriceStore } from '../prices/store';
+import type { Plan, PlanChanges, PlanListQuery, PlanWithPrices } from './domain';
+import type { PlanStore } from './store';
+
+export interface NewPlan {
+  name: string;
+  lookupKey: string | null;
+  description: string | null;
+  metadata: Record<string, string>;
+  prices: NewPrice[];
+}
+
+export function planNotFound(id: string, field = 'id'): NotFoundError {
+  return new NotFoundError(`Plan ${id} not found`, { field, plan_id: id });
+}
+
+/** Plans and the prices created with them. */
+export class PlanService {
+  constructor(
+    private readonly db: Db,
+    private readonly plans: PlanStore,
+    private readonly prices: PriceStore,
+    private readonly meters: MeterCheck,
+    private readonly clock: () => Date,
+  ) {}
+
+  /** The plan and its prices in one transaction, after every meter was found in the caller's tenant. */
+  async create(scope: Scope, input: NewPlan, requestId: string): Promise<PlanWithPrices> {
+    await this.meters.ensureAll(
+      scope,
+      input.prices.map((p, i) => ({ meterId: p.meterId, field: `prices.${i}.meter_id` })),
+      requestId,
+    );
+    const now = this.clock();
+    const plan: Plan = {
+      id: newId('plan'),
+      ...scope,
+      name: input.name,
+      lookupKey: input.lookupKey,
+      description: input.description,
+      metadata: input.metadata,
+      status: 'active',
+      createdAt: now,
+      updatedAt: now,
+    };
+    const prices: Price[] = input.prices.map((p) => priceOf(scope, plan.id, p, now));
+    try {
+      await this.db.transaction(async (trx) => {
+        await this.plans.insert(trx, plan);
+        await this.prices.insert(trx, prices);
+      });
+    } catch (err) {
+      if (pgErrorCode(err) === PG_UNIQUE_VIOLATION) {
+        throw new AlreadyExistsError(`A plan with lookup_key "${plan.lookupKey}" already exists`, {
+          field: 'lookup_key',
+          lookup_key: plan.lookupKey,
+        });
+      }
+      throw err;
+    }
+    return { ...plan, prices };
+  }
+
+  async get(scope: Scope, id: string): Promise<PlanWithPrices> {
+    const plan = await this.plans.get(this.db, scope, id);
+    if (!plan) throw planNotFound(id);
+    const prices = await this.prices.ofPlans(this.db, scope, [id]);
+    return { ...plan, prices: prices.get(id) ?? [] };
+  }
+
+  async list(scope: Scope, q: PlanListQuery): Promise<{ items: PlanWithPrices[]; total: number }> {
+    const page = await this.plans.list(this.db, scope, q);
+    const prices = await this.prices.ofPlans(this.db, scope, page.items.map((p) => p.id));
+    return { items: page.items.map((p) => ({ ...p, prices: prices.get(p.id) ?? [] })), total: page.total };
+  }
+
+  async update(scope: Scope, id: string, changes: PlanChanges): Promise<PlanWithPrices> {
+    const updated = await this.plans.update(this.db, scope, id, changes, this.clock());
+    if (!updated) throw planNotFound(id);
+    return this.get(scope, id);
+  }
+
+  /** Archives the plan: new subscriptions to it are refused; running ones go on. */
+  async archive(scope: Scope, id: string): Promise<void> {
+    const archived = await this.plans.update(this.db, scope, id, { status: 'archived' }, this.clock());
+    if (!archived) throw planNotFound(id);
+  }
+}

@@ -1,0 +1,88 @@
+import type { Scope } from '@billstream/contracts';
+import type { Db, Trx } from '@billstream/db';
+import type { Plan, PlanChanges, PlanListQuery } from './domain';
+
+type Conn = Db | Trx;
+
+interface PlanRow {
+  id: string;
+  tenant_id: string;
+  environment_id: string;
+  name: string;
+  lookup_key: string | null;
+  description: string | null;
+  metadata: Record<string, string>;
+  status: Plan['status'];
+  created_at: Date;
+  updated_at: Date;
+}
+
+function fromRow(r: PlanRow): Plan {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    environmentId: r.environment_id,
+    name: r.name,
+    lookupKey: r.lookup_key,
+    description: r.description,
+    metadata: r.metadata,
+    status: r.status,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+const scoped = (conn: Conn, scope: Scope) =>
+  conn<PlanRow>('plans').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId });
+
+export class PlanStore {
+  async insert(conn: Conn, plan: Plan): Promise<void> {
+    await conn('plans').insert({
+      id: plan.id,
+      tenant_id: plan.tenantId,
+      environment_id: plan.environmentId,
+      name: plan.name,
+      lookup_key: plan.lookupKey,
+      description: plan.description,
+      metadata: JSON.stringify(plan.metadata),
+      status: plan.status,
+      created_at: plan.createdAt,
+      updated_at: plan.updatedAt,
+    });
+  }
+
+  async get(conn: Conn, scope: Scope, id: string): Promise<Plan | undefined> {
+    const row = await scoped(conn, scope).where({ id }).first();
+    return row && fromRow(row);
+  }
+
+  /** Locks the plan until the transaction ends: its status cannot change under a new subscription or price. */
+  async getForShare(trx: Trx, scope: Scope, id: string): Promise<Plan | undefined> {
+    const row = await scoped(trx, scope).where({ id }).forShare().first();
+    return row && fromRow(row);
+  }
+
+  async list(conn: Conn, scope: Scope, q: PlanListQuery): Promise<{ items: Plan[]; total: number }> {
+    const filtered = () => {
+      const b = scoped(conn, scope);
+      if (q.status) b.where({ status: q.status });
+      if (q.lookupKey) b.where({ lookup_key: q.lookupKey });
+      return b;
+    };
+    const [rows, count] = await Promise.all([
+      filtered().orderBy([{ column: 'created_at' }, { column: 'id' }]).limit(q.limit).offset(q.offset),
+      filtered().count<{ n: string }[]>({ n: '*' }),
+    ]);
+    return { items: rows.map(fromRow), total: Number(count[0].n) };
+  }
+
+  async update(conn: Conn, scope: Scope, id: string, changes: PlanChanges & { status?: Plan['status'] }, at: Date): Promise<Plan | undefined> {
+    const set: Record<string, unknown> = { updated_at: at };
+    if (changes.name !== undefined) set.name = changes.name;
+    if (changes.description !== undefined) set.description = changes.description;
+    if (changes.metadata !== undefined) set.metadata = JSON.stringify(changes.metadata);
+    if (changes.status !== undefined) set.status = changes.status;
+    const rows = await scoped(conn, scope).where({ id }).update(set).returning('*');
+    return rows[0] && fromRow(rows[0] as PlanRow);
+  }
+}

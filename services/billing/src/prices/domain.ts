@@ -1,0 +1,31 @@
+import type { BillingPeriod } from '../periods';
+import type { BillingModel, PackageSpec, PriceType, Tier, TierMode } from '../pricing';
+
+export type InvoiceCadence = 'ADVANCE' | 'ARREAR';
+export type PriceStatus = 'active' | 'archived';
+
+/** A price of a plan: immutable once created but for its status. */
+export interface Price {
+  id: string;
+  tenantId: string;
+  environmentId: string;
+  planId: string;
+  type: PriceType;
+  currency: string;
+  amount: string | null;
+  billingModel: BillingModel;
+  billingPeriod: BillingPeriod;
+  billingPeriodCount: number;
+  invoiceCadence: InvoiceCadence;
+  meterId: string | null;
+  filterValues: Record<string, string[]> | null;
+  package: PackageSpec | null;
+  tierMode: TierMode | null;
+  tiers: Tier[] | null;
+  displayName: string | null;
+  status: PriceStatus;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type NewPrice = Omit<Price, 'id' | 'tenantId' | 'environmentId' | 'planId' | 'status' | 'createdAt' | 'updatedAt'>;

@@ -1,0 +1,120 @@
+import type { Scope } from '@billstream/contracts';
+import type { Db, Trx } from '@billstream/db';
+import type { Price } from './domain';
+
+type Conn = Db | Trx;
+
+interface PriceRow {
+  id: string;
+  tenant_id: string;
+  environment_id: string;
+  plan_id: string;
+  type: Price['type'];
+  currency: string;
+  amount: string | null;
+  billing_model: Price['billingModel'];
+  billing_period: Price['billingPeriod'];
+  billing_period_count: number;
+  invoice_cadence: Price['invoiceCadence'];
+  meter_id: string | null;
+  filter_values: Record<string, string[]> | null;
+  package: Price['package'];
+  tier_mode: Price['tierMode'];
+  tiers: Array<{ up_to: string | null; unit_amount: string; flat_amount: string | null }> | null;
+  display_name: string | null;
+  status: Price['status'];
+  created_at: Date;
+  updated_at: Date;
+}
+
+function fromRow(r: PriceRow): Price {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    environmentId: r.environment_id,
+    planId: r.plan_id,
+    type: r.type,
+    currency: r.currency,
+    amount: r.amount,
+    billingModel: r.billing_model,
+    billingPeriod: r.billing_period,
+    billingPeriodCount: r.billing_period_count,
+    invoiceCadence: r.invoice_cadence,
+    meterId: r.meter_id,
+    filterValues: r.filter_values,
+    package: r.package,
+    tierMode: r.tier_mode,
+    tiers: r.tiers && r.tiers.map((t) => ({ upTo: t.up_to, unitAmount: t.unit_amount, flatAmount: t.flat_amount })),
+    displayName: r.display_name,
+    status: r.status,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+function toRow(p: Price): PriceRow {
+  return {
+    id: p.id,
+    tenant_id: p.tenantId,
+    environment_id: p.environmentId,
+    plan_id: p.planId,
+    type: p.type,
+    currency: p.currency,
+    amount: p.amount,
+    billing_model: p.billingModel,
+    billing_period: p.billingPeriod,
+    billing_period_count: p.billingPeriodCount,
+    invoice_cadence: p.invoiceCadence,
+    meter_id: p.meterId,
+    filter_values: p.filterValues,
+    package: p.package,
+    tier_mode: p.tierMode,
+    tiers: p.tiers && p.tiers.map((t) => ({ up_to: t.upTo, unit_amount: t.unitAmount, flat_amount: t.flatAmount })),
+    display_name: p.displayName,
+    status: p.status,
+    created_at: p.createdAt,
+    updated_at: p.updatedAt,
+  };
+}
+
+const scoped = (conn: Conn, scope: Scope) =>
+  conn<PriceRow>('prices').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId });
+
+/** Prices: inserted, read and archived; the table refuses any other change. */
+export class PriceStore {
+  async insert(conn: Conn, prices: Price[]): Promise<void> {
+    if (prices.length === 0) return;
+    const rows = prices.map(toRow).map((r) => ({
+      ...r,
+      filter_values: r.filter_values && JSON.stringify(r.filter_values),
+      package: r.package && JSON.stringify(r.package),
+      tiers: r.tiers && JSON.stringify(r.tiers),
+    }));
+    await conn('prices').insert(rows);
+  }
+
+  async get(conn: Conn, scope: Scope, id: string): Promise<Price | undefined> {
+    const row = await scoped(conn, scope).where({ id }).first();
+    return row && fromRow(row);
+  }
+
+  async byIds(conn: Conn, scope: Scope, ids: string[]): Promise<Price[]> {
+    if (ids.length === 0) return [];
+    const rows = await scoped(conn, scope).whereIn('id', ids).orderBy([{ column: 'created_at' }, { column: 'id' }]);
+    return rows.map(fromRow);
+  }
+
+  /** The prices of plans, oldest first, keyed by plan id. */
+  async ofPlans(conn: Conn, scope: Scope, planIds: string[]): Promise<Map<string, Price[]>> {
+    const out = new Map<string, Price[]>(planIds.map((id) => [id, []]));
+    if (planIds.length === 0) return out;
+    const rows = await scoped(conn, scope).whereIn('plan_id', planIds).orderBy([{ column: 'created_at' }, { column: 'id' }]);
+    for (const row of rows) out.get(row.plan_id)?.push(fromRow(row));
+    return out;
+  }
+
+  async archive(conn: Conn, scope: Scope, id: string, at: Date): Promise<Price | undefined> {
+    const rows = await scoped(conn, scope).where({ id }).update({ status: 'archived', updated_at: at }).returning('*');
+    return rows[0] && fromRow(rows[0] as PriceRow);
+  }
+}

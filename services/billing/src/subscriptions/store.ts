@@ -1,0 +1,196 @@
+import type { Scope } from '@billstream/contracts';
+import type { Db, Trx } from '@billstream/db';
+import type { Subscription, SubscriptionListQuery } from './domain';
+
+type Conn = Db | Trx;
+
+interface SubscriptionRow {
+  id: string;
+  tenant_id: string;
+  environment_id: string;
+  customer_id: string;
+  plan_id: string;
+  currency: string;
+  billing_period: Subscription['billingPeriod'];
+  billing_period_count: number;
+  billing_cycle: Subscription['billingCycle'];
+  timezone: string;
+  status: Subscription['status'];
+  start_date: Date | null;
+  billing_anchor: Date | null;
+  current_period_start: Date | null;
+  current_period_end: Date | null;
+  trial_period_days: number | null;
+  trial_end: Date | null;
+  payment_terms_days: number;
+  cancel_at_period_end: boolean;
+  cancelled_at: Date | null;
+  paused_at: Date | null;
+  metadata: Record<string, string>;
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function fromRow(r: SubscriptionRow): Subscription {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    environmentId: r.environment_id,
+    customerId: r.customer_id,
+    planId: r.plan_id,
+    currency: r.currency,
+    billingPeriod: r.billing_period,
+    billingPeriodCount: r.billing_period_count,
+    billingCycle: r.billing_cycle,
+    timezone: r.timezone,
+    status: r.status,
+    startDate: r.start_date,
+    billingAnchor: r.billing_anchor,
+    currentPeriodStart: r.current_period_start,
+    currentPeriodEnd: r.current_period_end,
+    trialPeriodDays: r.trial_period_days,
+    trialEnd: r.trial_end,
+    paymentTermsDays: r.payment_terms_days,
+    cancelAtPeriodEnd: r.cancel_at_period_end,
+    cancelledAt: r.cancelled_at,
+    pausedAt: r.paused_at,
+    metadata: r.metadata,
+    version: r.version,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** The columns a change may write (everything but the identity and the creation time). */
+function changeRow(s: Subscription) {
+  return {
+    status: s.status,
+    start_date: s.startDate,
+    billing_anchor: s.billingAnchor,
+    current_period_start: s.currentPeriodStart,
+    current_period_end: s.currentPeriodEnd,
+    trial_end: s.trialEnd,
+    cancel_at_period_end: s.cancelAtPeriodEnd,
+    cancelled_at: s.cancelledAt,
+    paused_at: s.pausedAt,
+    updated_at: s.updatedAt,
+  };
+}
+
+const scoped = (conn: Conn, scope: Scope) =>
+  conn<SubscriptionRow>('subscriptions').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId });
+
+export class SubscriptionStore {
+  async insert(trx: Trx, s: Subscription, priceIds: string[]): Promise<void> {
+    await trx('subscriptions').insert({
+      id: s.id,
+      tenant_id: s.tenantId,
+      environment_id: s.environmentId,
+      customer_id: s.customerId,
+      plan_id: s.planId,
+      currency: s.currency,
+      billing_period: s.billingPeriod,
+      billing_period_count: s.billingPeriodCount,
+      billing_cycle: s.billingCycle,
+      timezone: s.timezone,
+      trial_period_days: s.trialPeriodDays,
+      payment_terms_days: s.paymentTermsDays,
+      metadata: JSON.stringify(s.metadata),
+      version: s.version,
+      created_at: s.createdAt,
+      ...changeRow(s),
+    });
+    if (priceIds.length > 0) await trx('subscription_prices').insert(priceIds.map((price_id) => ({ subscription_id: s.id, price_id })));
+  }
+
+  async get(conn: Conn, scope: Scope, id: string): Promise<Subscription | undefined> {
+    const row = await scoped(conn, scope).where({ id }).first();
+    return row && fromRow(row);
+  }
+
+  /** The subscription, locked until the transaction ends (a change, or a period step). */
+  async getForUpdate(trx: Trx, scope: Scope, id: string): Promise<Subscription | undefined> {
+    const row = await scoped(trx, scope).where({ id }).forUpdate().first();
+    return row && fromRow(row);
+  }
+
+  async list(conn: Conn, scope: Scope, q: SubscriptionListQuery): Promise<{ items: Subscription[]; total: number }> {
+    const filtered = () => {
+      const b = scoped(conn, scope);
+      if (q.customerId) b.where({ customer_id: q.customerId });
+      if (q.planId) b.where({ plan_id: q.planId });
+      if (q.status) b.where({ status: q.status });
+      return b;
+    };
+    const rows = await filtered().orderBy([{ column: 'created_at' }, { column: 'id' }]).limit(q.limit).offset(q.offset);
+    const count = await filtered().count<{ n: string }[]>({ n: '*' });
+    return { items: rows.map(fromRow), total: Number(count[0].n) };
+  }
+
+  /** A customer's subscriptions that are not cancelled, locked (the customer is being deleted). */
+  async liveOfCustomerForUpdate(trx: Trx, scope: Scope, customerId: string): Promise<Subscription[]> {
+    const rows = await scoped(trx, scope).where({ customer_id: customerId }).whereNot({ status: 'cancelled' }).orderBy('id').forUpdate();
+    return rows.map(fromRow);
+  }
+
+  async save(trx: Trx, s: Subscription): Promise<Subscription> {
+    const rows = await trx('subscriptions')
+      .where({ id: s.id })
+      .update({ ...changeRow(s), version: trx.raw('version + 1') })
+      .returning('*');
+    return fromRow(rows[0] as SubscriptionRow);
+  }
+
+  /** The ids of the prices the subscription bills. */
+  async priceIds(conn: Conn, id: string): Promise<string[]> {
+    const rows = await conn('subscription_prices').where({ subscription_id: id }).select('price_id').orderBy('price_id');
+    return rows.map((r: { price_id: string }) => r.price_id);
+  }
+
+  /**
+   * One subscription whose current period ended by `now`, locked; SKIP LOCKED lets replicas
+   * share the due ones (a subscription another replica or a request holds is left to them).
+   */
+  async nextDue(trx: Trx, now: Date): Promise<Subscription | undefined> {
+    const row = await trx<SubscriptionRow>('subscriptions')
+      .whereIn('status', ['trialing', 'active'])
+      .where('current_period_end', '<=', now)
+      .orderBy([{ column: 'current_period_end' }, { column: 'id' }])
+      .forUpdate()
+      .skipLocked()
+      .first();
+    return row && fromRow(row);
+  }
+
+  /**
+   * Active subscriptions renewing within the notice window that have no notice for their
+   * current period end yet, locked (SKIP LOCKED).
+   */
+  async renewalsDue(trx: Trx, now: Date, noticeMs: number, limit: number): Promise<Subscription[]> {
+    const rows = await trx<SubscriptionRow>('subscriptions as s')
+      .select('s.*')
+      .where('s.status', 'active')
+      .where('s.cancel_at_period_end', false)
+      .where('s.current_period_end', '>', now)
+      .where('s.current_period_end', '<=', new Date(now.getTime() + noticeMs))
+      .whereNotExists((q) =>
+        q.select(trx.raw('1')).from('renewal_notices as n').whereRaw('n.subscription_id = s.id AND n.period_end = s.current_period_end'),
+      )
+      .orderBy('s.id')
+      .limit(limit)
+      .forUpdate('s')
+      .skipLocked();
+    return rows.map(fromRow);
+  }
+
+  /** Records the notice of one period end; false when it was recorded already (by anyone). */
+  async recordRenewalNotice(trx: Trx, subscriptionId: string, periodEnd: Date, eventId: string, at: Date): Promise<boolean> {
+    const rows = await trx('renewal_notices')
+      .insert({ subscription_id: subscriptionId, period_end: periodEnd, event_id: eventId, created_at: at })
+      .onConflict(['subscription_id', 'period_end'])
+      .ignore()
+      .returning('subscription_id');
+    return rows.length === 1;
+  }
+}

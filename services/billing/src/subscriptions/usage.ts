@@ -1,0 +1,84 @@
+import type { Scope } from '@billstream/contracts';
+import type { Db } from '@billstream/db';
+import { ValidationError } from '@billstream/errors';
+import type { CustomerStore } from '../customers/store';
+import type { Meters } from '../meters/domain';
+import type { Price } from '../prices/domain';
+import type { PriceStore } from '../prices/store';
+import { sumAmounts, usageLines, type LineAmount, type UsageCharge } from '../pricing';
+import { subscriptionNotFound } from './service';
+import type { SubscriptionStore } from './store';
+
+export interface PriceUsage {
+  price: Price;
+  quantity: string;
+  amount: number;
+  lines: LineAmount[];
+}
+
+export interface SubscriptionUsage {
+  subscriptionId: string;
+  customerId: string;
+  currency: string;
+  periodStart: Date;
+  periodEnd: Date;
+  asOf: Date;
+  amount: number;
+  items: PriceUsage[];
+}
+
+/** How a USAGE price turns a quantity into money, for the calculator. */
+export function chargeOf(p: Price): UsageCharge {
+  const base = { currency: p.currency, displayName: p.displayName };
+  if (p.billingModel === 'TIERED') return { ...base, billingModel: 'TIERED', tierMode: p.tierMode!, tiers: p.tiers! };
+  if (p.billingModel === 'PACKAGE') return { ...base, billingModel: 'PACKAGE', amount: p.amount!, package: p.package! };
+  return { ...base, billingModel: 'FLAT_FEE', amount: p.amount! };
+}
+
+/**
+ * The current period's usage of a subscription: each USAGE price's meter aggregated by the
+ * ingestion-aggregator over [period start, period end) for the customer, restricted by the
+ * price's filter_values, and priced with the calculator. A trial bills nothing: its amounts are 0.
+ */
+export class UsageService {
+  constructor(
+    private readonly db: Db,
+    private readonly subscriptions: SubscriptionStore,
+    private readonly prices: PriceStore,
+    private readonly customers: CustomerStore,
+    private readonly meters: Meters,
+    private readonly clock: () => Date,
+  ) {}
+
+  async current(scope: Scope, id: string, requestId: string): Promise<SubscriptionUsage> {
+    const s = await this.subscriptions.get(this.db, scope, id);
+    if (!s) throw subscriptionNotFound(id);
+    if (!s.currentPeriodStart || !s.currentPeriodEnd) {
+      throw new ValidationError(`Subscription ${id} is a draft: it has no period yet`, { field: 'status', status: s.status });
+    }
+    const customer = await this.customers.find(this.db, s.customerId);
+    if (!customer) throw subscriptionNotFound(id);
+    const billed = await this.prices.byIds(this.db, scope, await this.subscriptions.priceIds(this.db, s.id));
+    const items: PriceUsage[] = [];
+    for (const price of billed.filter((p) => p.type === 'USAGE' && p.meterId)) {
+      const quantity = await this.meters.usage(
+        scope,
+        price.meterId!,
+        { externalCustomerId: customer.externalId, from: s.currentPeriodStart, to: s.currentPeriodEnd, filterValues: price.filterValues },
+        requestId,
+      );
+      const lines = s.status === 'trialing' ? [] : usageLines(chargeOf(price), quantity);
+      items.push({ price, quantity, amount: sumAmounts(lines), lines });
+    }
+    return {
+      subscriptionId: s.id,
+      customerId: s.customerId,
+      currency: s.currency,
+      periodStart: s.currentPeriodStart,
+      periodEnd: s.currentPeriodEnd,
+      asOf: this.clock(),
+      amount: sumAmounts(items),
+      items,
+    };
+  }
+}

@@ -1,0 +1,107 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { waitFor } from '@billstream/testing';
+import { startProcessStack, type ProcessStack } from './support/stack';
+
+/** Keeps every webhook envelope it is sent and answers 200. */
+async function startReceiver() {
+  const received: Array<{ type: string; payload: Record<string, unknown> }> = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      received.push({ type: body.event_name, payload: body.payload });
+      res.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    received,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+    close: () => new Promise((r) => server.close(r)),
+  };
+}
+
+describe('billing as its own process, through the gateway (e2e: six processes, real Postgres and Kafka)', () => {
+  let stack: ProcessStack;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    stack = await startProcessStack({
+      env: {
+        'webhook-dispatcher': { WEBHOOK_ALLOW_INSECURE: 'true', WEBHOOK_POLL_MS: '100' },
+        // Every monthly period is within its renewal notice at once: renewal.due flows end to end.
+        billing: { BILLING_INTERVAL_MS: '300', SUBSCRIPTION_RENEWAL_NOTICE_DAYS: '40' },
+      },
+    });
+  }, 180_000);
+  afterAll(async () => {
+    await stack?.stop();
+    await receiver?.close();
+  });
+
+  it('creates a plan with prices, subscribes, walks the lifecycle, prices usage and delivers the events', async () => {
+    const hook = await stack.api.post('/v1/webhook-endpoints', { url: receiver.url, events: ['*'] });
+    expect(hook.status).toBe(201);
+    const meter = await stack.api.post('/v1/meters', { name: 'calls', event_name: 'api_call', aggregation: { type: 'COUNT' } });
+    const plan = await stack.api.post('/v1/plans', {
+      name: 'Starter',
+      lookup_key: 'starter',
+      prices: [
+        { type: 'FIXED', currency: 'usd', amount: '20', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ADVANCE' },
+        {
+          type: 'USAGE',
+          currency: 'usd',
+          billing_model: 'TIERED',
+          tier_mode: 'SLAB',
+          tiers: [{ up_to: '2', unit_amount: '1' }, { up_to: null, unit_amount: '0.25' }],
+          billing_period: 'MONTHLY',
+          invoice_cadence: 'ARREAR',
+          meter_id: meter.body.id,
+        },
+      ],
+    });
+    expect(plan.status).toBe(201);
+    const customer = await stack.api.post('/v1/customers', { external_customer_id: 'e2e-acme' });
+
+    const sub = await stack.api.post('/v1/subscriptions', { customer_id: customer.body.id, plan_id: plan.body.id });
+    expect(sub.status).toBe(201);
+    expect(sub.body).toMatchObject({ status: 'active', currency: 'usd', billing_period: 'MONTHLY' });
+    const id = sub.body.id as string;
+
+    const at = new Date(Date.parse(sub.body.current_period_start) + 500).toISOString();
+    const events = Array.from({ length: 5 }, (_, i) => ({ event_id: `e2e-${i}`, event_name: 'api_call', external_customer_id: 'e2e-acme', timestamp: at }));
+    expect((await stack.api.post('/v1/events/bulk', { events })).status).toBe(202);
+    const usage = await waitFor(
+      async () => {
+        const res = await stack.api.get(`/v1/subscriptions/${id}/usage`);
+        return res.body.items?.[0]?.quantity === '5' ? res.body : undefined;
+      },
+      { timeoutMs: 30_000, what: 'usage of the 5 events' },
+    );
+    // SLAB: 2 x 1.00 + 3 x 0.25 = 2.75 usd
+    expect(usage).toMatchObject({ amount: 275, items: [{ quantity: '5', amount: 275, lines: [{ amount: 200 }, { amount: 75 }] }] });
+
+    expect((await stack.api.post(`/v1/subscriptions/${id}/activate`, {})).status).toBe(400);
+    expect((await stack.api.post(`/v1/subscriptions/${id}/pause`, {})).body.status).toBe('paused');
+    expect((await stack.api.post(`/v1/subscriptions/${id}/resume`, {})).body.status).toBe('active');
+    expect((await stack.api.post(`/v1/subscriptions/${id}/cancel`, { cancel_at: 'immediately' })).body.status).toBe('cancelled');
+
+    const wanted = ['subscription.created', 'subscription.renewal.due', 'subscription.paused', 'subscription.resumed', 'subscription.cancelled'];
+    await waitFor(() => wanted.every((t) => receiver.received.some((r) => r.type === t)), {
+      timeoutMs: 60_000,
+      intervalMs: 200,
+      what: `webhooks ${wanted.join(', ')}`,
+    });
+    // Once per period: the resume started a new period, which may have had its own notice.
+    const periodEnds = receiver.received
+      .filter((r) => r.type === 'subscription.renewal.due')
+      .map((r) => (r.payload as { subscription: { id: string; current_period_end: string } }).subscription)
+      .map((s) => `${s.id} ${s.current_period_end}`);
+    expect(periodEnds.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(periodEnds).size).toBe(periodEnds.length);
+    expect(periodEnds[0]).toBe(`${id} ${sub.body.current_period_end}`);
+  });
+});
