@@ -75,7 +75,9 @@ function startsAt(instant: number, wall: number, zone: string): boolean {
   const fellBack = offsetOf(instant - DAY, zone) - offsetOf(instant, zone);
   if (wallOf(instant, zone) === wall) return !(fellBack > 0 && wallOf(instant - fellBack, zone) === wall);
   const jump = offsetOf(instant, zone) - offsetOf(instant - DAY, zone);
-  return jump > 0 && wallOf(instant, zone) - wall === jump && wallOf(instant - 1, zone) < wall;
+  // skipped: read an instant `jump` earlier, the old offset shows `wall - jump` (under the
+  // new offset it would show `wall` itself, and `wall` would have existed)
+  return jump > 0 && wallOf(instant, zone) - wall === jump && wallOf(instant - jump, zone) === wall - jump;
 }
 
 const rule = fc.record({

@@ -72,6 +72,16 @@ describe('anniversary periods', () => {
     ]);
   });
 
+  it('move a skipped wall time just after midnight forward by the gap, to the millisecond (Santiago, 2014-09-07 00:00:00.001 -> 01:00:00.001)', () => {
+    // found by the property test (seed 735374966): the start lands 1 ms after the jump itself
+    expect(starts(walk('2014-09-05T04:00:00.001Z', 'DAILY', 'anniversary', 'America/Santiago', 4))).toEqual([
+      '2014-09-05T04:00:00.001Z',
+      '2014-09-06T04:00:00.001Z',
+      '2014-09-07T04:00:00.001Z',
+      '2014-09-08T03:00:00.001Z',
+    ]);
+  });
+
   it('leave out the empty period of a local day that never happened (Samoa skipped 2011-12-30)', () => {
     const periods = walk('2011-12-28T20:00:00Z', 'DAILY', 'anniversary', 'Pacific/Apia', 4); // 10:00 local, -10
     expect(starts(periods)).toEqual(['2011-12-28T20:00:00.000Z', '2011-12-29T20:00:00.000Z', '2011-12-30T20:00:00.000Z', '2011-12-31T20:00:00.000Z']);
