@@ -102,6 +102,7 @@ async function main() {
       CUSTOMER_SERVICE_URL: unused,
       WALLET_SERVICE_URL: unused,
       WEBHOOK_SERVICE_URL: unused,
+      BILLING_SERVICE_URL: unused,
       INGESTION_SERVICE_URL: aggUrl,
       BOOTSTRAP_API_KEY: key,
       BOOTSTRAP_TENANT_ID: TENANT,

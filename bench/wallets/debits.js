@@ -189,6 +189,7 @@ async function startProcesses() {
       CUSTOMER_SERVICE_URL: url('customer'),
       WALLET_SERVICE_URL: url('wallet'),
       WEBHOOK_SERVICE_URL: url('webhook-dispatcher'),
+      BILLING_SERVICE_URL: 'http://127.0.0.1:9',
       INGESTION_SERVICE_URL: 'http://127.0.0.1:9',
       BOOTSTRAP_API_KEY: key,
       BOOTSTRAP_TENANT_ID: 'bench-tenant',
