@@ -8,3 +8,4 @@ export * from './server';
 export * from './json-guard';
 export * from './path-guard';
 export * from './query';
+export * from './internal-client';

@@ -1,7 +1,6 @@
-import { Pool } from 'undici';
 import type { Scope } from '@billstream/contracts';
 import { ServiceUnavailableError } from '@billstream/errors';
-import { INTERNAL_HEADERS } from '@billstream/http';
+import { InternalClient } from '@billstream/http';
 import type { Meters, UsageQuery } from './domain';
 
 /**
@@ -9,53 +8,21 @@ import type { Meters, UsageQuery } from './domain';
  * (200 exists, 404 does not) and `POST /v1/meters/{id}/usage` with the price's filter_values.
  */
 export class HttpMeters implements Meters {
-  private pool?: Pool;
+  private readonly client: InternalClient;
 
-  constructor(
-    private readonly baseUrl: () => string | undefined,
-    private readonly internalToken: string,
-    private readonly timeoutMs = 10_000,
-  ) {}
-
-  private connection(): Pool {
-    if (!this.pool) {
-      const url = this.baseUrl();
-      if (!url) throw new ServiceUnavailableError('The ingestion service address is not configured');
-      this.pool = new Pool(url, { connections: 16, headersTimeout: this.timeoutMs, bodyTimeout: this.timeoutMs });
-    }
-    return this.pool;
-  }
-
-  private async call(scope: Scope, method: 'GET' | 'POST', path: string, requestId: string, body?: unknown) {
-    try {
-      const res = await this.connection().request({
-        path,
-        method,
-        headers: {
-          [INTERNAL_HEADERS.token]: this.internalToken,
-          [INTERNAL_HEADERS.tenant]: scope.tenantId,
-          [INTERNAL_HEADERS.environment]: scope.environmentId,
-          [INTERNAL_HEADERS.actor]: 'billing',
-          [INTERNAL_HEADERS.requestId]: requestId,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return { status: res.statusCode, body: (await res.body.text()) || '{}' };
-    } catch (err) {
-      throw new ServiceUnavailableError('The ingestion service is unavailable; retry later', undefined, { cause: err });
-    }
+  constructor(baseUrl: () => string | undefined, internalToken: string, timeoutMs = 10_000) {
+    this.client = new InternalClient({ service: 'ingestion', baseUrl, internalToken, actor: 'billing', timeoutMs });
   }
 
   async exists(scope: Scope, meterId: string, requestId: string): Promise<boolean> {
-    const { status } = await this.call(scope, 'GET', `/v1/meters/${encodeURIComponent(meterId)}`, requestId);
+    const { status } = await this.client.call(scope, 'GET', `/v1/meters/${encodeURIComponent(meterId)}`, requestId);
     if (status === 200) return true;
     if (status === 404) return false;
     throw new ServiceUnavailableError('The ingestion service could not confirm the meter; retry later', { upstream_status: status });
   }
 
   async usage(scope: Scope, meterId: string, q: UsageQuery, requestId: string): Promise<string> {
-    const { status, body } = await this.call(scope, 'POST', `/v1/meters/${encodeURIComponent(meterId)}/usage`, requestId, {
+    const { status, text } = await this.client.call(scope, 'POST', `/v1/meters/${encodeURIComponent(meterId)}/usage`, requestId, {
       external_customer_id: q.externalCustomerId,
       start_time: q.from.toISOString(),
       end_time: q.to.toISOString(),
@@ -64,10 +31,10 @@ export class HttpMeters implements Meters {
     if (status !== 200) {
       throw new ServiceUnavailableError('The ingestion service could not give the usage; retry later', { upstream_status: status, meter_id: meterId });
     }
-    return (JSON.parse(body) as { value: string }).value;
+    return (JSON.parse(text) as { value: string }).value;
   }
 
-  async close(): Promise<void> {
-    await this.pool?.close();
+  close(): Promise<void> {
+    return this.client.close();
   }
 }
