@@ -143,7 +143,7 @@ export async function startProcessStack(options: ProcessStackOptions = {}): Prom
     wallet: { CUSTOMER_SERVICE_URL: urls.customer },
     'ingestion-aggregator': {},
     'webhook-dispatcher': {},
-    billing: { CUSTOMER_SERVICE_URL: urls.customer, INGESTION_SERVICE_URL: urls['ingestion-aggregator'] },
+    billing: { CUSTOMER_SERVICE_URL: urls.customer, INGESTION_SERVICE_URL: urls['ingestion-aggregator'], WALLET_SERVICE_URL: urls.wallet },
     gateway: {
       CUSTOMER_SERVICE_URL: urls.customer,
       WALLET_SERVICE_URL: urls.wallet,

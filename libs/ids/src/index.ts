@@ -29,6 +29,12 @@ export const ID_PREFIXES = {
   plan: 'plan_',
   price: 'price_',
   subscription: 'sub_',
+  invoice: 'inv_',
+  invoiceLineItem: 'invli_',
+  payment: 'pay_',
+  feature: 'feat_',
+  entitlement: 'ent_',
+  task: 'task_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

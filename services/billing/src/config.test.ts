@@ -1,25 +1,34 @@
 import { loadConfig } from '@billstream/config';
 import { z } from 'zod';
-import { billingEnv, billingSettingsFrom } from './config';
+import { billingEnv, billingSettingsFrom, durationMs } from './config';
 
 describe('billing settings', () => {
-  it('default to a 60 s period job and a 3-day renewal notice', () => {
-    expect(billingSettingsFrom({})).toEqual({ intervalMs: 60_000, renewalNoticeDays: 3 });
+  it('default to a 60 s period job, a 3-day renewal notice, no finalize delay and INV numbers', () => {
+    expect(billingSettingsFrom({})).toEqual({ intervalMs: 60_000, renewalNoticeDays: 3, finalizeDelayMs: 0, invoiceNumberPrefix: 'INV' });
   });
 
   it('parse the variables', () => {
-    expect(billingSettingsFrom({ BILLING_INTERVAL_MS: '0', SUBSCRIPTION_RENEWAL_NOTICE_DAYS: '7' })).toEqual({ intervalMs: 0, renewalNoticeDays: 7 });
+    expect(
+      billingSettingsFrom({ BILLING_INTERVAL_MS: '0', SUBSCRIPTION_RENEWAL_NOTICE_DAYS: '7', BILLING_FINALIZE_DELAY: '15m', INVOICE_NUMBER_PREFIX: 'ACME' }),
+    ).toEqual({ intervalMs: 0, renewalNoticeDays: 7, finalizeDelayMs: 900_000, invoiceNumberPrefix: 'ACME' });
+    expect(durationMs('0s')).toBe(0);
+    expect(durationMs('90s')).toBe(90_000);
+    expect(durationMs('2h')).toBe(7_200_000);
+    expect(durationMs('1d')).toBe(86_400_000);
+    expect(durationMs('250')).toBe(250);
   });
 
   it('refuse a bad value, naming the variable', () => {
     expect(() => billingSettingsFrom({ BILLING_INTERVAL_MS: 'soon' })).toThrow(/BILLING_INTERVAL_MS/);
     expect(() => billingSettingsFrom({ SUBSCRIPTION_RENEWAL_NOTICE_DAYS: '1.5' })).toThrow(/SUBSCRIPTION_RENEWAL_NOTICE_DAYS/);
     expect(() => billingSettingsFrom({ SUBSCRIPTION_RENEWAL_NOTICE_DAYS: '400' })).toThrow(/SUBSCRIPTION_RENEWAL_NOTICE_DAYS/);
+    expect(() => billingSettingsFrom({ BILLING_FINALIZE_DELAY: 'later' })).toThrow(/BILLING_FINALIZE_DELAY/);
+    expect(() => billingSettingsFrom({ INVOICE_NUMBER_PREFIX: 'IN V' })).toThrow(/INVOICE_NUMBER_PREFIX/);
   });
 
-  it('need the addresses of the customer service and the ingestion-aggregator when run alone', () => {
+  it('need the addresses of the customer service, the ingestion-aggregator and the wallet service when run alone', () => {
     const schema = z.object(billingEnv);
-    expect(() => loadConfig(schema, {})).toThrow(/CUSTOMER_SERVICE_URL[\s\S]*INGESTION_SERVICE_URL/);
+    expect(() => loadConfig(schema, {})).toThrow(/CUSTOMER_SERVICE_URL[\s\S]*INGESTION_SERVICE_URL[\s\S]*WALLET_SERVICE_URL/);
     expect(() => loadConfig(schema, { CUSTOMER_SERVICE_URL: 'http://customer:8081', INGESTION_SERVICE_URL: 'not a url' })).toThrow(
       /INGESTION_SERVICE_URL: must be the base URL of the ingestion-aggregator/,
     );

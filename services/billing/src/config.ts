@@ -8,20 +8,51 @@ export const billingEnv = {
   /** How often the period job runs; 0 turns the schedule off. */
   BILLING_INTERVAL_MS: env.int(60_000, 0),
   SUBSCRIPTION_RENEWAL_NOTICE_DAYS: z.coerce.number().int('must be a whole number').min(0).max(366).default(3),
+  /** Grace window before a draft is finalized by itself: `0s`, `90s`, `15m`, `2h`, `1d` (or milliseconds). */
+  BILLING_FINALIZE_DELAY: z
+    .string()
+    .regex(/^\d{1,9}(ms|s|m|h|d)?$/, 'must be a duration like 0s, 90s, 15m, 2h or 1d')
+    .default('0s'),
+  /** The prefix of invoice numbers: {prefix}-{YYYYMM}-{n}. */
+  INVOICE_NUMBER_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9]{1,16}$/, 'must be 1 to 16 letters or digits')
+    .default('INV'),
+  /** Wallet service base URL (credits on invoices, CREDITS payments). */
+  WALLET_SERVICE_URL: z.string().url('must be the base URL of the wallet service'),
 };
 
 /** Settings the embedded default reads from the environment (service addresses are known in-process). */
 export const billingSettingsEnv = z.object({
   BILLING_INTERVAL_MS: billingEnv.BILLING_INTERVAL_MS,
   SUBSCRIPTION_RENEWAL_NOTICE_DAYS: billingEnv.SUBSCRIPTION_RENEWAL_NOTICE_DAYS,
+  BILLING_FINALIZE_DELAY: billingEnv.BILLING_FINALIZE_DELAY,
+  INVOICE_NUMBER_PREFIX: billingEnv.INVOICE_NUMBER_PREFIX,
 });
 
 export interface BillingSettings {
   intervalMs: number;
   renewalNoticeDays: number;
+  /** Milliseconds a draft waits before the period job finalizes it. */
+  finalizeDelayMs: number;
+  invoiceNumberPrefix: string;
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `90s` -> 90000; a bare number is milliseconds. */
+export function durationMs(text: string): number {
+  const m = /^(\d+)(ms|s|m|h|d)?$/.exec(text);
+  if (!m) throw new RangeError(`not a duration: ${text}`);
+  return Number(m[1]) * UNIT_MS[m[2] ?? 'ms'];
 }
 
 export function billingSettingsFrom(source: NodeJS.ProcessEnv): BillingSettings {
   const config = loadConfig(billingSettingsEnv, source);
-  return { intervalMs: config.BILLING_INTERVAL_MS, renewalNoticeDays: config.SUBSCRIPTION_RENEWAL_NOTICE_DAYS };
+  return {
+    intervalMs: config.BILLING_INTERVAL_MS,
+    renewalNoticeDays: config.SUBSCRIPTION_RENEWAL_NOTICE_DAYS,
+    finalizeDelayMs: durationMs(config.BILLING_FINALIZE_DELAY),
+    invoiceNumberPrefix: config.INVOICE_NUMBER_PREFIX,
+  };
 }

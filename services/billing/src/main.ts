@@ -1,5 +1,5 @@
 import { runServiceProcess } from '@billstream/runtime';
-import { billingEnv } from './config';
+import { billingEnv, durationMs } from './config';
 import { createBillingService } from './service';
 import { SCHEMA } from './migrations';
 
@@ -13,6 +13,12 @@ runServiceProcess({
       internalToken: config.INTERNAL_TOKEN,
       customerServiceUrl: config.CUSTOMER_SERVICE_URL,
       ingestionServiceUrl: config.INGESTION_SERVICE_URL,
-      settings: { intervalMs: config.BILLING_INTERVAL_MS, renewalNoticeDays: config.SUBSCRIPTION_RENEWAL_NOTICE_DAYS },
+      walletServiceUrl: config.WALLET_SERVICE_URL,
+      settings: {
+        intervalMs: config.BILLING_INTERVAL_MS,
+        renewalNoticeDays: config.SUBSCRIPTION_RENEWAL_NOTICE_DAYS,
+        finalizeDelayMs: durationMs(config.BILLING_FINALIZE_DELAY),
+        invoiceNumberPrefix: config.INVOICE_NUMBER_PREFIX,
+      },
     }),
 });

@@ -22,6 +22,17 @@ import { mountSubscriptionRoutes } from './subscriptions/routes';
 import { SubscriptionService } from './subscriptions/service';
 import { SubscriptionStore } from './subscriptions/store';
 import { UsageService } from './subscriptions/usage';
+import { InvoiceFinalizer } from './invoices/finalizer';
+import { InvoiceMaker } from './invoices/maker';
+import { mountPaymentRoutes } from './invoices/payment-routes';
+import { PaymentStore } from './invoices/payment-store';
+import { PaymentService } from './invoices/payments';
+import { PeriodBilling } from './invoices/period-billing';
+import { mountInvoiceRoutes } from './invoices/routes';
+import { InvoiceStore } from './invoices/store';
+import { UpcomingInvoices } from './invoices/upcoming';
+import type { Wallets } from './wallets/domain';
+import { HttpWallets } from './wallets/http-wallets';
 
 type Url = string | (() => string | undefined);
 
@@ -31,6 +42,8 @@ export interface BillingServiceConfig {
   customerServiceUrl: Url;
   /** Base URL of the ingestion-aggregator, whose meter API gives usage. */
   ingestionServiceUrl: Url;
+  /** Base URL of the wallet service (credits on invoices, CREDITS payments, invoiced top-ups). */
+  walletServiceUrl: Url;
   /** Period job interval and renewal notice; default from `env` (BILLING_INTERVAL_MS, SUBSCRIPTION_RENEWAL_NOTICE_DAYS). */
   settings?: Partial<BillingSettings>;
   env?: NodeJS.ProcessEnv;
@@ -38,6 +51,7 @@ export interface BillingServiceConfig {
   /** Replace the HTTP clients (tests of the service alone). */
   customerLookup?: CustomerLookup;
   meters?: Meters;
+  wallets?: Wallets;
 }
 
 export interface BillingServiceHandle extends Service {
@@ -45,6 +59,9 @@ export interface BillingServiceHandle extends Service {
   prices: PriceService;
   subscriptions: SubscriptionService;
   periods: PeriodJob;
+  invoices: InvoiceFinalizer;
+  payments: PaymentService;
+  billing: PeriodBilling;
 }
 
 const getter = (url: Url) => (typeof url === 'string' ? () => url : url);
@@ -65,9 +82,45 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   const directory = new CustomerDirectory(db, customerStore, config.customerLookup ?? httpLookup, clock);
   const plans = new PlanService(db, planStore, priceStore, meterCheck, clock);
   const prices = new PriceService(db, planStore, priceStore, meterCheck, clock);
-  const subscriptions = new SubscriptionService(db, subscriptionStore, planStore, priceStore, directory, clock, published);
+  const httpWallets = new HttpWallets(getter(config.walletServiceUrl), config.internalToken);
+  const wallets = config.wallets ?? httpWallets;
+  const invoiceStore = new InvoiceStore();
+  const paymentStore = new PaymentStore();
+  const maker = new InvoiceMaker({
+    db,
+    subscriptions: subscriptionStore,
+    prices: priceStore,
+    customers: customerStore,
+    invoices: invoiceStore,
+    meters,
+    finalizeDelayMs: settings.finalizeDelayMs,
+  });
+  const billing = new PeriodBilling(db, subscriptionStore, invoiceStore, maker, clock, published);
+  const subscriptions = new SubscriptionService(db, subscriptionStore, planStore, priceStore, directory, clock, published, maker, billing);
   const usage = new UsageService(db, subscriptionStore, priceStore, customerStore, meters, clock);
-  const periods = new PeriodJob(db, subscriptionStore, logger, clock, published, settings);
+  const finalizer = new InvoiceFinalizer({
+    db,
+    invoices: invoiceStore,
+    payments: paymentStore,
+    wallets,
+    logger,
+    clock,
+    published,
+    invoiceNumberPrefix: settings.invoiceNumberPrefix,
+    // Drafts wait BILLING_FINALIZE_DELAY for late events: their usage is read again at finalization.
+    reprice: settings.finalizeDelayMs > 0 ? (draft, requestId) => billing.reprice(draft, requestId) : undefined,
+  });
+  const payments = new PaymentService({ db, invoices: invoiceStore, payments: paymentStore, wallets, logger, clock, published });
+  const upcoming = new UpcomingInvoices(db, subscriptionStore, maker, wallets, clock);
+  const periods = new PeriodJob(
+    db,
+    subscriptionStore,
+    { billing, finalizer, invoices: invoiceStore, completePendingPayments: () => payments.completePending('period-job') },
+    logger,
+    clock,
+    published,
+    settings,
+  );
   let consumer: BusSubscription | undefined;
 
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
@@ -80,6 +133,8 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       mountPlanRoutes(a, plans, logger);
       mountPriceRoutes(a, prices, logger);
       mountSubscriptionRoutes(a, subscriptions, usage, logger);
+      mountInvoiceRoutes(a, { db, invoices: invoiceStore, finalizer, periods }, logger);
+      mountPaymentRoutes(a, payments, upcoming, logger);
     },
   });
   return {
@@ -92,6 +147,9 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     prices,
     subscriptions,
     periods,
+    invoices: finalizer,
+    payments,
+    billing,
     async start() {
       await migrate(db, SCHEMA, migrations);
       consumer = await subscribeCustomerEvents({ db, bus, logger, customers: customerStore, subscriptions: subscriptionStore, clock, published });
@@ -104,6 +162,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       await relay.stop();
       await httpLookup.close();
       await httpMeters.close();
+      await httpWallets.close();
     },
   };
 }

@@ -93,6 +93,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
       internalToken,
       customerServiceUrl: serviceUrl('customer'),
       ingestionServiceUrl: serviceUrl('ingestion-aggregator'),
+      walletServiceUrl: serviceUrl('wallet'),
       env,
     }),
     createIngestionService(deps('ingestion', 'ingestion-aggregator'), { internalToken }),

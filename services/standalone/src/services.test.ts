@@ -41,7 +41,7 @@ describe('the six services', () => {
       createWalletService(deps, { internalToken: 't', customerServiceUrl: 'http://127.0.0.1:1', env: {} }),
       createIngestionService(deps, { internalToken: 't' }),
       createWebhookService(deps, { internalToken: 't', ...webhookSettingsFromEnv({}) }),
-      createBillingService(deps, { internalToken: 't', customerServiceUrl: 'http://127.0.0.1:1', ingestionServiceUrl: 'http://127.0.0.1:1' }),
+      createBillingService(deps, { internalToken: 't', customerServiceUrl: 'http://127.0.0.1:1', ingestionServiceUrl: 'http://127.0.0.1:1', walletServiceUrl: 'http://127.0.0.1:1' }),
       createGateway(deps, { internalToken: 't', serviceUrls: {}, rateLimitRps: 1, rateLimitBurst: 1 }),
     ];
     expect(services.map((s) => s.name).sort()).toEqual([...SERVICE_NAMES].sort());

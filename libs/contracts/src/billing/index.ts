@@ -5,3 +5,4 @@ export * from './plans';
 export * from './views';
 export * from './subscriptions';
 export * from './routes';
+export * from './invoices';

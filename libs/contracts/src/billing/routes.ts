@@ -12,6 +12,15 @@ import {
   subscriptionUsageSchema,
 } from './subscriptions';
 import { PLAN_STATUSES, planSchema, priceSchema } from './views';
+import {
+  billSubscriptionsResultSchema,
+  createPaymentBody,
+  invoiceSchema,
+  listInvoicesQuery,
+  listPaymentsQuery,
+  paymentSchema,
+  upcomingInvoiceSchema,
+} from './invoices';
 
 const idParams = z.strictObject({ id: z.string().min(1).max(255) });
 
@@ -196,6 +205,114 @@ export const billingApi = {
   }),
 };
 
+/** Invoices and payments (issue #13), owned by the billing service. */
+export const invoiceApi = {
+  listInvoices: defineRoute({
+    operationId: 'listInvoices',
+    method: 'get',
+    path: '/v1/invoices',
+    service: 'billing',
+    permission: 'invoices:read',
+    summary: 'List invoices, newest first, by customer, subscription or status',
+    tag: 'Invoices',
+    query: listInvoicesQuery,
+    response: listResponse(invoiceSchema),
+    status: 200,
+  }),
+  getInvoice: defineRoute({
+    operationId: 'getInvoice',
+    method: 'get',
+    path: '/v1/invoices/:id',
+    service: 'billing',
+    permission: 'invoices:read',
+    summary: 'One invoice with its line items',
+    tag: 'Invoices',
+    params: idParams,
+    response: invoiceSchema,
+    status: 200,
+    errors: [404],
+  }),
+  finalizeInvoice: defineRoute({
+    operationId: 'finalizeInvoice',
+    method: 'post',
+    path: '/v1/invoices/:id/finalize',
+    service: 'billing',
+    permission: 'invoices:write',
+    summary: 'Finalize a draft now: number it, apply wallet credits, take postpaid credits as payment',
+    tag: 'Invoices',
+    params: idParams,
+    body: emptyBody,
+    response: invoiceSchema,
+    status: 200,
+    errors: [404, 503],
+  }),
+  voidInvoice: defineRoute({
+    operationId: 'voidInvoice',
+    method: 'post',
+    path: '/v1/invoices/:id/void',
+    service: 'billing',
+    permission: 'invoices:write',
+    summary: 'Void a draft or finalized invoice; credits it took go back to their wallets',
+    tag: 'Invoices',
+    params: idParams,
+    body: emptyBody,
+    response: invoiceSchema,
+    status: 200,
+    errors: [404],
+  }),
+  upcomingInvoice: defineRoute({
+    operationId: 'getUpcomingInvoice',
+    method: 'get',
+    path: '/v1/subscriptions/:id/upcoming-invoice',
+    service: 'billing',
+    permission: 'invoices:read',
+    summary: "The invoice the current period's end would make, with the credits it would apply; stores nothing",
+    tag: 'Invoices',
+    params: idParams,
+    query: z.strictObject({}),
+    response: upcomingInvoiceSchema,
+    status: 200,
+    errors: [404, 503],
+  }),
+  billSubscriptions: defineRoute({
+    operationId: 'billSubscriptions',
+    method: 'post',
+    path: '/v1/cron/bill-subscriptions',
+    service: 'billing',
+    permission: 'invoices:write',
+    summary: 'Run the period job now: invoice every ended period, finalize due drafts, mark overdue invoices',
+    tag: 'Invoices',
+    body: emptyBody,
+    response: billSubscriptionsResultSchema,
+    status: 200,
+  }),
+  createPayment: defineRoute({
+    operationId: 'createPayment',
+    method: 'post',
+    path: '/v1/payments',
+    service: 'billing',
+    permission: 'invoices:write',
+    summary: 'Record a payment of a finalized invoice (OFFLINE) or pay it from a wallet (CREDITS)',
+    tag: 'Payments',
+    body: createPaymentBody,
+    response: paymentSchema,
+    status: 201,
+    errors: [404, 409, 503],
+  }),
+  listPayments: defineRoute({
+    operationId: 'listPayments',
+    method: 'get',
+    path: '/v1/payments',
+    service: 'billing',
+    permission: 'invoices:read',
+    summary: 'List payments, oldest first, optionally of one invoice',
+    tag: 'Payments',
+    query: listPaymentsQuery,
+    response: listResponse(paymentSchema),
+    status: 200,
+  }),
+};
+
 function transition<V extends 'activate' | 'pause' | 'resume'>(verb: V, summary: string) {
   return defineRoute({
     operationId: `${verb}Subscription`,
@@ -213,4 +330,4 @@ function transition<V extends 'activate' | 'pause' | 'resume'>(verb: V, summary:
   });
 }
 
-export const billingRoutes: RouteDef[] = Object.values(billingApi) as RouteDef[];
+export const billingRoutes: RouteDef[] = [...Object.values(billingApi), ...Object.values(invoiceApi)] as RouteDef[];

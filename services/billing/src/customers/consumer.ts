@@ -5,7 +5,7 @@ import type { Logger } from '@billstream/logger';
 import { idempotentHandler } from '@billstream/outbox';
 import { z } from 'zod';
 import { cancel } from '../subscriptions/lifecycle';
-import { announce } from '../subscriptions/service';
+import { announce } from '../subscriptions/events';
 import type { SubscriptionStore } from '../subscriptions/store';
 import type { CustomerStore } from './store';
 

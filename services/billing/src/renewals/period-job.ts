@@ -2,36 +2,55 @@ import { TOPICS } from '@billstream/bus';
 import type { Db } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
 import { newDomainEvent, writeOutbox } from '@billstream/outbox';
+import { newUlid } from '@billstream/ids';
+import type { InvoiceFinalizer } from '../invoices/finalizer';
+import type { PeriodBilling } from '../invoices/period-billing';
+import type { InvoiceStore } from '../invoices/store';
 import { SUBSCRIPTION_EVENTS } from '../subscriptions/domain';
-import { stepsUntil } from '../subscriptions/lifecycle';
-import { announce } from '../subscriptions/service';
 import type { SubscriptionStore } from '../subscriptions/store';
 import { toSubscriptionView } from '../subscriptions/view';
 
 export interface PeriodJobResult {
-  subscriptions_advanced: number;
+  subscriptions_billed: number;
   periods_closed: number;
+  invoices_created: number;
+  invoices_finalized: number;
+  invoices_marked_overdue: number;
   renewal_notices: number;
 }
 
 export interface PeriodJobOptions {
   intervalMs: number;
   renewalNoticeDays: number;
+  /** Subscriptions or invoices worked on at once (each is HTTP calls plus one transaction). */
+  concurrency?: number;
 }
 
 const DAY_MS = 86_400_000;
 const NOTICE_BATCH = 100;
+const CLAIM_BATCH = 200;
+/** How long a claim keeps other replicas off a subscription or invoice; a crash's claim expires. */
+const LEASE_MS = 60_000;
+
+export interface PeriodJobParts {
+  billing: PeriodBilling;
+  finalizer: InvoiceFinalizer;
+  invoices: InvoiceStore;
+  /** Completes CREDITS payments a crash left pending (Payments). */
+  completePendingPayments?: () => Promise<number>;
+}
 
 /**
- * The period job: every subscription whose current period ended moves on (a trial turns
- * active, a cancel at the period end takes effect, any other one enters its next period), one
- * subscription per transaction with its event; then each active subscription within
- * SUBSCRIPTION_RENEWAL_NOTICE_DAYS of its period end gets one `subscription.renewal.due`.
+ * The period job (BILLING.md, Invoices): every subscription whose current period ended is
+ * invoiced and moved on (PeriodBilling, one transaction per subscription); drafts whose
+ * BILLING_FINALIZE_DELAY passed are finalized (crash leftovers included); voids whose refund
+ * did not finish are completed; finalized invoices past their due date are marked overdue;
+ * active subscriptions within SUBSCRIPTION_RENEWAL_NOTICE_DAYS of their period end get one
+ * `subscription.renewal.due`.
  *
- * Replicas never double: due subscriptions are taken FOR UPDATE SKIP LOCKED, and a notice is
- * a row keyed by (subscription, period end) inserted with its outbox event in one
- * transaction. The invoice of a closed period (issue #13) belongs in `advanceOne`, in the
- * transaction that steps the period.
+ * Replicas never double: work is claimed with FOR UPDATE SKIP LOCKED and a lease, and every
+ * step is idempotent on its own (unique keys, version checks, the wallet's allocation per
+ * invoice), so a claim that expires after a crash is simply done again.
  */
 export class PeriodJob {
   private timer?: NodeJS.Timeout;
@@ -41,6 +60,7 @@ export class PeriodJob {
   constructor(
     private readonly db: Db,
     private readonly subscriptions: SubscriptionStore,
+    private readonly parts: PeriodJobParts,
     private readonly logger: Logger,
     private readonly clock: () => Date,
     private readonly published: () => void,
@@ -48,30 +68,76 @@ export class PeriodJob {
   ) {}
 
   async runOnce(): Promise<PeriodJobResult> {
-    const result: PeriodJobResult = { subscriptions_advanced: 0, periods_closed: 0, renewal_notices: 0 };
-    for (let closed = await this.advanceOne(); closed > 0; closed = await this.advanceOne()) {
-      result.subscriptions_advanced += 1;
-      result.periods_closed += closed;
-    }
+    const result: PeriodJobResult = {
+      subscriptions_billed: 0,
+      periods_closed: 0,
+      invoices_created: 0,
+      invoices_finalized: 0,
+      invoices_marked_overdue: 0,
+      renewal_notices: 0,
+    };
+    const requestId = `period-job-${newUlid()}`;
+    await this.drain(
+      () => this.subscriptions.claimDue(this.db, this.clock(), LEASE_MS, CLAIM_BATCH),
+      async (id) => {
+        const done = await this.parts.billing.catchUp(id, requestId);
+        if (done.periods > 0) result.subscriptions_billed += 1;
+        result.periods_closed += done.periods;
+        result.invoices_created += done.invoices;
+      },
+      'billing a subscription',
+    );
+    await this.drain(
+      () => this.parts.invoices.claim(this.db, 'drafts', this.clock(), LEASE_MS, CLAIM_BATCH),
+      async (id) => {
+        const draft = await this.parts.invoices.byId(this.db, id);
+        if (!draft) return;
+        const done = await this.parts.finalizer.finalize(draft, requestId, 'system');
+        if (done.status === 'finalized' || done.status === 'paid') result.invoices_finalized += 1;
+      },
+      'finalizing an invoice',
+    );
+    await this.drain(
+      () => this.parts.invoices.claim(this.db, 'refunds', this.clock(), LEASE_MS, CLAIM_BATCH),
+      async (id) => {
+        const voided = await this.parts.invoices.byId(this.db, id);
+        if (voided) await this.parts.finalizer.completeVoid(voided, requestId);
+      },
+      'giving back the credits of a voided invoice',
+    );
+    if (this.parts.completePendingPayments) await this.parts.completePendingPayments();
+    await this.drain(
+      () => this.parts.invoices.claim(this.db, 'overdue', this.clock(), LEASE_MS, CLAIM_BATCH),
+      async (id) => {
+        if (await this.parts.finalizer.markOverdue(id)) result.invoices_marked_overdue += 1;
+      },
+      'marking an invoice overdue',
+    );
     for (let sent = await this.noticeBatch(); sent > 0; sent = await this.noticeBatch()) result.renewal_notices += sent;
-    if (result.subscriptions_advanced + result.renewal_notices > 0) this.published();
+    if (result.renewal_notices > 0) this.published();
     return result;
   }
 
-  /** Steps one due subscription up to now; answers the periods it closed (0: none was due). */
-  private advanceOne(): Promise<number> {
-    return this.db.transaction(async (trx) => {
-      const now = this.clock();
-      const due = await this.subscriptions.nextDue(trx, now);
-      if (!due) return 0;
-      const steps = stepsUntil(due, now);
-      const last = steps.at(-1);
-      if (!last) return 0;
-      const saved = await this.subscriptions.save(trx, last.subscription);
-      const ctx = { tenantId: saved.tenantId, environmentId: saved.environmentId, actor: 'system' };
-      await announce(trx, ctx, last.event, saved);
-      return steps.length;
-    });
+  /**
+   * Claims batches until none is left and works on each item, `concurrency` at once. A failing
+   * item is logged and left to its lease's expiry (a later run retries it).
+   */
+  private async drain(claim: () => Promise<string[]>, work: (id: string) => Promise<void>, what: string): Promise<void> {
+    const concurrency = this.options.concurrency ?? 8;
+    for (let ids = await claim(); ids.length > 0; ids = await claim()) {
+      let next = 0;
+      const worker = async () => {
+        while (next < ids.length) {
+          const id = ids[next++]!;
+          try {
+            await work(id);
+          } catch (err) {
+            this.logger.warn(`period job: ${what} failed; it is retried when its claim expires`, { err, id });
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(concurrency, ids.length) }, worker));
+    }
   }
 
   /** Sends the renewal notices of up to one batch of subscriptions; answers how many. */
@@ -99,7 +165,7 @@ export class PeriodJob {
       this.timer = setTimeout(() => {
         this.running = this.runOnce()
           .then((r) => {
-            if (r.subscriptions_advanced + r.renewal_notices > 0) this.logger.info('subscription periods advanced', r);
+            if (Object.values(r).some((n) => n > 0)) this.logger.info('period job round', r);
           })
           .catch((err) => this.logger.warn('subscription period round failed; will retry', { err }))
           .finally(() => {

@@ -6,7 +6,7 @@ import type { NewSubscription, SubscriptionService } from './service';
 import type { SubscriptionUsage, UsageService } from './usage';
 import { toSubscriptionView } from './view';
 
-const eventContextOf = (ctx: RequestContext) => ({ tenantId: ctx.tenantId, environmentId: ctx.environmentId, actor: ctx.actor });
+const eventContextOf = (ctx: RequestContext) => ({ tenantId: ctx.tenantId, environmentId: ctx.environmentId, actor: ctx.actor, requestId: ctx.requestId });
 
 function newSubscriptionOf(b: CreateSubscriptionBody): NewSubscription {
   return {
@@ -48,7 +48,7 @@ export function mountSubscriptionRoutes(app: Express, subscriptions: Subscriptio
   mountRoute(
     app,
     billingApi.createSubscription,
-    async ({ body, ctx }) => toSubscriptionView(await subscriptions.create({ ...eventContextOf(ctx), requestId: ctx.requestId }, newSubscriptionOf(body))),
+    async ({ body, ctx }) => toSubscriptionView(await subscriptions.create(eventContextOf(ctx), newSubscriptionOf(body))),
     logger,
   );
   mountRoute(

@@ -1,20 +1,27 @@
-import { TOPICS } from '@billstream/bus';
 import type { Scope } from '@billstream/contracts';
-import type { Db, Trx } from '@billstream/db';
-import { NotFoundError, ValidationError } from '@billstream/errors';
+import type { Db } from '@billstream/db';
+import { ServiceUnavailableError, ValidationError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
-import { newDomainEvent, writeOutbox, type EventContext } from '@billstream/outbox';
+import type { EventContext } from '@billstream/outbox';
 import type { CustomerDirectory, CustomerRef } from '../customers/directory';
+import type { InvoiceMaker } from '../invoices/maker';
+import type { PeriodBilling } from '../invoices/period-billing';
 import { assertTimeZone, type BillingCycle, type BillingPeriod } from '../periods';
 import { planNotFound } from '../plans/service';
 import type { PlanStore } from '../plans/store';
 import type { PriceStore } from '../prices/store';
-import type { CancelAt, Subscription, SubscriptionEventType, SubscriptionListQuery } from './domain';
+import type { CancelAt, Subscription, SubscriptionListQuery } from './domain';
 import { SUBSCRIPTION_EVENTS } from './domain';
+import { announce, subscriptionNotFound } from './events';
 import { activate, cancel, pause, resume, start, stepsUntil, type Change } from './lifecycle';
 import { termsOf } from './plan-terms';
 import type { SubscriptionStore } from './store';
-import { toSubscriptionView } from './view';
+
+export { announce, subscriptionNotFound };
+
+function planArchived(id: string): ValidationError {
+  return new ValidationError(`Plan ${id} is archived: it takes no new subscriptions`, { field: 'plan_id', plan_id: id });
+}
 
 export interface NewSubscription {
   customer: CustomerRef;
@@ -30,15 +37,6 @@ export interface NewSubscription {
   metadata: Record<string, string>;
 }
 
-export function subscriptionNotFound(id: string): NotFoundError {
-  return new NotFoundError(`Subscription ${id} not found`, { field: 'id', subscription_id: id });
-}
-
-/** Records a subscription event in the outbox, keyed by the subscription id (its events keep their order). */
-export async function announce(trx: Trx, ctx: EventContext, type: SubscriptionEventType, s: Subscription): Promise<void> {
-  await writeOutbox(trx, TOPICS.billingEvents, s.id, newDomainEvent(type, ctx, { subscription: toSubscriptionView(s) }));
-}
-
 export class SubscriptionService {
   constructor(
     private readonly db: Db,
@@ -48,58 +46,76 @@ export class SubscriptionService {
     private readonly customers: CustomerDirectory,
     private readonly clock: () => Date,
     private readonly published: () => void,
+    private readonly maker: InvoiceMaker,
+    private readonly billing: PeriodBilling,
   ) {}
 
+  /**
+   * Creates a subscription. One that starts active gets its SUBSCRIPTION_CREATE invoice (the
+   * first period's ADVANCE charges) in the same transaction; a backdated one then has every
+   * period that already ended invoiced at once (PeriodBilling, right after the commit; the
+   * period job does it if this process stops first).
+   */
   async create(ctx: EventContext & { requestId: string }, input: NewSubscription): Promise<Subscription> {
     const timezone = assertTimeZone(input.timezone);
     const customer = await this.customers.resolve(ctx, input.customer, ctx.requestId);
-    const created = await this.db.transaction(async (trx) => {
-      const plan = await this.plans.getForShare(trx, ctx, input.planId);
-      if (!plan) throw planNotFound(input.planId, 'plan_id');
-      if (plan.status === 'archived') {
-        throw new ValidationError(`Plan ${plan.id} is archived: it takes no new subscriptions`, { field: 'plan_id', plan_id: plan.id });
-      }
-      const active = ((await this.prices.ofPlans(trx, ctx, [plan.id])).get(plan.id) ?? []).filter((p) => p.status === 'active');
-      const terms = termsOf(plan.id, active, input.currency, input.billingPeriod);
-      const now = this.clock();
-      const draft: Subscription = {
-        id: newId('subscription'),
-        tenantId: ctx.tenantId,
-        environmentId: ctx.environmentId,
-        customerId: customer.id,
-        planId: plan.id,
-        currency: terms.currency,
-        billingPeriod: terms.billingPeriod,
-        billingPeriodCount: terms.billingPeriodCount,
-        billingCycle: input.billingCycle,
-        timezone,
-        status: 'draft',
-        startDate: input.startDate ?? null,
-        billingAnchor: null,
-        currentPeriodStart: null,
-        currentPeriodEnd: null,
-        trialPeriodDays: input.trialPeriodDays ?? null,
-        trialEnd: null,
-        paymentTermsDays: input.paymentTermsDays,
-        cancelAtPeriodEnd: false,
-        cancelledAt: null,
-        pausedAt: null,
-        metadata: input.metadata,
-        version: 1,
-        createdAt: now,
-        updatedAt: now,
-      };
-      let subscription = draft;
-      if (!input.draft) {
-        const startAt = input.startDate ?? now;
-        subscription = caughtUp(start(draft, startAt, startAt, now), now);
-      }
+    // The plan's terms and the invoices of periods that already ended (their usage read from
+    // the aggregator) are made before the transaction; it checks the plan again under a share lock.
+    const plan = await this.plans.get(this.db, ctx, input.planId);
+    if (!plan) throw planNotFound(input.planId, 'plan_id');
+    if (plan.status === 'archived') throw planArchived(plan.id);
+    const active = ((await this.prices.ofPlans(this.db, ctx, [plan.id])).get(plan.id) ?? []).filter((p) => p.status === 'active');
+    const terms = termsOf(plan.id, active, input.currency, input.billingPeriod);
+    const now = this.clock();
+    const draft: Subscription = {
+      id: newId('subscription'),
+      tenantId: ctx.tenantId,
+      environmentId: ctx.environmentId,
+      customerId: customer.id,
+      planId: plan.id,
+      currency: terms.currency,
+      billingPeriod: terms.billingPeriod,
+      billingPeriodCount: terms.billingPeriodCount,
+      billingCycle: input.billingCycle,
+      timezone,
+      status: 'draft',
+      startDate: input.startDate ?? null,
+      billingAnchor: null,
+      currentPeriodStart: null,
+      currentPeriodEnd: null,
+      trialPeriodDays: input.trialPeriodDays ?? null,
+      trialEnd: null,
+      paymentTermsDays: input.paymentTermsDays,
+      cancelAtPeriodEnd: false,
+      cancelledAt: null,
+      pausedAt: null,
+      metadata: input.metadata,
+      version: 1,
+      createdAt: now,
+      updatedAt: now,
+    };
+    const started = input.draft ? draft : start(draft, input.startDate ?? now, input.startDate ?? now, now);
+    const steps = started.status === 'draft' ? [] : stepsUntil(started, now);
+    const first = started.status === 'active' ? this.maker.advanceInvoice(started, 'SUBSCRIPTION_CREATE', terms.prices, now) : undefined;
+    const invoices = [...(first ? [first] : []), ...(await this.maker.forSteps(started, steps, terms.prices, now, ctx.requestId))];
+    const subscription = steps.at(-1)?.subscription ?? started;
+    await this.db.transaction(async (trx) => {
+      const locked = await this.plans.getForShare(trx, ctx, input.planId);
+      if (!locked) throw planNotFound(input.planId, 'plan_id');
+      if (locked.status === 'archived') throw planArchived(locked.id);
       await this.subscriptions.insert(trx, subscription, terms.prices.map((p) => p.id));
       await announce(trx, ctx, input.draft ? SUBSCRIPTION_EVENTS.draftCreated : SUBSCRIPTION_EVENTS.created, subscription);
-      return subscription;
+      await this.maker.write(trx, invoices);
     });
     this.published();
-    return created;
+    return subscription;
+  }
+
+  /** The subscription after its ended periods were invoiced (itself when none had ended). */
+  private async caughtUp(s: Subscription, requestId: string): Promise<Subscription> {
+    if (stepsUntil(s, this.clock()).length === 0) return s;
+    await this.billing.catchUp(s.id, requestId);
+    return (await this.subscriptions.get(this.db, s, s.id)) ?? s;
   }
 
   async get(scope: Scope, id: string): Promise<Subscription> {
@@ -112,45 +128,52 @@ export class SubscriptionService {
     return this.subscriptions.list(this.db, scope, q);
   }
 
-  activate(ctx: EventContext, id: string): Promise<Subscription> {
+  activate(ctx: EventContext & { requestId: string }, id: string): Promise<Subscription> {
     return this.change(ctx, id, (s, now) => activate(s, now));
   }
 
-  pause(ctx: EventContext, id: string): Promise<Subscription> {
+  pause(ctx: EventContext & { requestId: string }, id: string): Promise<Subscription> {
     return this.change(ctx, id, (s, now) => pause(s, now));
   }
 
-  resume(ctx: EventContext, id: string): Promise<Subscription> {
+  resume(ctx: EventContext & { requestId: string }, id: string): Promise<Subscription> {
     return this.change(ctx, id, (s, now) => resume(s, now));
   }
 
-  cancel(ctx: EventContext, id: string, when: CancelAt): Promise<Subscription> {
+  cancel(ctx: EventContext & { requestId: string }, id: string, when: CancelAt): Promise<Subscription> {
     return this.change(ctx, id, (s, now) => cancel(s, now, when));
   }
 
   /**
-   * One transition under the subscription's row lock: periods that ended are stepped first
-   * (as the period job would), so the transition sees the subscription as it is now.
+   * One transition. Periods that ended are invoiced first (PeriodBilling), then the invoice the
+   * transition makes (a pause's or an immediate cancel's ARREAR charges up to now, read from the
+   * aggregator; a start's or a resume's ADVANCE charges) is prepared, and the transition, its
+   * event and its invoice commit together under the subscription's row lock, if the subscription
+   * did not change meanwhile (else it is prepared again).
    */
-  private async change(ctx: EventContext, id: string, transition: (s: Subscription, now: Date) => Change): Promise<Subscription> {
-    const saved = await this.db.transaction(async (trx) => {
-      const locked = await this.subscriptions.getForUpdate(trx, ctx, id);
-      if (!locked) throw subscriptionNotFound(id);
+  private async change(ctx: EventContext & { requestId: string }, id: string, transition: (s: Subscription, now: Date) => Change): Promise<Subscription> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const found = await this.subscriptions.get(this.db, ctx, id);
+      if (!found) throw subscriptionNotFound(id);
+      const current = await this.caughtUp(found, ctx.requestId);
       const now = this.clock();
-      const steps = stepsUntil(locked, now);
-      const current = steps.at(-1)?.subscription ?? locked;
+      if (stepsUntil(current, now).length > 0) continue;
       const { subscription, event } = transition(current, now);
-      if (steps.length > 0) await announce(trx, ctx, steps.at(-1)!.event, current);
-      const stored = await this.subscriptions.save(trx, subscription);
-      await announce(trx, ctx, event, stored);
-      return stored;
-    });
-    this.published();
-    return saved;
+      const prices = await this.maker.pricesOf(this.db, current);
+      const invoice = await this.maker.forChange(current, subscription, prices, now, ctx.requestId);
+      const saved = await this.db.transaction(async (trx) => {
+        const locked = await this.subscriptions.getForUpdate(trx, ctx, id);
+        if (!locked) throw subscriptionNotFound(id);
+        if (locked.version !== current.version) return undefined;
+        const stored = await this.subscriptions.save(trx, subscription);
+        await announce(trx, ctx, event, stored);
+        if (invoice) await this.maker.write(trx, [invoice]);
+        return stored;
+      });
+      if (!saved) continue;
+      this.published();
+      return this.caughtUp(saved, ctx.requestId);
+    }
+    throw new ServiceUnavailableError(`Subscription ${id} kept changing; retry`);
   }
-}
-
-/** A subscription stepped through every period that already ended (a backdated start). */
-export function caughtUp(s: Subscription, now: Date): Subscription {
-  return stepsUntil(s, now).at(-1)?.subscription ?? s;
 }

@@ -109,6 +109,28 @@ export class SubscriptionStore {
     return row && fromRow(row);
   }
 
+  /** Any tenant's subscription by id (the period job works across tenants). */
+  async byId(conn: Conn, id: string): Promise<Subscription | undefined> {
+    const row = await conn<SubscriptionRow>('subscriptions').where({ id }).first();
+    return row && fromRow(row);
+  }
+
+  /**
+   * Claims up to `limit` subscriptions whose current period ended by `now` for `leaseMs`: SKIP
+   * LOCKED and the lease let replicas take different ones; a claim a crash left expires.
+   */
+  async claimDue(db: Db, now: Date, leaseMs: number, limit: number): Promise<string[]> {
+    const result = await db.raw<{ rows: Array<{ id: string }> }>(
+      `UPDATE subscriptions SET work_lease_until = ? WHERE id IN (
+         SELECT id FROM subscriptions
+         WHERE status IN ('trialing', 'active') AND current_period_end <= ? AND (work_lease_until IS NULL OR work_lease_until <= ?)
+         ORDER BY current_period_end, id LIMIT ? FOR UPDATE SKIP LOCKED)
+       RETURNING id`,
+      [new Date(now.getTime() + leaseMs), now, now, limit],
+    );
+    return result.rows.map((r) => r.id);
+  }
+
   /** The subscription, locked until the transaction ends (a change, or a period step). */
   async getForUpdate(trx: Trx, scope: Scope, id: string): Promise<Subscription | undefined> {
     const row = await scoped(trx, scope).where({ id }).forUpdate().first();
@@ -137,7 +159,7 @@ export class SubscriptionStore {
   async save(trx: Trx, s: Subscription): Promise<Subscription> {
     const rows = await trx('subscriptions')
       .where({ id: s.id })
-      .update({ ...changeRow(s), version: trx.raw('version + 1') })
+      .update({ ...changeRow(s), work_lease_until: null, version: trx.raw('version + 1') })
       .returning('*');
     return fromRow(rows[0] as SubscriptionRow);
   }

@@ -5,8 +5,9 @@ import type { CustomerStore } from '../customers/store';
 import type { Meters } from '../meters/domain';
 import type { Price } from '../prices/domain';
 import type { PriceStore } from '../prices/store';
-import { sumAmounts, usageLines, type LineAmount, type UsageCharge } from '../pricing';
-import { subscriptionNotFound } from './service';
+import { chargeOf } from '../prices/charge';
+import { sumAmounts, usageLines, type LineAmount } from '../pricing';
+import { subscriptionNotFound } from './events';
 import type { SubscriptionStore } from './store';
 
 export interface PriceUsage {
@@ -25,14 +26,6 @@ export interface SubscriptionUsage {
   asOf: Date;
   amount: number;
   items: PriceUsage[];
-}
-
-/** How a USAGE price turns a quantity into money, for the calculator. */
-export function chargeOf(p: Price): UsageCharge {
-  const base = { currency: p.currency, displayName: p.displayName };
-  if (p.billingModel === 'TIERED') return { ...base, billingModel: 'TIERED', tierMode: p.tierMode!, tiers: p.tiers! };
-  if (p.billingModel === 'PACKAGE') return { ...base, billingModel: 'PACKAGE', amount: p.amount!, package: p.package! };
-  return { ...base, billingModel: 'FLAT_FEE', amount: p.amount! };
 }
 
 /**

@@ -1,0 +1,111 @@
+import type { BillingReason, InvoicePaymentStatus, InvoiceStatus, PaymentMethodType } from '@billstream/contracts';
+
+export type LinePriceType = 'FIXED' | 'USAGE';
+
+/** One invoice line: exact quantity and unit amount (decimal strings), amount rounded once to minor units. */
+export interface InvoiceLine {
+  id: string;
+  position: number;
+  priceId: string | null;
+  priceType: LinePriceType;
+  meterId: string | null;
+  description: string;
+  quantity: string;
+  unitAmount: string;
+  amount: number;
+  prepaidCreditsApplied: number;
+  periodStart: Date | null;
+  periodEnd: Date | null;
+}
+
+/** What an invoice was made from when it was not a subscription period (an invoiced top-up). */
+export interface InvoiceSource {
+  wallet_id: string;
+  transaction_id: string;
+}
+
+export interface Invoice {
+  id: string;
+  tenantId: string;
+  environmentId: string;
+  customerId: string;
+  subscriptionId: string | null;
+  billingReason: BillingReason;
+  sourceKey: string | null;
+  source: InvoiceSource | null;
+  status: InvoiceStatus;
+  paymentStatus: InvoicePaymentStatus;
+  currency: string;
+  periodStart: Date | null;
+  periodEnd: Date | null;
+  paymentTermsDays: number;
+  dueDate: Date | null;
+  overdue: boolean;
+  subtotal: number;
+  totalPrepaidCreditsApplied: number;
+  total: number;
+  amountDue: number;
+  amountPaid: number;
+  amountRemaining: number;
+  invoiceNumber: string | null;
+  finalizeAfter: Date;
+  frozenAt: Date | null;
+  finalizedAt: Date | null;
+  voidedAt: Date | null;
+  refundState: 'pending' | 'done' | null;
+  lines: InvoiceLine[];
+  version: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface Payment {
+  id: string;
+  tenantId: string;
+  environmentId: string;
+  invoiceId: string;
+  amount: number;
+  currency: string;
+  paymentMethodType: PaymentMethodType;
+  walletId: string | null;
+  walletTransactionId: string | null;
+  reference: string | null;
+  idempotencyKey: string | null;
+  requestHash: string | null;
+  paymentStatus: 'pending' | 'succeeded' | 'failed';
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export const INVOICE_EVENTS = {
+  drafted: 'invoice.create.drafted',
+  finalized: 'invoice.update.finalized',
+  payment: 'invoice.update.payment',
+  voided: 'invoice.update.voided',
+  updated: 'invoice.update',
+  overdue: 'invoice.payment.overdue',
+} as const;
+export type InvoiceEventType = (typeof INVOICE_EVENTS)[keyof typeof INVOICE_EVENTS];
+
+export const PAYMENT_EVENTS = { success: 'payment.success' } as const;
+
+export interface InvoiceListQuery {
+  customerId?: string;
+  subscriptionId?: string;
+  status?: InvoiceStatus;
+  limit: number;
+  offset: number;
+}
+
+/** Sums of the lines; amounts after credits and payments. Pure: the totals always add up. */
+export function totalsOf(lines: Pick<InvoiceLine, 'amount' | 'prepaidCreditsApplied'>[], amountPaid: number) {
+  const subtotal = lines.reduce((s, l) => s + l.amount, 0);
+  const credits = lines.reduce((s, l) => s + l.prepaidCreditsApplied, 0);
+  const total = subtotal - credits;
+  return { subtotal, totalPrepaidCreditsApplied: credits, total, amountDue: total, amountPaid, amountRemaining: total - amountPaid };
+}
+
+export function paymentStatusOf(amountDue: number, amountPaid: number): InvoicePaymentStatus {
+  if (amountPaid >= amountDue) return 'succeeded';
+  return amountPaid > 0 ? 'partially_paid' : 'pending';
+}

@@ -1,0 +1,216 @@
+import type { Scope } from '@billstream/contracts';
+import { minorDigits } from '@billstream/contracts';
+import type { Db, Trx } from '@billstream/db';
+import { NotFoundError, ServiceUnavailableError, ValidationError } from '@billstream/errors';
+import { newId } from '@billstream/ids';
+import type { Logger } from '@billstream/logger';
+import type { Allocation, Wallets } from '../wallets/domain';
+import { INVOICE_EVENTS, paymentStatusOf, totalsOf, type Invoice, type Payment } from './domain';
+import { announceInvoice } from './maker';
+import { announcePayment, type PaymentStore } from './payment-store';
+import type { InvoiceStore } from './store';
+
+const DAY_MS = 86_400_000;
+
+export function invoiceNotFound(id: string, field = 'id'): NotFoundError {
+  return new NotFoundError(`Invoice ${id} not found`, { field, invoice_id: id });
+}
+
+export interface FinalizerDeps {
+  db: Db;
+  invoices: InvoiceStore;
+  payments: PaymentStore;
+  wallets: Wallets;
+  logger: Logger;
+  clock: () => Date;
+  published: () => void;
+  invoiceNumberPrefix: string;
+  /** Reprices a draft's usage lines with the usage known now (a draft made before its grace window ended). */
+  reprice?: (draft: Invoice, requestId: string) => Promise<Invoice | undefined>;
+}
+
+/** `{prefix}-{YYYYMM, UTC}-{n, 5 digits at least}`. */
+export function invoiceNumber(prefix: string, at: Date, n: number): string {
+  const month = `${at.getUTCFullYear()}${String(at.getUTCMonth() + 1).padStart(2, '0')}`;
+  return `${prefix}-${month}-${String(n).padStart(5, '0')}`;
+}
+
+/**
+ * Finalizes and voids invoices (ADR 0016). Finalization asks the wallet service to allocate
+ * credits to the invoice (one wallet transaction, idempotent on the invoice id), then records
+ * the allocation, the number and the totals in one billing transaction. Every step is safe to
+ * repeat: a retry, a concurrent call or a restart after a crash gets the same allocation.
+ */
+export class InvoiceFinalizer {
+  constructor(private readonly deps: FinalizerDeps) {}
+
+  async get(scope: Scope, id: string): Promise<Invoice> {
+    const found = await this.deps.invoices.get(this.deps.db, scope, id);
+    if (!found) throw invoiceNotFound(id);
+    return found;
+  }
+
+  /** POST /v1/invoices/{id}/finalize: a draft only; anything else is 400. */
+  async finalizeNow(scope: Scope, id: string, requestId: string): Promise<Invoice> {
+    const draft = await this.get(scope, id);
+    if (draft.status !== 'draft') throw notDraft(draft);
+    const done = await this.finalize(draft, requestId, 'api');
+    if (done.status === 'voided') throw notDraft(done);
+    return done;
+  }
+
+  /**
+   * Finalizes a draft (the period job's path: an invoice no longer a draft is answered as it
+   * is). `actor` names who asked, for the events.
+   */
+  async finalize(draft: Invoice, requestId: string, actor: string): Promise<Invoice> {
+    let current = draft;
+    if (current.status !== 'draft') return current;
+    if (!current.frozenAt && this.deps.reprice) {
+      const frozen = await this.deps.reprice(current, requestId);
+      if (!frozen) return (await this.deps.invoices.byId(this.deps.db, draft.id))!;
+      current = frozen;
+    }
+    const allocation = await this.allocate(current, requestId);
+    const { invoice, wrote } = await this.deps.db.transaction(async (trx) => {
+      const locked = await this.deps.invoices.getForUpdate(trx, current.id);
+      if (!locked) throw invoiceNotFound(current.id);
+      // Finalized by a concurrent call, or voided: the wallet refunds whatever this call's
+      // allocation took when the void's refund runs (it serializes with the allocation there).
+      if (locked.status !== 'draft') return { invoice: locked, wrote: false };
+      if (allocation?.status === 'voided') throw new ServiceUnavailableError(`Invoice ${locked.id} is being voided; retry later`);
+      if (locked.version !== current.version) throw new ServiceUnavailableError(`Invoice ${locked.id} changed while it was finalized; retry`);
+      return { invoice: await this.record(trx, locked, allocation, actor), wrote: true };
+    });
+    if (wrote) this.deps.published();
+    return invoice;
+  }
+
+  private allocate(i: Invoice, requestId: string): Promise<Allocation | undefined> {
+    // CREDIT_PURCHASE invoices are never paid with credits; an invoice of nothing needs none.
+    if (i.billingReason === 'CREDIT_PURCHASE' || i.subtotal === 0) return Promise.resolve(undefined);
+    return this.deps.wallets.allocate(
+      i,
+      i.id,
+      {
+        customer_id: i.customerId,
+        currency: i.currency,
+        exponent: minorDigits(i.currency),
+        lines: i.lines.map((l) => ({ id: l.id, price_type: l.priceType, amount: l.amount })),
+      },
+      requestId,
+    );
+  }
+
+  /** Numbers the invoice, records what the wallets paid, and writes its events. */
+  private async record(trx: Trx, draft: Invoice, allocation: Allocation | undefined, actor: string): Promise<Invoice> {
+    const applied = new Map((allocation?.prepaid?.lines ?? []).map((l) => [l.id, l.amount]));
+    const lines = draft.lines.map((l) => {
+      const credit = applied.get(l.id) ?? 0;
+      if (credit < 0 || credit > l.amount) throw new Error(`allocation of ${draft.id} applies ${credit} to line ${l.id} of ${l.amount}`);
+      return { ...l, prepaidCreditsApplied: credit };
+    });
+    const paidByWallet = allocation?.postpaid?.amount ?? 0;
+    const totals = totalsOf(lines, paidByWallet);
+    if (totals.amountRemaining < 0) throw new Error(`allocation of ${draft.id} pays ${paidByWallet} of ${totals.amountDue}`);
+    const n = await this.deps.invoices.nextNumber(trx, draft);
+    const now = this.deps.clock();
+    const finalized: Invoice = {
+      ...draft,
+      ...totals,
+      lines,
+      invoiceNumber: invoiceNumber(this.deps.invoiceNumberPrefix, now, n),
+      status: totals.amountRemaining === 0 ? 'paid' : 'finalized',
+      paymentStatus: paymentStatusOf(totals.amountDue, totals.amountPaid),
+      finalizedAt: now,
+      dueDate: new Date(now.getTime() + draft.paymentTermsDays * DAY_MS),
+      updatedAt: now,
+    };
+    if (applied.size > 0) await this.deps.invoices.updateApplied(trx, lines);
+    const saved = await this.deps.invoices.save(trx, finalized);
+    await announceInvoice(trx, INVOICE_EVENTS.finalized, saved, actor);
+    if (allocation?.postpaid && allocation.postpaid.amount > 0) {
+      const payment: Payment = {
+        id: newId('payment'),
+        tenantId: saved.tenantId,
+        environmentId: saved.environmentId,
+        invoiceId: saved.id,
+        amount: allocation.postpaid.amount,
+        currency: saved.currency,
+        paymentMethodType: 'CREDITS',
+        walletId: allocation.postpaid.wallet_id,
+        walletTransactionId: allocation.postpaid.transaction_id,
+        reference: null,
+        idempotencyKey: null,
+        requestHash: null,
+        paymentStatus: 'succeeded',
+        createdAt: now,
+        updatedAt: now,
+      };
+      await this.deps.payments.insert(trx, payment);
+      await announcePayment(trx, payment, actor);
+      await announceInvoice(trx, INVOICE_EVENTS.payment, saved, actor);
+    }
+    return saved;
+  }
+
+  /** POST /v1/invoices/{id}/void: draft or finalized; the credits it took go back once. */
+  async void(scope: Scope, id: string, requestId: string, actor: string): Promise<Invoice> {
+    const voided = await this.deps.db.transaction(async (trx) => {
+      const locked = await this.deps.invoices.getForUpdate(trx, id);
+      if (!locked || locked.tenantId !== scope.tenantId || locked.environmentId !== scope.environmentId) throw invoiceNotFound(id);
+      if (locked.status !== 'draft' && locked.status !== 'finalized') {
+        throw new ValidationError(`Cannot void an invoice that is ${locked.status}`, { field: 'status', status: locked.status, invoice_id: id });
+      }
+      const now = this.deps.clock();
+      const saved = await this.deps.invoices.save(trx, { ...locked, status: 'voided', voidedAt: now, refundState: 'pending', updatedAt: now });
+      await announceInvoice(trx, INVOICE_EVENTS.voided, saved, actor);
+      return saved;
+    });
+    this.deps.published();
+    try {
+      return await this.completeVoid(voided, requestId);
+    } catch (err) {
+      this.deps.logger.warn('invoice voided; giving its credits back failed and will be retried by the period job', { err, invoice_id: id });
+      return voided;
+    }
+  }
+
+  /**
+   * Gives back what a voided invoice took: the wallet refunds every debit of the invoice once
+   * and tombstones it; a voided invoiced top-up fails its pending credit. Safe to repeat.
+   */
+  async completeVoid(voided: Invoice, requestId: string): Promise<Invoice> {
+    if (voided.refundState !== 'pending') return voided;
+    if (voided.billingReason === 'CREDIT_PURCHASE' && voided.source) {
+      await this.deps.wallets.settle(voided, voided.source.wallet_id, voided.source.transaction_id, 'FAILED', requestId);
+    }
+    await this.deps.wallets.refund(voided, voided.id, requestId);
+    return this.deps.db.transaction(async (trx) => {
+      const locked = (await this.deps.invoices.getForUpdate(trx, voided.id))!;
+      if (locked.refundState !== 'pending') return locked;
+      return this.deps.invoices.save(trx, { ...locked, refundState: 'done', updatedAt: this.deps.clock() });
+    });
+  }
+
+  /** The period job: marks a finalized invoice past its due date overdue, once, with its event. */
+  async markOverdue(id: string): Promise<boolean> {
+    const marked = await this.deps.db.transaction(async (trx) => {
+      const locked = await this.deps.invoices.getForUpdate(trx, id);
+      const now = this.deps.clock();
+      if (!locked || locked.status !== 'finalized' || locked.overdue || !locked.dueDate || locked.dueDate > now) {
+        if (locked) await this.deps.invoices.releaseLease(trx, id);
+        return false;
+      }
+      const saved = await this.deps.invoices.save(trx, { ...locked, overdue: true, updatedAt: now });
+      await announceInvoice(trx, INVOICE_EVENTS.overdue, saved);
+      return true;
+    });
+    if (marked) this.deps.published();
+    return marked;
+  }
+}
+
+function notDraft(i: Invoice): ValidationError {
+  return new ValidationError(`Cannot finalize an invoice that is ${i.status}`, { field: 'status', status: i.status, invoice_id: i.id });
+}

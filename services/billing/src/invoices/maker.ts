@@ -1,0 +1,178 @@
+import { TOPICS } from '@billstream/bus';
+import type { Db, Trx } from '@billstream/db';
+import { ServiceUnavailableError } from '@billstream/errors';
+import { newId } from '@billstream/ids';
+import { newDomainEvent, writeOutbox } from '@billstream/outbox';
+import type { BillingReason } from '@billstream/contracts';
+import type { CustomerStore } from '../customers/store';
+import type { Meters } from '../meters/domain';
+import type { Period } from '../periods';
+import type { Price } from '../prices/domain';
+import type { PriceStore } from '../prices/store';
+import type { Subscription } from '../subscriptions/domain';
+import type { PeriodStep } from '../subscriptions/lifecycle';
+import type { SubscriptionStore } from '../subscriptions/store';
+import { INVOICE_EVENTS, totalsOf, type Invoice, type InvoiceLine } from './domain';
+import { cutWindow, invoiceLines, needsUsage, wholeWindow, type ChargeWindow, type UsageByPrice } from './lines';
+import type { InvoiceStore } from './store';
+import { toInvoiceView } from './view';
+
+export interface MakerDeps {
+  db: Db;
+  subscriptions: SubscriptionStore;
+  prices: PriceStore;
+  customers: CustomerStore;
+  invoices: InvoiceStore;
+  meters: Meters;
+  /** Milliseconds a new draft waits before the period job finalizes it. */
+  finalizeDelayMs: number;
+}
+
+/** An invoice to make, before it is written: the draft and nothing else. */
+export type DraftInvoice = Invoice;
+
+/**
+ * Makes the draft invoices of a subscription's periods and changes (BILLING.md, Invoices):
+ * the ARREAR charges of a closed window with its usage read from the aggregator, and the
+ * ADVANCE charges of the next one. Reading usage is the only slow part and happens before the
+ * caller's transaction; writing is `write`, inside it.
+ */
+export class InvoiceMaker {
+  constructor(private readonly deps: MakerDeps) {}
+
+  /** The prices a subscription bills (fixed at its creation). */
+  async pricesOf(conn: Db | Trx, s: Subscription): Promise<Price[]> {
+    return this.deps.prices.byIds(conn, s, await this.deps.subscriptions.priceIds(conn, s.id));
+  }
+
+  /** Each usage price's quantity over a window, from the aggregator. */
+  async usage(s: Subscription, prices: Price[], window: ChargeWindow, requestId: string): Promise<UsageByPrice> {
+    const out: UsageByPrice = new Map();
+    if (!needsUsage(prices) || window.end.getTime() <= window.start.getTime()) return out;
+    const customer = await this.deps.customers.find(this.deps.db, s.customerId);
+    if (!customer) throw new ServiceUnavailableError(`Customer ${s.customerId} of subscription ${s.id} is not known to billing yet; retry later`);
+    await Promise.all(
+      prices
+        .filter((p) => p.type === 'USAGE' && p.meterId)
+        .map(async (p) => {
+          const quantity = await this.deps.meters.usage(
+            s,
+            p.meterId!,
+            { externalCustomerId: customer.externalId, from: window.start, to: window.end, filterValues: p.filterValues },
+            requestId,
+          );
+          out.set(p.id, quantity);
+        }),
+    );
+    return out;
+  }
+
+  /** A draft of `lines`, or undefined when there are none to bill. */
+  draft(s: Subscription, reason: BillingReason, period: Period, lines: InvoiceLine[], now: Date): DraftInvoice | undefined {
+    return lines.length === 0 ? undefined : this.build(s, reason, period, lines, now);
+  }
+
+  private build(s: Subscription, reason: BillingReason, period: Period, lines: InvoiceLine[], now: Date): DraftInvoice {
+    const totals = totalsOf(lines, 0);
+    return {
+      id: newId('invoice'),
+      tenantId: s.tenantId,
+      environmentId: s.environmentId,
+      customerId: s.customerId,
+      subscriptionId: s.id,
+      billingReason: reason,
+      sourceKey: null,
+      source: null,
+      status: 'draft',
+      paymentStatus: 'pending',
+      currency: s.currency,
+      periodStart: period.start,
+      periodEnd: period.end,
+      paymentTermsDays: s.paymentTermsDays,
+      dueDate: null,
+      overdue: false,
+      ...totals,
+      invoiceNumber: null,
+      finalizeAfter: new Date(now.getTime() + this.deps.finalizeDelayMs),
+      frozenAt: null,
+      finalizedAt: null,
+      voidedAt: null,
+      refundState: null,
+      lines,
+      version: 1,
+      createdAt: now,
+      updatedAt: now,
+    };
+  }
+
+  /** An invoice of nothing (the upcoming invoice of a period that bills no charge). */
+  empty(s: Subscription, period: Period, now: Date): DraftInvoice {
+    return this.build(s, 'SUBSCRIPTION_CYCLE', period, [], now);
+  }
+
+  /** The first billed period's ADVANCE charges (a start, a trial end, a resume). */
+  advanceInvoice(s: Subscription, reason: 'SUBSCRIPTION_CREATE' | 'SUBSCRIPTION_RESUME', prices: Price[], now: Date): DraftInvoice | undefined {
+    const period = { start: s.currentPeriodStart!, end: s.currentPeriodEnd! };
+    return this.draft(s, reason, period, invoiceLines(prices, null, wholeWindow(s, period)), now);
+  }
+
+  /**
+   * The drafts of steps through ended periods, in order: a closed trial bills nothing and its
+   * end starts the first billed period (SUBSCRIPTION_CREATE); a closed period bills its ARREAR
+   * charges plus the next period's ADVANCE ones (SUBSCRIPTION_CYCLE), or only the ARREAR ones
+   * when the subscription ends with it.
+   */
+  async forSteps(start: Subscription, steps: PeriodStep[], prices: Price[], now: Date, requestId: string): Promise<DraftInvoice[]> {
+    const drafts: Array<DraftInvoice | undefined> = [];
+    let before = start;
+    for (const step of steps) {
+      const after = step.subscription;
+      if (before.status === 'trialing') {
+        if (after.status === 'active') drafts.push(this.advanceInvoice(after, 'SUBSCRIPTION_CREATE', prices, now));
+      } else {
+        const window = wholeWindow(before, step.closed);
+        const usage = await this.usage(before, prices, window, requestId);
+        const next = after.status === 'active' ? wholeWindow(after, { start: after.currentPeriodStart!, end: after.currentPeriodEnd! }) : null;
+        drafts.push(this.draft(before, 'SUBSCRIPTION_CYCLE', step.closed, invoiceLines(prices, { window, usage }, next), now));
+      }
+      before = after;
+    }
+    return drafts.filter((d): d is DraftInvoice => d !== undefined);
+  }
+
+  /**
+   * The draft a change makes: a start (active) bills its first period's ADVANCE charges; a
+   * pause or an immediate cancel of a running period bills its ARREAR charges up to `now`
+   * (FIXED prorated); a resume bills the new period's ADVANCE charges.
+   */
+  async forChange(before: Subscription, after: Subscription, prices: Price[], now: Date, requestId: string): Promise<DraftInvoice | undefined> {
+    if (before.status === 'draft' && after.status === 'active') return this.advanceInvoice(after, 'SUBSCRIPTION_CREATE', prices, now);
+    if (before.status === 'paused' && after.status === 'active') return this.advanceInvoice(after, 'SUBSCRIPTION_RESUME', prices, now);
+    const cut = before.status === 'active' && (after.status === 'paused' || after.status === 'cancelled');
+    if (!cut || before.currentPeriodStart!.getTime() >= now.getTime()) return undefined;
+    const window = cutWindow(before, now);
+    const usage = await this.usage(before, prices, window, requestId);
+    const reason = after.status === 'paused' ? 'SUBSCRIPTION_PAUSE' : 'SUBSCRIPTION_CANCEL';
+    return this.draft(before, reason, { start: window.start, end: window.end }, invoiceLines(prices, { window, usage }, null), now);
+  }
+
+  /**
+   * Writes drafts and their `invoice.create.drafted` events; a draft whose key (subscription,
+   * period start, reason) is taken is skipped. Answers how many were written.
+   */
+  async write(trx: Trx, drafts: DraftInvoice[]): Promise<number> {
+    let written = 0;
+    for (const d of drafts) {
+      if (!(await this.deps.invoices.insert(trx, d))) continue;
+      await announceInvoice(trx, INVOICE_EVENTS.drafted, d);
+      written += 1;
+    }
+    return written;
+  }
+}
+
+/** Records an invoice event in the outbox, keyed by the invoice id (its events keep their order). */
+export async function announceInvoice(trx: Trx, type: string, i: Invoice, actor = 'system'): Promise<void> {
+  const ctx = { tenantId: i.tenantId, environmentId: i.environmentId, actor };
+  await writeOutbox(trx, TOPICS.billingEvents, i.id, newDomainEvent(type, ctx, { invoice: toInvoiceView(i) }));
+}

@@ -1,0 +1,132 @@
+import { TOPICS } from '@billstream/bus';
+import type { Scope } from '@billstream/contracts';
+import type { Db, Trx } from '@billstream/db';
+import { newDomainEvent, writeOutbox } from '@billstream/outbox';
+import { PAYMENT_EVENTS, type Payment } from './domain';
+import { toPaymentView } from './view';
+
+type Conn = Db | Trx;
+
+interface PaymentRow {
+  id: string;
+  tenant_id: string;
+  environment_id: string;
+  invoice_id: string;
+  amount: number | string;
+  currency: string;
+  payment_method_type: Payment['paymentMethodType'];
+  wallet_id: string | null;
+  wallet_transaction_id: string | null;
+  reference: string | null;
+  idempotency_key: string | null;
+  request_hash: string | null;
+  payment_status: Payment['paymentStatus'];
+  created_at: Date;
+  updated_at: Date;
+}
+
+function fromRow(r: PaymentRow): Payment {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    environmentId: r.environment_id,
+    invoiceId: r.invoice_id,
+    amount: Number(r.amount),
+    currency: r.currency,
+    paymentMethodType: r.payment_method_type,
+    walletId: r.wallet_id,
+    walletTransactionId: r.wallet_transaction_id,
+    reference: r.reference,
+    idempotencyKey: r.idempotency_key,
+    requestHash: r.request_hash,
+    paymentStatus: r.payment_status,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+function toRow(p: Payment): PaymentRow {
+  return {
+    id: p.id,
+    tenant_id: p.tenantId,
+    environment_id: p.environmentId,
+    invoice_id: p.invoiceId,
+    amount: p.amount,
+    currency: p.currency,
+    payment_method_type: p.paymentMethodType,
+    wallet_id: p.walletId,
+    wallet_transaction_id: p.walletTransactionId,
+    reference: p.reference,
+    idempotency_key: p.idempotencyKey,
+    request_hash: p.requestHash,
+    payment_status: p.paymentStatus,
+    created_at: p.createdAt,
+    updated_at: p.updatedAt,
+  };
+}
+
+const scoped = (conn: Conn, scope: Scope) => conn<PaymentRow>('payments').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId });
+
+export class PaymentStore {
+  /** Inserts a payment; false (nothing written) when its idempotency key is taken. */
+  async insert(trx: Trx, p: Payment): Promise<boolean> {
+    const rows = await trx('payments').insert(toRow(p)).onConflict().ignore().returning('id');
+    return rows.length === 1;
+  }
+
+  async get(conn: Conn, scope: Scope, id: string): Promise<Payment | undefined> {
+    const row = await scoped(conn, scope).where({ id }).first();
+    return row && fromRow(row);
+  }
+
+  async byId(conn: Conn, id: string): Promise<Payment | undefined> {
+    const row = await conn<PaymentRow>('payments').where({ id }).first();
+    return row && fromRow(row);
+  }
+
+  async byIdempotencyKey(conn: Conn, scope: Scope, key: string): Promise<Payment | undefined> {
+    const row = await scoped(conn, scope).where({ idempotency_key: key }).first();
+    return row && fromRow(row);
+  }
+
+  async getForUpdate(trx: Trx, id: string): Promise<Payment | undefined> {
+    const row = await trx<PaymentRow>('payments').where({ id }).forUpdate().first();
+    return row && fromRow(row);
+  }
+
+  async save(trx: Trx, p: Payment): Promise<Payment> {
+    const rows = await trx<PaymentRow>('payments').where({ id: p.id }).update(toRow(p)).returning('*');
+    return fromRow(rows[0] as PaymentRow);
+  }
+
+  async list(conn: Conn, scope: Scope, q: { invoiceId?: string; limit: number; offset: number }): Promise<{ items: Payment[]; total: number }> {
+    const filtered = () => {
+      const b = scoped(conn, scope);
+      if (q.invoiceId) b.where({ invoice_id: q.invoiceId });
+      return b;
+    };
+    const [rows, count] = await Promise.all([
+      filtered().orderBy([{ column: 'created_at' }, { column: 'id' }]).limit(q.limit).offset(q.offset),
+      filtered().count<{ n: string }[]>({ n: '*' }),
+    ]);
+    return { items: rows.map(fromRow), total: Number(count[0].n) };
+  }
+
+  /** What pending payments of an invoice reserve. */
+  async pendingAmount(trx: Trx, invoiceId: string): Promise<number> {
+    const rows = await trx('payments').where({ invoice_id: invoiceId, payment_status: 'pending' }).sum<{ s: string | null }[]>({ s: 'amount' });
+    return Number(rows[0]?.s ?? 0);
+  }
+
+  /** Payments left `pending` (a CREDITS payment a crash interrupted), for the period job to complete. */
+  async pendingIds(conn: Conn, limit: number): Promise<string[]> {
+    const rows = await conn<PaymentRow>('payments').where({ payment_status: 'pending' }).orderBy('id').limit(limit).select('id');
+    return rows.map((r) => r.id);
+  }
+}
+
+/** Records `payment.success` in the outbox, keyed by the invoice id (with the invoice's events). */
+export async function announcePayment(trx: Trx, p: Payment, actor = 'system'): Promise<void> {
+  const ctx = { tenantId: p.tenantId, environmentId: p.environmentId, actor };
+  await writeOutbox(trx, TOPICS.billingEvents, p.invoiceId, newDomainEvent(PAYMENT_EVENTS.success, ctx, { payment: toPaymentView(p) }));
+}

@@ -1,0 +1,300 @@
+import type { Scope } from '@billstream/contracts';
+import type { Db, Trx } from '@billstream/db';
+import type { Invoice, InvoiceLine, InvoiceListQuery } from './domain';
+
+type Conn = Db | Trx;
+
+interface InvoiceRow {
+  id: string;
+  tenant_id: string;
+  environment_id: string;
+  customer_id: string;
+  subscription_id: string | null;
+  billing_reason: Invoice['billingReason'];
+  source_key: string | null;
+  source: Invoice['source'];
+  status: Invoice['status'];
+  payment_status: Invoice['paymentStatus'];
+  currency: string;
+  period_start: Date | null;
+  period_end: Date | null;
+  payment_terms_days: number;
+  due_date: Date | null;
+  overdue: boolean;
+  subtotal: number | string;
+  total_prepaid_credits_applied: number | string;
+  total: number | string;
+  amount_due: number | string;
+  amount_paid: number | string;
+  amount_remaining: number | string;
+  invoice_number: string | null;
+  finalize_after: Date;
+  frozen_at: Date | null;
+  finalized_at: Date | null;
+  voided_at: Date | null;
+  refund_state: Invoice['refundState'];
+  version: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+interface LineRow {
+  id: string;
+  invoice_id: string;
+  position: number;
+  price_id: string | null;
+  price_type: InvoiceLine['priceType'];
+  meter_id: string | null;
+  description: string;
+  quantity: string;
+  unit_amount: string;
+  amount: number | string;
+  prepaid_credits_applied: number | string;
+  period_start: Date | null;
+  period_end: Date | null;
+}
+
+function lineFromRow(r: LineRow): InvoiceLine {
+  return {
+    id: r.id,
+    position: r.position,
+    priceId: r.price_id,
+    priceType: r.price_type,
+    meterId: r.meter_id,
+    description: r.description,
+    quantity: r.quantity,
+    unitAmount: r.unit_amount,
+    amount: Number(r.amount),
+    prepaidCreditsApplied: Number(r.prepaid_credits_applied),
+    periodStart: r.period_start,
+    periodEnd: r.period_end,
+  };
+}
+
+function fromRow(r: InvoiceRow, lines: InvoiceLine[]): Invoice {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    environmentId: r.environment_id,
+    customerId: r.customer_id,
+    subscriptionId: r.subscription_id,
+    billingReason: r.billing_reason,
+    sourceKey: r.source_key,
+    source: r.source,
+    status: r.status,
+    paymentStatus: r.payment_status,
+    currency: r.currency,
+    periodStart: r.period_start,
+    periodEnd: r.period_end,
+    paymentTermsDays: r.payment_terms_days,
+    dueDate: r.due_date,
+    overdue: r.overdue,
+    subtotal: Number(r.subtotal),
+    totalPrepaidCreditsApplied: Number(r.total_prepaid_credits_applied),
+    total: Number(r.total),
+    amountDue: Number(r.amount_due),
+    amountPaid: Number(r.amount_paid),
+    amountRemaining: Number(r.amount_remaining),
+    invoiceNumber: r.invoice_number,
+    finalizeAfter: r.finalize_after,
+    frozenAt: r.frozen_at,
+    finalizedAt: r.finalized_at,
+    voidedAt: r.voided_at,
+    refundState: r.refund_state,
+    lines,
+    version: r.version,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** The columns a change may write. */
+function changeRow(i: Invoice) {
+  return {
+    status: i.status,
+    payment_status: i.paymentStatus,
+    due_date: i.dueDate,
+    overdue: i.overdue,
+    subtotal: i.subtotal,
+    total_prepaid_credits_applied: i.totalPrepaidCreditsApplied,
+    total: i.total,
+    amount_due: i.amountDue,
+    amount_paid: i.amountPaid,
+    amount_remaining: i.amountRemaining,
+    invoice_number: i.invoiceNumber,
+    finalize_after: i.finalizeAfter,
+    frozen_at: i.frozenAt,
+    finalized_at: i.finalizedAt,
+    voided_at: i.voidedAt,
+    refund_state: i.refundState,
+    updated_at: i.updatedAt,
+  };
+}
+
+function lineRow(invoiceId: string, l: InvoiceLine) {
+  return {
+    id: l.id,
+    invoice_id: invoiceId,
+    position: l.position,
+    price_id: l.priceId,
+    price_type: l.priceType,
+    meter_id: l.meterId,
+    description: l.description,
+    quantity: l.quantity,
+    unit_amount: l.unitAmount,
+    amount: l.amount,
+    prepaid_credits_applied: l.prepaidCreditsApplied,
+    period_start: l.periodStart,
+    period_end: l.periodEnd,
+  };
+}
+
+const scoped = (conn: Conn, scope: Scope) => conn<InvoiceRow>('invoices').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId });
+
+export class InvoiceStore {
+  /** Inserts a new invoice with its lines; false (nothing written) when its unique key is taken. */
+  async insert(trx: Trx, i: Invoice): Promise<boolean> {
+    const rows = await trx('invoices')
+      .insert({
+        id: i.id,
+        tenant_id: i.tenantId,
+        environment_id: i.environmentId,
+        customer_id: i.customerId,
+        subscription_id: i.subscriptionId,
+        billing_reason: i.billingReason,
+        source_key: i.sourceKey,
+        source: i.source ? JSON.stringify(i.source) : null,
+        currency: i.currency,
+        period_start: i.periodStart,
+        period_end: i.periodEnd,
+        payment_terms_days: i.paymentTermsDays,
+        version: i.version,
+        created_at: i.createdAt,
+        ...changeRow(i),
+      })
+      .onConflict()
+      .ignore()
+      .returning('id');
+    if (rows.length === 0) return false;
+    if (i.lines.length > 0) await trx('invoice_line_items').insert(i.lines.map((l) => lineRow(i.id, l)));
+    return true;
+  }
+
+  private async withLines(conn: Conn, rows: InvoiceRow[]): Promise<Invoice[]> {
+    if (rows.length === 0) return [];
+    const lines = await conn<LineRow>('invoice_line_items')
+      .whereIn(
+        'invoice_id',
+        rows.map((r) => r.id),
+      )
+      .orderBy([{ column: 'invoice_id' }, { column: 'position' }]);
+    const byInvoice = new Map<string, InvoiceLine[]>();
+    for (const l of lines) {
+      const list = byInvoice.get(l.invoice_id) ?? [];
+      list.push(lineFromRow(l));
+      byInvoice.set(l.invoice_id, list);
+    }
+    return rows.map((r) => fromRow(r, byInvoice.get(r.id) ?? []));
+  }
+
+  async get(conn: Conn, scope: Scope, id: string): Promise<Invoice | undefined> {
+    const row = await scoped(conn, scope).where({ id }).first();
+    return row && (await this.withLines(conn, [row]))[0];
+  }
+
+  /** Any tenant's invoice by id (the period job works across tenants). */
+  async byId(conn: Conn, id: string): Promise<Invoice | undefined> {
+    const row = await conn<InvoiceRow>('invoices').where({ id }).first();
+    return row && (await this.withLines(conn, [row]))[0];
+  }
+
+  /** The invoice, locked until the transaction ends. */
+  async getForUpdate(trx: Trx, id: string): Promise<Invoice | undefined> {
+    const row = await trx<InvoiceRow>('invoices').where({ id }).forUpdate().first();
+    return row && (await this.withLines(trx, [row]))[0];
+  }
+
+  async bySourceKey(conn: Conn, scope: Scope, sourceKey: string): Promise<Invoice | undefined> {
+    const row = await scoped(conn, scope).where({ source_key: sourceKey }).first();
+    return row && (await this.withLines(conn, [row]))[0];
+  }
+
+  async list(conn: Conn, scope: Scope, q: InvoiceListQuery): Promise<{ items: Invoice[]; total: number }> {
+    const filtered = () => {
+      const b = scoped(conn, scope);
+      if (q.customerId) b.where({ customer_id: q.customerId });
+      if (q.subscriptionId) b.where({ subscription_id: q.subscriptionId });
+      if (q.status) b.where({ status: q.status });
+      return b;
+    };
+    const [rows, count] = await Promise.all([
+      filtered()
+        .orderBy([
+          { column: 'created_at', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ])
+        .limit(q.limit)
+        .offset(q.offset),
+      filtered().count<{ n: string }[]>({ n: '*' }),
+    ]);
+    return { items: await this.withLines(conn, rows), total: Number(count[0].n) };
+  }
+
+  /** Saves the invoice's changed columns and bumps its version. */
+  async save(trx: Trx, i: Invoice): Promise<Invoice> {
+    const rows = await trx<InvoiceRow>('invoices')
+      .where({ id: i.id })
+      .update({ ...changeRow(i), work_lease_until: null, version: trx.raw('version + 1') } as never)
+      .returning('*');
+    return fromRow(rows[0] as InvoiceRow, i.lines);
+  }
+
+  /** Rewrites the lines of a draft (a reprice) or their applied credits (finalization). */
+  async replaceLines(trx: Trx, invoiceId: string, lines: InvoiceLine[]): Promise<void> {
+    await trx('invoice_line_items').where({ invoice_id: invoiceId }).delete();
+    if (lines.length > 0) await trx('invoice_line_items').insert(lines.map((l) => lineRow(invoiceId, l)));
+  }
+
+  /** Records the credits applied to each line (finalization). */
+  async updateApplied(trx: Trx, lines: InvoiceLine[]): Promise<void> {
+    for (const l of lines) {
+      if (l.prepaidCreditsApplied > 0) await trx('invoice_line_items').where({ id: l.id }).update({ prepaid_credits_applied: l.prepaidCreditsApplied });
+    }
+  }
+
+  /** The next invoice number of a tenant+environment; the row lock orders concurrent finalizations. */
+  async nextNumber(trx: Trx, scope: Scope): Promise<number> {
+    const rows = await trx.raw<{ rows: Array<{ last_number: string | number }> }>(
+      `INSERT INTO invoice_counters (tenant_id, environment_id, last_number) VALUES (?, ?, 1)
+       ON CONFLICT (tenant_id, environment_id) DO UPDATE SET last_number = invoice_counters.last_number + 1
+       RETURNING last_number`,
+      [scope.tenantId, scope.environmentId],
+    );
+    return Number(rows.rows[0].last_number);
+  }
+
+  /**
+   * Claims up to `limit` invoices matching `where` for `leaseMs` (SKIP LOCKED: replicas take
+   * different ones; a claim a crash left behind expires). Answers their ids.
+   */
+  async claim(db: Db, kind: 'drafts' | 'overdue' | 'refunds', now: Date, leaseMs: number, limit: number): Promise<string[]> {
+    const condition = {
+      drafts: `status = 'draft' AND finalize_after <= ?`,
+      overdue: `status = 'finalized' AND NOT overdue AND due_date <= ?`,
+      refunds: `refund_state = 'pending' AND ?::timestamptz IS NOT NULL`,
+    }[kind];
+    const order = { drafts: 'finalize_after, id', overdue: 'due_date, id', refunds: 'id' }[kind];
+    const result = await db.raw<{ rows: Array<{ id: string }> }>(
+      `UPDATE invoices SET work_lease_until = ? WHERE id IN (
+         SELECT id FROM invoices WHERE ${condition} AND (work_lease_until IS NULL OR work_lease_until <= ?)
+         ORDER BY ${order} LIMIT ? FOR UPDATE SKIP LOCKED)
+       RETURNING id`,
+      [new Date(now.getTime() + leaseMs), now, now, limit],
+    );
+    return result.rows.map((r) => r.id);
+  }
+
+  async releaseLease(conn: Conn, id: string): Promise<void> {
+    await conn('invoices').where({ id }).update({ work_lease_until: null });
+  }
+}

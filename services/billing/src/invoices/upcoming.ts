@@ -1,0 +1,57 @@
+import type { Scope } from '@billstream/contracts';
+import { minorDigits } from '@billstream/contracts';
+import type { Db } from '@billstream/db';
+import { ValidationError } from '@billstream/errors';
+import { nextStep } from '../subscriptions/lifecycle';
+import { subscriptionNotFound } from '../subscriptions/events';
+import type { SubscriptionStore } from '../subscriptions/store';
+import type { Wallets } from '../wallets/domain';
+import { totalsOf, type Invoice } from './domain';
+import type { InvoiceMaker } from './maker';
+
+/**
+ * The invoice the current period's end would make (BILLING.md, Invoices): its ARREAR charges
+ * with the usage so far, the next period's ADVANCE charges, and the credits the wallets would
+ * apply now (the wallet service's allocation, asked as a dry run). Nothing is stored or debited.
+ */
+export class UpcomingInvoices {
+  constructor(
+    private readonly db: Db,
+    private readonly subscriptions: SubscriptionStore,
+    private readonly maker: InvoiceMaker,
+    private readonly wallets: Wallets,
+    private readonly clock: () => Date,
+  ) {}
+
+  async of(scope: Scope, id: string, requestId: string): Promise<Invoice & { asOf: Date }> {
+    const s = await this.subscriptions.get(this.db, scope, id);
+    if (!s) throw subscriptionNotFound(id);
+    if ((s.status !== 'active' && s.status !== 'trialing') || !s.currentPeriodEnd) {
+      throw new ValidationError(`Subscription ${id} is ${s.status}: it has no upcoming invoice`, { field: 'status', status: s.status });
+    }
+    const asOf = this.clock();
+    const step = nextStep(s, s.currentPeriodEnd)!;
+    const prices = await this.maker.pricesOf(this.db, s);
+    const [draft] = await this.maker.forSteps(s, [step], prices, asOf, requestId);
+    if (!draft) {
+      const period = { start: s.currentPeriodStart!, end: s.currentPeriodEnd };
+      return { ...this.maker.empty(s, period, asOf), asOf };
+    }
+    if (draft.subtotal === 0) return { ...draft, asOf };
+    const estimate = await this.wallets.allocate(
+      draft,
+      draft.id,
+      {
+        customer_id: draft.customerId,
+        currency: draft.currency,
+        exponent: minorDigits(draft.currency),
+        lines: draft.lines.map((l) => ({ id: l.id, price_type: l.priceType, amount: l.amount })),
+        dry_run: true,
+      },
+      requestId,
+    );
+    const applied = new Map((estimate.prepaid?.lines ?? []).map((l) => [l.id, l.amount]));
+    const lines = draft.lines.map((l) => ({ ...l, prepaidCreditsApplied: applied.get(l.id) ?? 0 }));
+    return { ...draft, ...totalsOf(lines, 0), lines, asOf };
+  }
+}

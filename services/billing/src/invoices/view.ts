@@ -1,0 +1,68 @@
+import type { InvoiceResponse, PaymentResponse } from '@billstream/contracts';
+import type { Invoice, InvoiceLine, Payment } from './domain';
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function toLineView(l: InvoiceLine): InvoiceResponse['line_items'][number] {
+  return {
+    id: l.id,
+    price_id: l.priceId,
+    price_type: l.priceType,
+    meter_id: l.meterId,
+    description: l.description,
+    quantity: l.quantity,
+    unit_amount: l.unitAmount,
+    amount: l.amount,
+    prepaid_credits_applied: l.prepaidCreditsApplied,
+    period_start: iso(l.periodStart),
+    period_end: iso(l.periodEnd),
+  };
+}
+
+/** The public JSON of an invoice: responses and `payload.invoice` of its events. */
+export function toInvoiceView(i: Invoice): InvoiceResponse {
+  return {
+    id: i.id,
+    invoice_number: i.invoiceNumber,
+    customer_id: i.customerId,
+    subscription_id: i.subscriptionId,
+    billing_reason: i.billingReason,
+    status: i.status,
+    payment_status: i.paymentStatus,
+    currency: i.currency,
+    period_start: iso(i.periodStart),
+    period_end: iso(i.periodEnd),
+    due_date: iso(i.dueDate),
+    overdue: i.overdue,
+    subtotal: i.subtotal,
+    total_prepaid_credits_applied: i.totalPrepaidCreditsApplied,
+    total: i.total,
+    amount_due: i.amountDue,
+    amount_paid: i.amountPaid,
+    amount_remaining: i.amountRemaining,
+    line_items: i.lines.map(toLineView),
+    finalized_at: iso(i.finalizedAt),
+    voided_at: iso(i.voidedAt),
+    created_at: i.createdAt.toISOString(),
+    updated_at: i.updatedAt.toISOString(),
+    tenant_id: i.tenantId,
+    environment_id: i.environmentId,
+  };
+}
+
+export function toPaymentView(p: Payment): PaymentResponse {
+  return {
+    id: p.id,
+    invoice_id: p.invoiceId,
+    amount: p.amount,
+    currency: p.currency,
+    payment_method_type: p.paymentMethodType,
+    wallet_id: p.walletId,
+    reference: p.reference,
+    idempotency_key: p.idempotencyKey,
+    payment_status: p.paymentStatus === 'succeeded' ? 'succeeded' : 'pending',
+    created_at: p.createdAt.toISOString(),
+    tenant_id: p.tenantId,
+    environment_id: p.environmentId,
+  };
+}

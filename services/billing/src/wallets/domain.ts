@@ -1,0 +1,57 @@
+import type { Scope } from '@billstream/contracts';
+
+/** One line offered to the wallets: its id, price type and amount in minor units. */
+export interface AllocationLine {
+  id: string;
+  price_type: 'FIXED' | 'USAGE';
+  amount: number;
+}
+
+export interface AllocationRequest {
+  customer_id: string;
+  currency: string;
+  exponent: number;
+  lines: AllocationLine[];
+  /** Answer what would be applied now, writing and debiting nothing (the upcoming invoice). */
+  dry_run?: boolean;
+}
+
+/** What the wallet service took for one invoice (stored there, answered again on a repeat). */
+export interface Allocation {
+  invoice_id: string;
+  status: 'allocated' | 'voided';
+  prepaid: null | { wallet_id: string; transaction_id: string; credits: string; amount: number; lines: Array<{ id: string; amount: number }> };
+  postpaid: null | { wallet_id: string; transaction_id: string; credits: string; amount: number };
+}
+
+export interface WalletPaymentRequest {
+  payment_id: string;
+  wallet_id: string;
+  customer_id: string;
+  currency: string;
+  exponent: number;
+  amount: number;
+}
+
+export interface WalletPaymentResult {
+  status: 'paid' | 'voided';
+  transaction_id?: string;
+  credits?: string;
+}
+
+/** The pending top-up an invoiced top-up invoice settles. */
+export interface WalletInfo {
+  id: string;
+  customer_id: string;
+  currency: string;
+  topup_conversion_rate: string;
+}
+
+/** What billing needs of the wallet service (ADR 0016); every call is idempotent on the invoice or payment id. */
+export interface Wallets {
+  allocate(scope: Scope, invoiceId: string, request: AllocationRequest, requestId: string): Promise<Allocation>;
+  pay(scope: Scope, invoiceId: string, request: WalletPaymentRequest, requestId: string): Promise<WalletPaymentResult>;
+  refund(scope: Scope, invoiceId: string, requestId: string): Promise<void>;
+  wallet(scope: Scope, walletId: string, requestId: string): Promise<WalletInfo | undefined>;
+  settle(scope: Scope, walletId: string, transactionId: string, status: 'COMPLETED' | 'FAILED', requestId: string): Promise<void>;
+}

@@ -1,0 +1,72 @@
+import type { Scope } from '@billstream/contracts';
+import { NotFoundError, ServiceUnavailableError, ValidationError } from '@billstream/errors';
+import { InternalClient } from '@billstream/http';
+import type { Allocation, AllocationRequest, WalletInfo, WalletPaymentRequest, WalletPaymentResult, Wallets } from './domain';
+
+interface Envelope {
+  error?: { message?: string; details?: Record<string, unknown> };
+}
+
+/**
+ * The wallet service's internal invoice endpoints (not routed by the gateway) and its wallet
+ * API, called with the internal headers. A 400 or 404 of the wallet is the client's error and
+ * passes through with its message; anything else is a 503 to retry.
+ */
+export class HttpWallets implements Wallets {
+  private readonly client: InternalClient;
+
+  constructor(baseUrl: () => string | undefined, internalToken: string, timeoutMs = 10_000) {
+    this.client = new InternalClient({ service: 'wallet', baseUrl, internalToken, actor: 'billing', timeoutMs });
+  }
+
+  private async post<T>(scope: Scope, path: string, requestId: string, body: unknown): Promise<T> {
+    const { status, text } = await this.client.call(scope, 'POST', path, requestId, body);
+    if (status === 200 || status === 201) return JSON.parse(text) as T;
+    throw upstreamError(status, text, path);
+  }
+
+  allocate(scope: Scope, invoiceId: string, request: AllocationRequest, requestId: string): Promise<Allocation> {
+    return this.post(scope, `/internal/v1/invoices/${encodeURIComponent(invoiceId)}/allocation`, requestId, request);
+  }
+
+  pay(scope: Scope, invoiceId: string, request: WalletPaymentRequest, requestId: string): Promise<WalletPaymentResult> {
+    return this.post(scope, `/internal/v1/invoices/${encodeURIComponent(invoiceId)}/payments`, requestId, request);
+  }
+
+  async refund(scope: Scope, invoiceId: string, requestId: string): Promise<void> {
+    await this.post(scope, `/internal/v1/invoices/${encodeURIComponent(invoiceId)}/refund`, requestId, {});
+  }
+
+  async wallet(scope: Scope, walletId: string, requestId: string): Promise<WalletInfo | undefined> {
+    const { status, text } = await this.client.call(scope, 'GET', `/v1/wallets/${encodeURIComponent(walletId)}`, requestId);
+    if (status === 404) return undefined;
+    if (status !== 200) throw upstreamError(status, text, 'wallet');
+    return JSON.parse(text) as WalletInfo;
+  }
+
+  async settle(scope: Scope, walletId: string, transactionId: string, settled: 'COMPLETED' | 'FAILED', requestId: string): Promise<void> {
+    const path = `/v1/wallets/${encodeURIComponent(walletId)}/transactions/${encodeURIComponent(transactionId)}/settle`;
+    const { status, text } = await this.client.call(scope, 'POST', path, requestId, { status: settled });
+    if (status === 200) return;
+    // Settled already (a repeat after a crash): the wallet refuses a second settlement with 400.
+    if (status === 400 && /only a PENDING transaction/.test(text)) return;
+    throw upstreamError(status, text, path);
+  }
+
+  close(): Promise<void> {
+    return this.client.close();
+  }
+}
+
+function upstreamError(status: number, text: string, what: string): Error {
+  let body: Envelope = {};
+  try {
+    body = JSON.parse(text) as Envelope;
+  } catch {
+    /* not JSON: a proxy or a crash page */
+  }
+  const message = body.error?.message ?? `The wallet service answered ${status}`;
+  if (status === 400 || status === 409) return new ValidationError(message, body.error?.details);
+  if (status === 404) return new NotFoundError(message, body.error?.details);
+  return new ServiceUnavailableError('The wallet service could not do it now; retry later', { upstream_status: status, call: what });
+}
