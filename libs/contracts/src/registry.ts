@@ -12,6 +12,8 @@ export * from './wallets';
 export * from './usage-events';
 export * from './webhooks';
 export * from './billing';
+// Internal routes (service to service): exported for their callers and owner, never in ALL_ROUTES.
+export * from './internal/wallet-invoices';
 
 /** Every public route, in matching order. */
 export const ALL_ROUTES: RouteDef[] = [

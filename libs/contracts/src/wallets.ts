@@ -17,8 +17,8 @@ export const CREDIT_REASONS = [
 ] as const;
 /** Debit reasons a client may send. */
 export const CLIENT_DEBIT_REASONS = ['MANUAL_BALANCE_DEBIT', 'INVOICE_PAYMENT'] as const;
-/** Debit reasons the wallet service writes itself (expiry, termination). */
-export const SYSTEM_DEBIT_REASONS = ['CREDIT_EXPIRED', 'WALLET_TERMINATION'] as const;
+/** Debit reasons the wallet service writes itself (expiry, termination, credits applied to an invoice). */
+export const SYSTEM_DEBIT_REASONS = ['CREDIT_EXPIRED', 'WALLET_TERMINATION', 'INVOICE_CREDIT_APPLIED'] as const;
 export const TRANSACTION_REASONS = [...CREDIT_REASONS, ...CLIENT_DEBIT_REASONS, ...SYSTEM_DEBIT_REASONS] as const;
 
 export const nonNegativeDecimalString = decimalString.refine((v) => !v.startsWith('-'), 'must be 0 or more');

@@ -8,6 +8,9 @@ import { CustomerDirectory, type CustomerLookup } from './customers/directory';
 import { HttpCustomerLookup } from './customers/http-lookup';
 import { CustomerStore } from './customers/store';
 import { mountExpiryRoutes } from './expiry/routes';
+import { mountInvoiceRoutes } from './invoices/routes';
+import { InvoiceCreditService } from './invoices/service';
+import { InvoiceStore } from './invoices/store';
 import { ExpiryJob } from './expiry/job';
 import { Ledger, type Clock } from './ledger/ledger';
 import { migrations, SCHEMA } from './migrations';
@@ -38,6 +41,7 @@ export interface WalletServiceHandle extends Service {
   wallets: WalletService;
   entries: EntryService;
   expiry: ExpiryJob;
+  invoices: InvoiceCreditService;
 }
 
 export function createWalletService({ db, bus, logger }: ServiceDeps, config: WalletServiceConfig): WalletServiceHandle {
@@ -55,6 +59,7 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
   const settings = walletSettingsFrom(config.env ?? {});
   const batcher = new DebitBatcher(ledger, entryStore, { maxConcurrent: config.debitConcurrency ?? settings.debitConcurrency });
   const entries = new EntryService(db, walletStore, entryStore, ledger, batcher);
+  const invoices = new InvoiceCreditService({ ledger, wallets: walletStore, invoices: new InvoiceStore() });
   const intervalMs = config.expiryIntervalMs ?? settings.expiryIntervalMs;
   const expiry = new ExpiryJob(ledger, logger, intervalMs);
   let subscription: Subscription | undefined;
@@ -69,6 +74,7 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
       mountWalletRoutes(app, wallets, logger);
       mountEntryRoutes(app, entries, logger);
       mountExpiryRoutes(app, expiry, logger);
+      mountInvoiceRoutes(app, invoices, logger);
     },
   });
   return {
@@ -80,6 +86,7 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
     wallets,
     entries,
     expiry,
+    invoices,
     async start() {
       await migrate(db, SCHEMA, migrations);
       subscription = await subscribeCustomerEvents({

@@ -103,6 +103,7 @@ describe('wallet API through the gateway (real Postgres and Kafka)', () => {
       [{ credits: 1 }, 'credits'],
       [{ credits: '0' }, 'credits'],
       [{ credits: '1', transaction_reason: 'CREDIT_EXPIRED' }, 'transaction_reason'],
+      [{ credits: '1', transaction_reason: 'INVOICE_CREDIT_APPLIED' }, 'transaction_reason'],
       [{ credits: '1', extra: true }, 'extra'],
     ] as const) {
       const res = await stack.api.post(`/v1/wallets/${w.id}/debit`, body);
@@ -198,6 +199,15 @@ describe('wallet API through the gateway (real Postgres and Kafka)', () => {
     expect(reopen.status).toBe(400);
     const closeAgain = await stack.api.patch(`/v1/wallets/${w.id}`, { wallet_status: 'closed' });
     expect([closeAgain.status, closeAgain.body.error.details.field]).toEqual([400, 'wallet_status']);
+  });
+
+  it('does not route the internal invoice endpoints of the wallet (billing calls them directly)', async () => {
+    for (const path of ['allocation', 'payments', 'refund']) {
+      for (const prefix of ['/internal/v1', '/v1']) {
+        const res = await stack.api.post(`${prefix}/invoices/inv_x/${path}`, {});
+        expect([path, prefix, res.status, res.body.error.internal_error]).toEqual([path, prefix, 404, 'not_found']);
+      }
+    }
   });
 
   it('keeps wallets invisible to other tenants and enforces wallets permissions, the cron endpoint included', async () => {

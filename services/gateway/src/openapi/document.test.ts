@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ALL_ROUTES, defineRoute, type RouteDef } from '@billstream/contracts';
+import { ALL_ROUTES, defineRoute, walletInternalApi, type RouteDef } from '@billstream/contracts';
 import { buildOpenApiDocument, type OpenApiDocument } from './document';
 import { pathParamNames, toOpenApiPath } from './paths';
 
@@ -34,6 +34,17 @@ describe('OpenAPI document generated from the route registry', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.paths['/v1/openapi.json'].get.security).toEqual([]);
     expect(Object.keys(doc.paths['/healthz'])).toEqual(['get']);
+  });
+
+  it('leaves out the internal routes (service to service): they are not in ALL_ROUTES, so the gateway does not route them', () => {
+    const internal = Object.values(walletInternalApi) as RouteDef[];
+    expect(internal.length).toBeGreaterThan(0);
+    for (const route of internal) {
+      expect(route.path.startsWith('/internal/')).toBe(true);
+      expect(ALL_ROUTES.map((r) => r.operationId)).not.toContain(route.operationId);
+    }
+    expect(ALL_ROUTES.filter((r) => !r.path.startsWith('/v1/'))).toEqual([]);
+    expect(Object.keys(doc.paths).filter((p) => p.startsWith('/internal'))).toEqual([]);
   });
 
   it('has every route of ALL_ROUTES with its method, OpenAPI path, security, success status and errors', () => {

@@ -67,20 +67,27 @@ export class Ledger {
     targets: Array<{ ctx: EventContext; walletId: string }>,
     fn: (changes: Array<WalletChange | undefined>, trx: Trx) => Promise<T>,
   ): Promise<{ result: T; events: DomainEvent[] }> {
-    return this.transaction(async (trx) => {
-      const now = this.deps.clock();
-      const locked = await this.deps.wallets.lockMany(
-        trx,
-        targets.map((t) => ({ scope: t.ctx, id: t.walletId })),
-        now,
-      );
-      const changes = locked.map((l, i) => l && new WalletChange(trx, l.wallet, this.deps, targets[i].ctx, now));
-      for (const [i, change] of changes.entries()) if (change && locked[i]!.expiryDue) await expireDue(change);
-      const result = await fn(changes, trx);
-      const parts = changes.flatMap((c) => (c ? [finishParts(c)] : []));
-      await runTogether(trx, writesOf(trx, this.deps, parts, now));
-      return { result, events: parts.flatMap((p) => p.events) };
-    });
+    return this.transaction((trx) => this.changeManyIn(trx, targets, fn));
+  }
+
+  /** `changeMany` inside `trx` (the caller commits): for work that writes its own rows beside the changes. */
+  async changeManyIn<T>(
+    trx: Trx,
+    targets: Array<{ ctx: EventContext; walletId: string }>,
+    fn: (changes: Array<WalletChange | undefined>, trx: Trx) => Promise<T>,
+  ): Promise<{ result: T; events: DomainEvent[] }> {
+    const now = this.deps.clock();
+    const locked = await this.deps.wallets.lockMany(
+      trx,
+      targets.map((t) => ({ scope: t.ctx, id: t.walletId })),
+      now,
+    );
+    const changes = locked.map((l, i) => l && new WalletChange(trx, l.wallet, this.deps, targets[i].ctx, now));
+    for (const [i, change] of changes.entries()) if (change && locked[i]!.expiryDue) await expireDue(change);
+    const result = await fn(changes, trx);
+    const parts = changes.flatMap((c) => (c ? [finishParts(c)] : []));
+    await runTogether(trx, writesOf(trx, this.deps, parts, now));
+    return { result, events: parts.flatMap((p) => p.events) };
   }
 
   /** Applies `fn` in a database transaction of its own and announces the events after the commit. */

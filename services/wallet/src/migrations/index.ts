@@ -2,7 +2,8 @@ import type { Migration } from '@billstream/db';
 import { outboxMigration } from '@billstream/outbox';
 import { walletsMigration } from './001-wallets';
 import { pendingDebitsMigration } from './002-pending-debits';
+import { invoiceCreditsMigration } from './003-invoice-credits';
 
 export const SCHEMA = 'wallet';
 
-export const migrations: Migration[] = [outboxMigration(SCHEMA), walletsMigration(SCHEMA), pendingDebitsMigration(SCHEMA)];
+export const migrations: Migration[] = [outboxMigration(SCHEMA), walletsMigration(SCHEMA), pendingDebitsMigration(SCHEMA), invoiceCreditsMigration(SCHEMA)];

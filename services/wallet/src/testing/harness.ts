@@ -9,6 +9,8 @@ import type { Wallet } from '../wallets/domain';
 
 export const TENANT = 'tenant-w';
 export const ENVIRONMENT = 'production';
+/** The internal token of the harness's service (its routes need it, as the gateway sends it). */
+export const INTERNAL_TOKEN = 'test-internal-token-0123456789';
 export const META: RequestMeta = { tenantId: TENANT, environmentId: ENVIRONMENT, actor: 'key_test', requestId: 'req-test' };
 
 /** A clock the test moves forward (credits expire without waiting). */
@@ -56,7 +58,7 @@ export async function startLedgerHarness(): Promise<LedgerHarness> {
   const service = createWalletService(
     { db, bus, logger: testLogger('wallet') },
     {
-      internalToken: 'test-internal-token-0123456789',
+      internalToken: INTERNAL_TOKEN,
       customerServiceUrl: 'http://127.0.0.1:9',
       expiryIntervalMs: 0,
       clock: clock.now,

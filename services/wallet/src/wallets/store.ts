@@ -264,6 +264,22 @@ export class WalletStore {
     return row?.id;
   }
 
+  /** The customer's oldest active wallet of this currency and type, if there is one (invoices pay from it). */
+  async activeIdOf(conn: Conn, scope: Scope, w: Pick<Wallet, 'customerId' | 'currency' | 'walletType'>): Promise<string | undefined> {
+    const row = await conn('wallets')
+      .where({
+        tenant_id: scope.tenantId,
+        environment_id: scope.environmentId,
+        customer_id: w.customerId,
+        currency: w.currency,
+        wallet_type: w.walletType,
+        wallet_status: 'active',
+      })
+      .orderBy([{ column: 'created_at' }, { column: 'id' }])
+      .first<{ id: string } | undefined>('id');
+    return row?.id;
+  }
+
   /**
    * Saves what a balance change alters (status, balances, alert states, ledger position,
    * version) of several wallets in one statement.

@@ -1,0 +1,10 @@
+import type { Ledger } from '../ledger/ledger';
+import type { WalletStore } from '../wallets/store';
+import type { InvoiceStore } from './store';
+
+/** What the invoice verbs work with. */
+export interface InvoiceDeps {
+  ledger: Ledger;
+  wallets: WalletStore;
+  invoices: InvoiceStore;
+}

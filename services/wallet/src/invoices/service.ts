@@ -1,0 +1,23 @@
+import type { EventContext } from '@billstream/outbox';
+import { allocateInvoice } from './allocate';
+import type { InvoiceDeps } from './deps';
+import type { Allocation, AllocationRequest, PaymentRequest, PaymentResult, Refund } from './domain';
+import { payInvoice } from './pay';
+import { refundInvoice } from './refund';
+
+/** Wallet credits on invoices, for the billing service (internal routes; ADR 0016). */
+export class InvoiceCreditService {
+  constructor(private readonly deps: InvoiceDeps) {}
+
+  allocate(ctx: EventContext, invoiceId: string, request: AllocationRequest): Promise<Allocation> {
+    return allocateInvoice(this.deps, ctx, invoiceId, request);
+  }
+
+  pay(ctx: EventContext, invoiceId: string, request: PaymentRequest): Promise<PaymentResult> {
+    return payInvoice(this.deps, ctx, invoiceId, request);
+  }
+
+  refund(ctx: EventContext, invoiceId: string): Promise<Refund[]> {
+    return refundInvoice(this.deps, ctx, invoiceId);
+  }
+}
