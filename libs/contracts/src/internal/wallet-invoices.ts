@@ -41,6 +41,8 @@ export const invoiceAllocationBody = z
     lines: z
       .array(z.strictObject({ id: z.string().min(1).max(255), price_type: z.enum(INVOICE_LINE_PRICE_TYPES), amount: minorUnits }))
       .max(10_000),
+    /** Answer what would be applied now, writing and debiting nothing (billing's upcoming invoice). */
+    dry_run: z.boolean().default(false),
   })
   .superRefine((v, ctx) => {
     exponentMatchesCurrency(v, ctx);
@@ -81,10 +83,10 @@ export const invoicePaymentBody = z
   })
   .superRefine(exponentMatchesCurrency);
 
-export const INVOICE_PAYMENT_STATUSES = ['paid', 'voided'] as const;
+export const WALLET_INVOICE_PAYMENT_STATUSES = ['paid', 'voided'] as const;
 
 export const invoicePaymentSchema = z.object({
-  status: z.enum(INVOICE_PAYMENT_STATUSES),
+  status: z.enum(WALLET_INVOICE_PAYMENT_STATUSES),
   /** Null when the invoice is voided (nothing was debited). */
   transaction_id: z.string().nullable(),
   credits: z.string().nullable(),

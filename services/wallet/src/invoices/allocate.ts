@@ -1,5 +1,6 @@
 import { IdempotencyConflictError } from '@billstream/errors';
 import { exactSum } from '@billstream/money';
+import type { Trx } from '@billstream/db';
 import type { EventContext } from '@billstream/outbox';
 import type { Decimal } from 'decimal.js';
 import { requestHash } from '../entries/idempotency';
@@ -15,23 +16,15 @@ import { creditsFor, minorPerCredit, postpaidDue, prepaidApplications, worthInMi
  * on the lines it covers, and the result is stored. A repeated call answers the stored result
  * (voided once the invoice was refunded) and debits nothing.
  */
-export async function allocateInvoice(deps: InvoiceDeps, ctx: EventContext, invoiceId: string, request: AllocationRequest): Promise<Allocation> {
+export async function allocateInvoice(deps: InvoiceDeps, ctx: EventContext, invoiceId: string, request: AllocationRequest, dryRun = false): Promise<Allocation> {
+  if (dryRun) return estimate(deps, ctx, invoiceId, request);
   const hash = allocationHash(request);
   const { result } = await deps.ledger.transaction(async (trx) => {
     await deps.invoices.lock(trx, ctx, invoiceId);
     const stored = await deps.invoices.find(trx, ctx, invoiceId);
     if (stored) return { result: storedAnswer(stored, hash), events: [] };
 
-    const walletOf = (walletType: 'PRE_PAID' | 'POST_PAID') =>
-      deps.wallets.activeIdOf(trx, ctx, { customerId: request.customerId, currency: request.currency, walletType });
-    const [prepaidId, postpaidId] = [await walletOf('PRE_PAID'), await walletOf('POST_PAID')];
-    const targets = [prepaidId, postpaidId].flatMap((id) => (id ? [{ ctx, walletId: id }] : []));
-    const { result: parts, events } = await deps.ledger.changeManyIn(trx, targets, async (changes) => {
-      const changeOf = (id: string | undefined) => changes.find((c) => c !== undefined && c.wallet.id === id && c.wallet.walletStatus === 'active');
-      const prepaid = await applyPrepaid(changeOf(prepaidId), invoiceId, request);
-      const postpaid = await payPostpaid(changeOf(postpaidId), invoiceId, request, prepaid?.lines ?? []);
-      return { prepaid, postpaid };
-    });
+    const { result: parts, events } = await applyWallets(deps, trx, ctx, invoiceId, request);
     const allocation: Allocation = { invoiceId, status: 'allocated', ...parts };
     const now = deps.ledger.clock();
     await deps.invoices.insertAllocation(trx, ctx, allocation, hash, now);
@@ -42,6 +35,44 @@ export async function allocateInvoice(deps: InvoiceDeps, ctx: EventContext, invo
     return { result: allocation, events };
   });
   return result;
+}
+
+/** The PRE_PAID wallet's line applications, then the POST_PAID wallet's payment, in `trx`. */
+async function applyWallets(deps: InvoiceDeps, trx: Trx, ctx: EventContext, invoiceId: string, request: AllocationRequest) {
+  const walletOf = (walletType: 'PRE_PAID' | 'POST_PAID') =>
+    deps.wallets.activeIdOf(trx, ctx, { customerId: request.customerId, currency: request.currency, walletType });
+  const [prepaidId, postpaidId] = [await walletOf('PRE_PAID'), await walletOf('POST_PAID')];
+  const targets = [prepaidId, postpaidId].flatMap((id) => (id ? [{ ctx, walletId: id }] : []));
+  return deps.ledger.changeManyIn(trx, targets, async (changes) => {
+    const changeOf = (id: string | undefined) => changes.find((c) => c !== undefined && c.wallet.id === id && c.wallet.walletStatus === 'active');
+    const prepaid = await applyPrepaid(changeOf(prepaidId), invoiceId, request);
+    const postpaid = await payPostpaid(changeOf(postpaidId), invoiceId, request, prepaid?.lines ?? []);
+    return { prepaid, postpaid };
+  });
+}
+
+/** Thrown to roll a dry run back, carrying its answer. */
+class DryRun extends Error {
+  constructor(readonly allocation: Allocation) {
+    super('dry run');
+  }
+}
+
+/**
+ * What an allocation would apply now: the same code in a transaction that is rolled back, so
+ * the estimate follows every rule of the real one and leaves no trace (no debit, no event).
+ */
+async function estimate(deps: InvoiceDeps, ctx: EventContext, invoiceId: string, request: AllocationRequest): Promise<Allocation> {
+  try {
+    await deps.ledger.transaction(async (trx) => {
+      const { result: parts } = await applyWallets(deps, trx, ctx, invoiceId, request);
+      throw new DryRun({ invoiceId, status: 'allocated', ...parts });
+    });
+  } catch (err) {
+    if (err instanceof DryRun) return err.allocation;
+    throw err;
+  }
+  throw new Error('a dry run must roll back');
 }
 
 function allocationHash(request: AllocationRequest): string {

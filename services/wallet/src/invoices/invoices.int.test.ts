@@ -214,6 +214,36 @@ describe('wallet credits on invoices: internal endpoints (real Postgres)', () =>
     });
   });
 
+  describe('dry run (the upcoming invoice)', () => {
+    it('answers what an allocation would apply now and leaves no trace: no debit, no allocation, no event', async () => {
+      const customer = await h.customer();
+      const w = await wallet(customer, '10');
+      const invoice = invoiceId();
+      const lines: Line[] = [
+        { id: 'l1', price_type: 'USAGE', amount: 700 },
+        { id: 'l2', price_type: 'USAGE', amount: 700 },
+      ];
+      const outboxBefore = Number((await h.db('outbox').count({ n: '*' }))[0].n);
+      const estimate = await allocate(invoice, { ...usd(customer, lines), dry_run: true });
+      expect(estimate.status).toBe(200);
+      expect(estimate.body).toMatchObject({
+        invoice_id: invoice,
+        status: 'allocated',
+        prepaid: { wallet_id: w.id, amount: 1000, credits: '10', lines: [{ id: 'l1', amount: 700 }, { id: 'l2', amount: 300 }] },
+        postpaid: null,
+      });
+      expect(await balance(w.id)).toBe('10');
+      expect(await entries(w.id, 'INVOICE_CREDIT_APPLIED')).toHaveLength(0);
+      expect(await h.db('invoice_allocations').where({ invoice_id: invoice })).toHaveLength(0);
+      expect(Number((await h.db('outbox').count({ n: '*' }))[0].n)).toBe(outboxBefore);
+      // The real allocation afterwards is not answered from the estimate: it debits once.
+      const real = await allocate(invoice, usd(customer, lines));
+      expect(real.body.prepaid).toMatchObject({ amount: 1000, credits: '10' });
+      expect(await balance(w.id)).toBe('0');
+      await check(w.id);
+    });
+  });
+
   describe('exactly once', () => {
     it('a second call answers the stored result and debits nothing; other lines for the invoice: 409', async () => {
       const customer = await h.customer();

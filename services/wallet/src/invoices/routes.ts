@@ -20,7 +20,7 @@ export function mountInvoiceRoutes(app: Express, invoices: InvoiceCreditService,
         currency: body.currency,
         exponent: body.exponent,
         lines: body.lines.map((l) => ({ id: l.id, priceType: l.price_type, amount: exact(l.amount) })),
-      });
+      }, body.dry_run);
       return allocationView(allocation);
     },
     logger,

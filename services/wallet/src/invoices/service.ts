@@ -9,8 +9,8 @@ import { refundInvoice } from './refund';
 export class InvoiceCreditService {
   constructor(private readonly deps: InvoiceDeps) {}
 
-  allocate(ctx: EventContext, invoiceId: string, request: AllocationRequest): Promise<Allocation> {
-    return allocateInvoice(this.deps, ctx, invoiceId, request);
+  allocate(ctx: EventContext, invoiceId: string, request: AllocationRequest, dryRun = false): Promise<Allocation> {
+    return allocateInvoice(this.deps, ctx, invoiceId, request, dryRun);
   }
 
   pay(ctx: EventContext, invoiceId: string, request: PaymentRequest): Promise<PaymentResult> {
