@@ -4,13 +4,19 @@ import { billingEnv, billingSettingsFrom, durationMs } from './config';
 
 describe('billing settings', () => {
   it('default to a 60 s period job, a 3-day renewal notice, no finalize delay and INV numbers', () => {
-    expect(billingSettingsFrom({})).toEqual({ intervalMs: 60_000, renewalNoticeDays: 3, finalizeDelayMs: 0, invoiceNumberPrefix: 'INV' });
+    expect(billingSettingsFrom({})).toEqual({ intervalMs: 60_000, renewalNoticeDays: 3, finalizeDelayMs: 0, invoiceNumberPrefix: 'INV', concurrency: 8 });
   });
 
   it('parse the variables', () => {
     expect(
-      billingSettingsFrom({ BILLING_INTERVAL_MS: '0', SUBSCRIPTION_RENEWAL_NOTICE_DAYS: '7', BILLING_FINALIZE_DELAY: '15m', INVOICE_NUMBER_PREFIX: 'ACME' }),
-    ).toEqual({ intervalMs: 0, renewalNoticeDays: 7, finalizeDelayMs: 900_000, invoiceNumberPrefix: 'ACME' });
+      billingSettingsFrom({
+        BILLING_INTERVAL_MS: '0',
+        SUBSCRIPTION_RENEWAL_NOTICE_DAYS: '7',
+        BILLING_FINALIZE_DELAY: '15m',
+        INVOICE_NUMBER_PREFIX: 'ACME',
+        BILLING_JOB_CONCURRENCY: '32',
+      }),
+    ).toEqual({ intervalMs: 0, renewalNoticeDays: 7, finalizeDelayMs: 900_000, invoiceNumberPrefix: 'ACME', concurrency: 32 });
     expect(durationMs('0s')).toBe(0);
     expect(durationMs('90s')).toBe(90_000);
     expect(durationMs('2h')).toBe(7_200_000);
@@ -24,6 +30,7 @@ describe('billing settings', () => {
     expect(() => billingSettingsFrom({ SUBSCRIPTION_RENEWAL_NOTICE_DAYS: '400' })).toThrow(/SUBSCRIPTION_RENEWAL_NOTICE_DAYS/);
     expect(() => billingSettingsFrom({ BILLING_FINALIZE_DELAY: 'later' })).toThrow(/BILLING_FINALIZE_DELAY/);
     expect(() => billingSettingsFrom({ INVOICE_NUMBER_PREFIX: 'IN V' })).toThrow(/INVOICE_NUMBER_PREFIX/);
+    expect(() => billingSettingsFrom({ BILLING_JOB_CONCURRENCY: '0' })).toThrow(/BILLING_JOB_CONCURRENCY/);
   });
 
   it('need the addresses of the customer service, the ingestion-aggregator and the wallet service when run alone', () => {

@@ -18,6 +18,8 @@ export const billingEnv = {
     .string()
     .regex(/^[A-Za-z0-9]{1,16}$/, 'must be 1 to 16 letters or digits')
     .default('INV'),
+  /** Subscriptions or invoices the period job works on at once (each is HTTP calls plus a transaction). */
+  BILLING_JOB_CONCURRENCY: env.int(8, 1),
   /** Wallet service base URL (credits on invoices, CREDITS payments). */
   WALLET_SERVICE_URL: z.string().url('must be the base URL of the wallet service'),
 };
@@ -28,6 +30,7 @@ export const billingSettingsEnv = z.object({
   SUBSCRIPTION_RENEWAL_NOTICE_DAYS: billingEnv.SUBSCRIPTION_RENEWAL_NOTICE_DAYS,
   BILLING_FINALIZE_DELAY: billingEnv.BILLING_FINALIZE_DELAY,
   INVOICE_NUMBER_PREFIX: billingEnv.INVOICE_NUMBER_PREFIX,
+  BILLING_JOB_CONCURRENCY: billingEnv.BILLING_JOB_CONCURRENCY,
 });
 
 export interface BillingSettings {
@@ -36,6 +39,8 @@ export interface BillingSettings {
   /** Milliseconds a draft waits before the period job finalizes it. */
   finalizeDelayMs: number;
   invoiceNumberPrefix: string;
+  /** Subscriptions or invoices the period job works on at once. */
+  concurrency: number;
 }
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -54,5 +59,6 @@ export function billingSettingsFrom(source: NodeJS.ProcessEnv): BillingSettings 
     renewalNoticeDays: config.SUBSCRIPTION_RENEWAL_NOTICE_DAYS,
     finalizeDelayMs: durationMs(config.BILLING_FINALIZE_DELAY),
     invoiceNumberPrefix: config.INVOICE_NUMBER_PREFIX,
+    concurrency: config.BILLING_JOB_CONCURRENCY,
   };
 }

@@ -19,6 +19,7 @@ runServiceProcess({
         renewalNoticeDays: config.SUBSCRIPTION_RENEWAL_NOTICE_DAYS,
         finalizeDelayMs: durationMs(config.BILLING_FINALIZE_DELAY),
         invoiceNumberPrefix: config.INVOICE_NUMBER_PREFIX,
+        concurrency: config.BILLING_JOB_CONCURRENCY,
       },
     }),
 });

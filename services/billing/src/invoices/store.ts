@@ -235,9 +235,30 @@ export class InvoiceStore {
         ])
         .limit(q.limit)
         .offset(q.offset),
-      filtered().count<{ n: string }[]>({ n: '*' }),
+      this.count(conn, scope, q),
     ]);
-    return { items: await this.withLines(conn, rows), total: Number(count[0].n) };
+    return { items: await this.withLines(conn, rows), total: count };
+  }
+
+  /**
+   * The size of a filtered list. Without a customer or subscription filter it is read from
+   * invoice_counts (kept by triggers; a tenant's status rows); those two filters are selective
+   * and counted through their index.
+   */
+  private async count(conn: Conn, scope: Scope, q: InvoiceListQuery): Promise<number> {
+    const status = q.status ? { status: q.status } : {};
+    if (!q.customerId && !q.subscriptionId) {
+      const row = (await conn('invoice_counts')
+        .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId, ...status })
+        .sum({ n: 'n' })
+        .first()) as { n: number | string | null } | undefined;
+      return Number(row?.n ?? 0);
+    }
+    const b = scoped(conn, scope).where(status);
+    if (q.customerId) b.where({ customer_id: q.customerId });
+    if (q.subscriptionId) b.where({ subscription_id: q.subscriptionId });
+    const row = (await b.count({ n: '*' }).first()) as { n: number | string } | undefined;
+    return Number(row?.n ?? 0);
   }
 
   /** Saves the invoice's changed columns and bumps its version. */

@@ -1,0 +1,593 @@
+/**
+ * Billing invoices (issue #13): closing a period for many subscriptions, and the invoice list.
+ *
+ *   npx tsc -b tsconfig.build.json && node bench/billing/invoices.js
+ *
+ * Starts customer, wallet, ingestion-aggregator, billing and gateway as separate processes
+ * (their dist/main.js with the Dockerfile's node flags, as deployed) on a fresh database of the
+ * local Postgres and Kafka (KAFKA_BROKERS; unset: 127.0.0.1:9092, started with
+ * deploy/kafka/kafka.sh when nothing listens there). Then, per run:
+ *
+ * close: set-up (not timed) through the gateway: two meters on `api_call` (COUNT, and SUM of
+ *   `tokens`), a DAILY plan with one FIXED ARREAR price ($10) and two USAGE prices ($0.01 a call,
+ *   $0.001 a token), SUBSCRIPTIONS customers, a PRE_PAID wallet of 5 credits for every second
+ *   one, one subscription each whose current period ends MARGIN_S seconds after the
+ *   subscriptions are made (start_date = period end - 1 day), then EVENTS usage events spread
+ *   evenly over the customers with timestamps inside the period (bulks of 1,000), waiting until
+ *   every event is stored and every set-up event consumed. The period job runs on its schedule
+ *   (BILLING_INTERVAL_MS=1000, the production path; POST /v1/cron/bill-subscriptions would hit
+ *   the gateway's 10 s proxy timeout at this size). Timed: from the period's end until every
+ *   SUBSCRIPTION_CYCLE invoice is finalized (polled in billing.invoices every 100 ms); the job's
+ *   first invoice is also reported. Checked at the end: SUBSCRIPTIONS cycle invoices, all
+ *   finalized with gap-free numbers, 3 lines each, every subtotal equal to the one computed here
+ *   from the events sent, 500 cents of credits applied to exactly the invoices of customers with
+ *   a wallet, one INVOICE_CREDIT_APPLIED debit per such invoice in the wallet.
+ *   SUBSCRIPTION_RENEWAL_NOTICE_DAYS=0: with DAILY periods every subscription would be "within
+ *   3 days of renewal" at every close, which a monthly plan never is at its close.
+ *
+ * list (after close, same stack): seeds LIST_INVOICES - (invoices made so far) past-period
+ *   invoices directly in the billing schema (9 earlier daily periods per subscription, 3 lines
+ *   each, statuses mixed: 60 % paid, 30 % finalized, 5 % draft, 5 % voided), ANALYZE, then
+ *   GET /v1/invoices through the gateway, one request at a time, LIST_REQUESTS per case after
+ *   a warm-up: no filter, customer_id, status=finalized, status=draft, customer_id+status
+ *   (default limit 50).
+ *
+ * RUNS (default 3) runs of both on a fresh stack each; the worst of each figure is reported.
+ * Settings: SUBSCRIPTIONS (10000), EVENTS (1000000), MARGIN_S (240), KEEP_SETUP=1 / SETUP_DB=<db>, LIST_INVOICES (100000),
+ * LIST_REQUESTS (300), SCENARIOS (close,list), BILLING_JOB_CONCURRENCY (billing's default when
+ * unset), PROFILE=<service> (CPU profile summary of that process over the run), KEEP_DB=1,
+ * WRITE_README=0 (else the figures go to bench/billing/README.md between the RESULTS markers).
+ */
+const { execFileSync } = require('node:child_process');
+const { randomBytes } = require('node:crypto');
+const fs = require('node:fs');
+const net = require('node:net');
+const os = require('node:os');
+const path = require('node:path');
+const { Client } = require('pg');
+const { Pool } = require('undici');
+const { performance } = require('node:perf_hooks');
+
+const { cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, launch, waitReady, stopProcess, summarizeProfile } = require('../common');
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const README = path.join(__dirname, 'README.md');
+const RUNS = Number(process.env.RUNS || 3);
+const SUBSCRIPTIONS = Number(process.env.SUBSCRIPTIONS || 10_000);
+const EVENTS = Number(process.env.EVENTS || 1_000_000);
+const MARGIN_S = Number(process.env.MARGIN_S || 240);
+const LIST_INVOICES = Number(process.env.LIST_INVOICES || 100_000);
+const LIST_REQUESTS = Number(process.env.LIST_REQUESTS || 300);
+const SCENARIOS = (process.env.SCENARIOS || 'close,list').split(',');
+const PROFILE = process.env.PROFILE || '';
+const TENANT = 'bench-tenant';
+const ENV = 'production';
+const WALLET_CREDITS = 5; // 500 cents: less than any invoice, so every wallet invoice takes exactly 500
+const DAY_MS = 86_400_000;
+
+function portOpen(port) {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1');
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
+}
+
+/** KAFKA_BROKERS, or the local broker of deploy/kafka (started when nothing listens on 9092). */
+async function kafkaBrokers() {
+  if (process.env.KAFKA_BROKERS) return process.env.KAFKA_BROKERS;
+  if (!(await portOpen(9092))) execFileSync('bash', [path.join(ROOT, 'deploy', 'kafka', 'kafka.sh'), 'start'], { stdio: 'inherit' });
+  return '127.0.0.1:9092';
+}
+
+/** The five services on database `dbName` (created when `create`); `billingReadyAt` is when billing's /readyz first answered. */
+async function startStack(brokers, profileDir, dbName, create) {
+  if (create) await admin(`CREATE DATABASE "${dbName}"`);
+  const dbUrl = new URL(ADMIN_URL);
+  dbUrl.pathname = `/${dbName}`;
+  const key = `bsk_bench_${randomBytes(18).toString('base64url')}`;
+  const names = ['customer', 'wallet', 'ingestion-aggregator', 'billing', 'gateway'];
+  const ports = {};
+  for (const n of names) ports[n] = await freePort();
+  const url = (n) => `http://127.0.0.1:${ports[n]}`;
+  const unused = 'http://127.0.0.1:9';
+  const common = {
+    DATABASE_URL: dbUrl.toString(),
+    KAFKA_BROKERS: brokers,
+    KAFKA_TOPIC_PREFIX: `bench-${dbName}.`,
+    INTERNAL_TOKEN: randomBytes(24).toString('hex'),
+    LOG_LEVEL: process.env.LOG_LEVEL || 'warn',
+    HOST: '127.0.0.1',
+  };
+  const env = {
+    customer: {},
+    wallet: { CUSTOMER_SERVICE_URL: url('customer'), WALLET_EXPIRY_INTERVAL_MS: '0' },
+    'ingestion-aggregator': {},
+    billing: {
+      CUSTOMER_SERVICE_URL: url('customer'),
+      INGESTION_SERVICE_URL: url('ingestion-aggregator'),
+      WALLET_SERVICE_URL: url('wallet'),
+      BILLING_INTERVAL_MS: '1000',
+      SUBSCRIPTION_RENEWAL_NOTICE_DAYS: '0',
+      ...(process.env.BILLING_JOB_CONCURRENCY ? { BILLING_JOB_CONCURRENCY: process.env.BILLING_JOB_CONCURRENCY } : {}),
+    },
+    gateway: {
+      CUSTOMER_SERVICE_URL: url('customer'),
+      WALLET_SERVICE_URL: url('wallet'),
+      INGESTION_SERVICE_URL: url('ingestion-aggregator'),
+      BILLING_SERVICE_URL: url('billing'),
+      WEBHOOK_SERVICE_URL: unused,
+      BOOTSTRAP_API_KEY: key,
+      BOOTSTRAP_TENANT_ID: TENANT,
+      BOOTSTRAP_ENVIRONMENT_ID: ENV,
+      RATE_LIMIT_RPS: '1000000',
+      RATE_LIMIT_BURST: '1000000',
+    },
+  };
+  const procs = [];
+  let billingReadyAt = 0;
+  try {
+    for (const n of names) {
+      const proc = launch(n, { ...common, ...env[n], PORT: String(ports[n]) }, PROFILE === n ? profileDir : undefined);
+      procs.push(proc);
+      await waitReady(url(n), proc);
+      if (n === 'billing') billingReadyAt = Date.now();
+    }
+  } catch (err) {
+    await Promise.all(procs.map(stopProcess));
+    throw err;
+  }
+  return {
+    url: url('gateway'),
+    databaseUrl: dbUrl.toString(),
+    pids: Object.fromEntries(names.map((n, i) => [n, procs[i].child.pid])),
+    output: Object.fromEntries(names.map((n, i) => [n, procs[i].output])),
+    key,
+    billingReadyAt,
+    stop: async (keepDb = false) => {
+      for (const proc of [...procs].reverse()) await stopProcess(proc);
+      if (!keepDb && !process.env.KEEP_DB) await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+    },
+  };
+}
+
+function client(stack) {
+  const pool = new Pool(stack.url, { connections: 64, keepAliveTimeout: 30_000 });
+  const headers = { authorization: `Bearer ${stack.key}`, 'content-type': 'application/json' };
+  const call = async (method, p, body) => {
+    const res = await pool.request({ method, path: p, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+    const text = await res.body.text();
+    return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
+  };
+  // Set-up calls: a 503 (a service the call needs did not answer in time on this loaded
+  // machine; nothing was written) is retried.
+  const must = async (method, p, body, want) => {
+    let res = await call(method, p, body);
+    for (let attempt = 1; res.status === 503 && attempt <= 5; attempt += 1) {
+      await sleep(500 * attempt);
+      res = await call(method, p, body);
+    }
+    if (res.status !== want) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(res.body).slice(0, 500)}`);
+    return res.body;
+  };
+  return { pool, call, must };
+}
+
+/** Runs `fn` over 0..count-1 with at most `limit` in flight. */
+async function inParallel(count, limit, fn) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < count) {
+        const i = next++;
+        await fn(i);
+      }
+    }),
+  );
+}
+
+/** Waits until every outbox is published and every customer projection holds `customers`. */
+async function settle(pg, customers, what) {
+  const deadline = Date.now() + 600_000;
+  for (;;) {
+    const { rows: outboxes } = await pg.query("SELECT table_schema FROM information_schema.tables WHERE table_name = 'outbox'");
+    const { rows: projections } = await pg.query(
+      "SELECT table_schema FROM information_schema.tables WHERE table_name = 'customers' AND table_schema <> 'customer'",
+    );
+    let pending = 0;
+    for (const { table_schema: s } of outboxes) {
+      pending += Number((await pg.query(`SELECT count(*) AS n FROM "${s}".outbox WHERE published_at IS NULL`)).rows[0].n);
+    }
+    for (const { table_schema: s } of projections) {
+      pending += Math.max(0, customers - Number((await pg.query(`SELECT count(*) AS n FROM "${s}".customers`)).rows[0].n));
+    }
+    if (pending === 0) return;
+    if (Date.now() > deadline) throw new Error(`${what}: set-up events not consumed after 600 s (${pending} pending)`);
+    await sleep(500);
+  }
+}
+
+/** tokens of event j (deterministic, so the expected sums are known here). */
+const tokensOf = (j) => (j % 50) + 1;
+
+async function setUp(stack, api, pg) {
+  const t0 = performance.now();
+  const calls = (await api.must('POST', '/v1/meters', { name: 'calls', event_name: 'api_call', aggregation: { type: 'COUNT' } }, 201)).id;
+  const tokens = (await api.must('POST', '/v1/meters', { name: 'tokens', event_name: 'api_call', aggregation: { type: 'SUM', field: 'tokens' } }, 201)).id;
+  const daily = { currency: 'usd', billing_model: 'FLAT_FEE', billing_period: 'DAILY' };
+  const plan = await api.must(
+    'POST',
+    '/v1/plans',
+    {
+      name: 'Bench',
+      prices: [
+        { ...daily, type: 'FIXED', amount: '10', invoice_cadence: 'ARREAR' },
+        { ...daily, type: 'USAGE', amount: '0.01', invoice_cadence: 'ARREAR', meter_id: calls },
+        { ...daily, type: 'USAGE', amount: '0.001', invoice_cadence: 'ARREAR', meter_id: tokens },
+      ],
+    },
+    201,
+  );
+  const customers = new Array(SUBSCRIPTIONS);
+  await inParallel(SUBSCRIPTIONS, 32, async (i) => {
+    const c = await api.must('POST', '/v1/customers', { external_customer_id: `bc-${i}` }, 201);
+    customers[i] = c.id;
+    if (i % 2 === 0) await api.must('POST', '/v1/wallets', { customer_id: c.id, currency: 'usd', initial_credits_to_load: String(WALLET_CREDITS) }, 201);
+  });
+  await settle(pg, SUBSCRIPTIONS, 'customers');
+  const customersS = (performance.now() - t0) / 1000;
+
+  // The period ends when the rest of the set-up (events, subscriptions: about as long as the
+  // customers took, on a loaded machine) is surely done: MARGIN_S at least.
+  const periodEnd = Date.now() + Math.max(MARGIN_S, Math.round(1.5 * customersS + 120)) * 1000;
+  const periodStart = periodEnd - DAY_MS;
+  // Events: event j belongs to customer j % SUBSCRIPTIONS, timestamps spread over the period so far.
+  const sentUntil = Date.now() - 1000;
+  const span = sentUntil - periodStart;
+  const expected = Array.from({ length: SUBSCRIPTIONS }, () => ({ calls: 0, tokens: 0 }));
+  const bulks = Math.ceil(EVENTS / 1000);
+  const prefix = randomBytes(4).toString('hex');
+  await inParallel(bulks, 6, async (b) => {
+    const parts = [];
+    for (let j = b * 1000; j < Math.min(EVENTS, (b + 1) * 1000); j += 1) {
+      const c = j % SUBSCRIPTIONS;
+      expected[c].calls += 1;
+      expected[c].tokens += tokensOf(j);
+      const ts = new Date(periodStart + Math.floor((j / EVENTS) * span)).toISOString();
+      parts.push(`{"event_id":"${prefix}-${j}","event_name":"api_call","external_customer_id":"bc-${c}","timestamp":"${ts}","properties":{"tokens":${tokensOf(j)}}}`);
+    }
+    const res = await api.call('POST', '/v1/events/bulk', `{"events":[${parts.join(',')}]}`);
+    if (res.status !== 202) throw new Error(`bulk: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
+  });
+  for (;;) {
+    const { rows } = await pg.query('SELECT coalesce(sum(total_events), 0)::bigint AS n FROM ingestion.event_stats');
+    if (Number(rows[0].n) >= EVENTS) break;
+    await sleep(250);
+  }
+  const eventsS = (performance.now() - t0) / 1000 - customersS;
+  const subscriptions = new Array(SUBSCRIPTIONS);
+  await inParallel(SUBSCRIPTIONS, 32, async (i) => {
+    const s = await api.must('POST', '/v1/subscriptions', { customer_id: customers[i], plan_id: plan.id, start_date: new Date(periodStart).toISOString(), payment_terms_days: 30 }, 201);
+    subscriptions[i] = s.id;
+    if (Date.parse(s.current_period_end) !== periodEnd) throw new Error(`subscription period ends ${s.current_period_end}, not ${new Date(periodStart).toISOString()} + 1 day`);
+  });
+  const subscriptionsS = (performance.now() - t0) / 1000 - customersS - eventsS;
+
+  await settle(pg, SUBSCRIPTIONS, 'subscriptions and events');
+  if (Date.now() >= periodEnd) throw new Error(`set-up ended ${Math.round((Date.now() - periodEnd) / 1000)} s after the period's end: raise MARGIN_S`);
+  const { rows: early } = await pg.query("SELECT count(*)::int AS n FROM billing.invoices WHERE billing_reason = 'SUBSCRIPTION_CYCLE'");
+  if (early[0].n !== 0) throw new Error('cycle invoices exist before the period ended');
+  return {
+    customers,
+    subscriptions,
+    expected,
+    periodEnd,
+    setup_s: { customers_and_wallets: Math.round(customersS), subscriptions: Math.round(subscriptionsS), events: Math.round(eventsS), idle_until_period_end: Math.round((periodEnd - Date.now()) / 1000) },
+  };
+}
+
+/** Expected subtotal in cents: $10 + 1 cent a call + 0.1 cent a token (rounded half up once). */
+const subtotalOf = (e) => 1000 + e.calls + Math.round(e.tokens / 10);
+
+/**
+ * Times one close on a stack started after the period ended: from billing's readiness (its
+ * schedule runs the job 1 s after start, every due subscription already due) until every cycle
+ * invoice is finalized.
+ */
+async function close(stack, pg, setup) {
+  const cpuPids = { ...stack.pids, client: process.pid };
+  const before = cpuSeconds(cpuPids);
+  const t0 = stack.billingReadyAt;
+  let finalized = 0;
+  const series = [];
+  for (;;) {
+    const { rows } = await pg.query(
+      `SELECT count(*)::int AS made, count(*) FILTER (WHERE status IN ('finalized', 'paid'))::int AS finalized
+       FROM billing.invoices WHERE billing_reason = 'SUBSCRIPTION_CYCLE'`,
+    );
+    finalized = rows[0].finalized;
+    const t = (Date.now() - t0) / 1000;
+    if (series.length === 0 || t - series[series.length - 1].t >= 5) series.push({ t: Math.round(t), made: rows[0].made, finalized });
+    if (finalized >= SUBSCRIPTIONS) break;
+    if (t > 1800) throw new Error(`only ${finalized} invoices finalized after 1800 s`);
+    await sleep(100);
+  }
+  const seconds = (Date.now() - t0) / 1000;
+  const cores = coresBusy(before, cpuSeconds(cpuPids), seconds);
+  const { rows: firstRows } = await pg.query(
+    "SELECT min(created_at) AS first_made, max(created_at) AS last_made, max(finalized_at) AS last_finalized FROM billing.invoices WHERE billing_reason = 'SUBSCRIPTION_CYCLE'",
+  );
+  const check = await verify(pg, setup);
+  return {
+    invoices: SUBSCRIPTIONS,
+    events: EVENTS,
+    seconds: Number(seconds.toFixed(1)),
+    invoices_per_s: Math.round(SUBSCRIPTIONS / seconds),
+    job_first_invoice_after_s: Number(((firstRows[0].first_made.getTime() - t0) / 1000).toFixed(1)),
+    all_made_after_s: Number(((firstRows[0].last_made.getTime() - t0) / 1000).toFixed(1)),
+    cores_busy: cores,
+    series,
+    check,
+  };
+}
+
+/** Correctness at the end of a close: counts, statuses, numbers, lines, sums, credits, debits. */
+async function verify(pg, setup) {
+  const index = new Map(setup.customers.map((c, i) => [c, i]));
+  const { rows } = await pg.query(
+    `SELECT i.id, i.customer_id, i.status, i.invoice_number, i.subtotal, i.total_prepaid_credits_applied AS applied, i.amount_due,
+            (SELECT count(*)::int FROM billing.invoice_line_items l WHERE l.invoice_id = i.id) AS lines
+     FROM billing.invoices i WHERE billing_reason = 'SUBSCRIPTION_CYCLE'`,
+  );
+  const problems = [];
+  const numbers = new Set();
+  let credited = 0;
+  let appliedSum = 0;
+  let subtotalSum = 0;
+  let expectedSubtotalSum = 0;
+  for (const r of rows) {
+    const i = index.get(r.customer_id);
+    const e = setup.expected[i];
+    const want = subtotalOf(e);
+    subtotalSum += Number(r.subtotal);
+    expectedSubtotalSum += want;
+    if (!['finalized', 'paid'].includes(r.status)) problems.push(`${r.id} ${r.status}`);
+    if (r.lines !== 3) problems.push(`${r.id} has ${r.lines} lines`);
+    if (Number(r.subtotal) !== want) problems.push(`${r.id} subtotal ${r.subtotal}, expected ${want}`);
+    // The wallet's default allowed_price_types is USAGE: it pays the usage lines, up to its balance.
+    const wantApplied = i % 2 === 0 ? Math.min(WALLET_CREDITS * 100, want - 1000) : 0;
+    if (Number(r.applied) !== wantApplied) problems.push(`${r.id} credits applied ${r.applied}, expected ${wantApplied}`);
+    if (Number(r.amount_due) !== want - wantApplied) problems.push(`${r.id} amount_due ${r.amount_due}`);
+    if (Number(r.applied) > 0) credited += 1;
+    appliedSum += Number(r.applied);
+    numbers.add(Number(String(r.invoice_number).split('-')[2]));
+  }
+  if (rows.length !== SUBSCRIPTIONS) problems.push(`${rows.length} cycle invoices, expected ${SUBSCRIPTIONS}`);
+  const gapFree = numbers.size === rows.length && Math.min(...numbers) === 1 && Math.max(...numbers) === rows.length;
+  if (!gapFree) problems.push('invoice numbers are not 1..n');
+  const { rows: debits } = await pg.query(
+    "SELECT count(*)::int AS n, coalesce(sum(credit_amount), 0)::numeric AS credits FROM wallet.transactions WHERE transaction_reason = 'INVOICE_CREDIT_APPLIED'",
+  );
+  if (debits[0].n !== SUBSCRIPTIONS / 2) problems.push(`${debits[0].n} INVOICE_CREDIT_APPLIED debits, expected ${SUBSCRIPTIONS / 2}`);
+  return {
+    cycle_invoices: rows.length,
+    finalized: rows.filter((r) => ['finalized', 'paid'].includes(r.status)).length,
+    numbers_gap_free: gapFree,
+    credited_invoices: credited,
+    credits_applied_cents: appliedSum,
+    subtotal_sum_cents: subtotalSum,
+    expected_subtotal_sum_cents: expectedSubtotalSum,
+    wallet_debits: debits[0].n,
+    wallet_credits_debited: String(debits[0].credits),
+    ok: problems.length === 0,
+    problems: problems.slice(0, 10),
+  };
+}
+
+/**
+ * Seeds past-period invoices directly in the billing schema up to LIST_INVOICES in all: each
+ * subscription gets earlier daily periods (invoices of the same shape as the job's: 3 lines).
+ */
+async function seedInvoices(pg) {
+  const { rows } = await pg.query('SELECT count(*)::int AS n FROM billing.invoices');
+  const missing = LIST_INVOICES - rows[0].n;
+  if (missing <= 0) return 0;
+  const started = performance.now();
+  const perSub = Math.ceil(missing / SUBSCRIPTIONS);
+  await pg.query('BEGIN');
+  await pg.query(
+    `CREATE TEMP TABLE seed ON COMMIT DROP AS
+     SELECT 'inv_seed' || lpad(row_number() OVER ()::text, 18, '0') AS id, s.tenant_id, s.environment_id, s.customer_id, s.id AS subscription_id,
+            s.current_period_start - (k + 1) * interval '1 day' AS period_start, s.current_period_start - k * interval '1 day' AS period_end,
+            1000 + (abs(hashtext(s.id || k)) % 2000) AS subtotal, abs(hashtext(s.id || k || 'st')) % 100 AS r
+     FROM billing.subscriptions s CROSS JOIN generate_series(1, $1::int) k
+     LIMIT $2`,
+    [perSub, missing],
+  );
+  await pg.query(
+    `INSERT INTO billing.invoices (id, tenant_id, environment_id, customer_id, subscription_id, billing_reason, status, payment_status, currency,
+       period_start, period_end, payment_terms_days, due_date, subtotal, total_prepaid_credits_applied, total, amount_due, amount_paid, amount_remaining,
+       invoice_number, finalize_after, finalized_at, voided_at, refund_state, created_at, updated_at)
+     SELECT id, tenant_id, environment_id, customer_id, subscription_id, 'SUBSCRIPTION_CYCLE',
+       CASE WHEN r < 60 THEN 'paid' WHEN r < 90 THEN 'finalized' WHEN r < 95 THEN 'draft' ELSE 'voided' END,
+       CASE WHEN r < 60 THEN 'succeeded' ELSE 'pending' END, 'usd', period_start, period_end, 30,
+       CASE WHEN r < 95 AND r >= 90 THEN NULL ELSE period_end + interval '30 days' END,
+       subtotal, 0, subtotal, subtotal, CASE WHEN r < 60 THEN subtotal ELSE 0 END, CASE WHEN r < 60 THEN 0 ELSE subtotal END,
+       CASE WHEN r >= 90 AND r < 95 THEN NULL ELSE 'SEED-' || id END,
+       -- drafts wait for a finalize delay (the period job must not finalize them during the measure)
+       now() + interval '1 day', CASE WHEN r >= 90 AND r < 95 THEN NULL ELSE period_end END, CASE WHEN r >= 95 THEN period_end END,
+       CASE WHEN r >= 95 THEN 'done' END, period_end, period_end
+     FROM seed`,
+  );
+  await pg.query(
+    `INSERT INTO billing.invoice_line_items (id, invoice_id, position, price_id, price_type, meter_id, description, quantity, unit_amount, amount, period_start, period_end)
+     SELECT 'invli_' || substr(s.id, 5) || '_' || p.position, s.id, p.position, p.price_id, p.price_type, p.meter_id, p.description,
+       CASE p.position WHEN 0 THEN '1' ELSE ((s.subtotal - 1000) / 2)::text END,
+       CASE p.position WHEN 0 THEN '10' WHEN 1 THEN '0.01' ELSE '0.001' END,
+       CASE p.position WHEN 0 THEN 1000 WHEN 1 THEN (s.subtotal - 1000) / 2 ELSE s.subtotal - 1000 - (s.subtotal - 1000) / 2 END,
+       s.period_start, s.period_end
+     FROM seed s CROSS JOIN LATERAL (
+       SELECT l.position, l.price_id, l.price_type, l.meter_id, l.description
+       FROM billing.invoice_line_items l WHERE l.invoice_id = (SELECT id FROM billing.invoices WHERE billing_reason = 'SUBSCRIPTION_CYCLE' AND id NOT LIKE 'inv_seed%' LIMIT 1)
+     ) p`,
+  );
+  await pg.query('COMMIT');
+  await pg.query('ANALYZE billing.invoices');
+  await pg.query('ANALYZE billing.invoice_line_items');
+  await pg.query('VACUUM billing.invoices');
+  return { seeded: missing, seconds: Number(((performance.now() - started) / 1000).toFixed(1)) };
+}
+
+async function list(stack, api, pg) {
+  const seeded = await seedInvoices(pg);
+  const { rows: total } = await pg.query('SELECT count(*)::int AS n FROM billing.invoices');
+  const { rows: sample } = await pg.query('SELECT DISTINCT customer_id FROM billing.invoices ORDER BY 1 LIMIT 200');
+  const customers = sample.map((r) => r.customer_id);
+  const cases = [
+    { name: 'no filter', query: () => '' },
+    { name: 'customer_id', query: (i) => `?customer_id=${customers[i % customers.length]}` },
+    { name: 'status=finalized', query: () => '?status=finalized' },
+    { name: 'status=draft', query: () => '?status=draft' },
+    { name: 'customer_id+status=paid', query: (i) => `?customer_id=${customers[i % customers.length]}&status=paid` },
+  ];
+  const results = [];
+  for (const c of cases) {
+    for (let i = 0; i < 30; i += 1) await api.must('GET', `/v1/invoices${c.query(i)}`, undefined, 200);
+    const ms = [];
+    let items = 0;
+    let totalCount = 0;
+    for (let i = 0; i < LIST_REQUESTS; i += 1) {
+      const t = performance.now();
+      const body = await api.must('GET', `/v1/invoices${c.query(i)}`, undefined, 200);
+      ms.push(performance.now() - t);
+      items = body.items.length;
+      totalCount = body.pagination.total;
+    }
+    ms.sort((a, b) => a - b);
+    const r = { case: c.name, requests: LIST_REQUESTS, items_per_page: items, total: totalCount, p50: percentile(ms, 50), p95: percentile(ms, 95), p99: percentile(ms, 99) };
+    results.push(r);
+    console.log(JSON.stringify(r));
+  }
+  return { invoices: total[0].n, seeded, results };
+}
+
+const round1 = (x) => Math.round(x * 10) / 10;
+
+function writeReadme(meta, closes, lists, setupS) {
+  const lines = [`<!-- RESULTS:START -->`, `Run ${meta.date} on ${meta.cpus} cores (${meta.cpuModel}), load average at start ${meta.load}; Kafka ${meta.brokers}; ${closes.length} runs, each on fresh processes and its own copy of one set-up (set-up, not timed: ${JSON.stringify(setupS)} s).`, ''];
+  if (closes.length > 0) {
+    const worst = closes.reduce((a, b) => (b.seconds > a.seconds ? b : a));
+    lines.push(
+      `**Closing a period** (${SUBSCRIPTIONS.toLocaleString('en')} subscriptions, ${EVENTS.toLocaleString('en')} events, half with a PRE_PAID wallet): worst **${worst.seconds} s** (${worst.invoices_per_s} invoices/s); goal < 60 s: ${worst.seconds < 60 ? 'met' : 'MISSED'}.`,
+      '',
+      '| run | period end -> all finalized | invoices/s | first invoice after | all made after | cores busy | checks |',
+      '|---|---|---|---|---|---|---|',
+      ...closes.map(
+        (r, i) =>
+          `| ${i + 1} | ${r.seconds} s | ${r.invoices_per_s} | ${r.job_first_invoice_after_s} s | ${r.all_made_after_s} s | ${Object.entries(r.cores_busy).map(([k, v]) => `${k} ${v}`).join(', ')} | ${r.check.ok ? `ok: ${r.check.cycle_invoices} finalized, numbers 1..n, ${r.check.credited_invoices} credited (${r.check.credits_applied_cents} cents), subtotals = expected (${r.check.subtotal_sum_cents})` : `FAILED ${r.check.problems.join('; ')}`} |`,
+      ),
+      '',
+    );
+  }
+  if (lists.length > 0) {
+    const names = lists[0].results.map((r) => r.case);
+    lines.push(
+      `**GET /v1/invoices** at ${lists[0].invoices.toLocaleString('en')} invoices of one tenant, ${LIST_REQUESTS} requests per case one at a time through the gateway (default limit 50); worst of the runs:`,
+      '',
+      '| case | total | p50 | p95 | p99 | p95 goal < 50 ms |',
+      '|---|---|---|---|---|---|',
+      ...names.map((name) => {
+        const rs = lists.map((l) => l.results.find((r) => r.case === name));
+        const worst = (k) => Math.max(...rs.map((r) => r[k]));
+        return `| ${name} | ${rs[0].total} | ${round1(worst('p50'))} ms | ${round1(worst('p95'))} ms | ${round1(worst('p99'))} ms | ${worst('p95') < 50 ? 'met' : 'MISSED'} |`;
+      }),
+      '',
+    );
+  }
+  lines.push('<!-- RESULTS:END -->');
+  const block = lines.join('\n');
+  const current = fs.existsSync(README) ? fs.readFileSync(README, 'utf8') : '';
+  fs.writeFileSync(
+    README,
+    current.includes('<!-- RESULTS:START -->') ? current.replace(/<!-- RESULTS:START -->[\s\S]*<!-- RESULTS:END -->/, block) : `${current}\n${block}\n`,
+  );
+}
+
+async function main() {
+  const brokers = await kafkaBrokers();
+  const meta = {
+    date: new Date().toISOString(),
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model ?? 'unknown',
+    load: os.loadavg().map((l) => l.toFixed(1)).join(' '),
+    brokers,
+  };
+  console.log(JSON.stringify(meta));
+  // One set-up (minutes on this machine), copied for every run: each run starts fresh
+  // processes on its own copy, after the period ended. SETUP_DB=<name> reuses a set-up kept
+  // by an earlier invocation with KEEP_SETUP=1 (its facts are in <tmpdir>/<name>.json).
+  let base = process.env.SETUP_DB;
+  let setup;
+  if (base) {
+    setup = JSON.parse(fs.readFileSync(path.join(os.tmpdir(), `${base}.json`), 'utf8'));
+  } else {
+    base = `bench_billing_${Date.now().toString(36)}`;
+    const stack = await startStack(brokers, '', base, true);
+    const api = client(stack);
+    const pg = new Client({ connectionString: stack.databaseUrl });
+    await pg.connect();
+    try {
+      setup = await setUp(stack, api, pg);
+    } catch (err) {
+      console.error('billing output:', stack.output.billing().slice(-5000));
+      throw err;
+    } finally {
+      await pg.end();
+      await api.pool.close();
+      await stack.stop(true);
+    }
+    fs.writeFileSync(path.join(os.tmpdir(), `${base}.json`), JSON.stringify(setup));
+  }
+  console.log(JSON.stringify({ setup_db: base, setup: setup.setup_s }));
+  const stamp = Date.now().toString(36);
+  for (let run = 1; run <= RUNS; run += 1) await admin(`CREATE DATABASE "${base}_${stamp}_${run}" TEMPLATE "${base}"`);
+  if (!process.env.KEEP_SETUP && !process.env.SETUP_DB) await admin(`DROP DATABASE IF EXISTS "${base}" WITH (FORCE)`);
+  while (Date.now() < setup.periodEnd + 1000) await sleep(200);
+
+  const closes = [];
+  const lists = [];
+  for (let run = 1; run <= RUNS; run += 1) {
+    const profileDir = PROFILE ? fs.mkdtempSync(path.join(os.tmpdir(), 'billstream-prof-')) : '';
+    const runStack = await startStack(brokers, profileDir, `${base}_${stamp}_${run}`, false);
+    const runApi = client(runStack);
+    const runPg = new Client({ connectionString: runStack.databaseUrl });
+    await runPg.connect();
+    try {
+      const r = await close(runStack, runPg, setup);
+      closes.push(r);
+      console.log(JSON.stringify({ run, close: r }, null, 2));
+      if (SCENARIOS.includes('list')) {
+        const l = await list(runStack, runApi, runPg);
+        lists.push(l);
+        console.log(JSON.stringify({ run, list: { invoices: l.invoices, seeded: l.seeded } }));
+      }
+    } catch (err) {
+      console.error('billing output:', runStack.output.billing().slice(-5000));
+      throw err;
+    } finally {
+      await runPg.end();
+      await runApi.pool.close();
+      await runStack.stop();
+      if (PROFILE) console.log(JSON.stringify(summarizeProfile(profileDir), null, 2));
+    }
+  }
+  if (process.env.WRITE_README !== '0') writeReadme(meta, closes, lists, setup.setup_s);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,102 @@
+import { newId } from '@billstream/ids';
+import { CTX, startBillingHarness, type BillingHarness } from '../testing/harness';
+import type { Invoice } from './domain';
+import { InvoiceStore } from './store';
+
+/**
+ * The list's `total` without a customer or subscription filter comes from invoice_counts
+ * (statement triggers); it must always equal a count of the rows, whatever writes them.
+ */
+describe('invoice list totals (real Postgres)', () => {
+  let h: BillingHarness;
+  const store = new InvoiceStore();
+  const other = { ...CTX, tenantId: 'tenant-other' };
+
+  beforeAll(async () => {
+    h = await startBillingHarness('2026-03-01T00:00:00Z');
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  function invoice(scope: typeof CTX, customerId: string, key: string): Invoice {
+    const now = new Date('2026-03-01T00:00:00Z');
+    return {
+      id: newId('invoice'),
+      tenantId: scope.tenantId,
+      environmentId: scope.environmentId,
+      customerId,
+      subscriptionId: null,
+      billingReason: 'CREDIT_PURCHASE',
+      sourceKey: key,
+      source: null,
+      status: 'draft',
+      paymentStatus: 'pending',
+      currency: 'usd',
+      periodStart: null,
+      periodEnd: null,
+      paymentTermsDays: 0,
+      dueDate: null,
+      overdue: false,
+      subtotal: 100,
+      totalPrepaidCreditsApplied: 0,
+      total: 100,
+      amountDue: 100,
+      amountPaid: 0,
+      amountRemaining: 100,
+      invoiceNumber: null,
+      finalizeAfter: now,
+      frozenAt: null,
+      finalizedAt: null,
+      voidedAt: null,
+      refundState: null,
+      lines: [],
+      version: 1,
+      createdAt: now,
+      updatedAt: now,
+    };
+  }
+
+  async function expectTotals(scope: typeof CTX): Promise<void> {
+    for (const status of [undefined, 'draft', 'finalized', 'paid', 'voided'] as const) {
+      for (const customerId of [undefined, 'cust_a']) {
+        const listed = await store.list(h.db, scope, { status, customerId, limit: 1, offset: 0 });
+        const counted = await h
+          .db('invoices')
+          .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId, ...(status ? { status } : {}), ...(customerId ? { customer_id: customerId } : {}) })
+          .count({ n: '*' });
+        expect([status, customerId, listed.total]).toEqual([status, customerId, Number(counted[0].n)]);
+      }
+    }
+  }
+
+  it('follows inserts, a repeated insert, status changes and lease updates, per tenant', async () => {
+    const made: Invoice[] = [];
+    await h.db.transaction(async (trx) => {
+      for (let i = 0; i < 6; i++) {
+        const inv = invoice(CTX, i % 2 === 0 ? 'cust_a' : 'cust_b', `k${i}`);
+        expect(await store.insert(trx, inv)).toBe(true);
+        made.push(inv);
+      }
+      // A key already taken writes nothing and counts nothing.
+      expect(await store.insert(trx, { ...invoice(CTX, 'cust_a', 'k0') })).toBe(false);
+      expect(await store.insert(trx, invoice(other, 'cust_a', 'k0'))).toBe(true);
+    });
+    await expectTotals(CTX);
+    await expectTotals(other);
+
+    await h.db.transaction(async (trx) => {
+      await store.save(trx, { ...made[0], status: 'finalized' });
+      await store.save(trx, { ...made[1], status: 'paid', amountPaid: 100, amountRemaining: 0, paymentStatus: 'succeeded' });
+      await store.save(trx, { ...made[2], status: 'voided' });
+      // A change that keeps the status (a reprice, an overdue mark) counts nothing.
+      await store.save(trx, { ...made[3], overdue: true });
+    });
+    await store.claim(h.db, 'drafts', new Date('2026-03-02T00:00:00Z'), 60_000, 10);
+    await expectTotals(CTX);
+    await expectTotals(other);
+    const all = await store.list(h.db, CTX, { limit: 50, offset: 0 });
+    expect(all.total).toBe(6);
+    expect(all.items).toHaveLength(6);
+  });
+});
