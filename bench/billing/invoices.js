@@ -6,22 +6,26 @@
  * Starts customer, wallet, ingestion-aggregator, billing and gateway as separate processes
  * (their dist/main.js with the Dockerfile's node flags, as deployed) on a fresh database of the
  * local Postgres and Kafka (KAFKA_BROKERS; unset: 127.0.0.1:9092, started with
- * deploy/kafka/kafka.sh when nothing listens there). Then, per run:
+ * deploy/kafka/kafka.sh when nothing listens there).
  *
- * close: set-up (not timed) through the gateway: two meters on `api_call` (COUNT, and SUM of
- *   `tokens`), a DAILY plan with one FIXED ARREAR price ($10) and two USAGE prices ($0.01 a call,
- *   $0.001 a token), SUBSCRIPTIONS customers, a PRE_PAID wallet of 5 credits for every second
- *   one, one subscription each whose current period ends MARGIN_S seconds after the
- *   subscriptions are made (start_date = period end - 1 day), then EVENTS usage events spread
- *   evenly over the customers with timestamps inside the period (bulks of 1,000), waiting until
- *   every event is stored and every set-up event consumed. The period job runs on its schedule
- *   (BILLING_INTERVAL_MS=1000, the production path; POST /v1/cron/bill-subscriptions would hit
- *   the gateway's 10 s proxy timeout at this size). Timed: from the period's end until every
- *   SUBSCRIPTION_CYCLE invoice is finalized (polled in billing.invoices every 100 ms); the job's
- *   first invoice is also reported. Checked at the end: SUBSCRIPTIONS cycle invoices, all
- *   finalized with gap-free numbers, 3 lines each, every subtotal equal to the one computed here
- *   from the events sent, 500 cents of credits applied to exactly the invoices of customers with
- *   a wallet, one INVOICE_CREDIT_APPLIED debit per such invoice in the wallet.
+ * set-up (once, not timed), through the gateway: two meters on `api_call` (COUNT, and SUM of
+ *   `tokens`), a DAILY plan with one FIXED ARREAR price ($10) and two USAGE prices ($0.01 a
+ *   call, $0.001 a token), SUBSCRIPTIONS customers, a PRE_PAID wallet of 5 credits for every
+ *   second one (default allowed_price_types: USAGE), EVENTS usage events spread evenly over the
+ *   customers with timestamps inside the period, then one subscription each (start_date =
+ *   period end - 1 day, payment_terms_days 30) whose period ends after the set-up; waits until
+ *   every event is stored and every set-up event consumed, stops the processes and copies the
+ *   database once per run (CREATE DATABASE ... TEMPLATE).
+ *
+ * close (per run, after the period ended): fresh processes on the run's copy; the period job
+ *   runs on its schedule (BILLING_INTERVAL_MS=1000, the production path; POST
+ *   /v1/cron/bill-subscriptions would hit the gateway's 10 s proxy timeout at this size), so
+ *   every subscription is due when billing starts. Timed: from billing's readiness (the job
+ *   starts 1 s later) until every SUBSCRIPTION_CYCLE invoice is finalized (polled in
+ *   billing.invoices every 100 ms). Checked at the end: SUBSCRIPTIONS cycle invoices, all
+ *   finalized with numbers 1..n, 3 lines each, every subtotal equal to the one computed here
+ *   from the events sent, min(500 cents, usage lines) of credits applied to exactly the
+ *   invoices of customers with a wallet, one INVOICE_CREDIT_APPLIED debit per such invoice.
  *   SUBSCRIPTION_RENEWAL_NOTICE_DAYS=0: with DAILY periods every subscription would be "within
  *   3 days of renewal" at every close, which a monthly plan never is at its close.
  *
@@ -329,6 +333,7 @@ async function close(stack, pg, setup) {
     job_first_invoice_after_s: Number(((firstRows[0].first_made.getTime() - t0) / 1000).toFixed(1)),
     all_made_after_s: Number(((firstRows[0].last_made.getTime() - t0) / 1000).toFixed(1)),
     cores_busy: cores,
+    load_1m_at_end: Number(os.loadavg()[0].toFixed(1)),
     series,
     check,
   };
@@ -483,11 +488,11 @@ function writeReadme(meta, closes, lists, setupS) {
     lines.push(
       `**Closing a period** (${SUBSCRIPTIONS.toLocaleString('en')} subscriptions, ${EVENTS.toLocaleString('en')} events, half with a PRE_PAID wallet): worst **${worst.seconds} s** (${worst.invoices_per_s} invoices/s); goal < 60 s: ${worst.seconds < 60 ? 'met' : 'MISSED'}.`,
       '',
-      '| run | period end -> all finalized | invoices/s | first invoice after | all made after | cores busy | checks |',
-      '|---|---|---|---|---|---|---|',
+      '| run | job start -> all finalized | invoices/s | first invoice after | all made after | cores busy | load (1 min) at end | checks |',
+      '|---|---|---|---|---|---|---|---|',
       ...closes.map(
         (r, i) =>
-          `| ${i + 1} | ${r.seconds} s | ${r.invoices_per_s} | ${r.job_first_invoice_after_s} s | ${r.all_made_after_s} s | ${Object.entries(r.cores_busy).map(([k, v]) => `${k} ${v}`).join(', ')} | ${r.check.ok ? `ok: ${r.check.cycle_invoices} finalized, numbers 1..n, ${r.check.credited_invoices} credited (${r.check.credits_applied_cents} cents), subtotals = expected (${r.check.subtotal_sum_cents})` : `FAILED ${r.check.problems.join('; ')}`} |`,
+          `| ${i + 1} | ${r.seconds} s | ${r.invoices_per_s} | ${r.job_first_invoice_after_s} s | ${r.all_made_after_s} s | ${Object.entries(r.cores_busy).map(([k, v]) => `${k} ${v}`).join(', ')} | ${r.load_1m_at_end} | ${r.check.ok ? `ok: ${r.check.cycle_invoices} finalized, numbers 1..n, ${r.check.credited_invoices} credited (${r.check.credits_applied_cents} cents), subtotals = expected (${r.check.subtotal_sum_cents})` : `FAILED ${r.check.problems.join('; ')}`} |`,
       ),
       '',
     );

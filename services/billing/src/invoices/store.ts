@@ -276,11 +276,15 @@ export class InvoiceStore {
     if (lines.length > 0) await trx('invoice_line_items').insert(lines.map((l) => lineRow(invoiceId, l)));
   }
 
-  /** Records the credits applied to each line (finalization). */
+  /** Records the credits applied to each line (finalization), in one statement: one round trip per invoice, not per line. */
   async updateApplied(trx: Trx, lines: InvoiceLine[]): Promise<void> {
-    for (const l of lines) {
-      if (l.prepaidCreditsApplied > 0) await trx('invoice_line_items').where({ id: l.id }).update({ prepaid_credits_applied: l.prepaidCreditsApplied });
-    }
+    const applied = lines.filter((l) => l.prepaidCreditsApplied > 0);
+    if (applied.length === 0) return;
+    await trx.raw(
+      `UPDATE invoice_line_items l SET prepaid_credits_applied = v.applied
+       FROM jsonb_to_recordset(?::jsonb) AS v (id text, applied bigint) WHERE l.id = v.id`,
+      [JSON.stringify(applied.map((l) => ({ id: l.id, applied: l.prepaidCreditsApplied })))],
+    );
   }
 
   /** The next invoice number of a tenant+environment; the row lock orders concurrent finalizations. */
