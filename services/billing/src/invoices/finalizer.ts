@@ -1,13 +1,15 @@
+import { TOPICS } from '@billstream/bus';
 import type { Scope } from '@billstream/contracts';
 import { minorDigits } from '@billstream/contracts';
 import type { Db, Trx } from '@billstream/db';
 import { NotFoundError, ServiceUnavailableError, ValidationError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
 import type { Logger } from '@billstream/logger';
+import { outboxInsert } from '@billstream/outbox';
 import type { Allocation, Wallets } from '../wallets/domain';
 import { INVOICE_EVENTS, paymentStatusOf, totalsOf, type Invoice, type Payment } from './domain';
-import { announceInvoice } from './maker';
-import { announcePayment, type PaymentStore } from './payment-store';
+import { announceInvoice, invoiceEvent } from './maker';
+import { paymentEvent, type PaymentStore } from './payment-store';
 import type { InvoiceStore } from './store';
 
 const DAY_MS = 86_400_000;
@@ -79,14 +81,16 @@ export class InvoiceFinalizer {
     }
     const allocation = await this.allocate(current, requestId);
     const { invoice, wrote } = await this.deps.db.transaction(async (trx) => {
-      const locked = await this.deps.invoices.getForUpdate(trx, current.id);
-      if (!locked) throw invoiceNotFound(current.id);
+      // The row only: an unchanged version means unchanged lines (only a reprice changes them,
+      // and it bumps the version), so the lines read before are the ones to record.
+      const row = await this.deps.invoices.lockRow(trx, current.id);
+      if (!row) throw invoiceNotFound(current.id);
       // Finalized by a concurrent call, or voided: the wallet refunds whatever this call's
       // allocation took when the void's refund runs (it serializes with the allocation there).
-      if (locked.status !== 'draft') return { invoice: locked, wrote: false };
-      if (allocation?.status === 'voided') throw new ServiceUnavailableError(`Invoice ${locked.id} is being voided; retry later`);
-      if (locked.version !== current.version) throw new ServiceUnavailableError(`Invoice ${locked.id} changed while it was finalized; retry`);
-      return { invoice: await this.record(trx, locked, allocation, actor), wrote: true };
+      if (row.status !== 'draft') return { invoice: (await this.deps.invoices.byId(trx, current.id))!, wrote: false };
+      if (allocation?.status === 'voided') throw new ServiceUnavailableError(`Invoice ${row.id} is being voided; retry later`);
+      if (row.version !== current.version) throw new ServiceUnavailableError(`Invoice ${row.id} changed while it was finalized; retry`);
+      return { invoice: await this.record(trx, { ...row, lines: current.lines }, allocation, actor), wrote: true };
     });
     if (wrote) this.deps.published();
     return { invoice, wrote };
@@ -108,7 +112,12 @@ export class InvoiceFinalizer {
     );
   }
 
-  /** Numbers the invoice, records what the wallets paid, and writes its events. */
+  /**
+   * Numbers the invoice, records what the wallets paid, and writes its events. What needs no
+   * number (the lines' credits, the CREDITS payment row) is written first: the number's row
+   * lock (invoice_counters) orders every finalization of the tenant, so it is taken last and
+   * held only for the invoice's update, one insert of its events and the commit.
+   */
   private async record(trx: Trx, draft: Invoice, allocation: Allocation | undefined, actor: string): Promise<Invoice> {
     const applied = new Map((allocation?.prepaid?.lines ?? []).map((l) => [l.id, l.amount]));
     const lines = draft.lines.map((l) => {
@@ -119,7 +128,31 @@ export class InvoiceFinalizer {
     const paidByWallet = allocation?.postpaid?.amount ?? 0;
     const totals = totalsOf(lines, paidByWallet);
     if (totals.amountRemaining < 0) throw new Error(`allocation of ${draft.id} pays ${paidByWallet} of ${totals.amountDue}`);
+    if (applied.size > 0) await this.deps.invoices.updateApplied(trx, lines);
+    let payment: Payment | undefined;
+    if (allocation?.postpaid && allocation.postpaid.amount > 0) {
+      const paidAt = this.deps.clock();
+      payment = {
+        id: newId('payment'),
+        tenantId: draft.tenantId,
+        environmentId: draft.environmentId,
+        invoiceId: draft.id,
+        amount: allocation.postpaid.amount,
+        currency: draft.currency,
+        paymentMethodType: 'CREDITS',
+        walletId: allocation.postpaid.wallet_id,
+        walletTransactionId: allocation.postpaid.transaction_id,
+        reference: null,
+        idempotencyKey: null,
+        requestHash: null,
+        paymentStatus: 'succeeded',
+        createdAt: paidAt,
+        updatedAt: paidAt,
+      };
+      await this.deps.payments.insert(trx, payment);
+    }
     const n = await this.deps.invoices.nextNumber(trx, draft);
+    // Read after the number's lock: numbers increase with finalized_at.
     const now = this.deps.clock();
     const finalized: Invoice = {
       ...draft,
@@ -132,31 +165,11 @@ export class InvoiceFinalizer {
       dueDate: new Date(now.getTime() + draft.paymentTermsDays * DAY_MS),
       updatedAt: now,
     };
-    if (applied.size > 0) await this.deps.invoices.updateApplied(trx, lines);
     const saved = await this.deps.invoices.save(trx, finalized);
-    await announceInvoice(trx, INVOICE_EVENTS.finalized, saved, actor);
-    if (allocation?.postpaid && allocation.postpaid.amount > 0) {
-      const payment: Payment = {
-        id: newId('payment'),
-        tenantId: saved.tenantId,
-        environmentId: saved.environmentId,
-        invoiceId: saved.id,
-        amount: allocation.postpaid.amount,
-        currency: saved.currency,
-        paymentMethodType: 'CREDITS',
-        walletId: allocation.postpaid.wallet_id,
-        walletTransactionId: allocation.postpaid.transaction_id,
-        reference: null,
-        idempotencyKey: null,
-        requestHash: null,
-        paymentStatus: 'succeeded',
-        createdAt: now,
-        updatedAt: now,
-      };
-      await this.deps.payments.insert(trx, payment);
-      await announcePayment(trx, payment, actor);
-      await announceInvoice(trx, INVOICE_EVENTS.payment, saved, actor);
-    }
+    // One insert, in the order consumers see them (all keyed by the invoice id).
+    const events: Parameters<typeof outboxInsert>[3] = [invoiceEvent(INVOICE_EVENTS.finalized, saved, actor)];
+    if (payment) events.push(paymentEvent(payment, actor), invoiceEvent(INVOICE_EVENTS.payment, saved, actor));
+    await outboxInsert(trx, TOPICS.billingEvents, saved.id, events);
     return saved;
   }
 

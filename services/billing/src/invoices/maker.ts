@@ -42,7 +42,7 @@ export class InvoiceMaker {
 
   /** The prices a subscription bills (fixed at its creation). */
   async pricesOf(conn: Db | Trx, s: Subscription): Promise<Price[]> {
-    return this.deps.prices.byIds(conn, s, await this.deps.subscriptions.priceIds(conn, s.id));
+    return this.deps.prices.ofSubscription(conn, s, s.id);
   }
 
   /** Each usage price's quantity over a window, from the aggregator. */
@@ -173,6 +173,11 @@ export class InvoiceMaker {
 
 /** Records an invoice event in the outbox, keyed by the invoice id (its events keep their order). */
 export async function announceInvoice(trx: Trx, type: string, i: Invoice, actor = 'system'): Promise<void> {
+  await writeOutbox(trx, TOPICS.billingEvents, i.id, invoiceEvent(type, i, actor));
+}
+
+/** An invoice event (`payload.invoice` is the invoice as the API shows it), to write keyed by the invoice id. */
+export function invoiceEvent(type: string, i: Invoice, actor = 'system') {
   const ctx = { tenantId: i.tenantId, environmentId: i.environmentId, actor };
-  await writeOutbox(trx, TOPICS.billingEvents, i.id, newDomainEvent(type, ctx, { invoice: toInvoiceView(i) }));
+  return newDomainEvent(type, ctx, { invoice: toInvoiceView(i) });
 }

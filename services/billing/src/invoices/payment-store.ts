@@ -127,6 +127,11 @@ export class PaymentStore {
 
 /** Records `payment.success` in the outbox, keyed by the invoice id (with the invoice's events). */
 export async function announcePayment(trx: Trx, p: Payment, actor = 'system'): Promise<void> {
+  await writeOutbox(trx, TOPICS.billingEvents, p.invoiceId, paymentEvent(p, actor));
+}
+
+/** A payment's `payment.success` event, to write keyed by its invoice id. */
+export function paymentEvent(p: Payment, actor = 'system') {
   const ctx = { tenantId: p.tenantId, environmentId: p.environmentId, actor };
-  await writeOutbox(trx, TOPICS.billingEvents, p.invoiceId, newDomainEvent(PAYMENT_EVENTS.success, ctx, { payment: toPaymentView(p) }));
+  return newDomainEvent(PAYMENT_EVENTS.success, ctx, { payment: toPaymentView(p) });
 }

@@ -214,6 +214,12 @@ export class InvoiceStore {
     return row && (await this.withLines(trx, [row]))[0];
   }
 
+  /** The invoice's row (no lines), locked until the transaction ends. */
+  async lockRow(trx: Trx, id: string): Promise<Invoice | undefined> {
+    const row = await trx<InvoiceRow>('invoices').where({ id }).forUpdate().first();
+    return row && fromRow(row, []);
+  }
+
   async bySourceKey(conn: Conn, scope: Scope, sourceKey: string): Promise<Invoice | undefined> {
     const row = await scoped(conn, scope).where({ source_key: sourceKey }).first();
     return row && (await this.withLines(conn, [row]))[0];

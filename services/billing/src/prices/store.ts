@@ -104,6 +104,14 @@ export class PriceStore {
     return rows.map(fromRow);
   }
 
+  /** The prices a subscription bills, oldest first, in one query (the period job reads them for every subscription it bills). */
+  async ofSubscription(conn: Conn, scope: Scope, subscriptionId: string): Promise<Price[]> {
+    const rows = await scoped(conn, scope)
+      .whereIn('id', conn('subscription_prices').select('price_id').where({ subscription_id: subscriptionId }))
+      .orderBy([{ column: 'created_at' }, { column: 'id' }]);
+    return rows.map(fromRow);
+  }
+
   /** The prices of plans, oldest first, keyed by plan id. */
   async ofPlans(conn: Conn, scope: Scope, planIds: string[]): Promise<Map<string, Price[]>> {
     const out = new Map<string, Price[]>(planIds.map((id) => [id, []]));
