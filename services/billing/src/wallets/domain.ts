@@ -39,12 +39,13 @@ export interface WalletPaymentResult {
   credits?: string;
 }
 
-/** The pending top-up an invoiced top-up invoice settles. */
+/** What billing reads of a wallet to invoice a top-up of it (GET /v1/wallets/{id}). */
 export interface WalletInfo {
   id: string;
   customer_id: string;
   currency: string;
   topup_conversion_rate: string;
+  wallet_status: 'active' | 'frozen' | 'closed';
 }
 
 /** What billing needs of the wallet service (ADR 0016); every call is idempotent on the invoice or payment id. */
