@@ -65,6 +65,7 @@ export interface BillingServiceHandle extends Service {
   invoices: InvoiceFinalizer;
   payments: PaymentService;
   billing: PeriodBilling;
+  maker: InvoiceMaker;
   /** Invoiced top-ups (the wallet-events consumer's work, callable directly by tests). */
   topups: TopupInvoicer;
 }
@@ -165,10 +166,11 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     invoices: finalizer,
     payments,
     billing,
+    maker,
     topups,
     async start() {
       await migrate(db, SCHEMA, migrations);
-      consumer = await subscribeCustomerEvents({ db, bus, logger, customers: customerStore, subscriptions: subscriptionStore, clock, published });
+      consumer = await subscribeCustomerEvents({ db, bus, logger, customers: customerStore, subscriptions: subscriptionStore, clock, maker, published });
       walletConsumer = await subscribeWalletEvents({ bus, logger, topups });
       relay.start();
       periods.start();

@@ -57,9 +57,10 @@ export class InvoiceFinalizer {
   async finalizeNow(scope: Scope, id: string, requestId: string): Promise<Invoice> {
     const draft = await this.get(scope, id);
     if (draft.status !== 'draft') throw notDraft(draft);
-    const done = await this.finalize(draft, requestId, 'api');
-    if (done.status === 'voided') throw notDraft(done);
-    return done;
+    const { invoice, wrote } = await this.run(draft, requestId, 'api');
+    // Another call finalized (or voided) it first: this one did not finalize a draft.
+    if (!wrote) throw notDraft(invoice);
+    return invoice;
   }
 
   /**
@@ -67,11 +68,16 @@ export class InvoiceFinalizer {
    * is). `actor` names who asked, for the events.
    */
   async finalize(draft: Invoice, requestId: string, actor: string): Promise<Invoice> {
+    return (await this.run(draft, requestId, actor)).invoice;
+  }
+
+  /** The invoice after the attempt, and whether this call finalized it. */
+  private async run(draft: Invoice, requestId: string, actor: string): Promise<{ invoice: Invoice; wrote: boolean }> {
     let current = draft;
-    if (current.status !== 'draft') return current;
+    if (current.status !== 'draft') return { invoice: current, wrote: false };
     if (!current.frozenAt && this.deps.reprice) {
       const frozen = await this.deps.reprice(current, requestId);
-      if (!frozen) return (await this.deps.invoices.byId(this.deps.db, draft.id))!;
+      if (!frozen) return { invoice: (await this.deps.invoices.byId(this.deps.db, draft.id))!, wrote: false };
       current = frozen;
     }
     const allocation = await this.allocate(current, requestId);
@@ -89,7 +95,7 @@ export class InvoiceFinalizer {
       this.deps.published();
       if (invoice.status === 'paid') await this.deps.paid?.afterCommit(invoice, requestId);
     }
-    return invoice;
+    return { invoice, wrote };
   }
 
   private allocate(i: Invoice, requestId: string): Promise<Allocation | undefined> {

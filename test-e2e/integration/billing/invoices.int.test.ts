@@ -1,0 +1,299 @@
+import { createDb, type Db } from '@billstream/db';
+import { waitFor } from '@billstream/testing';
+import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
+
+/**
+ * Invoices, credits on invoices and payments (issue #13) as a client meets them: through the
+ * gateway, on the whole stack with real Postgres and Kafka. The period job's schedule is off;
+ * the tests run it with POST /v1/cron/bill-subscriptions.
+ */
+const fixedAdvance = { type: 'FIXED', currency: 'usd', amount: '49', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ADVANCE' };
+const fixedArrear = { type: 'FIXED', currency: 'usd', amount: '30', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ARREAR' };
+const usage = (meterId: string) => ({
+  type: 'USAGE',
+  currency: 'usd',
+  amount: '0.5',
+  billing_model: 'FLAT_FEE',
+  billing_period: 'MONTHLY',
+  invoice_cadence: 'ARREAR',
+  meter_id: meterId,
+});
+
+interface Invoice {
+  id: string;
+  invoice_number: string | null;
+  status: string;
+  billing_reason: string;
+  period_start: string;
+  subtotal: number;
+  total: number;
+  amount_due: number;
+  amount_paid: number;
+  amount_remaining: number;
+  total_prepaid_credits_applied: number;
+  finalized_at: string | null;
+  line_items: Array<{ amount: number; prepaid_credits_applied: number; price_type: string; quantity: string; description: string }>;
+}
+
+describe('invoices, credits and payments through the gateway (real Postgres and Kafka)', () => {
+  let stack: IntegrationStack;
+  let billingDb: Db;
+  let walletDb: Db;
+  let meterId: string;
+
+  beforeAll(async () => {
+    stack = await startIntegrationStack({ extra: { env: { BILLING_INTERVAL_MS: '0', WALLET_EXPIRY_INTERVAL_MS: '0' } } });
+    billingDb = createDb({ databaseUrl: stack.database.url, schema: 'billing', poolMax: 2 });
+    walletDb = createDb({ databaseUrl: stack.database.url, schema: 'wallet', poolMax: 2 });
+    meterId = (await stack.api.post('/v1/meters', { name: 'calls', event_name: 'api_call', aggregation: { type: 'COUNT' } })).body.id;
+  });
+  afterAll(async () => {
+    await billingDb?.destroy();
+    await walletDb?.destroy();
+    await stack?.stop();
+  });
+
+  const cron = async () => {
+    const res = await stack.api.post('/v1/cron/bill-subscriptions', {});
+    expect(res.status).toBe(200);
+    return res.body as { invoices_created: number; subscriptions_billed: number; invoices_finalized: number; invoices_marked_overdue: number };
+  };
+  const invoicesOf = async (subscriptionId: string): Promise<Invoice[]> => {
+    const res = await stack.api.get(`/v1/invoices?subscription_id=${subscriptionId}&limit=100`);
+    expect(res.status).toBe(200);
+    return (res.body.items as Invoice[]).sort((a, b) => a.period_start.localeCompare(b.period_start) || a.billing_reason.localeCompare(b.billing_reason));
+  };
+  const balance = async (walletId: string) => (await stack.api.get(`/v1/wallets/${walletId}/balance`)).body.credit_balance as string;
+
+  async function customer(externalId: string): Promise<string> {
+    const res = await stack.api.post('/v1/customers', { external_customer_id: externalId });
+    expect(res.status).toBe(201);
+    return res.body.id;
+  }
+  async function plan(prices: unknown[]): Promise<string> {
+    const res = await stack.api.post('/v1/plans', { name: 'Pro', prices });
+    expect(res.status).toBe(201);
+    return res.body.id;
+  }
+  async function ingest(externalId: string, n: number, at: string): Promise<void> {
+    const events = Array.from({ length: n }, (_, i) => ({ event_name: 'api_call', external_customer_id: externalId, timestamp: at, event_id: `${externalId}-${at}-${i}` }));
+    expect((await stack.api.post('/v1/events/bulk', { events })).status).toBe(202);
+  }
+  async function usageStored(externalId: string, from: string, to: string, value: string): Promise<void> {
+    await waitFor(async () => {
+      const res = await stack.api.post(`/v1/meters/${meterId}/usage`, { external_customer_id: externalId, start_time: from, end_time: to });
+      return res.body.value === value;
+    }, { timeoutMs: 20_000, what: `usage of ${externalId}` });
+  }
+  async function prepaid(customerId: string, credits: string, extra: Record<string, unknown> = {}): Promise<string> {
+    const res = await stack.api.post('/v1/wallets', { customer_id: customerId, currency: 'usd', initial_credits_to_load: credits, ...extra });
+    expect(res.status).toBe(201);
+    return res.body.id;
+  }
+
+  it('bills a backdated subscription every past period at once, exactly once, and finalizes with credits applied line by line', async () => {
+    const cust = await customer('inv-acme');
+    await ingest('inv-acme', 10, '2026-09-10T12:00:00Z');
+    await usageStored('inv-acme', '2026-09-01T00:00:00Z', '2026-10-01T00:00:00Z', '10');
+    const walletId = await prepaid(cust, '20');
+    const planId = await plan([fixedAdvance, usage(meterId)]);
+    const sub = await stack.api.post('/v1/subscriptions', { customer_id: cust, plan_id: planId, start_date: '2026-08-01T00:00:00Z' });
+    expect(sub.status).toBe(201);
+    expect(sub.body.current_period_start).toBe('2026-11-01T00:00:00.000Z');
+
+    const drafts = await invoicesOf(sub.body.id);
+    expect(drafts.map((i) => [i.billing_reason, i.period_start.slice(0, 10), i.status, i.subtotal])).toEqual([
+      ['SUBSCRIPTION_CREATE', '2026-08-01', 'draft', 4900],
+      ['SUBSCRIPTION_CYCLE', '2026-08-01', 'draft', 4900],
+      ['SUBSCRIPTION_CYCLE', '2026-09-01', 'draft', 500 + 4900],
+      ['SUBSCRIPTION_CYCLE', '2026-10-01', 'draft', 4900],
+    ]);
+    const september = drafts[2];
+    expect(september.line_items.map((l) => [l.price_type, l.quantity, l.amount, l.prepaid_credits_applied])).toEqual([
+      ['USAGE', '10', 500, 0],
+      ['FIXED', '1', 4900, 0],
+    ]);
+    expect(drafts.every((i) => i.invoice_number === null && i.total_prepaid_credits_applied === 0)).toBe(true);
+
+    const first = await cron();
+    expect(first.invoices_created).toBe(0);
+    expect(first.invoices_finalized).toBeGreaterThanOrEqual(4);
+    // Reruns make and finalize nothing more.
+    for (let i = 0; i < 3; i++) expect(await cron()).toMatchObject({ invoices_created: 0, subscriptions_billed: 0, invoices_finalized: 0 });
+
+    const final = await invoicesOf(sub.body.id);
+    expect(final).toHaveLength(4);
+    expect(final.every((i) => i.status === 'finalized' && /^INV-\d{6}-\d{5}$/.test(i.invoice_number!))).toBe(true);
+    const sept = final[2];
+    expect(sept.line_items.map((l) => l.prepaid_credits_applied)).toEqual([500, 0]);
+    expect(sept).toMatchObject({ subtotal: 5400, total_prepaid_credits_applied: 500, total: 4900, amount_due: 4900, amount_paid: 0, amount_remaining: 4900 });
+    expect(await balance(walletId)).toBe('15');
+    const debits = await walletDb('transactions').where({ wallet_id: walletId, transaction_reason: 'INVOICE_CREDIT_APPLIED' });
+    expect(debits).toHaveLength(1);
+    expect(debits[0].description).toContain(sept.id);
+
+    // The events carry the invoice as the spec shows it.
+    const events = await billingDb('outbox').where({ message_key: sept.id }).orderBy('id');
+    const types = events.map((e: { value: string }) => JSON.parse(e.value).type);
+    // payment_terms_days 0: due at finalization, so the next run marks it overdue, once.
+    expect(types).toEqual(['invoice.create.drafted', 'invoice.update.finalized', 'invoice.payment.overdue']);
+    expect((await stack.api.get(`/v1/invoices/${sept.id}`)).body).toMatchObject({ overdue: true, due_date: sept.finalized_at });
+    const payload = JSON.parse(events[1].value).payload.invoice;
+    expect(payload).toMatchObject({ id: sept.id, invoice_number: sept.invoice_number, customer_id: cust, status: 'finalized', amount_due: 4900, currency: 'usd' });
+    expect(payload.line_items[0]).toMatchObject({ description: expect.any(String), quantity: '10', unit_amount: '0.5', amount: 500 });
+  });
+
+  it('numbers invoices gap-free per tenant and environment, increasing in finalization order', async () => {
+    const rows = await billingDb('invoices').whereNotNull('invoice_number').where({ tenant_id: 'tenant-a' }).orderBy('finalized_at');
+    const numbers = rows.map((r: { invoice_number: string }) => Number(r.invoice_number.split('-')[2]));
+    expect(numbers).toEqual(numbers.map((_: number, i: number) => i + 1));
+  });
+
+  it('finalizes one draft once under 10 concurrent calls: one 200, nine 400, the wallet debited once', async () => {
+    const cust = await customer('inv-race');
+    await ingest('inv-race', 4, '2026-10-05T00:00:00Z');
+    await usageStored('inv-race', '2026-10-01T00:00:00Z', '2026-11-01T00:00:00Z', '4');
+    const walletId = await prepaid(cust, '100');
+    const sub = await stack.api.post('/v1/subscriptions', { customer_id: cust, plan_id: await plan([usage(meterId)]), start_date: '2026-10-01T00:00:00Z' });
+    const [draft] = await invoicesOf(sub.body.id);
+    expect(draft).toMatchObject({ status: 'draft', subtotal: 200 });
+    const answers = await Promise.all(Array.from({ length: 10 }, () => stack.api.post(`/v1/invoices/${draft.id}/finalize`, {})));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 400, 400, 400, 400, 400, 400, 400, 400, 400]);
+    const done = answers.find((a) => a.status === 200)!.body as Invoice;
+    // Fully paid by credits: paid at finalization.
+    expect(done).toMatchObject({ status: 'paid', payment_status: 'succeeded', total_prepaid_credits_applied: 200, amount_due: 0 });
+    expect(await balance(walletId)).toBe('98');
+    expect(await walletDb('transactions').where({ wallet_id: walletId, transaction_reason: 'INVOICE_CREDIT_APPLIED' })).toHaveLength(1);
+    const refused = answers.find((a) => a.status === 400)!.body;
+    expect(refused.error).toMatchObject({ internal_error: 'validation_error' });
+    // A paid invoice cannot be voided.
+    expect((await stack.api.post(`/v1/invoices/${draft.id}/void`, {})).status).toBe(400);
+  });
+
+  it('voids a finalized invoice once, giving its credits back to the wallet', async () => {
+    const cust = await customer('inv-void');
+    await ingest('inv-void', 100, '2026-10-05T00:00:00Z');
+    await usageStored('inv-void', '2026-10-01T00:00:00Z', '2026-11-01T00:00:00Z', '100');
+    const walletId = await prepaid(cust, '30');
+    const sub = await stack.api.post('/v1/subscriptions', { customer_id: cust, plan_id: await plan([usage(meterId)]), start_date: '2026-10-01T00:00:00Z' });
+    const [draft] = await invoicesOf(sub.body.id);
+    const fin = await stack.api.post(`/v1/invoices/${draft.id}/finalize`, {});
+    expect(fin.body).toMatchObject({ status: 'finalized', subtotal: 5000, total_prepaid_credits_applied: 3000, amount_due: 2000 });
+    expect(await balance(walletId)).toBe('0');
+    const voided = await stack.api.post(`/v1/invoices/${draft.id}/void`, {});
+    expect(voided.status).toBe(200);
+    expect(voided.body).toMatchObject({ status: 'voided', voided_at: expect.any(String) });
+    await waitFor(async () => (await balance(walletId)) === '30', { timeoutMs: 10_000, what: 'the refund' });
+    expect((await stack.api.post(`/v1/invoices/${draft.id}/void`, {})).status).toBe(400);
+    await cron();
+    expect(await balance(walletId)).toBe('30');
+    const notes = await walletDb('transactions').where({ wallet_id: walletId, transaction_reason: 'CREDIT_NOTE' });
+    expect(notes).toHaveLength(1);
+    expect(notes[0].description).toContain(draft.id);
+  });
+
+  it('takes OFFLINE payments up to the amount remaining, idempotently, and CREDITS payments from a wallet', async () => {
+    const cust = await customer('inv-pay');
+    const sub = await stack.api.post('/v1/subscriptions', { customer_id: cust, plan_id: await plan([fixedAdvance]) });
+    const [draft] = await invoicesOf(sub.body.id);
+    expect(draft).toMatchObject({ billing_reason: 'SUBSCRIPTION_CREATE', status: 'draft', subtotal: 4900 });
+    const onDraft = await stack.api.post('/v1/payments', { invoice_id: draft.id, amount: 100, payment_method_type: 'OFFLINE' });
+    expect(onDraft.status).toBe(400);
+    await stack.api.post(`/v1/invoices/${draft.id}/finalize`, {});
+
+    const over = await stack.api.post('/v1/payments', { invoice_id: draft.id, amount: 4901, payment_method_type: 'OFFLINE' });
+    expect(over.status).toBe(400);
+    expect(over.body.error.details).toMatchObject({ field: 'amount' });
+    const body = { invoice_id: draft.id, amount: 900, payment_method_type: 'OFFLINE', reference: 'wire 1', idempotency_key: 'pay-1' };
+    const p1 = await stack.api.post('/v1/payments', body);
+    expect(p1.status).toBe(201);
+    expect(p1.body).toMatchObject({ id: expect.stringMatching(/^pay_/), amount: 900, currency: 'usd', payment_status: 'succeeded', wallet_id: null });
+    const again = await stack.api.post('/v1/payments', body);
+    expect(again.body.id).toBe(p1.body.id);
+    expect((await stack.api.post('/v1/payments', { ...body, amount: 901 })).status).toBe(409);
+    const partly = (await stack.api.get(`/v1/invoices/${draft.id}`)).body;
+    expect(partly).toMatchObject({ status: 'finalized', payment_status: 'partially_paid', amount_paid: 900, amount_remaining: 4000 });
+
+    // CREDITS from a POST_PAID wallet: never adds credits, debits what it pays.
+    const postpaid = (await stack.api.post('/v1/wallets', { customer_id: cust, currency: 'usd', wallet_type: 'POST_PAID', initial_credits_to_load: '100' })).body.id;
+    const credits = await stack.api.post('/v1/payments', { invoice_id: draft.id, amount: 4000, payment_method_type: 'CREDITS', wallet_id: postpaid });
+    expect(credits.status).toBe(201);
+    expect(credits.body).toMatchObject({ payment_method_type: 'CREDITS', wallet_id: postpaid, payment_status: 'succeeded' });
+    expect(await balance(postpaid)).toBe('60');
+    const paid = (await stack.api.get(`/v1/invoices/${draft.id}`)).body;
+    expect(paid).toMatchObject({ status: 'paid', payment_status: 'succeeded', amount_paid: 4900, amount_remaining: 0 });
+    const listed = await stack.api.get(`/v1/payments?invoice_id=${draft.id}`);
+    expect(listed.body.items.map((p: { amount: number }) => p.amount)).toEqual([900, 4000]);
+    expect((await stack.api.post('/v1/payments', { invoice_id: draft.id, amount: 1, payment_method_type: 'OFFLINE' })).status).toBe(400);
+  });
+
+  it('refuses a CREDITS payment a wallet cannot cover, leaving no payment', async () => {
+    const cust = await customer('inv-poor');
+    const sub = await stack.api.post('/v1/subscriptions', { customer_id: cust, plan_id: await plan([fixedAdvance]) });
+    const [draft] = await invoicesOf(sub.body.id);
+    await stack.api.post(`/v1/invoices/${draft.id}/finalize`, {});
+    const poor = (await stack.api.post('/v1/wallets', { customer_id: cust, currency: 'usd', wallet_type: 'POST_PAID', initial_credits_to_load: '1' })).body.id;
+    const res = await stack.api.post('/v1/payments', { invoice_id: draft.id, amount: 4900, payment_method_type: 'CREDITS', wallet_id: poor });
+    expect(res.status).toBe(400);
+    expect((await stack.api.get(`/v1/payments?invoice_id=${draft.id}`)).body.items).toEqual([]);
+    expect(await balance(poor)).toBe('1');
+  });
+
+  it('invoices a pause (ARREAR charges prorated up to it), a resume (ADVANCE charges) and an immediate cancel', async () => {
+    const cust = await customer('inv-life');
+    const sub = await stack.api.post('/v1/subscriptions', { customer_id: cust, plan_id: await plan([fixedAdvance, fixedArrear, usage(meterId)]) });
+    const id = sub.body.id;
+    expect((await stack.api.post(`/v1/subscriptions/${id}/pause`, {})).status).toBe(200);
+    expect((await stack.api.post(`/v1/subscriptions/${id}/resume`, {})).status).toBe(200);
+    expect((await stack.api.post(`/v1/subscriptions/${id}/cancel`, { cancel_at: 'immediately' })).status).toBe(200);
+    const all = await invoicesOf(id);
+    const reasons = all.map((i) => i.billing_reason).sort();
+    expect(reasons).toEqual(['SUBSCRIPTION_CANCEL', 'SUBSCRIPTION_CREATE', 'SUBSCRIPTION_PAUSE', 'SUBSCRIPTION_RESUME']);
+    const pause = all.find((i) => i.billing_reason === 'SUBSCRIPTION_PAUSE')!;
+    // Paused within a second of the start: the ARREAR fixed charge is prorated to (almost) nothing.
+    expect(pause.line_items.find((l) => l.price_type === 'FIXED')!.description).toMatch(/prorated/);
+    expect(pause.subtotal).toBeLessThan(100);
+    const resume = all.find((i) => i.billing_reason === 'SUBSCRIPTION_RESUME')!;
+    expect(resume.line_items.map((l) => l.amount)).toEqual([4900]);
+  });
+
+  it('shows the upcoming invoice with the credits it would apply, storing and debiting nothing', async () => {
+    const cust = await customer('inv-next');
+    const walletId = await prepaid(cust, '3');
+    const sub = await stack.api.post('/v1/subscriptions', { customer_id: cust, plan_id: await plan([fixedAdvance, usage(meterId)]) });
+    await ingest('inv-next', 8, new Date().toISOString());
+    await usageStored('inv-next', sub.body.current_period_start, sub.body.current_period_end, '8');
+    const before = Number((await billingDb('invoices').count({ n: '*' }))[0].n);
+    const res = await stack.api.get(`/v1/subscriptions/${sub.body.id}/upcoming-invoice`);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ billing_reason: 'SUBSCRIPTION_CYCLE', status: 'draft', subtotal: 400 + 4900, total_prepaid_credits_applied: 300, amount_due: 5000 });
+    expect(res.body.line_items.map((l: { prepaid_credits_applied: number }) => l.prepaid_credits_applied)).toEqual([300, 0]);
+    expect(res.body.id).toBeUndefined();
+    expect(Number((await billingDb('invoices').count({ n: '*' }))[0].n)).toBe(before);
+    expect(await balance(walletId)).toBe('3');
+  });
+
+  it('bills jpy in whole yen, not x100', async () => {
+    const cust = await customer('inv-yen');
+    const planId = await plan([{ ...fixedAdvance, currency: 'jpy', amount: '1500' }]);
+    const sub = await stack.api.post('/v1/subscriptions', { customer_id: cust, plan_id: planId });
+    const [inv] = await invoicesOf(sub.body.id);
+    expect(inv).toMatchObject({ subtotal: 1500, amount_due: 1500, line_items: [{ amount: 1500, unit_amount: '1500' }] });
+  });
+
+  it('answers 400 and 404 in the envelope for bad invoice and payment calls', async () => {
+    expect((await stack.api.get('/v1/invoices/inv_missing')).status).toBe(404);
+    expect((await stack.api.post('/v1/invoices/inv_missing/finalize', {})).status).toBe(404);
+    expect((await stack.api.get('/v1/invoices?status=open')).status).toBe(400);
+    const noWallet = await stack.api.post('/v1/payments', { invoice_id: 'inv_x', amount: 1, payment_method_type: 'CREDITS' });
+    expect(noWallet.status).toBe(400);
+    expect(noWallet.body.error.details).toMatchObject({ field: 'wallet_id' });
+    const missing = await stack.api.post('/v1/payments', { invoice_id: 'inv_missing', amount: 1, payment_method_type: 'OFFLINE' });
+    expect(missing.status).toBe(404);
+    expect(missing.body.error.details).toMatchObject({ field: 'invoice_id' });
+    expect((await stack.api.post('/v1/payments', { invoice_id: 'inv_x', amount: 1.5, payment_method_type: 'OFFLINE' })).status).toBe(400);
+    const other = stack.api.withKey(await stack.keyFor('tenant-other', 'production'));
+    const mine = (await stack.api.get('/v1/invoices?limit=1')).body.items[0];
+    expect((await other.get(`/v1/invoices/${mine.id}`)).status).toBe(404);
+  });
+});
