@@ -171,4 +171,27 @@ describe('invoiced top-ups through the gateway (real Postgres and Kafka)', () =>
     expect(await billing('invoices').where({ source_key: `topup:${txn.id}` })).toHaveLength(1);
     expect(await billing('invoices').where({ source_key: `topup:${later.id}` })).toHaveLength(1);
   });
+
+  it('an event whose credit is no longer PENDING when billing reads it (settled since) makes no invoice', async () => {
+    const w = await newWallet();
+    // A credit that was settled since its event: the wallet's COMPLETED direct top-up, its event
+    // published again as it was when it was pending and invoiced (an old event of the topic's history).
+    const settled = await stack.api.post(`/v1/wallets/${w.id}/topup`, { credits_to_add: '5' });
+    expect(settled.body.transaction_status).toBe('COMPLETED');
+    const row = await waitFor(async () => {
+      const rows = await wallets('outbox').whereNotNull('published_at').whereRaw(`value::jsonb -> 'payload' -> 'transaction' ->> 'id' = ?`, [settled.body.id]);
+      return rows[0];
+    });
+    const event = JSON.parse(row.value);
+    event.id = `${event.id}-old`;
+    Object.assign(event.payload.transaction, { transaction_status: 'PENDING', transaction_reason: 'PURCHASED_CREDIT_INVOICED' });
+    await wallets('outbox').insert({ id: event.id, topic: row.topic, message_key: row.message_key, value: JSON.stringify(event), headers: { ...row.headers, 'message-id': event.id } });
+    const later = await invoicedTopup(w.id, '8');
+    const [only] = await awaitInvoices(w.customer_id);
+    expect(only.subtotal).toBe(800);
+    expect((await wallets('outbox').where({ id: event.id }).whereNotNull('published_at')).length).toBe(1);
+    expect(await billing('invoices').where({ source_key: `topup:${settled.body.id}` })).toHaveLength(0);
+    expect(await invoicesOf(w.customer_id)).toHaveLength(1);
+    expect(await billing('invoices').where({ source_key: `topup:${later.id}` })).toHaveLength(1);
+  });
 });

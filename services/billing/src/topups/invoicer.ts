@@ -57,12 +57,10 @@ export class TopupInvoicer {
       });
       return undefined;
     }
-    // Terminating a wallet fails its pending credits: nothing is left to pay for.
-    if (wallet.wallet_status === 'closed') {
-      this.deps.logger.info('invoiced top-up of a closed wallet; its credit was failed, no invoice made', {
-        wallet_id: topup.walletId,
-        transaction_id: topup.transactionId,
-      });
+    // Settled by a client already, failed by the wallet's termination, or an old event read again
+    // (a first start of this consumer reads the topic's retained history): nothing to pay for.
+    if (!(await this.deps.wallets.isPendingInvoicedCredit(topup.scope, topup.walletId, topup.transactionId, requestId))) {
+      this.deps.logger.info('invoiced top-up no longer pending; no invoice made', { wallet_id: topup.walletId, transaction_id: topup.transactionId });
       return undefined;
     }
     const draft = topupInvoice(

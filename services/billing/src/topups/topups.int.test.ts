@@ -14,12 +14,14 @@ class FakeWallets implements Wallets {
   readonly wallets = new Map<string, WalletInfo>();
   readonly settles: Array<{ walletId: string; transactionId: string; status: Settled }> = [];
   readonly refunds: string[] = [];
+  /** Credits no longer PENDING in the wallet (settled by a client, failed by a termination). */
+  readonly notPending = new Set<string>();
   reads = 0;
   /** Calls of each kind that fail with a 503 before the wallet answers again. */
   down = { wallet: 0, settle: 0 };
 
   add(id: string, over: Partial<WalletInfo> = {}): string {
-    this.wallets.set(id, { id, customer_id: 'cust_t1', currency: 'usd', topup_conversion_rate: '1', wallet_status: 'active', ...over });
+    this.wallets.set(id, { id, customer_id: 'cust_t1', currency: 'usd', topup_conversion_rate: '1', ...over });
     return id;
   }
   async wallet(_scope: Scope, id: string): Promise<WalletInfo | undefined> {
@@ -30,6 +32,9 @@ class FakeWallets implements Wallets {
   async settle(_scope: Scope, walletId: string, transactionId: string, status: Settled): Promise<void> {
     if (this.down.settle > 0 && this.down.settle--) throw new ServiceUnavailableError('wallet down');
     this.settles.push({ walletId, transactionId, status });
+  }
+  async isPendingInvoicedCredit(_scope: Scope, walletId: string, transactionId: string): Promise<boolean> {
+    return this.wallets.has(walletId) && !this.notPending.has(transactionId);
   }
   async refund(_scope: Scope, invoiceId: string): Promise<void> {
     this.refunds.push(invoiceId);
@@ -201,7 +206,7 @@ describe('invoiced top-ups in billing (real Postgres, the wallet service faked)'
     expect(wallets.settlesOf(transactionId)).toEqual(['COMPLETED']);
   });
 
-  it('a wallet outage fails the delivery (Kafka redelivers it); a closed or unknown wallet makes no invoice and blocks nothing', async () => {
+  it('a wallet outage fails the delivery (Kafka redelivers it); a credit no longer pending or an unknown wallet makes no invoice and blocks nothing', async () => {
     const { message, transactionId } = walletEvent({ credit_amount: '5' });
     wallets.down.wallet = 1;
     await expect(bus.publish(TOPICS.walletEvents, [message])).rejects.toMatchObject({ kind: 'unavailable' });
@@ -209,11 +214,16 @@ describe('invoiced top-ups in billing (real Postgres, the wallet service faked)'
     await bus.publish(TOPICS.walletEvents, [message]);
     expect((await invoiceOf(transactionId)).status).toBe('finalized');
 
-    wallets.add('wallet_closed', { wallet_status: 'closed' });
-    const closed = walletEvent({ wallet_id: 'wallet_closed' });
+    // Settled by the client before billing read the event (or failed by the wallet's termination,
+    // or an old event of the topic's history read by a first start): nothing is left to invoice.
+    const settled = walletEvent({});
+    wallets.notPending.add(settled.transactionId);
     const unknown = walletEvent({ wallet_id: 'wallet_nope' });
-    await bus.publish(TOPICS.walletEvents, [closed.message, unknown.message]);
-    expect([...(await invoicesOf(closed.transactionId)), ...(await invoicesOf(unknown.transactionId))]).toHaveLength(0);
+    await bus.publish(TOPICS.walletEvents, [settled.message, unknown.message]);
+    expect([...(await invoicesOf(settled.transactionId)), ...(await invoicesOf(unknown.transactionId))]).toHaveLength(0);
+    const after = walletEvent({ credit_amount: '9' });
+    await bus.publish(TOPICS.walletEvents, [after.message]);
+    expect((await invoiceOf(after.transactionId)).subtotal).toBe(900);
   });
 
   it('a draft a crash left behind is finalized by the redelivery or the period job, with one number', async () => {

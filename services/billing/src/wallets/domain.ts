@@ -45,7 +45,6 @@ export interface WalletInfo {
   customer_id: string;
   currency: string;
   topup_conversion_rate: string;
-  wallet_status: 'active' | 'frozen' | 'closed';
 }
 
 /** What billing needs of the wallet service (ADR 0016); every call is idempotent on the invoice or payment id. */
@@ -55,4 +54,6 @@ export interface Wallets {
   refund(scope: Scope, invoiceId: string, requestId: string): Promise<void>;
   wallet(scope: Scope, walletId: string, requestId: string): Promise<WalletInfo | undefined>;
   settle(scope: Scope, walletId: string, transactionId: string, status: 'COMPLETED' | 'FAILED', requestId: string): Promise<void>;
+  /** Whether the wallet's PURCHASED_CREDIT_INVOICED credit is still PENDING (not settled by a client, nor failed by a termination). */
+  isPendingInvoicedCredit(scope: Scope, walletId: string, transactionId: string, requestId: string): Promise<boolean>;
 }
