@@ -71,7 +71,8 @@ describe('billing as its own process, through the gateway (e2e: six processes, r
     expect(sub.body).toMatchObject({ status: 'active', currency: 'usd', billing_period: 'MONTHLY' });
     const id = sub.body.id as string;
 
-    const at = new Date(Date.parse(sub.body.current_period_start) + 500).toISOString();
+    // Right after the period start: before the pause below, which closes the period with this usage.
+    const at = new Date(Date.parse(sub.body.current_period_start) + 1).toISOString();
     const events = Array.from({ length: 5 }, (_, i) => ({ event_id: `e2e-${i}`, event_name: 'api_call', external_customer_id: 'e2e-acme', timestamp: at }));
     expect((await stack.api.post('/v1/events/bulk', { events })).status).toBe(202);
     const usage = await waitFor(
@@ -135,5 +136,5 @@ describe('billing as its own process, through the gateway (e2e: six processes, r
       due_date: expect.any(String),
       line_items: [{ description: expect.any(String), quantity: '1', unit_amount: '20', amount: 2000 }],
     });
-  });
+  }, 180_000);
 });
