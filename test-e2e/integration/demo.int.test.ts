@@ -34,6 +34,9 @@ function runDemo(url: string, key: string): Promise<{ code: number | null; out: 
   });
 }
 
+// The demo waits up to 60 s for the aggregator and 15 s for webhooks on a slow machine.
+jest.setTimeout(180_000);
+
 describe('npm run demo', () => {
   let stack: IntegrationStack;
   let key: string;
