@@ -1,23 +1,16 @@
 import { createDb, type Db } from '@billstream/db';
 import { waitFor } from '@billstream/testing';
 import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
+import { fixedPrice, usagePrice } from './prices';
 
 /**
  * Invoices, credits on invoices and payments (issue #13) as a client meets them: through the
  * gateway, on the whole stack with real Postgres and Kafka. The period job's schedule is off;
  * the tests run it with POST /v1/cron/bill-subscriptions.
  */
-const fixedAdvance = { type: 'FIXED', currency: 'usd', amount: '49', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ADVANCE' };
-const fixedArrear = { type: 'FIXED', currency: 'usd', amount: '30', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ARREAR' };
-const usage = (meterId: string) => ({
-  type: 'USAGE',
-  currency: 'usd',
-  amount: '0.5',
-  billing_model: 'FLAT_FEE',
-  billing_period: 'MONTHLY',
-  invoice_cadence: 'ARREAR',
-  meter_id: meterId,
-});
+const fixedAdvance = fixedPrice;
+const fixedArrear = { ...fixedPrice, amount: '30', invoice_cadence: 'ARREAR' };
+const usage = (meterId: string) => usagePrice(meterId);
 
 interface Invoice {
   id: string;
@@ -83,7 +76,7 @@ describe('invoices, credits and payments through the gateway (real Postgres and 
     await waitFor(async () => {
       const res = await stack.api.post(`/v1/meters/${meterId}/usage`, { external_customer_id: externalId, start_time: from, end_time: to });
       return res.body.value === value;
-    }, 20_000);
+    }, { timeoutMs: 20_000, what: `usage of ${externalId}` });
   }
   async function prepaid(customerId: string, credits: string, extra: Record<string, unknown> = {}): Promise<string> {
     const res = await stack.api.post('/v1/wallets', { customer_id: customerId, currency: 'usd', initial_credits_to_load: credits, ...extra });
@@ -183,7 +176,7 @@ describe('invoices, credits and payments through the gateway (real Postgres and 
     const voided = await stack.api.post(`/v1/invoices/${draft.id}/void`, {});
     expect(voided.status).toBe(200);
     expect(voided.body).toMatchObject({ status: 'voided', voided_at: expect.any(String) });
-    await waitFor(async () => (await balance(walletId)) === '30', 10_000);
+    await waitFor(async () => (await balance(walletId)) === '30', { timeoutMs: 10_000, what: 'the refund' });
     expect((await stack.api.post(`/v1/invoices/${draft.id}/void`, {})).status).toBe(400);
     await cron();
     expect(await balance(walletId)).toBe('30');

@@ -50,6 +50,7 @@ describe('invoice list totals (real Postgres)', () => {
       finalizedAt: null,
       voidedAt: null,
       refundState: null,
+      settleState: null,
       lines: [],
       version: 1,
       createdAt: now,

@@ -9,6 +9,7 @@ import { outboxInsert } from '@billstream/outbox';
 import type { Allocation, Wallets } from '../wallets/domain';
 import { INVOICE_EVENTS, paymentStatusOf, totalsOf, type Invoice, type Payment } from './domain';
 import { announceInvoice, invoiceEvent } from './maker';
+import type { PaidHook } from './paid-hook';
 import { paymentEvent, type PaymentStore } from './payment-store';
 import type { InvoiceStore } from './store';
 
@@ -29,6 +30,8 @@ export interface FinalizerDeps {
   invoiceNumberPrefix: string;
   /** Reprices a draft's usage lines with the usage known now (a draft made before its grace window ended). */
   reprice?: (draft: Invoice, requestId: string) => Promise<Invoice | undefined>;
+  /** What follows an invoice paid in full at finalization (an invoiced top-up of nothing due settles its credit). */
+  paid?: PaidHook;
 }
 
 /** `{prefix}-{YYYYMM, UTC}-{n, 5 digits at least}`. */
@@ -92,7 +95,10 @@ export class InvoiceFinalizer {
       if (row.version !== current.version) throw new ServiceUnavailableError(`Invoice ${row.id} changed while it was finalized; retry`);
       return { invoice: await this.record(trx, { ...row, lines: current.lines }, allocation, actor), wrote: true };
     });
-    if (wrote) this.deps.published();
+    if (wrote) {
+      this.deps.published();
+      if (invoice.status === 'paid') await this.deps.paid?.afterCommit(invoice, requestId);
+    }
     return { invoice, wrote };
   }
 
@@ -170,6 +176,7 @@ export class InvoiceFinalizer {
     const events: Parameters<typeof outboxInsert>[3] = [invoiceEvent(INVOICE_EVENTS.finalized, saved, actor)];
     if (payment) events.push(paymentEvent(payment, actor), invoiceEvent(INVOICE_EVENTS.payment, saved, actor));
     await outboxInsert(trx, TOPICS.billingEvents, saved.id, events);
+    if (saved.status === 'paid') await this.deps.paid?.inTransaction(trx, saved);
     return saved;
   }
 

@@ -2,8 +2,15 @@ import type { Migration } from '@billstream/db';
 import { outboxMigration } from '@billstream/outbox';
 import { billingMigration } from './001-billing';
 import { invoicesMigration } from './002-invoices';
-import { invoiceCountsMigration } from './003-invoice-counts';
+import { topupSettlementMigration } from './003-topup-settlement';
+import { invoiceCountsMigration } from './004-invoice-counts';
 
 export const SCHEMA = 'billing';
 
-export const migrations: Migration[] = [outboxMigration(SCHEMA), billingMigration(SCHEMA), invoicesMigration(SCHEMA), invoiceCountsMigration(SCHEMA)];
+export const migrations: Migration[] = [
+  outboxMigration(SCHEMA),
+  billingMigration(SCHEMA),
+  invoicesMigration(SCHEMA),
+  topupSettlementMigration(SCHEMA),
+  invoiceCountsMigration(SCHEMA),
+];

@@ -14,7 +14,7 @@ import type { Knex, Migration } from '@billstream/db';
  */
 export function invoiceCountsMigration(schema: string): Migration {
   return {
-    name: '003_invoice_counts',
+    name: '004_invoice_counts',
     async up(db) {
       await db.raw(
         `CREATE TABLE ??.invoice_counts (
