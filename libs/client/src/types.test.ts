@@ -3,6 +3,7 @@
  * error); the function is never run.
  */
 import type { BillstreamClient } from './client';
+import { isTestPayload, type WebhookEnvelope } from './webhooks';
 
 async function typedCalls(client: BillstreamClient) {
   const customer = await client.POST('/v1/customers', { body: { external_customer_id: 'acme', email: 'a@b.example' } });
@@ -31,6 +32,23 @@ async function typedCalls(client: BillstreamClient) {
   return [balance, total, key, gone, wrong];
 }
 
+// The README's webhook handler: the event name types the payload once test deliveries are set apart.
+function handle(event: WebhookEnvelope): string {
+  if (isTestPayload(event.payload)) return 'test';
+  switch (event.event_name) {
+    case 'wallet.credit_balance.dropped':
+      return `${event.payload.wallet.customer_id} ${event.payload.alert.state}`;
+    case 'invoice.update.finalized':
+      return event.payload.invoice.id;
+    case 'wallet.transaction.created':
+      // @ts-expect-error a transaction event has no payload.wallet
+      return event.payload.wallet.id;
+    default:
+      return event.event_name;
+  }
+}
+
 it('types every path, parameter, body and answer (checked by the type checker)', () => {
   expect(typeof typedCalls).toBe('function');
+  expect(typeof handle).toBe('function');
 });
