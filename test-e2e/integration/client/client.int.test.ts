@@ -241,6 +241,13 @@ describe('@billstream/client under the gateway rate limit (1 request/s, burst 2)
     const accepted = await client.POST('/v1/events', { body: usage('rate-limited', 1) });
     expect(accepted.event_id).toMatch(UUID);
     expect(retries.map((r) => r.error.status)).toContain(429);
+
+    // A Retry-After longer than the client will wait is thrown at once, even for a GET.
+    const hurried = createClient({ apiKey: key, baseUrl: stack.embedded.url, retry: { maxRetryAfterMs: 500 } });
+    await sleep(2100);
+    await hurried.GET('/v1/api-keys');
+    await hurried.GET('/v1/api-keys');
+    expect(await thrown(hurried.GET('/v1/api-keys'))).toMatchObject({ status: 429, attempts: 1, retryAfterSeconds: 1 });
   });
 });
 
