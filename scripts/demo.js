@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 /**
  * First-run demo (`npm run demo`) against a running Billstream stack: creates customers,
- * wallets with credits, meters and a webhook endpoint, sends a realistic stream of usage
- * events in bulk with a progress bar, charges the metered usage to the wallets, then prints
- * balances, usage and the webhooks it received (signatures checked).
+ * wallets with prepaid credits, meters, a plan (a monthly platform fee and a price per token)
+ * and a webhook endpoint; sends last month's usage as a realistic stream of events in bulk with
+ * a progress bar; subscribes each customer from the start of last month, so that creating the
+ * subscription invoices the month that has ended; has the period job finalize the invoices
+ * (the wallets' credits pay the usage lines), records an offline payment for one, then prints
+ * invoices, balances, usage and the webhooks it received (signatures checked).
  *
  *   BILLSTREAM_URL      gateway base URL (default http://127.0.0.1:8080)
  *   BILLSTREAM_API_KEY  API key with `*` (default: the key `npm start` keeps in $DATA_DIR/dev-api-key)
@@ -22,9 +25,11 @@ const cliProgress = require('cli-progress');
 const BASE_URL = (process.env.BILLSTREAM_URL || 'http://127.0.0.1:8080').replace(/\/+$/, '');
 const EVENT_COUNT = Number(process.env.DEMO_EVENTS || 5000);
 const BATCH_SIZE = 500;
-/** Price of usage: 0.10 credits per 1,000 tokens, i.e. 10 units of 0.00001 credit per token. */
-const PRICE_UNITS_PER_TOKEN = 10n;
-const PRICE_SCALE = 5;
+/** The plan: a platform fee billed at the end of each month, and 0.10 per 1,000 tokens. */
+const PLATFORM_FEE = '49';
+const PRICE_PER_TOKEN = '0.0001';
+/** Days a finalized invoice has before it is due (the subscriptions' payment_terms_days). */
+const PAYMENT_TERMS_DAYS = 30;
 const RUN = `${new Date().toISOString().slice(0, 10).replace(/-/g, '')}-${randomBytes(3).toString('hex')}`;
 const CUSTOMERS = [
   { key: 'acme', name: 'Acme Corp', email: 'billing@acme.example', share: 0.6, credits: '500' },
@@ -156,7 +161,8 @@ function random(seed) {
   };
 }
 
-function usageStream(customers, count, now) {
+/** `count` events spread over `period` (last month), each a request with its token count. */
+function usageStream(customers, count, period) {
   const rnd = random(0xb111);
   const events = [];
   for (let i = 0; i < count; i++) {
@@ -169,7 +175,7 @@ function usageStream(customers, count, now) {
       event_id: `demo-${RUN}-${i}`,
       event_name: 'api_request',
       external_customer_id: customer.externalId,
-      timestamp: new Date(now - Math.floor(rnd() * 3600_000)).toISOString(),
+      timestamp: new Date(period.start + Math.floor(rnd() * (period.end - period.start))).toISOString(),
       properties: { tokens, model, region: rnd() < 0.7 ? 'eu-west-1' : 'us-east-1' },
       source: 'billstream-demo',
     });
@@ -203,22 +209,40 @@ async function sendUsage(events) {
   return (Date.now() - started) / 1000;
 }
 
-// ---------------------------------------------------------------- exact decimals
 
-function toUnits(decimal, scale) {
-  const [int, frac = ''] = String(decimal).split('.');
-  return BigInt(int + frac.padEnd(scale, '0').slice(0, scale));
+// ---------------------------------------------------------------- money, time and tables
+
+/** Groups the integer part of a number or decimal string by thousands: 4144829.5 -> 4,144,829.5. */
+function grouped(n) {
+  const [int, frac] = String(n).split('.');
+  return `${int.replace(/\B(?=(\d{3})+(?!\d))/g, ',')}${frac === undefined ? '' : `.${frac}`}`;
 }
 
-function fromUnits(units, scale) {
-  const negative = units < 0n;
-  const digits = (negative ? -units : units).toString().padStart(scale + 1, '0');
-  const int = digits.slice(0, -scale);
-  const frac = digits.slice(-scale).replace(/0+$/, '');
-  return `${negative ? '-' : ''}${int}${frac ? `.${frac}` : ''}`;
+/** Invoice amounts are integers in minor units; the demo bills usd, whose minor unit is the cent. */
+function usd(minor) {
+  const cents = BigInt(minor);
+  const abs = cents < 0n ? -cents : cents;
+  return `${cents < 0n ? '-' : ''}$${grouped(abs / 100n)}.${String(abs % 100n).padStart(2, '0')}`;
 }
 
-const grouped = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+/** Last calendar month in UTC: the month the demo's usage falls in, and the period its invoices bill. */
+function lastMonth(now) {
+  const d = new Date(now);
+  const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - 1, 1);
+  const end = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  return { start, end, name: new Date(start).toLocaleString('en-US', { month: 'long', year: 'numeric', timeZone: 'UTC' }) };
+}
+
+const day = (iso) => String(iso).slice(0, 10);
+
+/** Prints rows as columns: the first `left` columns aligned left, the others right. */
+function table(rows, { indent = '   ', left = 1 } = {}) {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i] ?? '').length)));
+  for (const r of rows) {
+    const cells = r.map((cell, i) => (i < left ? String(cell ?? '').padEnd(widths[i]) : String(cell ?? '').padStart(widths[i])));
+    say(`${indent}${cells.join('   ').trimEnd()}`);
+  }
+}
 
 // ---------------------------------------------------------------- the demo
 
@@ -235,14 +259,69 @@ async function waitForUsage(meters, customers, window, expected) {
     if (tty) process.stdout.write(`\r   aggregated ${grouped(counted)}/${grouped(expected)} events...`);
     await sleep(500);
   }
-  say(`\n   ! only ${grouped(counted)} of ${grouped(expected)} events were aggregated after 60 s; showing what is there.`);
+  say(`\n   ! only ${grouped(counted)} of ${grouped(expected)} events were aggregated after 60 s; billing what is there.`);
   return counted;
+}
+
+/** The plan every demo customer subscribes to: both prices billed at the end of each month. */
+async function createPlan(tokensMeter) {
+  const monthly = { currency: 'usd', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ARREAR' };
+  const body = {
+    name: `Demo Pro ${RUN}`,
+    description: `A ${PLATFORM_FEE} usd platform fee and 0.10 usd per 1,000 tokens, billed at the end of each month`,
+    metadata: { source: 'demo' },
+    prices: [
+      { ...monthly, type: 'FIXED', amount: PLATFORM_FEE, display_name: 'Platform fee' },
+      { ...monthly, type: 'USAGE', amount: PRICE_PER_TOKEN, meter_id: tokensMeter.id, display_name: 'Tokens (0.10 per 1,000)' },
+    ],
+  };
+  return must(await api('POST', '/v1/plans', body), 201, 'Creating the plan');
+}
+
+/**
+ * The subscription's invoice for the period starting at `periodStart`, finalized. The period
+ * job's run finalizes drafts at once when BILLING_FINALIZE_DELAY is 0s (the default); a stack
+ * that holds drafts longer, for late events, gets an explicit finalize.
+ */
+async function finalizedInvoice(subscriptionId, periodStart) {
+  const list = must(await api('GET', `/v1/invoices?subscription_id=${subscriptionId}&limit=10`), 200, 'Listing invoices');
+  const invoice = list.items.find((i) => Date.parse(i.period_start) === periodStart && i.billing_reason === 'SUBSCRIPTION_CYCLE');
+  if (!invoice) throw new Error(`Subscription ${subscriptionId} has no invoice for its first period`);
+  if (invoice.status !== 'draft') return invoice;
+  const res = await api('POST', `/v1/invoices/${invoice.id}/finalize`, {});
+  if (res.status === 200) {
+    say(dim(`   (finalized ${invoice.id} with POST /v1/invoices/{id}/finalize: this stack holds drafts for BILLING_FINALIZE_DELAY)`));
+    return res.body;
+  }
+  // 400: the period job finalized it in between.
+  if (res.status !== 400) must(res, 200, 'Finalizing invoices');
+  return must(await api('GET', `/v1/invoices/${invoice.id}`), 200, 'Reading invoices');
+}
+
+async function printInvoice(c) {
+  const inv = c.invoice;
+  say(`\n   ${bold(inv.invoice_number ?? inv.id)}  ${c.name}  ${day(inv.period_start)} → ${day(inv.period_end)}  ${inv.status}${inv.due_date ? `, due ${day(inv.due_date)}` : ''}`);
+  const rows = [['description', 'quantity', 'unit amount', 'amount', 'credits applied']];
+  for (const l of inv.line_items) rows.push([l.description, grouped(l.quantity), l.unit_amount, usd(l.amount), l.prepaid_credits_applied ? usd(l.prepaid_credits_applied) : '-']);
+  rows.push(['subtotal', '', '', usd(inv.subtotal), '']);
+  rows.push(['prepaid credits applied', '', '', usd(-inv.total_prepaid_credits_applied), '']);
+  rows.push(['amount due', '', '', usd(inv.amount_due), '']);
+  table(rows, { indent: '     ' });
+  const tokens = inv.line_items.find((l) => l.price_type === 'USAGE');
+  if (tokens && c.tokens !== undefined) {
+    say(`     ${tokens.quantity === String(c.tokens) ? '✓' : '✗'} token line quantity ${grouped(tokens.quantity)} = the Tokens meter's ${grouped(c.tokens)} for the period`);
+  }
+  if (c.wallet) {
+    const balance = must(await api('GET', `/v1/wallets/${c.wallet.id}/balance`), 200, 'Reading balances');
+    say(`     wallet ${c.wallet.id}: ${c.wallet.credit_balance} → ${balance.credit_balance} credits (it pays ${c.wallet.config?.allowed_price_types?.join(', ') ?? 'USAGE'} lines; the fixed fee stays due)`);
+  }
 }
 
 async function main() {
   say(bold('Billstream demo'));
   say(dim(`   stack ${BASE_URL}, run ${RUN}`));
-  const now = Date.now();
+  const period = lastMonth(Date.now());
+  const window = { start_time: new Date(period.start).toISOString(), end_time: new Date(period.end).toISOString() };
 
   step(1, 'Checking the stack');
   const health = await api('GET', '/readyz');
@@ -280,9 +359,9 @@ async function main() {
     });
 
     step(4, 'Wallets with prepaid credits');
-    const haveWallets =
-      haveCustomers &&
-      (await part(async () => {
+    if (!haveCustomers) say('   ! skipped: wallets need the customers of step 3');
+    else
+      await part(async () => {
         for (const c of customers) {
           const body = {
             customer_id: c.id,
@@ -292,13 +371,12 @@ async function main() {
             alert_settings: { alert_enabled: true, warning: { threshold: '250' }, critical: { threshold: '100' } },
           };
           c.wallet = must(await api('POST', '/v1/wallets', body), 201, 'Creating wallets');
-          say(`   ✓ ${c.wallet.id}  ${c.name}: ${c.wallet.credit_balance} credits (alerts below 250 and 100)`);
+          const pays = c.wallet.config?.allowed_price_types?.join(', ') ?? 'USAGE';
+          say(`   ✓ ${c.wallet.id}  ${c.name}: ${c.wallet.credit_balance} credits, pays ${pays} lines of invoices (alerts below 250 and 100)`);
         }
-        return true;
-      }));
-    if (!haveCustomers) say('   ! skipped: wallets need the customers of step 3');
+      });
 
-    step(5, 'Meters');
+    step(5, 'Meters and a plan');
     const meters = await part(async () => {
       const requests = must(
         await api('POST', '/v1/meters', { name: `API requests ${RUN}`, event_name: 'api_request', aggregation: { type: 'COUNT' } }),
@@ -314,13 +392,22 @@ async function main() {
       say(`   ✓ ${tokens.id}  Tokens (SUM of properties.tokens)`);
       return { requests, tokens };
     });
+    const plan =
+      meters &&
+      (await part(async () => {
+        const created = await createPlan(meters.tokens);
+        say(`   ✓ ${created.id}  ${created.name}, billed monthly in arrear:`);
+        for (const p of created.prices) {
+          say(`       ${p.id}  ${p.type.padEnd(5)}  ${p.display_name}: ${p.amount} usd ${p.type === 'USAGE' ? 'per token of the Tokens meter' : 'per month'}`);
+        }
+        return created;
+      }));
 
-    step(6, `Sending ${grouped(EVENT_COUNT)} usage events in bulk (${BATCH_SIZE} per request)`);
-    const events = usageStream(customers, EVENT_COUNT, now);
+    step(6, `Sending ${period.name}'s usage: ${grouped(EVENT_COUNT)} events in bulk (${BATCH_SIZE} per request)`);
+    const events = usageStream(customers, EVENT_COUNT, period);
     const seconds = await part(() => sendUsage(events));
-    if (seconds !== undefined) say(`   ✓ ${grouped(EVENT_COUNT)} events accepted in ${seconds.toFixed(1)} s (202: durably queued)`);
+    if (seconds !== undefined) say(`   ✓ ${grouped(EVENT_COUNT)} events from ${day(window.start_time)} to ${day(window.end_time)} accepted in ${seconds.toFixed(1)} s (202: durably queued)`);
 
-    const window = { start_time: new Date(now - 2 * 3600_000).toISOString(), end_time: new Date(now + 10 * 60_000).toISOString() };
     if (meters && seconds !== undefined) {
       step(7, 'Waiting for the aggregator');
       const counted = await part(() => waitForUsage(meters, customers, window, EVENT_COUNT));
@@ -335,30 +422,64 @@ async function main() {
       });
     }
 
-    if (haveWallets && customers.every((c) => c.tokens !== undefined)) {
-      step(8, 'Charging usage to the wallets (0.10 credits per 1,000 tokens)');
+    // Subscribing after the usage is stored: a subscription that starts in the past is invoiced
+    // at creation for every period that has ended, with the usage the aggregator holds then.
+    if (haveCustomers && plan && customers.every((c) => c.tokens !== undefined)) {
+      step(8, `Subscriptions from ${day(window.start_time)}: ${period.name} has ended, so creating them invoices it`);
       await part(async () => {
         for (const c of customers) {
-          const credits = fromUnits(toUnits(c.tokens, 0) * PRICE_UNITS_PER_TOKEN, PRICE_SCALE);
-          const res = await api('POST', `/v1/wallets/${c.wallet.id}/debit`, {
-            credits,
-            description: `Usage ${window.start_time} - ${window.end_time}`,
-            idempotency_key: `demo-usage-${RUN}-${c.key}`,
-          });
-          if (res.status === 400) {
-            say(`   ! ${c.name}: ${messageOf(res)}`);
-            continue;
-          }
-          const txn = must(res, 201, 'Debiting wallets');
-          c.charged = credits;
-          say(`   ✓ ${txn.id}  ${c.name}: -${credits} credits`);
+          const body = {
+            customer_id: c.id,
+            plan_id: plan.id,
+            start_date: window.start_time,
+            billing_cycle: 'calendar',
+            payment_terms_days: PAYMENT_TERMS_DAYS,
+            metadata: { source: 'demo' },
+          };
+          c.subscription = must(await api('POST', '/v1/subscriptions', body), 201, 'Creating subscriptions');
+          const s = c.subscription;
+          say(`   ✓ ${s.id}  ${c.name}: ${s.status}, now in ${day(s.current_period_start)} → ${day(s.current_period_end)}`);
         }
       });
     }
 
-    step(9, 'Balances and usage');
+    const subscribed = customers.filter((c) => c.subscription);
+    if (subscribed.length > 0) {
+      step(9, `Invoices for ${period.name}`);
+      await part(async () => {
+        const run = must(await api('POST', '/v1/cron/bill-subscriptions', {}), 200, 'Running the period job');
+        say(`   ✓ POST /v1/cron/bill-subscriptions: ${run.invoices_finalized ?? 0} drafts finalized by this run, credits applied from the PRE_PAID wallets`);
+        for (const c of subscribed) {
+          c.invoice = await finalizedInvoice(c.subscription.id, period.start);
+          await printInvoice(c);
+        }
+      });
+
+      step(10, 'An offline payment');
+      await part(async () => {
+        const c = subscribed.find((x) => x.invoice && x.invoice.amount_remaining > 0);
+        if (!c) {
+          say('   - nothing to pay: the credits paid every invoice');
+          return;
+        }
+        const body = {
+          invoice_id: c.invoice.id,
+          amount: c.invoice.amount_remaining,
+          payment_method_type: 'OFFLINE',
+          reference: `bank transfer for ${c.invoice.invoice_number}`,
+          idempotency_key: `demo-payment-${RUN}`,
+        };
+        const payment = must(await api('POST', '/v1/payments', body), 201, 'Recording the payment');
+        say(`   ✓ ${payment.id}  ${c.name}: ${usd(payment.amount)} ${payment.payment_method_type} ("${payment.reference}"), ${payment.payment_status}`);
+        c.invoice = must(await api('GET', `/v1/invoices/${c.invoice.id}`), 200, 'Reading invoices');
+        const inv = c.invoice;
+        say(`   ✓ ${inv.invoice_number}: ${inv.status}, payment ${inv.payment_status}, paid ${usd(inv.amount_paid)}, remaining ${usd(inv.amount_remaining)}`);
+      });
+    }
+
+    step(11, 'Balances, usage and invoices');
     await part(async () => {
-      const rows = [['customer', 'requests', 'tokens', 'charged', 'credit balance', 'alert']];
+      const rows = [['customer', 'requests', 'tokens', 'invoiced', 'credits', 'due', 'invoice', 'credit balance', 'alert']];
       for (const c of customers) {
         let balance = '-';
         let alert = '-';
@@ -366,13 +487,23 @@ async function main() {
           balance = must(await api('GET', `/v1/wallets/${c.wallet.id}/balance`), 200, 'Reading balances').credit_balance;
           alert = must(await api('GET', `/v1/wallets/${c.wallet.id}`), 200, 'Reading wallets').alert_state;
         }
-        rows.push([c.name, grouped(c.requests ?? '-'), grouped(c.tokens ?? '-'), c.charged ?? '-', balance, alert]);
+        const inv = c.invoice;
+        rows.push([
+          c.name,
+          grouped(c.requests ?? '-'),
+          grouped(c.tokens ?? '-'),
+          inv ? usd(inv.subtotal) : '-',
+          inv ? usd(inv.total_prepaid_credits_applied) : '-',
+          inv ? usd(inv.amount_remaining) : '-',
+          inv ? inv.status : '-',
+          balance,
+          alert,
+        ]);
       }
-      const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => String(r[i]).length)));
-      rows.forEach((r) => say(`   ${r.map((cell, i) => (i === 0 ? String(cell).padEnd(widths[i]) : String(cell).padStart(widths[i]))).join('   ')}`));
+      table(rows);
     });
 
-    step(10, 'Webhooks received');
+    step(12, 'Webhooks received');
     if (!endpoint) {
       say('   - none: no webhook endpoint (see step 2)');
     } else {

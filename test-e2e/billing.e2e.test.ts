@@ -71,7 +71,8 @@ describe('billing as its own process, through the gateway (e2e: six processes, r
     expect(sub.body).toMatchObject({ status: 'active', currency: 'usd', billing_period: 'MONTHLY' });
     const id = sub.body.id as string;
 
-    const at = new Date(Date.parse(sub.body.current_period_start) + 500).toISOString();
+    // Right after the period start: before the pause below, which closes the period with this usage.
+    const at = new Date(Date.parse(sub.body.current_period_start) + 1).toISOString();
     const events = Array.from({ length: 5 }, (_, i) => ({ event_id: `e2e-${i}`, event_name: 'api_call', external_customer_id: 'e2e-acme', timestamp: at }));
     expect((await stack.api.post('/v1/events/bulk', { events })).status).toBe(202);
     const usage = await waitFor(
@@ -103,5 +104,37 @@ describe('billing as its own process, through the gateway (e2e: six processes, r
     expect(periodEnds.length).toBeGreaterThanOrEqual(1);
     expect(new Set(periodEnds).size).toBe(periodEnds.length);
     expect(periodEnds[0]).toBe(`${id} ${sub.body.current_period_end}`);
-  });
+
+    // The lifecycle made its invoices; the period job (every 300 ms) finalizes them, and the
+    // webhooks carry the invoice as the spec shows it.
+    const invoices = await waitFor(
+      async () => {
+        const res = await stack.api.get(`/v1/invoices?subscription_id=${id}`);
+        const items = res.body.items as Array<{ id: string; billing_reason: string; status: string; amount_due: number; invoice_number: string }>;
+        return items.length === 4 && items.every((i) => i.status !== 'draft') ? items : undefined;
+      },
+      { timeoutMs: 30_000, what: 'four finalized invoices' },
+    );
+    const byReason = Object.fromEntries(invoices.map((i) => [i.billing_reason, i]));
+    expect(Object.keys(byReason).sort()).toEqual(['SUBSCRIPTION_CANCEL', 'SUBSCRIPTION_CREATE', 'SUBSCRIPTION_PAUSE', 'SUBSCRIPTION_RESUME']);
+    expect(byReason.SUBSCRIPTION_CREATE).toMatchObject({ status: 'finalized', amount_due: 2000 });
+    expect(byReason.SUBSCRIPTION_PAUSE).toMatchObject({ status: 'finalized', amount_due: 275 });
+    const paid = await stack.api.post('/v1/payments', { invoice_id: byReason.SUBSCRIPTION_PAUSE.id, amount: 275, payment_method_type: 'OFFLINE' });
+    expect(paid.status).toBe(201);
+    const hooks = ['invoice.create.drafted', 'invoice.update.finalized', 'payment.success', 'invoice.update.payment'];
+    await waitFor(() => hooks.every((t) => receiver.received.some((r) => r.type === t)), { timeoutMs: 30_000, intervalMs: 200, what: `webhooks ${hooks.join(', ')}` });
+    const finalized = receiver.received.find(
+      (r) => r.type === 'invoice.update.finalized' && (r.payload as { invoice: { id: string } }).invoice.id === byReason.SUBSCRIPTION_CREATE.id,
+    );
+    expect(finalized?.payload.invoice).toMatchObject({
+      id: byReason.SUBSCRIPTION_CREATE.id,
+      invoice_number: byReason.SUBSCRIPTION_CREATE.invoice_number,
+      customer_id: customer.body.id,
+      status: 'finalized',
+      amount_due: 2000,
+      currency: 'usd',
+      due_date: expect.any(String),
+      line_items: [{ description: expect.any(String), quantity: '1', unit_amount: '20', amount: 2000 }],
+    });
+  }, 180_000);
 });

@@ -62,6 +62,7 @@ export interface BillingServiceHandle extends Service {
   invoices: InvoiceFinalizer;
   payments: PaymentService;
   billing: PeriodBilling;
+  maker: InvoiceMaker;
 }
 
 const getter = (url: Url) => (typeof url === 'string' ? () => url : url);
@@ -150,9 +151,10 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     invoices: finalizer,
     payments,
     billing,
+    maker,
     async start() {
       await migrate(db, SCHEMA, migrations);
-      consumer = await subscribeCustomerEvents({ db, bus, logger, customers: customerStore, subscriptions: subscriptionStore, clock, published });
+      consumer = await subscribeCustomerEvents({ db, bus, logger, customers: customerStore, subscriptions: subscriptionStore, clock, maker, published });
       relay.start();
       periods.start();
     },

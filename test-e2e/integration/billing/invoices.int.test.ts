@@ -83,7 +83,7 @@ describe('invoices, credits and payments through the gateway (real Postgres and 
     await waitFor(async () => {
       const res = await stack.api.post(`/v1/meters/${meterId}/usage`, { external_customer_id: externalId, start_time: from, end_time: to });
       return res.body.value === value;
-    }, 20_000);
+    }, { timeoutMs: 20_000, what: `usage of ${externalId}` });
   }
   async function prepaid(customerId: string, credits: string, extra: Record<string, unknown> = {}): Promise<string> {
     const res = await stack.api.post('/v1/wallets', { customer_id: customerId, currency: 'usd', initial_credits_to_load: credits, ...extra });
@@ -183,7 +183,7 @@ describe('invoices, credits and payments through the gateway (real Postgres and 
     const voided = await stack.api.post(`/v1/invoices/${draft.id}/void`, {});
     expect(voided.status).toBe(200);
     expect(voided.body).toMatchObject({ status: 'voided', voided_at: expect.any(String) });
-    await waitFor(async () => (await balance(walletId)) === '30', 10_000);
+    await waitFor(async () => (await balance(walletId)) === '30', { timeoutMs: 10_000, what: 'the refund' });
     expect((await stack.api.post(`/v1/invoices/${draft.id}/void`, {})).status).toBe(400);
     await cron();
     expect(await balance(walletId)).toBe('30');

@@ -30,6 +30,7 @@ describe('customer projection from customer-events (real Postgres)', () => {
       customers: new CustomerStore(),
       subscriptions: new SubscriptionStore(),
       clock: h.clock.now,
+      maker: h.service.maker,
       published: () => undefined,
     });
     planId = (await h.service.plans.create(CTX, { name: 'P', lookupKey: null, description: null, metadata: {}, prices: [monthlyFixed] }, 'r')).id;
@@ -72,6 +73,8 @@ describe('customer projection from customer-events (real Postgres)', () => {
       metadata: {},
     });
     const deleted = customerEvent('customer.deleted', 'cust_ev1', 'acme-2');
+    // Deleted after the first period ended: that period's invoice is made with the cancel, not dropped.
+    h.clock.set('2026-04-10T00:00:00Z');
     await bus.publish(TOPICS.customerEvents, [deleted]);
     await bus.publish(TOPICS.customerEvents, [deleted, renamed]);
     expect(await h.db('processed_messages').where({ consumer_group: 'billing.customers' })).toHaveLength(3);
@@ -81,6 +84,12 @@ describe('customer projection from customer-events (real Postgres)', () => {
       expect(cancelled).toHaveLength(1);
     }
     expect(await h.db('subscriptions').where({ customer_id: 'cust_ev1' }).whereNot({ status: 'cancelled' })).toHaveLength(0);
+    const invoices = await h.db('invoices').where({ subscription_id: running.id }).orderBy('created_at');
+    expect(invoices.map((i: { billing_reason: string; period_start: Date }) => [i.billing_reason, i.period_start.toISOString()])).toEqual([
+      ['SUBSCRIPTION_CREATE', '2026-03-01T00:00:00.000Z'],
+      ['SUBSCRIPTION_CYCLE', '2026-03-01T00:00:00.000Z'],
+    ]);
+    expect(await h.db('invoices').where({ subscription_id: draft.id })).toHaveLength(0);
     await expect(subscribe({ id: 'cust_ev1' })).rejects.toMatchObject({ kind: 'not_found', details: { field: 'customer_id' } });
     await expect(subscribe({ externalId: 'acme-2' })).rejects.toMatchObject({ kind: 'not_found', details: { field: 'external_customer_id' } });
   });

@@ -4,7 +4,8 @@ import type { Db } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
 import { idempotentHandler } from '@billstream/outbox';
 import { z } from 'zod';
-import { cancel } from '../subscriptions/lifecycle';
+import type { InvoiceMaker } from '../invoices/maker';
+import { cancel, stepsUntil } from '../subscriptions/lifecycle';
 import { announce } from '../subscriptions/events';
 import type { SubscriptionStore } from '../subscriptions/store';
 import type { CustomerStore } from './store';
@@ -25,6 +26,8 @@ export interface CustomerConsumerDeps {
   customers: CustomerStore;
   subscriptions: SubscriptionStore;
   clock: () => Date;
+  /** Makes the closing invoices of the subscriptions a deletion cancels. */
+  maker: InvoiceMaker;
   /** Called after a message that may have written subscription events. */
   published(): void;
 }
@@ -32,9 +35,13 @@ export interface CustomerConsumerDeps {
 /**
  * Keeps billing's customer projection from customer-events, each message applied once. A
  * deleted customer's subscriptions that are not cancelled yet are cancelled immediately
- * (`subscription.cancelled`, actor `system`) in the transaction that records the message.
+ * (`subscription.cancelled`, actor `system`) in the transaction that records the message,
+ * with the invoices of periods that ended and the closing invoice of the running period
+ * (SUBSCRIPTION_CANCEL: its ARREAR charges up to the deletion), so nothing is silently
+ * dropped. Their usage is read from the aggregator inside that transaction; a failure rolls
+ * the message back and it is delivered again.
  */
-export function subscribeCustomerEvents({ db, bus, logger, customers, subscriptions, clock, published }: CustomerConsumerDeps): Promise<Subscription> {
+export function subscribeCustomerEvents({ db, bus, logger, customers, subscriptions, clock, maker, published }: CustomerConsumerDeps): Promise<Subscription> {
   const handler = idempotentHandler<CustomerEvent>({
     db,
     group: CUSTOMER_CONSUMER_GROUP,
@@ -50,8 +57,13 @@ export function subscribeCustomerEvents({ db, bus, logger, customers, subscripti
       }
       await customers.markDeleted(trx, scope, customer.id, customer.external_id, now);
       for (const live of await subscriptions.liveOfCustomerForUpdate(trx, scope, customer.id)) {
-        const change = cancel(live, now, 'immediately');
+        const prices = await maker.pricesOf(trx, live);
+        const steps = stepsUntil(live, now);
+        const current = steps.at(-1)?.subscription ?? live;
+        const change = cancel(current, now, 'immediately');
+        const closing = await maker.forChange(current, change.subscription, prices, now, event.id);
         await announce(trx, { ...scope, actor: 'system' }, change.event, await subscriptions.save(trx, change.subscription));
+        await maker.write(trx, [...(await maker.forSteps(live, steps, prices, now, event.id)), ...(closing ? [closing] : [])]);
       }
     },
   });

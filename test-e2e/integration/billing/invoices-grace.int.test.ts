@@ -1,0 +1,61 @@
+import { waitFor } from '@billstream/testing';
+import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
+
+/**
+ * BILLING_FINALIZE_DELAY, the grace window for late events (BILLING.md, Invoices): a draft
+ * waits that long before the period job finalizes it, and its usage is read again then.
+ */
+describe('the finalize delay: late events of a closed period are billed (real Postgres and Kafka)', () => {
+  let stack: IntegrationStack;
+
+  beforeAll(async () => {
+    stack = await startIntegrationStack({ extra: { env: { BILLING_INTERVAL_MS: '0', BILLING_FINALIZE_DELAY: '3s' } } });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('finalizes a draft only after the delay, with the usage that arrived meanwhile', async () => {
+    const meterId = (await stack.api.post('/v1/meters', { name: 'calls', event_name: 'api_call', aggregation: { type: 'COUNT' } })).body.id;
+    const customerId = (await stack.api.post('/v1/customers', { external_customer_id: 'late' })).body.id;
+    const ingest = async (ids: string[]) => {
+      const events = ids.map((id) => ({ event_id: id, event_name: 'api_call', external_customer_id: 'late', timestamp: '2026-10-15T00:00:00Z' }));
+      expect((await stack.api.post('/v1/events/bulk', { events })).status).toBe(202);
+    };
+    const stored = (value: string) =>
+      waitFor(
+        async () => {
+          const res = await stack.api.post(`/v1/meters/${meterId}/usage`, { external_customer_id: 'late', start_time: '2026-10-01T00:00:00Z', end_time: '2026-11-01T00:00:00Z' });
+          return res.body.value === value;
+        },
+        { timeoutMs: 20_000, what: `usage ${value}` },
+      );
+    await ingest(['a', 'b', 'c', 'd']);
+    await stored('4');
+    const plan = await stack.api.post('/v1/plans', {
+      name: 'Usage',
+      prices: [{ type: 'USAGE', currency: 'usd', amount: '1', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ARREAR', meter_id: meterId }],
+    });
+    const sub = await stack.api.post('/v1/subscriptions', { customer_id: customerId, plan_id: plan.body.id, start_date: '2026-10-01T00:00:00Z' });
+    const [draft] = (await stack.api.get(`/v1/invoices?subscription_id=${sub.body.id}`)).body.items;
+    expect(draft).toMatchObject({ status: 'draft', subtotal: 400 });
+
+    // Late events of October arrive inside the grace window.
+    await ingest(['e', 'f', 'g']);
+    await stored('7');
+    expect((await stack.api.post('/v1/cron/bill-subscriptions', {})).body.invoices_finalized).toBe(0);
+    expect((await stack.api.get(`/v1/invoices/${draft.id}`)).body.status).toBe('draft');
+
+    await new Promise((r) => setTimeout(r, 3_200));
+    expect((await stack.api.post('/v1/cron/bill-subscriptions', {})).body.invoices_finalized).toBe(1);
+    const final = (await stack.api.get(`/v1/invoices/${draft.id}`)).body;
+    expect(final).toMatchObject({ status: 'finalized', subtotal: 700, amount_due: 700, invoice_number: expect.stringMatching(/^INV-/) });
+    expect(final.line_items).toEqual([expect.objectContaining({ quantity: '7', amount: 700 })]);
+
+    // Events later than the finalization no longer change it.
+    await ingest(['h']);
+    await stored('8');
+    await stack.api.post('/v1/cron/bill-subscriptions', {});
+    expect((await stack.api.get(`/v1/invoices/${draft.id}`)).body.subtotal).toBe(700);
+  });
+});

@@ -1,0 +1,91 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { startIntegrationStack, type IntegrationStack } from '../support/stack';
+
+/**
+ * `npm run demo` against a whole stack (real Postgres and Kafka), as a user runs it beside
+ * `WEBHOOK_ALLOW_INSECURE=true npm start`: every part of it must work on this stack (no part
+ * skipped or refused), and it must bill last month's usage through a plan and invoices.
+ */
+const DEMO = path.resolve(__dirname, '../../scripts/demo.js');
+
+interface Invoice {
+  status: string;
+  invoice_number: string | null;
+  subtotal: number;
+  total_prepaid_credits_applied: number;
+  amount_due: number;
+  amount_remaining: number;
+  line_items: Array<{ price_type: string; amount: number; prepaid_credits_applied: number }>;
+}
+
+/** Runs the demo in a child process; the stack lives in this one, so never block its event loop. */
+function runDemo(url: string, key: string): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [DEMO], {
+      env: { ...process.env, BILLSTREAM_URL: url, BILLSTREAM_API_KEY: key, DEMO_EVENTS: '600' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    child.on('error', reject);
+    child.on('exit', (code) => resolve({ code, out }));
+  });
+}
+
+// The demo waits up to 60 s for the aggregator and 15 s for webhooks on a slow machine.
+jest.setTimeout(180_000);
+
+describe('npm run demo', () => {
+  let stack: IntegrationStack;
+  let key: string;
+
+  beforeAll(async () => {
+    stack = await startIntegrationStack({ extra: { env: { WEBHOOK_ALLOW_INSECURE: 'true' } } });
+    // A tenant of its own, so that the invoices it finds are the demo's.
+    key = await stack.keyFor('tenant-demo', 'development');
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('subscribes three customers to a plan, invoices last month with credits on the usage lines, records a payment and receives the invoice webhooks', async () => {
+    const { code, out } = await runDemo(stack.embedded.url, key);
+    const report = `demo output:\n${out}`;
+    expect({ code, report }).toMatchObject({ code: 0 });
+    // No part skipped (!) or refused (✗).
+    expect(out).not.toMatch(/^\s+[!✗] /m);
+
+    const numbers = [...out.matchAll(/^\s+(INV-\d{6}-\d{5}) {2}(Acme Corp|Globex Inc|Initech LLC) {2}/gm)].map((m) => m[2]).sort();
+    expect(numbers).toEqual(['Acme Corp', 'Globex Inc', 'Initech LLC']);
+    expect(out.match(/^\s+Platform fee\s+1\s+49\s+\$49\.00\s+-$/gm)).toHaveLength(3);
+    expect(out.match(/^\s+✓ token line quantity [\d,]+ = the Tokens meter's [\d,]+ for the period$/gm)).toHaveLength(3);
+    expect(out).toMatch(/✓ pay_\w+ {2}Acme Corp: \$49\.00 OFFLINE .*succeeded/);
+    expect(out).toMatch(/✓ INV-\d{6}-\d{5}: paid, payment succeeded, paid \$49\.00, remaining \$0\.00/);
+    expect(out).toMatch(/every signature valid/);
+    for (const name of ['invoice.create.drafted', 'invoice.update.finalized', 'invoice.update.payment', 'payment.success']) {
+      expect(out).toMatch(new RegExp(`^\\s+\\d+ {2}${name.replace(/\./g, '\\.')}$`, 'm'));
+    }
+
+    // What the demo printed is what the stack holds: the usage lines paid by the wallets'
+    // credits, the platform fee left due, then paid offline for one customer.
+    const tenant = stack.api.withKey(key);
+    const invoices = (await tenant.get('/v1/invoices?limit=100')).body.items as Invoice[];
+    expect(invoices).toHaveLength(3);
+    for (const inv of invoices) {
+      const usage = inv.line_items.find((l) => l.price_type === 'USAGE')!;
+      const fixed = inv.line_items.find((l) => l.price_type === 'FIXED')!;
+      expect(usage.amount).toBeGreaterThan(0);
+      expect(usage.prepaid_credits_applied).toBe(usage.amount);
+      expect(fixed).toMatchObject({ amount: 4900, prepaid_credits_applied: 0 });
+      expect(inv).toMatchObject({ subtotal: usage.amount + 4900, total_prepaid_credits_applied: usage.amount, amount_due: 4900 });
+      expect(out).toContain(inv.invoice_number);
+    }
+    expect(invoices.map((i) => [i.status, i.amount_remaining]).sort()).toEqual([
+      ['finalized', 4900],
+      ['finalized', 4900],
+      ['paid', 0],
+    ]);
+  });
+});
