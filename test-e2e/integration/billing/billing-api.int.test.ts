@@ -1,18 +1,7 @@
 import { createDb, type Db } from '@billstream/db';
 import { waitFor } from '@billstream/testing';
 import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
-
-const usagePrice = (meterId: string, extra: Record<string, unknown> = {}) => ({
-  type: 'USAGE',
-  currency: 'usd',
-  amount: '0.5',
-  billing_model: 'FLAT_FEE',
-  billing_period: 'MONTHLY',
-  invoice_cadence: 'ARREAR',
-  meter_id: meterId,
-  ...extra,
-});
-const fixedPrice = { type: 'FIXED', currency: 'usd', amount: '49', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ADVANCE' };
+import { fixedPrice, usagePrice } from './prices';
 
 describe('plans, prices and subscriptions through the gateway (real Postgres and Kafka)', () => {
   let stack: IntegrationStack;

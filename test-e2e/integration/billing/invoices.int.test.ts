@@ -1,23 +1,16 @@
 import { createDb, type Db } from '@billstream/db';
 import { waitFor } from '@billstream/testing';
 import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
+import { fixedPrice, usagePrice } from './prices';
 
 /**
  * Invoices, credits on invoices and payments (issue #13) as a client meets them: through the
  * gateway, on the whole stack with real Postgres and Kafka. The period job's schedule is off;
  * the tests run it with POST /v1/cron/bill-subscriptions.
  */
-const fixedAdvance = { type: 'FIXED', currency: 'usd', amount: '49', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ADVANCE' };
-const fixedArrear = { type: 'FIXED', currency: 'usd', amount: '30', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ARREAR' };
-const usage = (meterId: string) => ({
-  type: 'USAGE',
-  currency: 'usd',
-  amount: '0.5',
-  billing_model: 'FLAT_FEE',
-  billing_period: 'MONTHLY',
-  invoice_cadence: 'ARREAR',
-  meter_id: meterId,
-});
+const fixedAdvance = fixedPrice;
+const fixedArrear = { ...fixedPrice, amount: '30', invoice_cadence: 'ARREAR' };
+const usage = (meterId: string) => usagePrice(meterId);
 
 interface Invoice {
   id: string;

@@ -249,32 +249,26 @@ export class WalletStore {
     return rows.map((r) => r.id);
   }
 
+  private ofCustomer(conn: Conn, scope: Scope, w: Pick<Wallet, 'customerId' | 'currency' | 'walletType'>) {
+    return conn('wallets').where({
+      tenant_id: scope.tenantId,
+      environment_id: scope.environmentId,
+      customer_id: w.customerId,
+      currency: w.currency,
+      wallet_type: w.walletType,
+    });
+  }
+
   /** The open wallet of the customer with this currency and type, if there is one. */
   async existsOpen(trx: Trx, scope: Scope, w: Pick<Wallet, 'customerId' | 'currency' | 'walletType'>): Promise<string | undefined> {
-    const row = await trx('wallets')
-      .where({
-        tenant_id: scope.tenantId,
-        environment_id: scope.environmentId,
-        customer_id: w.customerId,
-        currency: w.currency,
-        wallet_type: w.walletType,
-      })
-      .whereNot('wallet_status', 'closed')
-      .first<{ id: string } | undefined>('id');
+    const row = await this.ofCustomer(trx, scope, w).whereNot('wallet_status', 'closed').first<{ id: string } | undefined>('id');
     return row?.id;
   }
 
   /** The customer's oldest active wallet of this currency and type, if there is one (invoices pay from it). */
   async activeIdOf(conn: Conn, scope: Scope, w: Pick<Wallet, 'customerId' | 'currency' | 'walletType'>): Promise<string | undefined> {
-    const row = await conn('wallets')
-      .where({
-        tenant_id: scope.tenantId,
-        environment_id: scope.environmentId,
-        customer_id: w.customerId,
-        currency: w.currency,
-        wallet_type: w.walletType,
-        wallet_status: 'active',
-      })
+    const row = await this.ofCustomer(conn, scope, w)
+      .where({ wallet_status: 'active' })
       .orderBy([{ column: 'created_at' }, { column: 'id' }])
       .first<{ id: string } | undefined>('id');
     return row?.id;

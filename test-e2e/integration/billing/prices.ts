@@ -1,0 +1,13 @@
+/** Price bodies the billing tests post (BILLING.md, Plans and prices): monthly, in usd. */
+export const fixedPrice = { type: 'FIXED', currency: 'usd', amount: '49', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ADVANCE' };
+
+export const usagePrice = (meterId: string, extra: Record<string, unknown> = {}) => ({
+  type: 'USAGE',
+  currency: 'usd',
+  amount: '0.5',
+  billing_model: 'FLAT_FEE',
+  billing_period: 'MONTHLY',
+  invoice_cadence: 'ARREAR',
+  meter_id: meterId,
+  ...extra,
+});
