@@ -118,6 +118,19 @@ describe('invoices exactly once across processes, replicas and crashes (e2e: rea
 
   // ---------------------------------------------------------------- helpers
 
+  /** Whether billing runs its schedule now (a test that turns it on leaves it to the next beforeEach to turn off). */
+  let scheduled = false;
+  async function billingWith(env: typeof JOB | typeof NO_JOB): Promise<void> {
+    await stack.restart('billing', env);
+    scheduled = env === JOB;
+  }
+
+  // Every test starts with billing and the wallet up and the schedule off, whatever the last one left.
+  beforeEach(async () => {
+    if (!stack.running('wallet')) await stack.restart('wallet');
+    if (!stack.running('billing') || scheduled) await billingWith(NO_JOB);
+  }, 60_000);
+
   const cron = async (client = api) => {
     const res = await client.post('/v1/cron/bill-subscriptions', {});
     expect(res.status).toBe(200);
@@ -332,7 +345,7 @@ describe('invoices exactly once across processes, replicas and crashes (e2e: rea
   let uncrashed: string[] = [];
 
   it('two billing replicas running the period job at once over 200 backdated subscriptions: one invoice per subscription, period and reason, each finalized once and debited once', async () => {
-    await stack.restart('billing', JOB);
+    await billingWith(JOB);
     const replica = await stack.startReplica('billing', JOB);
     try {
       const b = await prepareBatch('race', RACE);
@@ -368,6 +381,7 @@ describe('invoices exactly once across processes, replicas and crashes (e2e: rea
   // ---------------------------------------------------------------- 3: SIGKILL in the middle of a run
 
   it('billing SIGKILLed in the middle of a period job run over 120 due subscriptions (while making, then while finalizing), started again: the same invoices, amounts and debits as a run without a crash', async () => {
+    await billingWith(JOB);
     const b = await prepareBatch('crash', CRASH);
     const ids = b.subs.map((s) => s.id);
     const p2 = new Date(b.t0.getTime() - DAY);
@@ -401,7 +415,7 @@ describe('invoices exactly once across processes, replicas and crashes (e2e: rea
     figures.push(`crash: ${rows.filter((x) => x.status === 'draft').length} drafts left, ${pendingDebits} of them already allocated in the wallet`);
 
     // Started again, and killed a second time once it is finalizing them.
-    await stack.restart('billing', JOB);
+    await billingWith(JOB);
     const atSecond = await waitFor(
       async () => {
         const p = await progress();
@@ -421,22 +435,17 @@ describe('invoices exactly once across processes, replicas and crashes (e2e: rea
     figures.push(`crash: ${drafts2.length} drafts left after the second kill, ${allocated2} of them already debited in the wallet (allocation committed, billing not)`);
 
     const restarted = Date.now();
-    await stack.restart('billing', JOB);
+    await billingWith(JOB);
     await settled(b);
     figures.push(`crash: settled ${Date.now() - restarted} ms after the second restart (claims of the killed process expire after 2 s)`);
     const crashed = await checkBatch(b);
+    // The run without a crash is the first test's (same shapes): this one needs it to have passed.
+    expect(uncrashed).toHaveLength(RACE);
     expect(crashed).toEqual(uncrashed.slice(0, CRASH));
     await numbersAreGapFree();
-    await stack.restart('billing', NO_JOB);
   }, 240_000);
 
   // ---------------------------------------------------------------- 4: failpoints
-
-  // A failed crash test must not leave the next one without billing or wallet.
-  beforeEach(async () => {
-    if (!stack.running('wallet')) await stack.restart('wallet');
-    if (!stack.running('billing')) await stack.restart('billing', NO_JOB);
-  }, 60_000);
 
   /** Arms `point` in `service`, triggers it, checks the process killed itself there. */
   async function crashAt(service: 'billing' | 'wallet', point: string, trigger: () => Promise<{ status: number }>): Promise<void> {
@@ -465,7 +474,7 @@ describe('invoices exactly once across processes, replicas and crashes (e2e: rea
     expect(await invoice(d.invoiceId)).toMatchObject({ status: 'draft', invoice_number: null });
     expect(await debitsOf(d.invoiceId)).toEqual([]);
     expect(await walletDb('invoice_allocations').where({ invoice_id: d.invoiceId })).toEqual([]);
-    await stack.restart('billing', NO_JOB);
+    await billingWith(NO_JOB);
     expect(await balance(d.walletId!)).toBe('20');
     await jobFinalizes(d.invoiceId);
     await finalizedOnceWithItsDebit(d.invoiceId, 2000);
@@ -479,7 +488,7 @@ describe('invoices exactly once across processes, replicas and crashes (e2e: rea
     await crashAt('billing', 'finalize.after-allocation', () => api.post(`/v1/invoices/${d.invoiceId}/finalize`, {}));
     expect(await invoice(d.invoiceId)).toMatchObject({ status: 'draft', invoice_number: null });
     expect((await debitsOf(d.invoiceId)).map((x) => cents(x.credit_amount))).toEqual([4900]);
-    await stack.restart('billing', NO_JOB);
+    await billingWith(NO_JOB);
     expect(await balance(d.walletId!)).toBe('51');
     await jobFinalizes(d.invoiceId);
     await finalizedOnceWithItsDebit(d.invoiceId, 4900);
@@ -498,7 +507,7 @@ describe('invoices exactly once across processes, replicas and crashes (e2e: rea
     expect((await debitsOf(d.invoiceId)).map((x) => cents(x.credit_amount))).toEqual([3000]);
     // The rolled back transaction took no number.
     expect(await numbersAreGapFree()).toBe(numbered);
-    await stack.restart('billing', NO_JOB);
+    await billingWith(NO_JOB);
     const fin = await api.post(`/v1/invoices/${d.invoiceId}/finalize`, {});
     expect(fin.status).toBe(200);
     expect(fin.body).toMatchObject({ status: 'finalized', total_prepaid_credits_applied: 3000, amount_due: 1900 });
@@ -510,7 +519,6 @@ describe('invoices exactly once across processes, replicas and crashes (e2e: rea
   it('the wallet killed inside its allocation transaction before the commit: nothing debited, the draft stays a draft; restarted, a finalize call debits once', async () => {
     const d = await oneDraft('fp-wallet', '10');
     const numbered = await numbersAreGapFree();
-    await stack.restart('billing', NO_JOB);
     await crashAt('wallet', 'wallet.allocate.before-commit', () => api.post(`/v1/invoices/${d.invoiceId}/finalize`, {}));
     expect(await invoice(d.invoiceId)).toMatchObject({ status: 'draft', invoice_number: null });
     expect(await debitsOf(d.invoiceId)).toEqual([]);
@@ -572,7 +580,7 @@ describe('invoices exactly once across processes, replicas and crashes (e2e: rea
     const d = await oneDraft('fp-void', '25');
     await crashAt('billing', 'finalize.after-allocation', () => api.post(`/v1/invoices/${d.invoiceId}/finalize`, {}));
     expect((await debitsOf(d.invoiceId)).map((x) => cents(x.credit_amount))).toEqual([2500]);
-    await stack.restart('billing', NO_JOB);
+    await billingWith(NO_JOB);
     expect(await balance(d.walletId!)).toBe('0');
     const voided = await api.post(`/v1/invoices/${d.invoiceId}/void`, {});
     expect(voided.status).toBe(200);
