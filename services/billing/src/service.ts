@@ -31,6 +31,9 @@ import { PeriodBilling } from './invoices/period-billing';
 import { mountInvoiceRoutes } from './invoices/routes';
 import { InvoiceStore } from './invoices/store';
 import { UpcomingInvoices } from './invoices/upcoming';
+import { subscribeWalletEvents } from './topups/consumer';
+import { TopupInvoicer } from './topups/invoicer';
+import { TopupSettlement } from './topups/settlement';
 import type { Wallets } from './wallets/domain';
 import { HttpWallets } from './wallets/http-wallets';
 
@@ -63,6 +66,8 @@ export interface BillingServiceHandle extends Service {
   payments: PaymentService;
   billing: PeriodBilling;
   maker: InvoiceMaker;
+  /** Invoiced top-ups (the wallet-events consumer's work, callable directly by tests). */
+  topups: TopupInvoicer;
 }
 
 const getter = (url: Url) => (typeof url === 'string' ? () => url : url);
@@ -87,6 +92,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   const wallets = config.wallets ?? httpWallets;
   const invoiceStore = new InvoiceStore();
   const paymentStore = new PaymentStore();
+  const settlement = new TopupSettlement(db, invoiceStore, wallets, logger);
   const maker = new InvoiceMaker({
     db,
     subscriptions: subscriptionStore,
@@ -110,19 +116,28 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     invoiceNumberPrefix: settings.invoiceNumberPrefix,
     // Drafts wait BILLING_FINALIZE_DELAY for late events: their usage is read again at finalization.
     reprice: settings.finalizeDelayMs > 0 ? (draft, requestId) => billing.reprice(draft, requestId) : undefined,
+    paid: settlement,
   });
-  const payments = new PaymentService({ db, invoices: invoiceStore, payments: paymentStore, wallets, logger, clock, published });
+  const payments = new PaymentService({ db, invoices: invoiceStore, payments: paymentStore, wallets, logger, clock, published, paid: settlement });
+  const topups = new TopupInvoicer({ db, invoices: invoiceStore, wallets, finalizer, logger, clock, published });
   const upcoming = new UpcomingInvoices(db, subscriptionStore, maker, wallets, clock);
   const periods = new PeriodJob(
     db,
     subscriptionStore,
-    { billing, finalizer, invoices: invoiceStore, completePendingPayments: () => payments.completePending('period-job') },
+    {
+      billing,
+      finalizer,
+      invoices: invoiceStore,
+      completePendingPayments: () => payments.completePending('period-job'),
+      settleTopup: (id, requestId) => settlement.settle(id, requestId),
+    },
     logger,
     clock,
     published,
     settings,
   );
   let consumer: BusSubscription | undefined;
+  let walletConsumer: BusSubscription | undefined;
 
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
   const app = createServiceApp({
@@ -152,15 +167,18 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     payments,
     billing,
     maker,
+    topups,
     async start() {
       await migrate(db, SCHEMA, migrations);
       consumer = await subscribeCustomerEvents({ db, bus, logger, customers: customerStore, subscriptions: subscriptionStore, clock, maker, published });
+      walletConsumer = await subscribeWalletEvents({ bus, logger, topups });
       relay.start();
       periods.start();
     },
     async stop() {
       await periods.stop();
       await consumer?.stop();
+      await walletConsumer?.stop();
       await relay.stop();
       await httpLookup.close();
       await httpMeters.close();

@@ -53,6 +53,8 @@ export interface Invoice {
   finalizedAt: Date | null;
   voidedAt: Date | null;
   refundState: 'pending' | 'done' | null;
+  /** An invoiced top-up paid in full: its pending wallet credit is to be settled COMPLETED (`pending`), or was (`done`). */
+  settleState: 'pending' | 'done' | null;
   lines: InvoiceLine[];
   version: number;
   createdAt: Date;

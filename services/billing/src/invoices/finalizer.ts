@@ -8,6 +8,7 @@ import { failpoint } from '@billstream/runtime';
 import type { Allocation, Wallets } from '../wallets/domain';
 import { INVOICE_EVENTS, paymentStatusOf, totalsOf, type Invoice, type Payment } from './domain';
 import { announceInvoice } from './maker';
+import type { PaidHook } from './paid-hook';
 import { announcePayment, type PaymentStore } from './payment-store';
 import type { InvoiceStore } from './store';
 
@@ -28,6 +29,8 @@ export interface FinalizerDeps {
   invoiceNumberPrefix: string;
   /** Reprices a draft's usage lines with the usage known now (a draft made before its grace window ended). */
   reprice?: (draft: Invoice, requestId: string) => Promise<Invoice | undefined>;
+  /** What follows an invoice paid in full at finalization (an invoiced top-up of nothing due settles its credit). */
+  paid?: PaidHook;
 }
 
 /** `{prefix}-{YYYYMM, UTC}-{n, 5 digits at least}`. */
@@ -94,7 +97,10 @@ export class InvoiceFinalizer {
       failpoint('finalize.before-commit');
       return { invoice: recorded, wrote: true };
     });
-    if (wrote) this.deps.published();
+    if (wrote) {
+      this.deps.published();
+      if (invoice.status === 'paid') await this.deps.paid?.afterCommit(invoice, requestId);
+    }
     return { invoice, wrote };
   }
 
@@ -141,6 +147,7 @@ export class InvoiceFinalizer {
     if (applied.size > 0) await this.deps.invoices.updateApplied(trx, lines);
     const saved = await this.deps.invoices.save(trx, finalized);
     await announceInvoice(trx, INVOICE_EVENTS.finalized, saved, actor);
+    if (saved.status === 'paid') await this.deps.paid?.inTransaction(trx, saved);
     if (allocation?.postpaid && allocation.postpaid.amount > 0) {
       const payment: Payment = {
         id: newId('payment'),

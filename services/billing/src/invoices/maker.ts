@@ -98,6 +98,7 @@ export class InvoiceMaker {
       finalizedAt: null,
       voidedAt: null,
       refundState: null,
+      settleState: null,
       lines,
       version: 1,
       createdAt: now,

@@ -8,6 +8,7 @@ import type { Logger } from '@billstream/logger';
 import type { Wallets } from '../wallets/domain';
 import { INVOICE_EVENTS, paymentStatusOf, type Invoice, type Payment } from './domain';
 import { announceInvoice } from './maker';
+import type { PaidHook } from './paid-hook';
 import { announcePayment, type PaymentStore } from './payment-store';
 import type { InvoiceStore } from './store';
 
@@ -19,6 +20,8 @@ export interface PaymentDeps {
   logger: Logger;
   clock: () => Date;
   published: () => void;
+  /** What follows an invoice paid in full (an invoiced top-up settles its credit). */
+  paid?: PaidHook;
 }
 
 function requestHash(body: CreatePaymentBody): string {
@@ -64,11 +67,11 @@ export class PaymentService {
       updatedAt: now,
     };
     const first = await this.deps.db.transaction(async (trx) => {
-      const invoice = await this.payable(trx, scope, body.invoice_id, body.amount);
+      const invoice = await this.payable(trx, scope, body);
       const row = { ...payment, currency: invoice.currency };
       if (!(await this.deps.payments.insert(trx, row))) return { raced: true as const };
-      if (row.paymentStatus === 'succeeded') await this.apply(trx, invoice, row, scope.actor);
-      return { raced: false as const, payment: row, invoice };
+      const after = row.paymentStatus === 'succeeded' ? await this.apply(trx, invoice, row, scope.actor) : invoice;
+      return { raced: false as const, payment: row, invoice: after };
     });
     if (first.raced) {
       const earlier = await this.deps.payments.byIdempotencyKey(this.deps.db, scope, body.idempotency_key!);
@@ -76,6 +79,7 @@ export class PaymentService {
     }
     if (first.payment.paymentStatus === 'succeeded') {
       this.deps.published();
+      await this.afterPaid(first.invoice, requestId);
       return first.payment;
     }
     return this.completeCredits(first.payment, first.invoice.customerId, requestId, scope.actor);
@@ -121,16 +125,17 @@ export class PaymentService {
     }
     const done = await this.deps.db.transaction(async (trx) => {
       const locked = await this.deps.payments.getForUpdate(trx, pending.id);
-      if (!locked || locked.paymentStatus !== 'pending') return locked;
+      if (!locked || locked.paymentStatus !== 'pending') return { payment: locked };
       const invoice = (await this.deps.invoices.getForUpdate(trx, locked.invoiceId))!;
       const now = this.deps.clock();
       const paid = await this.deps.payments.save(trx, { ...locked, paymentStatus: 'succeeded', walletTransactionId: answer.transaction_id ?? null, updatedAt: now });
       // A void that won the race refunded this debit in the wallet; the invoice keeps its totals.
-      if (invoice.status === 'finalized') await this.apply(trx, invoice, paid, actor);
-      return paid;
+      if (invoice.status === 'finalized') return { payment: paid, invoice: await this.apply(trx, invoice, paid, actor) };
+      return { payment: paid };
     });
     this.deps.published();
-    return done!;
+    if (done.invoice) await this.afterPaid(done.invoice, requestId);
+    return done.payment!;
   }
 
   private async drop(id: string): Promise<void> {
@@ -140,11 +145,20 @@ export class PaymentService {
     });
   }
 
-  /** The invoice, locked, if it can take `amount`: finalized, and at most what is left after pending payments. */
-  private async payable(trx: Trx, scope: Scope, invoiceId: string, amount: number): Promise<Invoice> {
+  /**
+   * The invoice, locked, if it can take the payment: finalized, at most what is left after
+   * pending payments, and never credits for an invoiced top-up (credits never buy credits).
+   */
+  private async payable(trx: Trx, scope: Scope, { invoice_id: invoiceId, amount, payment_method_type: method }: CreatePaymentBody): Promise<Invoice> {
     const invoice = await this.deps.invoices.getForUpdate(trx, invoiceId);
     if (!invoice || invoice.tenantId !== scope.tenantId || invoice.environmentId !== scope.environmentId) {
       throw new NotFoundError(`Invoice ${invoiceId} not found`, { field: 'invoice_id', invoice_id: invoiceId });
+    }
+    if (method === 'CREDITS' && invoice.billingReason === 'CREDIT_PURCHASE') {
+      throw new ValidationError(`Invoice ${invoiceId} is a purchase of credits: it cannot be paid with credits`, {
+        field: 'payment_method_type',
+        billing_reason: invoice.billingReason,
+      });
     }
     if (invoice.status !== 'finalized') {
       throw new ValidationError(`Invoice ${invoiceId} is ${invoice.status}: only a finalized invoice takes payments`, {
@@ -163,8 +177,8 @@ export class PaymentService {
     return invoice;
   }
 
-  /** Adds a succeeded payment to its invoice, with the events. */
-  private async apply(trx: Trx, invoice: Invoice, payment: Payment, actor: string): Promise<void> {
+  /** Adds a succeeded payment to its invoice, with the events; answers the invoice as saved. */
+  private async apply(trx: Trx, invoice: Invoice, payment: Payment, actor: string): Promise<Invoice> {
     const amountPaid = invoice.amountPaid + payment.amount;
     const amountRemaining = invoice.amountDue - amountPaid;
     const saved = await this.deps.invoices.save(trx, {
@@ -177,11 +191,13 @@ export class PaymentService {
     });
     await announcePayment(trx, payment, actor);
     await announceInvoice(trx, INVOICE_EVENTS.payment, saved, actor);
-    if (saved.status === 'paid' && this.onPaid) await this.onPaid(trx, saved);
+    if (saved.status === 'paid') await this.deps.paid?.inTransaction(trx, saved);
+    return saved;
   }
 
-  /** Called in the transaction that pays an invoice in full (an invoiced top-up settles its credit). */
-  onPaid?: (trx: Trx, invoice: Invoice) => Promise<void>;
+  private async afterPaid(invoice: Invoice, requestId: string): Promise<void> {
+    if (invoice.status === 'paid') await this.deps.paid?.afterCommit(invoice, requestId);
+  }
 
   list(scope: Scope, q: { invoiceId?: string; limit: number; offset: number }) {
     return this.deps.payments.list(this.deps.db, scope, q);

@@ -33,6 +33,7 @@ interface InvoiceRow {
   finalized_at: Date | null;
   voided_at: Date | null;
   refund_state: Invoice['refundState'];
+  settle_state: Invoice['settleState'];
   version: number;
   created_at: Date;
   updated_at: Date;
@@ -101,6 +102,7 @@ function fromRow(r: InvoiceRow, lines: InvoiceLine[]): Invoice {
     finalizedAt: r.finalized_at,
     voidedAt: r.voided_at,
     refundState: r.refund_state,
+    settleState: r.settle_state,
     lines,
     version: r.version,
     createdAt: r.created_at,
@@ -127,6 +129,7 @@ function changeRow(i: Invoice) {
     finalized_at: i.finalizedAt,
     voided_at: i.voidedAt,
     refund_state: i.refundState,
+    settle_state: i.settleState,
     updated_at: i.updatedAt,
   };
 }
@@ -277,13 +280,14 @@ export class InvoiceStore {
    * Claims up to `limit` invoices matching `where` for `leaseMs` (SKIP LOCKED: replicas take
    * different ones; a claim a crash left behind expires). Answers their ids.
    */
-  async claim(db: Db, kind: 'drafts' | 'overdue' | 'refunds', now: Date, leaseMs: number, limit: number): Promise<string[]> {
+  async claim(db: Db, kind: 'drafts' | 'overdue' | 'refunds' | 'settles', now: Date, leaseMs: number, limit: number): Promise<string[]> {
     const condition = {
       drafts: `status = 'draft' AND finalize_after <= ?`,
       overdue: `status = 'finalized' AND NOT overdue AND due_date <= ?`,
       refunds: `refund_state = 'pending' AND ?::timestamptz IS NOT NULL`,
+      settles: `settle_state = 'pending' AND ?::timestamptz IS NOT NULL`,
     }[kind];
-    const order = { drafts: 'finalize_after, id', overdue: 'due_date, id', refunds: 'id' }[kind];
+    const order = { drafts: 'finalize_after, id', overdue: 'due_date, id', refunds: 'id', settles: 'id' }[kind];
     const result = await db.raw<{ rows: Array<{ id: string }> }>(
       `UPDATE invoices SET work_lease_until = ? WHERE id IN (
          SELECT id FROM invoices WHERE ${condition} AND (work_lease_until IS NULL OR work_lease_until <= ?)
@@ -292,6 +296,16 @@ export class InvoiceStore {
       [new Date(now.getTime() + leaseMs), now, now, limit],
     );
     return result.rows.map((r) => r.id);
+  }
+
+  /** An invoiced top-up paid in full: its wallet credit is now to be settled (once: a repeat changes nothing). */
+  async markSettlePending(trx: Trx, id: string): Promise<void> {
+    await trx('invoices').where({ id }).whereNull('settle_state').update({ settle_state: 'pending' });
+  }
+
+  /** The wallet settled the top-up's credit; the claim of the period job ends with it. */
+  async markSettled(conn: Conn, id: string): Promise<void> {
+    await conn('invoices').where({ id, settle_state: 'pending' }).update({ settle_state: 'done', work_lease_until: null });
   }
 
   async releaseLease(conn: Conn, id: string): Promise<void> {

@@ -40,13 +40,15 @@ export interface PeriodJobParts {
   invoices: InvoiceStore;
   /** Completes CREDITS payments a crash left pending (Payments). */
   completePendingPayments?: () => Promise<number>;
+  /** Settles the credit of an invoiced top-up paid in full whose settle a crash or an outage interrupted. */
+  settleTopup?: (invoiceId: string, requestId: string) => Promise<boolean>;
 }
 
 /**
  * The period job (BILLING.md, Invoices): every subscription whose current period ended is
  * invoiced and moved on (PeriodBilling, one transaction per subscription); drafts whose
  * BILLING_FINALIZE_DELAY passed are finalized (crash leftovers included); voids whose refund
- * did not finish are completed; finalized invoices past their due date are marked overdue;
+ * did not finish are completed; paid invoiced top-ups whose credit is not settled yet are settled; finalized invoices past their due date are marked overdue;
  * active subscriptions within SUBSCRIPTION_RENEWAL_NOTICE_DAYS of their period end get one
  * `subscription.renewal.due`.
  *
@@ -108,6 +110,16 @@ export class PeriodJob {
       },
       'giving back the credits of a voided invoice',
     );
+    const { settleTopup } = this.parts;
+    if (settleTopup) {
+      await this.drain(
+        () => this.parts.invoices.claim(this.db, 'settles', this.clock(), LEASE_MS, CLAIM_BATCH),
+        async (id) => {
+          await settleTopup(id, requestId);
+        },
+        'settling the credit of a paid invoiced top-up',
+      );
+    }
     if (this.parts.completePendingPayments) await this.parts.completePendingPayments();
     await this.drain(
       () => this.parts.invoices.claim(this.db, 'overdue', this.clock(), lease, CLAIM_BATCH),

@@ -4,6 +4,7 @@ import { createTestDatabase, migratedDb, testLogger, type TestDatabase } from '@
 import type { Meters } from '../meters/domain';
 import { migrations, SCHEMA } from '../migrations';
 import type { NewPrice } from '../prices/domain';
+import type { Wallets } from '../wallets/domain';
 import { createBillingService, type BillingServiceHandle } from '../service';
 
 export const TENANT = 'tenant-b';
@@ -66,9 +67,10 @@ export interface BillingHarness {
 
 /**
  * The billing service on a fresh Postgres database with the in-process bus, a clock the test
- * sets, fake meters and no customer service (customers go into the projection directly).
+ * sets, fake meters and no customer service (customers go into the projection directly); the
+ * wallet service is unreachable unless the test gives a fake of it.
  */
-export async function startBillingHarness(start: string): Promise<BillingHarness> {
+export async function startBillingHarness(start: string, options: { wallets?: Wallets } = {}): Promise<BillingHarness> {
   const database = await createTestDatabase();
   const db = await migratedDb(database.url, SCHEMA, migrations, 20);
   const clock = new TestClock(start);
@@ -85,6 +87,7 @@ export async function startBillingHarness(start: string): Promise<BillingHarness
         clock: clock.now,
         customerLookup: { find: async () => undefined },
         meters,
+        wallets: options.wallets,
       },
     );
   const service = make();

@@ -39,7 +39,7 @@ export interface WalletPaymentResult {
   credits?: string;
 }
 
-/** The pending top-up an invoiced top-up invoice settles. */
+/** What billing reads of a wallet to invoice a top-up of it (GET /v1/wallets/{id}). */
 export interface WalletInfo {
   id: string;
   customer_id: string;
@@ -54,4 +54,6 @@ export interface Wallets {
   refund(scope: Scope, invoiceId: string, requestId: string): Promise<void>;
   wallet(scope: Scope, walletId: string, requestId: string): Promise<WalletInfo | undefined>;
   settle(scope: Scope, walletId: string, transactionId: string, status: 'COMPLETED' | 'FAILED', requestId: string): Promise<void>;
+  /** Whether the wallet's PURCHASED_CREDIT_INVOICED credit is still PENDING (not settled by a client, nor failed by a termination). */
+  isPendingInvoicedCredit(scope: Scope, walletId: string, transactionId: string, requestId: string): Promise<boolean>;
 }

@@ -53,6 +53,20 @@ export class HttpWallets implements Wallets {
     throw upstreamError(status, text, path);
   }
 
+  async isPendingInvoicedCredit(scope: Scope, walletId: string, transactionId: string, requestId: string): Promise<boolean> {
+    // No route reads one transaction: the wallet's pending invoiced credits are few, paged through here.
+    const page = 1000;
+    for (let offset = 0; ; offset += page) {
+      const path = `/v1/wallets/${encodeURIComponent(walletId)}/transactions?transaction_status=PENDING&transaction_reason=PURCHASED_CREDIT_INVOICED&limit=${page}&offset=${offset}`;
+      const { status, text } = await this.client.call(scope, 'GET', path, requestId);
+      if (status === 404) return false;
+      if (status !== 200) throw upstreamError(status, text, 'wallet transactions');
+      const { items } = JSON.parse(text) as { items: Array<{ id: string }> };
+      if (items.some((t) => t.id === transactionId)) return true;
+      if (items.length < page) return false;
+    }
+  }
+
   close(): Promise<void> {
     return this.client.close();
   }

@@ -1,0 +1,52 @@
+import type { Db, Trx } from '@billstream/db';
+import type { Logger } from '@billstream/logger';
+import type { Invoice } from '../invoices/domain';
+import type { PaidHook } from '../invoices/paid-hook';
+import type { InvoiceStore } from '../invoices/store';
+import type { Wallets } from '../wallets/domain';
+
+/**
+ * Paying an invoiced top-up in full settles its pending wallet credit COMPLETED, exactly once:
+ * the paying transaction marks the invoice `settle_state = pending`; after the commit the wallet
+ * is asked to settle (a repeat is harmless: the wallet answers "already settled", which counts as
+ * done) and the invoice is marked `done`. A crash or a wallet outage in between leaves the mark,
+ * which the period job claims and settles. Voiding settles FAILED instead
+ * (InvoiceFinalizer.completeVoid); a paid invoice cannot be voided, so the two never meet.
+ */
+export class TopupSettlement implements PaidHook {
+  constructor(
+    private readonly db: Db,
+    private readonly invoices: InvoiceStore,
+    private readonly wallets: Wallets,
+    private readonly logger: Logger,
+  ) {}
+
+  async inTransaction(trx: Trx, invoice: Invoice): Promise<void> {
+    if (isTopup(invoice)) await this.invoices.markSettlePending(trx, invoice.id);
+  }
+
+  async afterCommit(invoice: Invoice, requestId: string): Promise<void> {
+    if (!isTopup(invoice)) return;
+    try {
+      await this.settle(invoice.id, requestId);
+    } catch (err) {
+      this.logger.warn('invoiced top-up paid; settling its credit failed and will be retried by the period job', { err, invoice_id: invoice.id });
+    }
+  }
+
+  /** Settles the credit of an invoice marked pending (the period job's retry too); true when it did. */
+  async settle(invoiceId: string, requestId: string): Promise<boolean> {
+    const invoice = await this.invoices.byId(this.db, invoiceId);
+    if (!invoice || invoice.settleState !== 'pending' || !invoice.source) {
+      if (invoice) await this.invoices.releaseLease(this.db, invoiceId);
+      return false;
+    }
+    await this.wallets.settle(invoice, invoice.source.wallet_id, invoice.source.transaction_id, 'COMPLETED', requestId);
+    await this.invoices.markSettled(this.db, invoiceId);
+    return true;
+  }
+}
+
+function isTopup(i: Invoice): boolean {
+  return i.billingReason === 'CREDIT_PURCHASE' && i.source !== null;
+}
