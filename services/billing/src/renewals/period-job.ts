@@ -113,7 +113,7 @@ export class PeriodJob {
     const { settleTopup } = this.parts;
     if (settleTopup) {
       await this.drain(
-        () => this.parts.invoices.claim(this.db, 'settles', this.clock(), LEASE_MS, CLAIM_BATCH),
+        () => this.parts.invoices.claim(this.db, 'settles', this.clock(), lease, CLAIM_BATCH),
         async (id) => {
           await settleTopup(id, requestId);
         },
