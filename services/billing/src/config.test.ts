@@ -4,13 +4,13 @@ import { billingEnv, billingSettingsFrom, durationMs } from './config';
 
 describe('billing settings', () => {
   it('default to a 60 s period job, a 3-day renewal notice, no finalize delay and INV numbers', () => {
-    expect(billingSettingsFrom({})).toEqual({ intervalMs: 60_000, renewalNoticeDays: 3, finalizeDelayMs: 0, invoiceNumberPrefix: 'INV' });
+    expect(billingSettingsFrom({})).toEqual({ intervalMs: 60_000, leaseMs: 60_000, renewalNoticeDays: 3, finalizeDelayMs: 0, invoiceNumberPrefix: 'INV' });
   });
 
   it('parse the variables', () => {
     expect(
       billingSettingsFrom({ BILLING_INTERVAL_MS: '0', SUBSCRIPTION_RENEWAL_NOTICE_DAYS: '7', BILLING_FINALIZE_DELAY: '15m', INVOICE_NUMBER_PREFIX: 'ACME' }),
-    ).toEqual({ intervalMs: 0, renewalNoticeDays: 7, finalizeDelayMs: 900_000, invoiceNumberPrefix: 'ACME' });
+    ).toEqual({ intervalMs: 0, leaseMs: 60_000, renewalNoticeDays: 7, finalizeDelayMs: 900_000, invoiceNumberPrefix: 'ACME' });
     expect(durationMs('0s')).toBe(0);
     expect(durationMs('90s')).toBe(90_000);
     expect(durationMs('2h')).toBe(7_200_000);

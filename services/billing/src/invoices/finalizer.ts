@@ -4,6 +4,7 @@ import type { Db, Trx } from '@billstream/db';
 import { NotFoundError, ServiceUnavailableError, ValidationError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
 import type { Logger } from '@billstream/logger';
+import { failpoint } from '@billstream/runtime';
 import type { Allocation, Wallets } from '../wallets/domain';
 import { INVOICE_EVENTS, paymentStatusOf, totalsOf, type Invoice, type Payment } from './domain';
 import { announceInvoice } from './maker';
@@ -80,7 +81,10 @@ export class InvoiceFinalizer {
       if (!frozen) return { invoice: (await this.deps.invoices.byId(this.deps.db, draft.id))!, wrote: false };
       current = frozen;
     }
+    // Crash points of the exactly-once proofs (ADR 0017); nothing unless BILLSTREAM_FAILPOINTS names them.
+    failpoint('finalize.before-allocation');
     const allocation = await this.allocate(current, requestId);
+    failpoint('finalize.after-allocation');
     const { invoice, wrote } = await this.deps.db.transaction(async (trx) => {
       const locked = await this.deps.invoices.getForUpdate(trx, current.id);
       if (!locked) throw invoiceNotFound(current.id);
@@ -89,7 +93,9 @@ export class InvoiceFinalizer {
       if (locked.status !== 'draft') return { invoice: locked, wrote: false };
       if (allocation?.status === 'voided') throw new ServiceUnavailableError(`Invoice ${locked.id} is being voided; retry later`);
       if (locked.version !== current.version) throw new ServiceUnavailableError(`Invoice ${locked.id} changed while it was finalized; retry`);
-      return { invoice: await this.record(trx, locked, allocation, actor), wrote: true };
+      const recorded = await this.record(trx, locked, allocation, actor);
+      failpoint('finalize.before-commit');
+      return { invoice: recorded, wrote: true };
     });
     if (wrote) {
       this.deps.published();
