@@ -37,6 +37,16 @@ export default tseslint.config(
     },
   },
   {
+    // @billstream/client is published on its own: it imports no package of this repository.
+    files: ['libs/client/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['@billstream/*'], message: '@billstream/client is published alone: it imports no other package of the repository.' }] },
+      ],
+    },
+  },
+  {
     files: ['**/*.test.ts', 'libs/testing/**', 'test-e2e/**', 'bench/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },

@@ -14,13 +14,27 @@
  *
  * Webhooks need the stack started with WEBHOOK_ALLOW_INSECURE=true: the receiver is a plain
  * http server on this machine's loopback. Without it, the demo says so and goes on.
+ *
+ * Every call goes through @billstream/client (libs/client, built by `npm run build`): typed
+ * calls with retries, the usage event batcher and webhook verification, as a system that
+ * calls Billstream would use them.
  */
-const { createHmac, randomBytes, timingSafeEqual } = require('node:crypto');
+const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
-const { request } = require('undici');
 const cliProgress = require('cli-progress');
+const { BillstreamError, createClient, verifyWebhook } = loadClient();
+
+function loadClient() {
+  try {
+    return require('@billstream/client');
+  } catch (err) {
+    if (err.code !== 'MODULE_NOT_FOUND') throw err;
+    process.stderr.write('The demo calls Billstream through @billstream/client (libs/client): build it first with `npm run build`.\n');
+    process.exit(1);
+  }
+}
 
 const BASE_URL = (process.env.BILLSTREAM_URL || 'http://127.0.0.1:8080').replace(/\/+$/, '');
 const EVENT_COUNT = Number(process.env.DEMO_EVENTS || 5000);
@@ -59,46 +73,36 @@ function apiKey() {
   );
 }
 
-/** One call to the API; 429 and 503 are retried (after Retry-After, or with backoff). */
-async function api(method, urlPath, body) {
-  for (let attempt = 1; ; attempt++) {
-    let res;
-    try {
-      res = await request(`${BASE_URL}${urlPath}`, {
-        method,
-        headers: { authorization: `Bearer ${KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-    } catch (err) {
-      throw new DemoStop(`Cannot reach Billstream at ${BASE_URL} (${err.code || err.message}). Start it with \`npm start\` or \`docker compose up\`.`);
+/** The client of the demo: the API key, retries on 429/503/no answer for what is safe to repeat. */
+let billstream;
+
+/**
+ * The answer of a call that must succeed (`call` makes it through the client). A route the
+ * stack lacks stops only this part of the demo; no answer or a refused key stops the demo.
+ */
+async function must(what, call) {
+  try {
+    return await call();
+  } catch (err) {
+    if (!(err instanceof BillstreamError)) throw err;
+    if (err.status === 0) {
+      throw new DemoStop(`Cannot reach Billstream at ${BASE_URL} (${err.message}). Start it with \`npm start\` or \`docker compose up\`.`);
     }
-    const text = await res.body.text();
-    const parsed = text ? JSON.parse(text) : undefined;
-    if ((res.statusCode === 429 || res.statusCode === 503) && attempt < 6) {
-      const retryAfter = Number(res.headers['retry-after']);
-      await sleep(Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : 250 * 2 ** attempt);
-      continue;
-    }
-    return { status: res.statusCode, body: parsed };
+    if (err.status === 404 && /^No route for/.test(err.message)) throw new MissingApi(what, err);
+    if (err.status === 401 || err.status === 403) throw new DemoStop(`${what}: ${err.message}. The demo needs a key with the * permission.`);
+    throw new Error(`${what}: ${err.status} ${err.message} (request ${err.requestId})`);
   }
-}
-
-const messageOf = (res) => res.body?.error?.message ?? `HTTP ${res.status}`;
-const isMissingRoute = (res) => res.status === 404 && /^No route for/.test(res.body?.error?.message ?? '');
-
-/** The result of a call that must succeed; a route the stack lacks stops only this part of the demo. */
-function must(res, status, what) {
-  if (res.status === status) return res.body;
-  if (isMissingRoute(res)) throw new MissingApi(what, res);
-  if (res.status === 401 || res.status === 403) throw new DemoStop(`${what}: ${messageOf(res)}. The demo needs a key with the * permission.`);
-  throw new Error(`${what}: ${res.status} ${messageOf(res)}`);
 }
 
 class MissingApi extends Error {
-  constructor(what, res) {
-    super(`${what}: this stack has no such API yet (${messageOf(res)}); skipping this part.`);
+  constructor(what, err) {
+    super(`${what}: this stack has no such API yet (${err.message}); skipping this part.`);
   }
 }
+
+const byId = (id) => ({ params: { path: { id } } });
+const meterUsage = (meter, customer, window) =>
+  billstream.POST('/v1/meters/{id}/usage', { ...byId(meter.id), body: { external_customer_id: customer.externalId, ...window } });
 
 /** Runs one part of the demo; a missing API or a refused call is reported and the demo goes on. */
 async function part(fn) {
@@ -113,6 +117,7 @@ async function part(fn) {
 
 // ---------------------------------------------------------------- webhook receiver
 
+/** A receiver that verifies each delivery (both signatures, timestamp within 5 minutes). */
 function startReceiver() {
   const received = new Map();
   let secret;
@@ -121,15 +126,15 @@ function startReceiver() {
     const chunks = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
-      const raw = Buffer.concat(chunks);
-      const given = Buffer.from(String(req.headers['x-billstream-signature'] || ''), 'utf8');
-      const expected = Buffer.from(secret ? createHmac('sha256', secret).update(raw).digest('hex') : '', 'utf8');
-      if (!secret || given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      let envelope;
+      try {
+        envelope = verifyWebhook(Buffer.concat(chunks), req.headers, secret ?? '', { toleranceSeconds: 300 });
+      } catch {
         badSignatures++;
         res.writeHead(401).end();
         return;
       }
-      const envelope = JSON.parse(raw.toString('utf8'));
+      // A retried delivery keeps its envelope id: keyed by it, each event counts once.
       received.set(envelope.id, envelope);
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"received":true}');
     });
@@ -183,31 +188,38 @@ function usageStream(customers, count, period) {
   return events;
 }
 
+/**
+ * Sends the events through the client's batcher: `enqueue` buffers them and bulk requests of
+ * BATCH_SIZE leave as batches fill; `flush` resolves once every one is accepted (202).
+ */
 async function sendUsage(events) {
   const bar = new cliProgress.SingleBar(
     { format: '   {bar} {percentage}% | {value}/{total} events | {rate} events/s', hideCursor: true, noTTYOutput: true, notTTYSchedule: 1000 },
     cliProgress.Presets.shades_classic,
   );
+  const batcher = billstream.events;
+  const before = batcher.stats.sent;
   const started = Date.now();
+  const show = () => {
+    const sent = batcher.stats.sent - before;
+    bar.update(sent, { rate: Math.round(sent / Math.max(0.001, (Date.now() - started) / 1000)) });
+  };
   bar.start(events.length, 0, { rate: 0 });
-  let sent = 0;
-  const batches = [];
-  for (let i = 0; i < events.length; i += BATCH_SIZE) batches.push(events.slice(i, i + BATCH_SIZE));
+  const ticker = setInterval(show, 100);
   try {
-    for (let i = 0; i < batches.length; i += 2) {
-      await Promise.all(
-        batches.slice(i, i + 2).map(async (batch) => {
-          must(await api('POST', '/v1/events/bulk', { events: batch }), 202, 'Sending usage events');
-          sent += batch.length;
-          bar.update(sent, { rate: Math.round(sent / Math.max(0.001, (Date.now() - started) / 1000)) });
-        }),
-      );
-    }
+    for (const event of events) await batcher.enqueue(event);
+    await batcher.flush();
+    show();
   } finally {
+    clearInterval(ticker);
     bar.stop();
   }
+  if (refusedEvents.length > 0) throw new Error(`Sending usage events: ${refusedEvents.length} refused (${refusedEvents[0]})`);
   return (Date.now() - started) / 1000;
 }
+
+/** Events the API refused for good (the batcher hands them to onError); the demo sends none. */
+const refusedEvents = [];
 
 
 // ---------------------------------------------------------------- money, time and tables
@@ -252,8 +264,8 @@ async function waitForUsage(meters, customers, window, expected) {
   while (Date.now() < deadline) {
     counted = 0;
     for (const c of customers) {
-      const res = await api('POST', `/v1/meters/${meters.requests.id}/usage`, { external_customer_id: c.externalId, ...window });
-      counted += Number(must(res, 200, 'Reading meter usage').value);
+      const usage = await must('Reading meter usage', () => meterUsage(meters.requests, c, window));
+      counted += Number(usage.value);
     }
     if (counted >= expected) return counted;
     if (tty) process.stdout.write(`\r   aggregated ${grouped(counted)}/${grouped(expected)} events...`);
@@ -275,7 +287,7 @@ async function createPlan(tokensMeter) {
       { ...monthly, type: 'USAGE', amount: PRICE_PER_TOKEN, meter_id: tokensMeter.id, display_name: 'Tokens (0.10 per 1,000)' },
     ],
   };
-  return must(await api('POST', '/v1/plans', body), 201, 'Creating the plan');
+  return must('Creating the plan', () => billstream.POST('/v1/plans', { body }));
 }
 
 /**
@@ -284,18 +296,19 @@ async function createPlan(tokensMeter) {
  * that holds drafts longer, for late events, gets an explicit finalize.
  */
 async function finalizedInvoice(subscriptionId, periodStart) {
-  const list = must(await api('GET', `/v1/invoices?subscription_id=${subscriptionId}&limit=10`), 200, 'Listing invoices');
+  const list = await must('Listing invoices', () => billstream.GET('/v1/invoices', { params: { query: { subscription_id: subscriptionId, limit: 10 } } }));
   const invoice = list.items.find((i) => Date.parse(i.period_start) === periodStart && i.billing_reason === 'SUBSCRIPTION_CYCLE');
   if (!invoice) throw new Error(`Subscription ${subscriptionId} has no invoice for its first period`);
   if (invoice.status !== 'draft') return invoice;
-  const res = await api('POST', `/v1/invoices/${invoice.id}/finalize`, {});
-  if (res.status === 200) {
+  try {
+    const finalized = await billstream.POST('/v1/invoices/{id}/finalize', { ...byId(invoice.id), body: {} });
     say(dim(`   (finalized ${invoice.id} with POST /v1/invoices/{id}/finalize: this stack holds drafts for BILLING_FINALIZE_DELAY)`));
-    return res.body;
+    return finalized;
+  } catch (err) {
+    // 400: the period job finalized it in between.
+    if (!(err instanceof BillstreamError && err.status === 400)) await must('Finalizing invoices', () => Promise.reject(err));
   }
-  // 400: the period job finalized it in between.
-  if (res.status !== 400) must(res, 200, 'Finalizing invoices');
-  return must(await api('GET', `/v1/invoices/${invoice.id}`), 200, 'Reading invoices');
+  return must('Reading invoices', () => billstream.GET('/v1/invoices/{id}', byId(invoice.id)));
 }
 
 async function printInvoice(c) {
@@ -312,7 +325,7 @@ async function printInvoice(c) {
     say(`     ${tokens.quantity === String(c.tokens) ? '✓' : '✗'} token line quantity ${grouped(tokens.quantity)} = the Tokens meter's ${grouped(c.tokens)} for the period`);
   }
   if (c.wallet) {
-    const balance = must(await api('GET', `/v1/wallets/${c.wallet.id}/balance`), 200, 'Reading balances');
+    const balance = await must('Reading balances', () => billstream.GET('/v1/wallets/{id}/balance', byId(c.wallet.id)));
     say(`     wallet ${c.wallet.id}: ${c.wallet.credit_balance} → ${balance.credit_balance} credits (it pays ${c.wallet.config?.allowed_price_types?.join(', ') ?? 'USAGE'} lines; the fixed fee stays due)`);
   }
 }
@@ -324,23 +337,27 @@ async function main() {
   const window = { start_time: new Date(period.start).toISOString(), end_time: new Date(period.end).toISOString() };
 
   step(1, 'Checking the stack');
-  const health = await api('GET', '/readyz');
-  if (health.status !== 200) throw new DemoStop(`The gateway at ${BASE_URL} is not ready: ${JSON.stringify(health.body)}`);
-  must(await api('GET', '/v1/api-keys'), 200, 'Checking the API key');
+  await must('Checking the stack', () => billstream.GET('/readyz')).catch((err) => {
+    throw err instanceof DemoStop ? err : new DemoStop(`The gateway at ${BASE_URL} is not ready: ${err.message}`);
+  });
+  await must('Checking the API key', () => billstream.GET('/v1/api-keys'));
   say('   ✓ gateway ready, API key accepted');
 
   step(2, 'Webhook endpoint');
   const receiver = await startReceiver();
   const endpoint = await part(async () => {
-    const res = await api('POST', '/v1/webhook-endpoints', { url: receiver.url, events: ['*'], description: `Billstream demo ${RUN}` });
-    if (res.status === 400) {
+    const body = { url: receiver.url, events: ['*'], description: `Billstream demo ${RUN}` };
+    let created;
+    try {
+      created = await billstream.POST('/v1/webhook-endpoints', { body });
+    } catch (err) {
+      if (!(err instanceof BillstreamError && err.status === 400)) return must('Creating the webhook endpoint', () => Promise.reject(err));
       say(`   ! The stack refused the local receiver ${receiver.url}:`);
-      say(`     "${messageOf(res)}"`);
+      say(`     "${err.message}"`);
       say('     Webhooks reach a plain-http loopback receiver only when the stack runs with WEBHOOK_ALLOW_INSECURE=true,');
       say('     e.g. `WEBHOOK_ALLOW_INSECURE=true npm start`. Going on without webhooks.');
       return undefined;
     }
-    const created = must(res, 201, 'Creating the webhook endpoint');
     receiver.setSecret(created.secret);
     say(`   ✓ ${created.id} -> ${receiver.url} (all events, secret ${created.secret.slice(0, 10)}…)`);
     return created;
@@ -352,7 +369,7 @@ async function main() {
     const haveCustomers = await part(async () => {
       for (const c of customers) {
         const body = { external_customer_id: c.externalId, name: c.name, email: c.email, metadata: { source: 'demo' } };
-        c.id = must(await api('POST', '/v1/customers', body), 201, 'Creating customers').id;
+        c.id = (await must('Creating customers', () => billstream.POST('/v1/customers', { body }))).id;
         say(`   ✓ ${c.id}  ${c.name} (${c.externalId})`);
       }
       return true;
@@ -370,7 +387,7 @@ async function main() {
             description: 'Demo prepaid credits',
             alert_settings: { alert_enabled: true, warning: { threshold: '250' }, critical: { threshold: '100' } },
           };
-          c.wallet = must(await api('POST', '/v1/wallets', body), 201, 'Creating wallets');
+          c.wallet = await must('Creating wallets', () => billstream.POST('/v1/wallets', { body }));
           const pays = c.wallet.config?.allowed_price_types?.join(', ') ?? 'USAGE';
           say(`   ✓ ${c.wallet.id}  ${c.name}: ${c.wallet.credit_balance} credits, pays ${pays} lines of invoices (alerts below 250 and 100)`);
         }
@@ -378,16 +395,9 @@ async function main() {
 
     step(5, 'Meters and a plan');
     const meters = await part(async () => {
-      const requests = must(
-        await api('POST', '/v1/meters', { name: `API requests ${RUN}`, event_name: 'api_request', aggregation: { type: 'COUNT' } }),
-        201,
-        'Creating meters',
-      );
-      const tokens = must(
-        await api('POST', '/v1/meters', { name: `Tokens ${RUN}`, event_name: 'api_request', aggregation: { type: 'SUM', field: 'tokens' } }),
-        201,
-        'Creating meters',
-      );
+      const meter = (body) => must('Creating meters', () => billstream.POST('/v1/meters', { body }));
+      const requests = await meter({ name: `API requests ${RUN}`, event_name: 'api_request', aggregation: { type: 'COUNT' } });
+      const tokens = await meter({ name: `Tokens ${RUN}`, event_name: 'api_request', aggregation: { type: 'SUM', field: 'tokens' } });
       say(`   ✓ ${requests.id}  API requests (COUNT of api_request)`);
       say(`   ✓ ${tokens.id}  Tokens (SUM of properties.tokens)`);
       return { requests, tokens };
@@ -414,10 +424,8 @@ async function main() {
       if (counted !== undefined) say(`${tty ? '\r' : ''}   ✓ ${grouped(counted)} events aggregated through the meters            `);
       await part(async () => {
         for (const c of customers) {
-          const res = await api('POST', `/v1/meters/${meters.requests.id}/usage`, { external_customer_id: c.externalId, ...window });
-          c.requests = must(res, 200, 'Reading meter usage').value;
-          const tokens = await api('POST', `/v1/meters/${meters.tokens.id}/usage`, { external_customer_id: c.externalId, ...window });
-          c.tokens = must(tokens, 200, 'Reading meter usage').value;
+          c.requests = (await must('Reading meter usage', () => meterUsage(meters.requests, c, window))).value;
+          c.tokens = (await must('Reading meter usage', () => meterUsage(meters.tokens, c, window))).value;
         }
       });
     }
@@ -436,7 +444,7 @@ async function main() {
             payment_terms_days: PAYMENT_TERMS_DAYS,
             metadata: { source: 'demo' },
           };
-          c.subscription = must(await api('POST', '/v1/subscriptions', body), 201, 'Creating subscriptions');
+          c.subscription = await must('Creating subscriptions', () => billstream.POST('/v1/subscriptions', { body }));
           const s = c.subscription;
           say(`   ✓ ${s.id}  ${c.name}: ${s.status}, now in ${day(s.current_period_start)} → ${day(s.current_period_end)}`);
         }
@@ -447,7 +455,7 @@ async function main() {
     if (subscribed.length > 0) {
       step(9, `Invoices for ${period.name}`);
       await part(async () => {
-        const run = must(await api('POST', '/v1/cron/bill-subscriptions', {}), 200, 'Running the period job');
+        const run = await must('Running the period job', () => billstream.POST('/v1/cron/bill-subscriptions', { body: {} }));
         say(`   ✓ POST /v1/cron/bill-subscriptions: ${run.invoices_finalized ?? 0} drafts finalized by this run, credits applied from the PRE_PAID wallets`);
         for (const c of subscribed) {
           c.invoice = await finalizedInvoice(c.subscription.id, period.start);
@@ -469,9 +477,9 @@ async function main() {
           reference: `bank transfer for ${c.invoice.invoice_number}`,
           idempotency_key: `demo-payment-${RUN}`,
         };
-        const payment = must(await api('POST', '/v1/payments', body), 201, 'Recording the payment');
+        const payment = await must('Recording the payment', () => billstream.POST('/v1/payments', { body }));
         say(`   ✓ ${payment.id}  ${c.name}: ${usd(payment.amount)} ${payment.payment_method_type} ("${payment.reference}"), ${payment.payment_status}`);
-        c.invoice = must(await api('GET', `/v1/invoices/${c.invoice.id}`), 200, 'Reading invoices');
+        c.invoice = await must('Reading invoices', () => billstream.GET('/v1/invoices/{id}', byId(c.invoice.id)));
         const inv = c.invoice;
         say(`   ✓ ${inv.invoice_number}: ${inv.status}, payment ${inv.payment_status}, paid ${usd(inv.amount_paid)}, remaining ${usd(inv.amount_remaining)}`);
       });
@@ -484,8 +492,8 @@ async function main() {
         let balance = '-';
         let alert = '-';
         if (c.wallet) {
-          balance = must(await api('GET', `/v1/wallets/${c.wallet.id}/balance`), 200, 'Reading balances').credit_balance;
-          alert = must(await api('GET', `/v1/wallets/${c.wallet.id}`), 200, 'Reading wallets').alert_state;
+          balance = (await must('Reading balances', () => billstream.GET('/v1/wallets/{id}/balance', byId(c.wallet.id)))).credit_balance;
+          alert = (await must('Reading wallets', () => billstream.GET('/v1/wallets/{id}', byId(c.wallet.id)))).alert_state;
         }
         const inv = c.invoice;
         rows.push([
@@ -522,17 +530,26 @@ async function main() {
       for (const [name, count] of [...byName].sort()) say(`     ${String(count).padStart(4)}  ${name}`);
     }
   } finally {
-    if (endpoint) await api('DELETE', `/v1/webhook-endpoints/${endpoint.id}`);
+    if (endpoint) await billstream.DELETE('/v1/webhook-endpoints/{id}', byId(endpoint.id));
     await receiver.close();
   }
   say(`\n${bold('Done.')} Explore: ${BASE_URL}/v1/openapi.json, docs/api.md, docs/operations.md`);
 }
 
-let KEY;
 (async () => {
   try {
-    KEY = apiKey();
+    billstream = createClient({
+      apiKey: apiKey(),
+      baseUrl: BASE_URL,
+      events: {
+        maxBatchSize: BATCH_SIZE,
+        onError: (err, info) => {
+          if (!info.willRetry) refusedEvents.push(`${info.events.length} event(s): ${err.status} ${err.message}`);
+        },
+      },
+    });
     await main();
+    await billstream.close();
   } catch (err) {
     if (err instanceof DemoStop) {
       say(`\n✗ ${err.message}`);

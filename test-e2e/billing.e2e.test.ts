@@ -85,6 +85,13 @@ describe('billing as its own process, through the gateway (e2e: six processes, r
     // SLAB: 2 x 1.00 + 3 x 0.25 = 2.75 usd
     expect(usage).toMatchObject({ amount: 275, items: [{ quantity: '5', amount: 275, lines: [{ amount: 200 }, { amount: 75 }] }] });
 
+    // The first period's renewal notice (every period is within the 40-day notice) goes out
+    // before the pause closes that period: the job runs every 300 ms, so wait for it here.
+    await waitFor(() => receiver.received.some((r) => r.type === 'subscription.renewal.due'), {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+      what: "the first period's renewal notice",
+    });
     expect((await stack.api.post(`/v1/subscriptions/${id}/activate`, {})).status).toBe(400);
     expect((await stack.api.post(`/v1/subscriptions/${id}/pause`, {})).body.status).toBe('paused');
     expect((await stack.api.post(`/v1/subscriptions/${id}/resume`, {})).body.status).toBe('active');

@@ -90,10 +90,15 @@ export interface ProcessStack {
   urls: Record<ServiceProcessName, string>;
   /** SIGKILL one service (no clean shutdown). */
   kill(name: ServiceProcessName): Promise<void>;
-  /** Starts a killed or stopped service again and waits until it is ready: when it was spawned, and ms from then to ready. */
-  restart(name: ServiceProcessName): Promise<{ spawnedAt: number; readyMs: number }>;
-  /** A second process of a service (same database, topics and groups) on a port of its own. */
-  startReplica(name: ServiceProcessName): Promise<Replica>;
+  /**
+   * Starts a killed or stopped service again and waits until it is ready: when it was spawned, and ms from then to ready.
+   * `env` is added to the service's variables for this start only (a later restart without it drops it).
+   */
+  restart(name: ServiceProcessName, env?: Record<string, string>): Promise<{ spawnedAt: number; readyMs: number }>;
+  /** A second process of a service (same database, topics and groups) on a port of its own, with `env` added. */
+  startReplica(name: ServiceProcessName, env?: Record<string, string>): Promise<Replica>;
+  /** Whether the service's current process is alive (false once it was killed or killed itself). */
+  running(name: ServiceProcessName): boolean;
   logs(name: ServiceProcessName): string;
   stop(): Promise<void>;
 }
@@ -160,10 +165,10 @@ export async function startProcessStack(options: ProcessStackOptions = {}): Prom
   const replicas: ChildProcess[] = [];
 
   /** Spawns a service on a port; `ready` resolves once its /readyz answers 200. */
-  const spawnService = (name: ServiceProcessName, port: number, log: (text: string) => void) => {
+  const spawnService = (name: ServiceProcessName, port: number, log: (text: string) => void, env: Record<string, string> = {}) => {
     const spawnedAt = Date.now();
     const child = spawn(process.execPath, [path.join(ROOT, 'services', name, 'dist', 'main.js')], {
-      env: { ...process.env, ...common, ...perService[name], ...options.env?.[name], PORT: String(port) },
+      env: { ...process.env, ...common, ...perService[name], ...options.env?.[name], ...env, PORT: String(port) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let text = '';
@@ -188,9 +193,9 @@ export async function startProcessStack(options: ProcessStackOptions = {}): Prom
     return { child, ready };
   };
 
-  const launch = async (name: ServiceProcessName) => {
+  const launch = async (name: ServiceProcessName, env?: Record<string, string>) => {
     output.set(name, '');
-    const { child, ready } = spawnService(name, ports[name], (text) => output.set(name, text));
+    const { child, ready } = spawnService(name, ports[name], (text) => output.set(name, text), env);
     procs.set(name, child);
     return ready;
   };
@@ -219,14 +224,18 @@ export async function startProcessStack(options: ProcessStackOptions = {}): Prom
     topicPrefix,
     urls,
     kill: (name) => stopOne(name, 'SIGKILL'),
-    restart: async (name) => {
+    restart: async (name, env) => {
       await stopOne(name, 'SIGTERM');
-      return launch(name);
+      return launch(name, env);
     },
-    async startReplica(name) {
+    running: (name) => {
+      const child = procs.get(name);
+      return child !== undefined && child.exitCode === null && child.signalCode === null;
+    },
+    async startReplica(name, env) {
       const port = await freePort();
       let text = '';
-      const { child, ready } = spawnService(name, port, (t) => (text = t));
+      const { child, ready } = spawnService(name, port, (t) => (text = t), env);
       replicas.push(child);
       await ready.catch(async (err) => {
         await killChild(child);

@@ -1,3 +1,4 @@
 export * from './service';
 export * from './run-service';
 export * from './service-app';
+export * from './failpoints';

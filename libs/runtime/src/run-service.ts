@@ -5,6 +5,7 @@ import type { ServiceName } from '@billstream/contracts';
 import { createDb } from '@billstream/db';
 import { listen, runMain } from '@billstream/http';
 import { createLogger, type Logger } from '@billstream/logger';
+import { armedFailpoints } from './failpoints';
 import type { Service, ServiceDeps } from './service';
 
 export type CommonServiceConfig = z.output<z.ZodObject<typeof commonServiceEnv>> & { PORT: number };
@@ -49,6 +50,8 @@ export function runServiceProcess<E extends z.ZodRawShape>(options: RunServiceOp
     const config = loadConfig(schema) as CommonServiceConfig & z.output<z.ZodObject<E>>;
     const log = createLogger({ service: options.name, level: config.LOG_LEVEL });
     logger = log;
+    // A process with failpoints kills itself on purpose (ADR 0017): say so loudly.
+    if (armedFailpoints().length > 0) log.warn('failpoints armed: this process kills itself at them (tests only)', { failpoints: armedFailpoints() });
     const db = createDb({ databaseUrl: config.DATABASE_URL, schema: options.schema, poolMax: config.DATABASE_POOL_MAX });
     const bus = new KafkaBus({
       brokers: config.KAFKA_BROKERS,

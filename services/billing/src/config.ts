@@ -7,6 +7,12 @@ export const billingEnv = {
   INGESTION_SERVICE_URL: z.string().url('must be the base URL of the ingestion-aggregator'),
   /** How often the period job runs; 0 turns the schedule off. */
   BILLING_INTERVAL_MS: env.int(60_000, 0),
+  /**
+   * How long the period job's claim on a subscription or invoice keeps other replicas off it; a
+   * crashed replica's claims wait this long before another run takes them again. Every step is
+   * idempotent, so a shorter lease only risks repeated work, never double billing.
+   */
+  BILLING_CLAIM_LEASE_MS: env.int(60_000, 1000),
   SUBSCRIPTION_RENEWAL_NOTICE_DAYS: z.coerce.number().int('must be a whole number').min(0).max(366).default(3),
   /** Grace window before a draft is finalized by itself: `0s`, `90s`, `15m`, `2h`, `1d` (or milliseconds). */
   BILLING_FINALIZE_DELAY: z
@@ -27,6 +33,7 @@ export const billingEnv = {
 /** Settings the embedded default reads from the environment (service addresses are known in-process). */
 export const billingSettingsEnv = z.object({
   BILLING_INTERVAL_MS: billingEnv.BILLING_INTERVAL_MS,
+  BILLING_CLAIM_LEASE_MS: billingEnv.BILLING_CLAIM_LEASE_MS,
   SUBSCRIPTION_RENEWAL_NOTICE_DAYS: billingEnv.SUBSCRIPTION_RENEWAL_NOTICE_DAYS,
   BILLING_FINALIZE_DELAY: billingEnv.BILLING_FINALIZE_DELAY,
   INVOICE_NUMBER_PREFIX: billingEnv.INVOICE_NUMBER_PREFIX,
@@ -35,6 +42,8 @@ export const billingSettingsEnv = z.object({
 
 export interface BillingSettings {
   intervalMs: number;
+  /** How long the period job's claims last (BILLING_CLAIM_LEASE_MS). */
+  leaseMs: number;
   renewalNoticeDays: number;
   /** Milliseconds a draft waits before the period job finalizes it. */
   finalizeDelayMs: number;
@@ -56,6 +65,7 @@ export function billingSettingsFrom(source: NodeJS.ProcessEnv): BillingSettings 
   const config = loadConfig(billingSettingsEnv, source);
   return {
     intervalMs: config.BILLING_INTERVAL_MS,
+    leaseMs: config.BILLING_CLAIM_LEASE_MS,
     renewalNoticeDays: config.SUBSCRIPTION_RENEWAL_NOTICE_DAYS,
     finalizeDelayMs: durationMs(config.BILLING_FINALIZE_DELAY),
     invoiceNumberPrefix: config.INVOICE_NUMBER_PREFIX,

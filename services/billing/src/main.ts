@@ -16,6 +16,7 @@ runServiceProcess({
       walletServiceUrl: config.WALLET_SERVICE_URL,
       settings: {
         intervalMs: config.BILLING_INTERVAL_MS,
+        leaseMs: config.BILLING_CLAIM_LEASE_MS,
         renewalNoticeDays: config.SUBSCRIPTION_RENEWAL_NOTICE_DAYS,
         finalizeDelayMs: durationMs(config.BILLING_FINALIZE_DELAY),
         invoiceNumberPrefix: config.INVOICE_NUMBER_PREFIX,

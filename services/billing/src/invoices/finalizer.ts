@@ -6,6 +6,7 @@ import { NotFoundError, ServiceUnavailableError, ValidationError } from '@billst
 import { newId } from '@billstream/ids';
 import type { Logger } from '@billstream/logger';
 import { outboxInsert } from '@billstream/outbox';
+import { failpoint } from '@billstream/runtime';
 import type { Allocation, Wallets } from '../wallets/domain';
 import { INVOICE_EVENTS, paymentStatusOf, totalsOf, type Invoice, type Payment } from './domain';
 import { announceInvoice, invoiceEvent } from './maker';
@@ -82,7 +83,10 @@ export class InvoiceFinalizer {
       if (!frozen) return { invoice: (await this.deps.invoices.byId(this.deps.db, draft.id))!, wrote: false };
       current = frozen;
     }
+    // Crash points of the exactly-once proofs (ADR 0017); nothing unless BILLSTREAM_FAILPOINTS names them.
+    failpoint('finalize.before-allocation');
     const allocation = await this.allocate(current, requestId);
+    failpoint('finalize.after-allocation');
     const { invoice, wrote } = await this.deps.db.transaction(async (trx) => {
       // The row only: an unchanged version means unchanged lines (only a reprice changes them,
       // and it bumps the version), so the lines read before are the ones to record.
@@ -93,7 +97,9 @@ export class InvoiceFinalizer {
       if (row.status !== 'draft') return { invoice: (await this.deps.invoices.byId(trx, current.id))!, wrote: false };
       if (allocation?.status === 'voided') throw new ServiceUnavailableError(`Invoice ${row.id} is being voided; retry later`);
       if (row.version !== current.version) throw new ServiceUnavailableError(`Invoice ${row.id} changed while it was finalized; retry`);
-      return { invoice: await this.record(trx, { ...row, lines: current.lines }, allocation, actor), wrote: true };
+      const recorded = await this.record(trx, { ...row, lines: current.lines }, allocation, actor);
+      failpoint('finalize.before-commit');
+      return { invoice: recorded, wrote: true };
     });
     if (wrote) {
       this.deps.published();

@@ -22,6 +22,8 @@ export interface PeriodJobResult {
 export interface PeriodJobOptions {
   intervalMs: number;
   renewalNoticeDays: number;
+  /** How long a claim keeps other replicas off a subscription or invoice (default LEASE_MS). */
+  leaseMs?: number;
   /** Subscriptions or invoices worked on at once (each is HTTP calls plus one transaction). */
   concurrency?: number;
 }
@@ -29,7 +31,7 @@ export interface PeriodJobOptions {
 const DAY_MS = 86_400_000;
 const NOTICE_BATCH = 100;
 const CLAIM_BATCH = 200;
-/** How long a claim keeps other replicas off a subscription or invoice; a crash's claim expires. */
+/** How long a claim keeps other replicas off a subscription or invoice by default; a crash's claim expires. */
 const LEASE_MS = 60_000;
 
 export interface PeriodJobParts {
@@ -79,8 +81,9 @@ export class PeriodJob {
       renewal_notices: 0,
     };
     const requestId = `period-job-${newUlid()}`;
+    const lease = this.options.leaseMs ?? LEASE_MS;
     await this.drain(
-      () => this.subscriptions.claimDue(this.db, this.clock(), LEASE_MS, CLAIM_BATCH),
+      () => this.subscriptions.claimDue(this.db, this.clock(), lease, CLAIM_BATCH),
       async (id) => {
         const done = await this.parts.billing.catchUp(id, requestId);
         if (done.periods > 0) result.subscriptions_billed += 1;
@@ -90,7 +93,7 @@ export class PeriodJob {
       'billing a subscription',
     );
     await this.drain(
-      () => this.parts.invoices.claim(this.db, 'drafts', this.clock(), LEASE_MS, CLAIM_BATCH),
+      () => this.parts.invoices.claim(this.db, 'drafts', this.clock(), lease, CLAIM_BATCH),
       async (id) => {
         const draft = await this.parts.invoices.byId(this.db, id);
         if (!draft) return;
@@ -100,7 +103,7 @@ export class PeriodJob {
       'finalizing an invoice',
     );
     await this.drain(
-      () => this.parts.invoices.claim(this.db, 'refunds', this.clock(), LEASE_MS, CLAIM_BATCH),
+      () => this.parts.invoices.claim(this.db, 'refunds', this.clock(), lease, CLAIM_BATCH),
       async (id) => {
         const voided = await this.parts.invoices.byId(this.db, id);
         if (voided) await this.parts.finalizer.completeVoid(voided, requestId);
@@ -110,7 +113,7 @@ export class PeriodJob {
     const { settleTopup } = this.parts;
     if (settleTopup) {
       await this.drain(
-        () => this.parts.invoices.claim(this.db, 'settles', this.clock(), LEASE_MS, CLAIM_BATCH),
+        () => this.parts.invoices.claim(this.db, 'settles', this.clock(), lease, CLAIM_BATCH),
         async (id) => {
           await settleTopup(id, requestId);
         },
@@ -119,7 +122,7 @@ export class PeriodJob {
     }
     if (this.parts.completePendingPayments) await this.parts.completePendingPayments();
     await this.drain(
-      () => this.parts.invoices.claim(this.db, 'overdue', this.clock(), LEASE_MS, CLAIM_BATCH),
+      () => this.parts.invoices.claim(this.db, 'overdue', this.clock(), lease, CLAIM_BATCH),
       async (id) => {
         if (await this.parts.finalizer.markOverdue(id)) result.invoices_marked_overdue += 1;
       },

@@ -1,6 +1,7 @@
 import { IdempotencyConflictError } from '@billstream/errors';
 import { exactSum } from '@billstream/money';
 import type { Trx } from '@billstream/db';
+import { failpoint } from '@billstream/runtime';
 import type { EventContext } from '@billstream/outbox';
 import type { Decimal } from 'decimal.js';
 import { requestHash } from '../entries/idempotency';
@@ -32,6 +33,8 @@ export async function allocateInvoice(deps: InvoiceDeps, ctx: EventContext, invo
     if (parts.prepaid) debits.push(invoiceDebit(ctx, invoiceId, debitKeys.prepaid(invoiceId), parts.prepaid, now));
     if (parts.postpaid) debits.push(invoiceDebit(ctx, invoiceId, debitKeys.postpaid(invoiceId), parts.postpaid, now));
     await deps.invoices.insertDebits(trx, debits);
+    // Crash point of the exactly-once proofs (ADR 0017): the debits are written, not committed.
+    failpoint('wallet.allocate.before-commit');
     return { result: allocation, events };
   });
   return result;
