@@ -150,4 +150,29 @@ function coresBusy(before, after, seconds) {
   return Object.fromEntries(Object.keys(after).map((k) => [k, Math.round(((after[k] - (before[k] || 0)) / seconds) * 100) / 100]));
 }
 
-module.exports = { nodeFlagsOf, cpuSeconds, coresBusy, ADMIN_URL, adminQuery, percentile, sleep, freePort, launch, waitReady, stopProcess, summarizeProfile };
+/**
+ * Waits until the events of a set-up are consumed (every outbox of the database published,
+ * every customer projection holding `customers`), so that a measurement sees its own work,
+ * not the set-up's backlog. `pg` is a connected pg client.
+ */
+async function settleSetup(pg, customers, what, timeoutMs = 600_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { rows: outboxes } = await pg.query("SELECT table_schema FROM information_schema.tables WHERE table_name = 'outbox'");
+    const { rows: projections } = await pg.query(
+      "SELECT table_schema FROM information_schema.tables WHERE table_name = 'customers' AND table_schema <> 'customer'",
+    );
+    let pending = 0;
+    for (const { table_schema: s } of outboxes) {
+      pending += Number((await pg.query(`SELECT count(*) AS n FROM "${s}".outbox WHERE published_at IS NULL`)).rows[0].n);
+    }
+    for (const { table_schema: s } of projections) {
+      pending += Math.max(0, customers - Number((await pg.query(`SELECT count(*) AS n FROM "${s}".customers`)).rows[0].n));
+    }
+    if (pending === 0) return;
+    if (Date.now() > deadline) throw new Error(`${what}: set-up events not consumed after ${timeoutMs / 1000} s (${pending} pending)`);
+    await sleep(500);
+  }
+}
+
+module.exports = { settleSetup, nodeFlagsOf, cpuSeconds, coresBusy, ADMIN_URL, adminQuery, percentile, sleep, freePort, launch, waitReady, stopProcess, summarizeProfile };

@@ -52,7 +52,7 @@ const { Client } = require('pg');
 const { Pool } = require('undici');
 const { performance } = require('node:perf_hooks');
 
-const { cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, launch, waitReady, stopProcess, summarizeProfile } = require('../common');
+const { settleSetup, cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, launch, waitReady, stopProcess, summarizeProfile } = require('../common');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const README = path.join(__dirname, 'README.md');
@@ -193,27 +193,6 @@ async function inParallel(count, limit, fn) {
   );
 }
 
-/** Waits until every outbox is published and every customer projection holds `customers`. */
-async function settle(pg, customers, what) {
-  const deadline = Date.now() + 600_000;
-  for (;;) {
-    const { rows: outboxes } = await pg.query("SELECT table_schema FROM information_schema.tables WHERE table_name = 'outbox'");
-    const { rows: projections } = await pg.query(
-      "SELECT table_schema FROM information_schema.tables WHERE table_name = 'customers' AND table_schema <> 'customer'",
-    );
-    let pending = 0;
-    for (const { table_schema: s } of outboxes) {
-      pending += Number((await pg.query(`SELECT count(*) AS n FROM "${s}".outbox WHERE published_at IS NULL`)).rows[0].n);
-    }
-    for (const { table_schema: s } of projections) {
-      pending += Math.max(0, customers - Number((await pg.query(`SELECT count(*) AS n FROM "${s}".customers`)).rows[0].n));
-    }
-    if (pending === 0) return;
-    if (Date.now() > deadline) throw new Error(`${what}: set-up events not consumed after 600 s (${pending} pending)`);
-    await sleep(500);
-  }
-}
-
 /** tokens of event j (deterministic, so the expected sums are known here). */
 const tokensOf = (j) => (j % 50) + 1;
 
@@ -241,7 +220,7 @@ async function setUp(stack, api, pg) {
     customers[i] = c.id;
     if (i % 2 === 0) await api.must('POST', '/v1/wallets', { customer_id: c.id, currency: 'usd', initial_credits_to_load: String(WALLET_CREDITS) }, 201);
   });
-  await settle(pg, SUBSCRIPTIONS, 'customers');
+  await settleSetup(pg, SUBSCRIPTIONS, 'customers');
   const customersS = (performance.now() - t0) / 1000;
 
   // The period ends when the rest of the set-up (events, subscriptions: about as long as the
@@ -280,7 +259,7 @@ async function setUp(stack, api, pg) {
   });
   const subscriptionsS = (performance.now() - t0) / 1000 - customersS - eventsS;
 
-  await settle(pg, SUBSCRIPTIONS, 'subscriptions and events');
+  await settleSetup(pg, SUBSCRIPTIONS, 'subscriptions and events');
   if (Date.now() >= periodEnd) throw new Error(`set-up ended ${Math.round((Date.now() - periodEnd) / 1000)} s after the period's end: raise MARGIN_S`);
   const { rows: early } = await pg.query("SELECT count(*)::int AS n FROM billing.invoices WHERE billing_reason = 'SUBSCRIPTION_CYCLE'");
   if (early[0].n !== 0) throw new Error('cycle invoices exist before the period ended');

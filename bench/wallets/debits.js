@@ -29,7 +29,7 @@ const { Client } = require('pg');
 const { Pool } = require('undici');
 const { performance } = require('node:perf_hooks');
 
-const { cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, freePort, launch, waitReady, stopProcess, summarizeProfile } = require('../common');
+const { settleSetup, cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, freePort, launch, waitReady, stopProcess, summarizeProfile } = require('../common');
 const DURATION_S = Number(process.env.DURATION_S || 30);
 const WARMUP_S = Number(process.env.WARMUP_S || 5);
 const KAFKA = process.env.BENCH_KAFKA_BROKERS ? process.env.BENCH_KAFKA_BROKERS.split(',') : undefined;
@@ -265,31 +265,12 @@ async function startStandalone() {
   };
 }
 
-/**
- * Waits until the events of the set-up are consumed (every outbox published, every customer
- * in the projections), so that the measurement sees debits, not the set-up's backlog.
- */
+/** Waits until the set-up's events are consumed (bench/common.js settleSetup). */
 async function settle(databaseUrl, customers) {
   const client = new Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const deadline = Date.now() + 300_000;
-    for (;;) {
-      const { rows: outboxes } = await client.query("SELECT table_schema FROM information_schema.tables WHERE table_name = 'outbox'");
-      const { rows: projections } = await client.query(
-        "SELECT table_schema FROM information_schema.tables WHERE table_name = 'customers' AND table_schema <> 'customer'",
-      );
-      let pending = 0;
-      for (const { table_schema: s } of outboxes) {
-        pending += Number((await client.query(`SELECT count(*) AS n FROM "${s}".outbox WHERE published_at IS NULL`)).rows[0].n);
-      }
-      for (const { table_schema: s } of projections) {
-        pending += Math.max(0, customers - Number((await client.query(`SELECT count(*) AS n FROM "${s}".customers`)).rows[0].n));
-      }
-      if (pending === 0) return;
-      if (Date.now() > deadline) throw new Error(`set-up events not consumed after 300 s (${pending} pending)`);
-      await new Promise((r) => setTimeout(r, 500));
-    }
+    await settleSetup(client, customers, 'debits bench', 300_000);
   } finally {
     await client.end();
   }
