@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { createInterface } from 'node:readline';
-import { parse } from 'csv-parse';
+import { parse, type Options } from 'csv-parse';
 import { stringify } from 'csv-stringify/sync';
 import type { TaskFileType } from '@billstream/contracts';
 
@@ -72,17 +72,56 @@ async function* readJsonl(source: AsyncIterable<Buffer>): AsyncGenerator<ReadRow
   }
 }
 
-interface CsvRecord {
+/**
+ * Counts the line breaks before a byte offset of a streamed file, for offsets that only grow
+ * (the ends of parsed records): csv-parse's own line count is off after a CRLF inside a quoted
+ * field, its byte count is exact. Holds only the bytes not yet passed.
+ */
+class LineCounter {
+  private pieces: Buffer[] = [];
+  private base = 0;
+  private breaks = 0;
+
+  add(piece: Buffer): void {
+    this.pieces.push(piece);
+  }
+
+  /** Line breaks in bytes [0, offset). */
+  before(offset: number): number {
+    while (this.pieces.length > 0 && this.base < offset) {
+      const piece = this.pieces[0];
+      const take = Math.min(piece.length, offset - this.base);
+      for (let i = 0; i < take; i += 1) if (piece[i] === 0x0a) this.breaks += 1;
+      this.base += take;
+      if (take === piece.length) this.pieces.shift();
+      else this.pieces[0] = piece.subarray(take);
+    }
+    return this.breaks;
+  }
+}
+
+const breaksIn = (text: string) => text.split('\n').length - 1;
+
+/** A parsed row with the rows refused since the previous one, in file order. */
+interface CsvRow {
+  before: ReadRow[];
+  line: number;
   record: Record<string, string>;
-  raw: string;
-  info: { lines: number };
 }
 
 async function* readCsv(source: AsyncIterable<Buffer>, allowed: ReadonlySet<string>): AsyncGenerator<ReadRow> {
-  const skipped: ReadRow[] = [];
+  // on_record and 'skip' run as the parser reads, in file order: a refused row waits in
+  // `skipped` and travels with the next parsed one.
+  let skipped: ReadRow[] = [];
+  let lastLine = 1;
   let headerError: string | undefined;
+  const lines = new LineCounter();
+  /**
+   * The line a record starts on: the line of its last byte (offset `end` - 1; a terminator
+   * belongs to the line it ends) less the line breaks inside its quoted fields.
+   */
+  const startLine = (end: number, inner: number) => 1 + lines.before(end - 1) - inner;
   const parser = parse({
-    bom: true,
     columns: (header: string[]) => {
       const names = header.map((h) => h.trim());
       const seen = new Set<string>();
@@ -95,32 +134,57 @@ async function* readCsv(source: AsyncIterable<Buffer>, allowed: ReadonlySet<stri
       if (headerError) throw new UnreadableFileError(headerError);
       return names;
     },
-    info: true,
     raw: true,
     skip_empty_lines: true,
     skip_records_with_error: true,
+    on_record: (rec: { record: Record<string, string>; raw: string }, ctx: { bytes: number }): CsvRow => {
+      const inner = Object.values(rec.record).reduce((n, v) => n + breaksIn(v), 0);
+      const line = startLine(ctx.bytes, inner);
+      lastLine = line + inner;
+      const before = skipped;
+      skipped = [];
+      return { before, line, record: rec.record };
+    },
+  } as unknown as Options);
+  parser.on('skip', (err: Error & { code?: string; bytes?: number; raw?: string }) => {
+    const message = err.message.replace(/ on line \d+$/, '');
+    // An unclosed quote runs to the end of the file: it starts on the line after the last record.
+    // (csv-parse's byte count of a refused row may stop before its terminator: never before the line after the last row.)
+    const line =
+      err.code === 'CSV_RECORD_INCONSISTENT_COLUMNS' && err.bytes !== undefined && err.raw !== undefined
+        ? Math.max(startLine(err.bytes, breaksIn(err.raw)), lastLine + 1)
+        : lastLine + 1;
+    lastLine = Math.max(lastLine, line);
+    skipped.push({ line, error: message });
   });
-  parser.on('skip', (err: Error & { lines?: number }) => {
-    skipped.push({ line: err.lines ?? 0, error: err.message.replace(/ on line \d+$/, '') });
-  });
-  const input = Readable.from(source);
+  let first = true;
+  async function* fed(): AsyncGenerator<Buffer> {
+    for await (const chunk of source) {
+      let piece = chunk;
+      if (first) {
+        first = false;
+        if (piece[0] === 0xef && piece[1] === 0xbb && piece[2] === 0xbf) piece = piece.subarray(3);
+      }
+      lines.add(piece);
+      yield piece;
+    }
+  }
+  const input = Readable.from(fed());
   input.on('error', (err) => parser.destroy(err));
   input.pipe(parser);
   try {
-    for await (const rec of parser as AsyncIterable<CsvRecord>) {
-      while (skipped.length > 0) yield skipped.shift() as ReadRow;
-      const body = rec.raw.endsWith('\n') ? rec.raw.slice(0, -1) : rec.raw;
-      const inner = body.split('\n').length - 1;
+    for await (const row of parser as AsyncIterable<CsvRow>) {
+      yield* row.before;
       const fields: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(rec.record)) if (v !== '') fields[k] = v;
-      yield { line: rec.info.lines - inner, fields };
+      for (const [k, v] of Object.entries(row.record)) if (v !== '') fields[k] = v;
+      yield { line: row.line, fields };
     }
   } catch (err) {
     if (headerError) throw new UnreadableFileError(headerError);
     if (err instanceof UnreadableFileError) throw err;
     throw new UnreadableFileError(`the CSV file could not be read: ${(err as Error).message}`);
   }
-  while (skipped.length > 0) yield skipped.shift() as ReadRow;
+  yield* skipped;
 }
 
 /** A JSON-string cell of a CSV (properties, metadata) as its value; JSONL values pass as they are. */

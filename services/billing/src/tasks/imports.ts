@@ -174,15 +174,27 @@ export function customerImportSink(client: InternalClient, batchSize: number, pa
     batchSize,
     async handle(scope, fileType, rows, requestId) {
       const results: Array<TaskRowError | undefined> = new Array(rows.length);
+      // Rows run `parallelism` at once, except that a row repeating an external id of an
+      // earlier row of the batch runs after it: the file's first row of an id wins.
+      const seen = new Set<unknown>();
+      const first: number[] = [];
+      const repeats: number[] = [];
+      rows.forEach((row, i) => {
+        const key = row.fields.external_customer_id ?? row.fields.external_id;
+        if (key !== undefined && seen.has(key)) repeats.push(i);
+        else first.push(i);
+        seen.add(key);
+      });
       let next = 0;
       await Promise.all(
-        Array.from({ length: Math.min(parallelism, rows.length) }, async () => {
-          while (next < rows.length) {
-            const i = next++;
+        Array.from({ length: Math.min(parallelism, first.length) }, async () => {
+          while (next < first.length) {
+            const i = first[next++];
             results[i] = await one(scope, fileType, rows[i], requestId);
           }
         }),
       );
+      for (const i of repeats) results[i] = await one(scope, fileType, rows[i], requestId);
       const errors = results.filter((e): e is TaskRowError => e !== undefined);
       return { successful: rows.length - errors.length, errors };
     },
