@@ -206,7 +206,7 @@ export class TaskStore {
         total_records: conn.raw('processed_records'),
         completed_at: now,
         updated_at: now,
-        claimed_by: null,
+        // claimed_by stays: the runner that finished it.
         lease_until: null,
       });
     return n > 0;
