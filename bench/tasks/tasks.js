@@ -64,7 +64,7 @@ async function startStack(dbName) {
   const env = {
     customer: {},
     'ingestion-aggregator': {},
-    billing: { CUSTOMER_SERVICE_URL: url('customer'), INGESTION_SERVICE_URL: url('ingestion-aggregator'), WALLET_SERVICE_URL: unused, BILLING_INTERVAL_MS: '0', TASKS_POLL_MS: '100' },
+    billing: { CUSTOMER_SERVICE_URL: url('customer'), INGESTION_SERVICE_URL: url('ingestion-aggregator'), WALLET_SERVICE_URL: unused, BILLING_INTERVAL_MS: '0', TASKS_POLL_MS: '100', ...(process.env.TASKS_BATCH_ROWS ? { TASKS_BATCH_ROWS: process.env.TASKS_BATCH_ROWS } : {}) },
     gateway: {
       CUSTOMER_SERVICE_URL: url('customer'),
       WALLET_SERVICE_URL: unused,
