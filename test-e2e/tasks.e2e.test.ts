@@ -1,3 +1,6 @@
+import { request as httpRequest } from 'node:http';
+import { Readable } from 'node:stream';
+import { request } from 'undici';
 import { createDb, type Db } from '@billstream/db';
 import { waitFor, type ApiClient } from '@billstream/testing';
 import { parse } from 'csv-parse/sync';
@@ -145,4 +148,42 @@ describe('tasks survive the restart of their process and run once across replica
       await replica?.kill();
     }
   }, 300_000);
+
+  it('streams an upload through the gateway process: a chunked body over 100 MiB is 413 in the envelope and leaves nothing', async () => {
+    const count = async (table: string) => Number((await db(table).count({ n: '*' }))[0].n);
+    const [tasksBefore, chunksBefore] = [await count('tasks'), await count('task_chunks')];
+    const piece = Buffer.alloc(1024 * 1024, 'a');
+    async function* body() {
+      for (let i = 0; i < 101; i += 1) yield piece; // 101 MiB, no Content-Length: chunked
+    }
+    const res = await request(`${stack.urls.gateway}/v1/tasks/imports?entity_type=EVENTS&file_type=JSONL`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${api.key}`, 'content-type': 'application/x-ndjson' },
+      body: Readable.from(body()),
+    }).catch((err: Error) => err);
+    if (res instanceof Error) throw res;
+    expect(res.statusCode).toBe(413);
+    expect(await res.body.json()).toMatchObject({ success: false, error: { details: { limit_bytes: 100 * 1024 * 1024 } } });
+    // A Content-Length over the limit is refused before a byte of the body is read.
+    const declared = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const url = new URL(`${stack.urls.gateway}/v1/tasks/imports?entity_type=EVENTS&file_type=CSV`);
+      const req = httpRequest(
+        { host: url.hostname, port: url.port, path: url.pathname + url.search, method: 'POST', headers: { authorization: `Bearer ${api.key}`, 'content-length': String(100 * 1024 * 1024 + 1) } },
+        (r) => {
+          let text = '';
+          r.on('data', (c: Buffer) => (text += c.toString()));
+          r.on('end', () => {
+            resolve({ status: r.statusCode ?? 0, text });
+            req.destroy();
+          });
+        },
+      );
+      req.on('error', reject);
+      req.write('event_id\n');
+    });
+    expect(declared.status).toBe(413);
+    expect(JSON.parse(declared.text)).toMatchObject({ success: false });
+    expect(await count('tasks')).toBe(tasksBefore);
+    expect(await count('task_chunks')).toBe(chunksBefore);
+  }, 120_000);
 });

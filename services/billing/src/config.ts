@@ -34,7 +34,7 @@ export const billingEnv = {
    */
   TASKS_LEASE_MS: env.int(30_000, 1000),
   /** Rows per committed batch of event exports and imports (each batch is one checkpoint). */
-  TASKS_BATCH_ROWS: env.int(5000, 10),
+  TASKS_BATCH_ROWS: env.int(2000, 10),
   /** Wallet service base URL (credits on invoices, CREDITS payments). */
   WALLET_SERVICE_URL: z.string().url('must be the base URL of the wallet service'),
 };
