@@ -28,6 +28,9 @@ export interface TaskRunnerDeps {
   settings: TaskRunnerSettings;
 }
 
+/** An upload unfinished after this long was abandoned (the gateway gives an upload 5 minutes). */
+const ABANDONED_UPLOAD_MS = 3_600_000;
+
 /** The task is no longer this runner's (cancelled, or taken by another after its lease ran out). */
 class LostTask extends Error {}
 
@@ -45,6 +48,7 @@ export class TaskRunner {
   private running?: Promise<void>;
   private stopping = false;
   private current?: string;
+  private sweptAt = 0;
 
   constructor(private readonly deps: TaskRunnerDeps) {}
 
@@ -82,6 +86,16 @@ export class TaskRunner {
 
   /** Claims and runs tasks until none is left. */
   private async loop(): Promise<void> {
+    const now = this.deps.clock().getTime();
+    if (now - this.sweptAt > 60_000) {
+      this.sweptAt = now;
+      try {
+        // Uploads of a process that died mid-request (never finished, never visible).
+        await this.deps.store.dropUploads(this.deps.db, { before: new Date(now - ABANDONED_UPLOAD_MS) });
+      } catch (err) {
+        this.deps.logger.warn('abandoned uploads not dropped', { err });
+      }
+    }
     while (!this.stopping) {
       let task: TaskRow | undefined;
       try {

@@ -38,8 +38,11 @@ export class TaskService {
   }
 
   /**
-   * Stores the request body as the task's file, piece by piece, in the transaction that
-   * creates the task: a body over the limit (413) or a broken upload leaves nothing behind.
+   * Stores the request body as the task's file, piece by piece (each piece its own short
+   * statement: no transaction stays open while a client uploads, which on the embedded
+   * default's single PGlite connection would stop every other service). The task is invisible
+   * (UPLOADING) until the whole file is stored; a body over the limit (413) or a broken upload
+   * deletes it with its pieces, leaving nothing.
    */
   async createImport(
     scope: Scope,
@@ -53,30 +56,32 @@ export class TaskService {
       body.resume();
       throw tooLarge(limit);
     }
-    const row = await this.db.transaction(async (trx) => {
-      const id = newId('task');
+    const id = newId('task');
+    await this.store.insert(this.db, {
+      id,
+      tenant_id: scope.tenantId,
+      environment_id: scope.environmentId,
+      task_type: 'IMPORT',
+      entity_type: q.entity_type,
+      file_type: q.file_type,
+      filters: {},
+      created_by: actor,
+      now: this.clock(),
+      uploading: true,
+    });
+    let row: TaskRow;
+    try {
       let seq = 0;
       let size = 0;
       let pending: Buffer[] = [];
       let pendingBytes = 0;
       const flush = async () => {
         if (pendingBytes === 0) return;
-        await this.store.addChunk(trx, id, 'input', seq, Buffer.concat(pending, pendingBytes));
+        await this.store.addChunk(this.db, id, 'input', seq, Buffer.concat(pending, pendingBytes));
         seq += 1;
         pending = [];
         pendingBytes = 0;
       };
-      const created = await this.store.insert(trx, {
-        id,
-        tenant_id: scope.tenantId,
-        environment_id: scope.environmentId,
-        task_type: 'IMPORT',
-        entity_type: q.entity_type,
-        file_type: q.file_type,
-        filters: {},
-        created_by: actor,
-        now: this.clock(),
-      });
       for await (const piece of body) {
         const buf = Buffer.isBuffer(piece) ? piece : Buffer.from(piece as string);
         size += buf.length;
@@ -89,9 +94,11 @@ export class TaskService {
         if (pendingBytes >= INPUT_CHUNK_BYTES) await flush();
       }
       await flush();
-      await trx('tasks').where({ id }).update({ chunks: seq, file_size_bytes: size });
-      return { ...created, chunks: seq, file_size_bytes: size } as TaskRow;
-    });
+      row = await this.store.uploaded(this.db, id, seq, size, this.clock());
+    } catch (err) {
+      await this.store.dropUploads(this.db, { id });
+      throw err;
+    }
     this.created();
     return toTaskView(row);
   }

@@ -72,16 +72,26 @@ export function toTaskView(r: TaskRow): TaskResponse {
   };
 }
 
-const scoped = (conn: Conn, scope: Scope) => conn<TaskRow>('tasks').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId });
+/**
+ * An import whose file is still arriving: its row exists (its pieces reference it) but no
+ * read, list or runner sees it; it becomes PENDING once the whole file is stored, or is deleted.
+ */
+export const UPLOADING = 'UPLOADING';
+
+const scoped = (conn: Conn, scope: Scope) =>
+  conn<TaskRow>('tasks').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId }).whereNot('task_status', UPLOADING);
 
 export const FINISHED: TaskStatus[] = ['COMPLETED', 'FAILED', 'CANCELLED'];
 
 /** Stateless access to `tasks` and `task_chunks`; the connection comes first. */
 export class TaskStore {
-  async insert(conn: Conn, row: Pick<TaskRow, 'id' | 'tenant_id' | 'environment_id' | 'task_type' | 'entity_type' | 'file_type' | 'filters' | 'created_by'> & { file_size_bytes?: number; chunks?: number; now: Date }): Promise<TaskRow> {
-    const { now, ...fields } = row;
+  async insert(
+    conn: Conn,
+    row: Pick<TaskRow, 'id' | 'tenant_id' | 'environment_id' | 'task_type' | 'entity_type' | 'file_type' | 'filters' | 'created_by'> & { now: Date; uploading?: boolean },
+  ): Promise<TaskRow> {
+    const { now, uploading, ...fields } = row;
     const [created] = await conn<TaskRow>('tasks')
-      .insert({ ...fields, filters: JSON.stringify(fields.filters) as never, task_status: 'PENDING', created_at: now, updated_at: now })
+      .insert({ ...fields, filters: JSON.stringify(fields.filters) as never, task_status: (uploading ? UPLOADING : 'PENDING') as never, created_at: now, updated_at: now })
       .returning('*');
     return created as TaskRow;
   }
@@ -98,6 +108,23 @@ export class TaskStore {
 
   async get(conn: Conn, scope: Scope, id: string): Promise<TaskRow | undefined> {
     return scoped(conn, scope).where({ id }).first();
+  }
+
+  /** The upload is whole: the task becomes PENDING with its file's size and pieces. */
+  async uploaded(conn: Conn, id: string, chunks: number, bytes: number, now: Date): Promise<TaskRow> {
+    const [row] = await conn<TaskRow>('tasks')
+      .where({ id, task_status: UPLOADING as never })
+      .update({ task_status: 'PENDING', chunks, file_size_bytes: bytes, updated_at: now })
+      .returning('*');
+    return row as TaskRow;
+  }
+
+  /** Deletes an upload that failed (its pieces go with it), or uploads abandoned before `before` (a process that died mid-upload). */
+  async dropUploads(conn: Conn, where: { id: string } | { before: Date }): Promise<void> {
+    const q = conn('tasks').where('task_status', UPLOADING);
+    if ('id' in where) q.andWhere('id', where.id);
+    else q.andWhere('created_at', '<', where.before);
+    await q.delete();
   }
 
   async byId(conn: Conn, id: string): Promise<TaskRow | undefined> {
