@@ -109,24 +109,34 @@ async function main() {
     const per10k = (worst('batchMs') * (10000 / BATCH)) / 1000;
     console.log(`10,000 subscriptions (${10000 / BATCH} batches) at the worst batch time: ${per10k.toFixed(1)} s of usage reads`);
 
-    // The plan of one batch statement (SUM meter, 200 customers), as UsageStore.aggregateMany writes it.
+    // The plan of one batch statement (SUM meter, 200 customers), as UsageStore.aggregateMany writes it,
+    // and, for comparison, of the `external_customer_id = ANY(...) GROUP BY external_customer_id` form.
     const customers = Array.from({ length: BATCH }, (_, i) => `cust-${i * 37}`);
-    const plan = await pg.query(
-      `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF)
-       SELECT q.i, a.value
-       FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) WITH ORDINALITY AS q(customer, t_from, t_to, i)
-       CROSS JOIN LATERAL (
-         SELECT sum(CASE WHEN kind = 'number' THEN raw::numeric END) AS value FROM (
-           SELECT "timestamp", event_id, properties ->> 'tokens' AS raw, jsonb_typeof(properties -> 'tokens') AS kind
+    const numeric = "CASE WHEN kind = 'number' THEN raw::numeric WHEN kind = 'string' AND raw ~ '^-{0,1}[0-9]+([.][0-9]+){0,1}$' THEN raw::numeric END";
+    const source = (customerCondition, range) => `
+           SELECT external_customer_id, "timestamp", event_id, properties ->> 'tokens' AS raw, jsonb_typeof(properties -> 'tokens') AS kind
            FROM events
-           WHERE tenant_id = 'tenant-a' AND environment_id = 'production' AND external_customer_id = q.customer AND event_name = 'api_call'
-             AND "timestamp" >= q.t_from AND "timestamp" < q.t_to AND properties ->> 'region' = ANY('{eu,us}'::text[])
-         ) e
-       ) a`,
-      [customers, customers.map(() => from), customers.map(() => to)],
-    );
-    console.log('EXPLAIN of one group statement (200 customers):');
-    console.log(plan.rows.map((r) => `  ${r['QUERY PLAN']}`).join('\n'));
+           WHERE tenant_id = 'tenant-a' AND environment_id = 'production' AND ${customerCondition} AND event_name = 'api_call'
+             AND ${range} AND properties ->> 'region' = ANY('{eu,us}'::text[])`;
+    const plans = {
+      'LATERAL over unnest (what aggregateMany runs)': [
+        `SELECT q.i, a.value
+         FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) WITH ORDINALITY AS q(customer, t_from, t_to, i)
+         CROSS JOIN LATERAL (SELECT sum(${numeric}) AS value FROM (${source('external_customer_id = q.customer', '"timestamp" >= q.t_from AND "timestamp" < q.t_to')}) e) a`,
+        [customers, customers.map(() => from), customers.map(() => to)],
+      ],
+      'ANY + GROUP BY (one range per statement)': [
+        `SELECT external_customer_id, sum(${numeric}) AS value FROM (${source('external_customer_id = ANY($1::text[])', '"timestamp" >= $2 AND "timestamp" < $3')}) e
+         GROUP BY external_customer_id`,
+        [customers, from, to],
+      ],
+    };
+    for (const [label, [sql, params]] of Object.entries(plans)) {
+      for (let i = 0; i < 2; i += 1) await pg.query(sql, params); // warm the cache alike for both
+      const plan = await pg.query(`EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) ${sql}`, params);
+      console.log(`EXPLAIN ${label}, ${BATCH} customers:`);
+      console.log(plan.rows.map((r) => `  ${r['QUERY PLAN'].replace(/'{cust-[^}]*}'/g, "'{cust-0,cust-37,...}'")}`).join('\n'));
+    }
   } finally {
     await pg.end().catch(() => undefined);
     await stopProcess(proc);

@@ -235,6 +235,37 @@ describe('POST /internal/v1/usage/batch (real Postgres and Kafka)', () => {
     expect(values[0]).not.toBe('0');
   });
 
+  it('reads the meters in one statement and each (meter, filter_values) group in one statement, whatever the customers and ranges', async () => {
+    const statements: string[] = [];
+    const listen = (q: { sql: string }) => {
+      if (/from "meters"|unnest\(/.test(q.sql)) statements.push(q.sql);
+    };
+    const queries: Query[] = [];
+    for (let i = 0; i < 200; i += 1) {
+      const customer = `${CUSTOMERS[i % CUSTOMERS.length]}`;
+      // Each subscription its own period (anniversary billing): 200 different ranges.
+      const start = new Date(T0 - DAY_MS + i * 60_000).toISOString();
+      const end = new Date(T0 + 2 * DAY_MS + i * 60_000).toISOString();
+      queries.push({ meter_id: meters.SUM, external_customer_id: customer, start_time: start, end_time: end });
+      queries.push({ meter_id: meters['COUNT+filters'], external_customer_id: customer, start_time: start, end_time: end, filter_values: { tier: ['a'] } });
+      if (i % 2 === 0) queries.push({ meter_id: meters['COUNT+filters'], external_customer_id: customer, start_time: start, end_time: end, filter_values: { tier: ['b'] } });
+    }
+    queries.push({ ...queries[0] }, { ...queries[1], filter_values: { tier: ['a', 'a'] } });
+    db.on('query', listen);
+    let res;
+    try {
+      res = await batch({ queries });
+    } finally {
+      db.off('query', listen);
+    }
+    expect(res.status).toBe(200);
+    expect(statements.filter((sql) => sql.includes('from "meters"'))).toHaveLength(1);
+    // SUM, COUNT+filters with tier a, COUNT+filters with tier b.
+    expect(statements.filter((sql) => sql.includes('unnest('))).toHaveLength(3);
+    const expected = await singleValues(queries);
+    expect(res.body.values.map((v: { value: string }) => v.value)).toEqual(expected);
+  });
+
   it('refuses bad bodies with 400 in the envelope, naming the field', async () => {
     const q = { meter_id: meters.COUNT, external_customer_id: 'c0', start_time: '2026-07-01T00:00:00Z', end_time: '2026-07-02T00:00:00Z' };
     const cases: Array<[unknown, string]> = [
