@@ -115,7 +115,7 @@ export class TaskRunner {
     const log = logger.child({ task_id: task.id });
     this.current = task.id;
     if (task.attempts > settings.maxAttempts) {
-      await store.finish(db, task.id, this.worker, 'FAILED', `the task was interrupted ${settings.maxAttempts} times (its process stopped); it was not finished`, clock());
+      await store.finish(db, task.id, this.worker, 'FAILED', `the task was interrupted ${settings.maxAttempts} times (its process stopped, or a service it needs was unavailable); it was not finished`, clock());
       log.warn('task failed: too many interrupted runs', { attempts: task.attempts });
       return;
     }
