@@ -536,6 +536,33 @@ describe('invoices exactly once across processes, replicas and crashes (e2e: rea
     expect(await numbersAreGapFree()).toBe(numbered + 1);
   }, 60_000);
 
+  it('the wallet killed inside a batch allocation before the commit: nothing of the batch written; restarted, the same batch allocates each invoice once', async () => {
+    const owners = await pool(3, 3, (i) => customerWithWallet(`fp-batch-${i}`, '10'));
+    const invoices = owners.flatMap((o, i) =>
+      [0, 1].map((n) => ({ invoice_id: `inv_fp_batch_${i}_${n}`, customer_id: o.customerId, currency: 'usd', exponent: 2, lines: [{ id: 'u', price_type: 'USAGE', amount: 700 }] })),
+    );
+    const ids = invoices.map((i) => i.invoice_id);
+    // The batch endpoint is internal (the period job calls it): straight to the wallet service.
+    const send = () =>
+      new ApiClient(stack.urls.wallet).post('/internal/v1/invoices/allocations', { invoices }, {
+        'x-internal-token': stack.internalToken,
+        'x-tenant-id': TEST_TENANT,
+        'x-environment-id': TEST_ENVIRONMENT,
+      });
+    await crashAt('wallet', 'wallet.allocate.before-commit', () => send().catch(() => ({ status: 0 })));
+    expect(await walletDb('invoice_allocations').whereIn('invoice_id', ids)).toEqual([]);
+    expect(await walletDb('invoice_debits').whereIn('invoice_id', ids)).toEqual([]);
+    for (const o of owners) expect((await walletDb('wallets').where({ id: o.walletId }).first()).credit_balance).toBe('10');
+    await stack.restart('wallet');
+    const res = await send();
+    expect(res.status).toBe(200);
+    // Each customer's 10 credits: 700 cents to its first invoice, 300 to its second.
+    expect(res.body.allocations.map((a: { prepaid: { amount: number } | null }) => a.prepaid?.amount)).toEqual([700, 300, 700, 300, 700, 300]);
+    expect((await send()).body).toEqual(res.body);
+    expect(await walletDb('invoice_debits').whereIn('invoice_id', ids)).toHaveLength(6);
+    for (const o of owners) expect(await balance(o.walletId!)).toBe('0');
+  }, 60_000);
+
   it('the wallet SIGKILLed while the period job finalizes 40 drafts: none finalized without its debit, drafts wait; after its restart each is finalized with one debit', async () => {
     const drafts = await pool(40, 8, (i) => oneDraft(`wdown-${i}`, i % 2 === 0 ? '20' : '60'));
     const lateOwners = await pool(5, 5, (i) => customerWithWallet(`wdown-late-${i}`, '20'));
