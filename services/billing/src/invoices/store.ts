@@ -211,6 +211,19 @@ export class InvoiceStore {
     return row && (await this.withLines(conn, [row]))[0];
   }
 
+  /** Any tenant's invoices by id, with their lines (the period job's batch), in no particular order. */
+  async byIds(conn: Conn, ids: string[]): Promise<Invoice[]> {
+    if (ids.length === 0) return [];
+    return this.withLines(conn, await conn<InvoiceRow>('invoices').whereIn('id', ids));
+  }
+
+  /** The invoices' rows (no lines), locked until the transaction ends, in id order (one statement). */
+  async lockRows(trx: Trx, ids: string[]): Promise<Invoice[]> {
+    if (ids.length === 0) return [];
+    const rows = await trx<InvoiceRow>('invoices').whereIn('id', ids).orderBy('id').forUpdate();
+    return rows.map((r) => fromRow(r as InvoiceRow, []));
+  }
+
   /** The invoice, locked until the transaction ends. */
   async getForUpdate(trx: Trx, id: string): Promise<Invoice | undefined> {
     const row = await trx<InvoiceRow>('invoices').where({ id }).forUpdate().first();
@@ -305,6 +318,20 @@ export class InvoiceStore {
       [scope.tenantId, scope.environmentId],
     );
     return Number(rows.rows[0].last_number);
+  }
+
+  /**
+   * Takes `count` consecutive numbers of a tenant+environment at once and answers the first (a
+   * batch of finalizations holds the row lock once, not once per invoice).
+   */
+  async nextNumbers(trx: Trx, scope: Scope, count: number): Promise<number> {
+    const rows = await trx.raw<{ rows: Array<{ last_number: string | number }> }>(
+      `INSERT INTO invoice_counters (tenant_id, environment_id, last_number) VALUES (?, ?, ?)
+       ON CONFLICT (tenant_id, environment_id) DO UPDATE SET last_number = invoice_counters.last_number + excluded.last_number
+       RETURNING last_number`,
+      [scope.tenantId, scope.environmentId, count],
+    );
+    return Number(rows.rows[0].last_number) - count + 1;
   }
 
   /**
