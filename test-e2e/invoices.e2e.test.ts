@@ -536,13 +536,20 @@ describe('invoices exactly once across processes, replicas and crashes (e2e: rea
     expect(await numbersAreGapFree()).toBe(numbered + 1);
   }, 60_000);
 
-  it('the wallet killed inside a batch allocation before the commit: nothing of the batch written; restarted, the same batch allocates each invoice once', async () => {
-    const owners = await pool(3, 3, (i) => customerWithWallet(`fp-batch-${i}`, '10'));
-    const invoices = owners.flatMap((o, i) =>
-      [0, 1].map((n) => ({ invoice_id: `inv_fp_batch_${i}_${n}`, customer_id: o.customerId, currency: 'usd', exponent: 2, lines: [{ id: 'u', price_type: 'USAGE', amount: 700 }] })),
+  it('the wallet killed inside a batch allocation before the commit: nothing of the batch written; restarted, the same batch allocates each draft once and billing finalizes it with that debit', async () => {
+    // Three customers with 60 credits and two drafts of 4900 each: 4900 then 1100 applied.
+    const owners = await pool(3, 3, (i) => customerWithWallet(`fp-batch-${i}`, '60'));
+    const drafts = await pool(6, 6, (k) => draftFor(owners[k % 3]!, null));
+    const ordered = [0, 3, 1, 4, 2, 5].map((k) => drafts[k]!);
+    const invoices = await Promise.all(
+      ordered.map(async (d) => {
+        const i = (await api.get(`/v1/invoices/${d.invoiceId}`)).body;
+        const lines = i.line_items.map((l: { id: string; price_type: string; amount: number }) => ({ id: l.id, price_type: l.price_type, amount: l.amount }));
+        return { invoice_id: i.id as string, customer_id: i.customer_id as string, currency: 'usd', exponent: 2, lines };
+      }),
     );
     const ids = invoices.map((i) => i.invoice_id);
-    // The batch endpoint is internal (the period job calls it): straight to the wallet service.
+    // The batch endpoint is internal (the period job calls it): straight to the wallet service, as billing does.
     const send = () =>
       new ApiClient(stack.urls.wallet).post('/internal/v1/invoices/allocations', { invoices }, {
         'x-internal-token': stack.internalToken,
@@ -552,14 +559,18 @@ describe('invoices exactly once across processes, replicas and crashes (e2e: rea
     await crashAt('wallet', 'wallet.allocate.before-commit', () => send().catch(() => ({ status: 0 })));
     expect(await walletDb('invoice_allocations').whereIn('invoice_id', ids)).toEqual([]);
     expect(await walletDb('invoice_debits').whereIn('invoice_id', ids)).toEqual([]);
-    for (const o of owners) expect((await walletDb('wallets').where({ id: o.walletId }).first()).credit_balance).toBe('10');
+    for (const o of owners) expect((await walletDb('wallets').where({ id: o.walletId }).first()).credit_balance).toBe('60');
     await stack.restart('wallet');
     const res = await send();
     expect(res.status).toBe(200);
-    // Each customer's 10 credits: 700 cents to its first invoice, 300 to its second.
-    expect(res.body.allocations.map((a: { prepaid: { amount: number } | null }) => a.prepaid?.amount)).toEqual([700, 300, 700, 300, 700, 300]);
+    expect(res.body.allocations.map((a: { prepaid: { amount: number } | null }) => a.prepaid?.amount)).toEqual([4900, 1100, 4900, 1100, 4900, 1100]);
     expect((await send()).body).toEqual(res.body);
     expect(await walletDb('invoice_debits').whereIn('invoice_id', ids)).toHaveLength(6);
+    // Billing finalizes each with the batch's allocation (the wallet answers it stored), debiting nothing more.
+    for (const [k, id] of ids.entries()) {
+      expect((await api.post(`/v1/invoices/${id}/finalize`, {})).status).toBe(200);
+      await finalizedOnceWithItsDebit(id, k % 2 === 0 ? 4900 : 1100);
+    }
     for (const o of owners) expect(await balance(o.walletId!)).toBe('0');
   }, 60_000);
 
