@@ -1,11 +1,11 @@
 import { TOPICS } from '@billstream/bus';
-import type { Scope } from '@billstream/contracts';
+import type { DomainEvent, Scope } from '@billstream/contracts';
 import { minorDigits } from '@billstream/contracts';
 import type { Db, Trx } from '@billstream/db';
 import { NotFoundError, ServiceUnavailableError, ValidationError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
 import type { Logger } from '@billstream/logger';
-import { outboxInsert } from '@billstream/outbox';
+import { outboxInsertMany } from '@billstream/outbox';
 import { failpoint } from '@billstream/runtime';
 import type { Allocation, AllocationRequest, Wallets } from '../wallets/domain';
 import { INVOICE_EVENTS, paymentStatusOf, totalsOf, type Invoice, type Payment } from './domain';
@@ -129,6 +129,13 @@ export class InvoiceFinalizer {
 
   /** What needs no number: the lines' credits and the CREDITS payment, checked and written. */
   private async prepare(trx: Trx, draft: Invoice, allocation: Allocation | undefined): Promise<Prepared> {
+    const prepared = this.preparedOf(draft, allocation);
+    await this.writePrepared(trx, [prepared]);
+    return prepared;
+  }
+
+  /** The lines with their credits, the totals and the CREDITS payment an allocation gives a draft (checked). */
+  private preparedOf(draft: Invoice, allocation: Allocation | undefined): Prepared {
     const applied = new Map((allocation?.prepaid?.lines ?? []).map((l) => [l.id, l.amount]));
     const lines = draft.lines.map((l) => {
       const credit = applied.get(l.id) ?? 0;
@@ -138,7 +145,6 @@ export class InvoiceFinalizer {
     const paidByWallet = allocation?.postpaid?.amount ?? 0;
     const totals = totalsOf(lines, paidByWallet);
     if (totals.amountRemaining < 0) throw new Error(`allocation of ${draft.id} pays ${paidByWallet} of ${totals.amountDue}`);
-    if (applied.size > 0) await this.deps.invoices.updateApplied(trx, lines);
     let payment: Payment | undefined;
     if (allocation?.postpaid && allocation.postpaid.amount > 0) {
       const paidAt = this.deps.clock();
@@ -159,13 +165,29 @@ export class InvoiceFinalizer {
         createdAt: paidAt,
         updatedAt: paidAt,
       };
-      await this.deps.payments.insert(trx, payment);
     }
     return { draft, lines, totals, payment };
   }
 
+  /** The lines' credits of all (one statement) and their CREDITS payments. */
+  private async writePrepared(trx: Trx, prepared: Prepared[]): Promise<void> {
+    await this.deps.invoices.updateApplied(
+      trx,
+      prepared.flatMap((p) => p.lines),
+    );
+    for (const p of prepared) if (p.payment) await this.deps.payments.insert(trx, p.payment);
+  }
+
   /** Saves the numbered invoice and writes its events (after the number's lock). */
-  private async complete(trx: Trx, { draft, lines, totals, payment }: Prepared, n: number, now: Date, actor: string): Promise<Invoice> {
+  private async complete(trx: Trx, prepared: Prepared, n: number, now: Date, actor: string): Promise<Invoice> {
+    const { saved, events } = await this.saveNumbered(trx, prepared, n, now, actor);
+    await outboxInsertMany(trx, TOPICS.billingEvents, events);
+    if (saved.status === 'paid') await this.deps.paid?.inTransaction(trx, saved);
+    return saved;
+  }
+
+  /** Saves the numbered invoice; answers it and its events (to insert, in this order, keyed by the invoice id). */
+  private async saveNumbered(trx: Trx, { draft, lines, totals, payment }: Prepared, n: number, now: Date, actor: string) {
     const finalized: Invoice = {
       ...draft,
       ...totals,
@@ -178,12 +200,9 @@ export class InvoiceFinalizer {
       updatedAt: now,
     };
     const saved = await this.deps.invoices.save(trx, finalized);
-    // One insert, in the order consumers see them (all keyed by the invoice id).
-    const events: Parameters<typeof outboxInsert>[3] = [invoiceEvent(INVOICE_EVENTS.finalized, saved, actor)];
+    const events: DomainEvent[] = [invoiceEvent(INVOICE_EVENTS.finalized, saved, actor)];
     if (payment) events.push(paymentEvent(payment, actor), invoiceEvent(INVOICE_EVENTS.payment, saved, actor));
-    await outboxInsert(trx, TOPICS.billingEvents, saved.id, events);
-    if (saved.status === 'paid') await this.deps.paid?.inTransaction(trx, saved);
-    return saved;
+    return { saved, events: events.map((event) => ({ key: saved.id, event })) };
   }
 
   /**
@@ -271,14 +290,23 @@ export class InvoiceFinalizer {
         const allocation = allocations.get(row.id);
         // Not a draft any more, being voided, or changed: left to `finalize` on its own.
         if (row.status !== 'draft' || allocation?.status === 'voided' || row.version !== current.version) continue;
-        prepared.push(await this.prepare(trx, { ...row, lines: current.lines }, allocation));
+        prepared.push(this.preparedOf({ ...row, lines: current.lines }, allocation));
       }
       if (prepared.length === 0) return [];
+      await this.writePrepared(trx, prepared);
       const first = await this.deps.invoices.nextNumbers(trx, scope, prepared.length);
       // Read after the number's lock: numbers increase with finalized_at.
       const now = this.deps.clock();
       const out: Invoice[] = [];
-      for (const [k, p] of prepared.entries()) out.push(await this.complete(trx, p, first + k, now, actor));
+      const events: Parameters<typeof outboxInsertMany>[2] = [];
+      for (const [k, p] of prepared.entries()) {
+        const numbered = await this.saveNumbered(trx, p, first + k, now, actor);
+        out.push(numbered.saved);
+        events.push(...numbered.events);
+      }
+      // Every event of the chunk in one statement, in each invoice's order.
+      await outboxInsertMany(trx, TOPICS.billingEvents, events);
+      for (const saved of out) if (saved.status === 'paid') await this.deps.paid?.inTransaction(trx, saved);
       failpoint('finalize.before-commit');
       return out;
     });

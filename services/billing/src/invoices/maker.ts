@@ -2,8 +2,8 @@ import { TOPICS } from '@billstream/bus';
 import type { Db, Trx } from '@billstream/db';
 import { ServiceUnavailableError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
-import { newDomainEvent, writeOutbox } from '@billstream/outbox';
-import type { BillingReason } from '@billstream/contracts';
+import { newDomainEvent, outboxInsertMany, writeOutbox } from '@billstream/outbox';
+import type { BillingReason, DomainEvent } from '@billstream/contracts';
 import type { CustomerStore } from '../customers/store';
 import type { Meters, UsageQuery } from '../meters/domain';
 import type { Period } from '../periods';
@@ -223,13 +223,15 @@ export class InvoiceMaker {
    * period start, reason) is taken is skipped. Answers how many were written.
    */
   async write(trx: Trx, drafts: DraftInvoice[]): Promise<number> {
-    let written = 0;
-    for (const d of drafts) {
-      if (!(await this.deps.invoices.insert(trx, d))) continue;
-      await announceInvoice(trx, INVOICE_EVENTS.drafted, d);
-      written += 1;
-    }
-    return written;
+    const written = await this.deps.invoices.insertMany(trx, drafts);
+    const events = this.draftedEvents(drafts, written);
+    if (events.length > 0) await outboxInsertMany(trx, TOPICS.billingEvents, events);
+    return written.size;
+  }
+
+  /** The `invoice.create.drafted` events of the drafts written (to insert with others in one statement). */
+  draftedEvents(drafts: DraftInvoice[], written: Set<string>): Array<{ key: string; event: DomainEvent }> {
+    return drafts.filter((d) => written.has(d.id)).map((d) => ({ key: d.id, event: invoiceEvent(INVOICE_EVENTS.drafted, d) }));
   }
 }
 

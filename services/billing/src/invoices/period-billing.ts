@@ -1,7 +1,9 @@
 import type { Db } from '@billstream/db';
 import { ServiceUnavailableError } from '@billstream/errors';
 import { stepsUntil } from '../subscriptions/lifecycle';
-import { announce } from '../subscriptions/events';
+import { TOPICS } from '@billstream/bus';
+import { outboxInsertMany } from '@billstream/outbox';
+import { announce, announcement } from '../subscriptions/events';
 import type { SubscriptionStore } from '../subscriptions/store';
 import { totalsOf, type Invoice } from './domain';
 import { invoiceLines, needsUsage, wholeWindow } from './lines';
@@ -86,13 +88,21 @@ export class PeriodBilling {
           const done = await this.db.transaction(async (trx) => {
             const locked = new Map((await this.subscriptions.lockMany(trx, chunk.map((c) => c.s.id))).map((l) => [l.id, l]));
             const results = new Map<string, CatchUp>();
+            const written: typeof chunk = [];
+            const events: Parameters<typeof outboxInsertMany>[2] = [];
             for (const c of chunk) {
               if (locked.get(c.s.id)?.version !== c.s.version) continue;
               const last = c.steps.at(-1)!;
               const saved = await this.subscriptions.save(trx, last.subscription);
-              await announce(trx, { tenantId: c.s.tenantId, environmentId: c.s.environmentId, actor: 'system' }, last.event, saved);
-              results.set(c.s.id, { periods: c.steps.length, invoices: await this.maker.write(trx, c.drafts) });
+              events.push(announcement({ tenantId: c.s.tenantId, environmentId: c.s.environmentId, actor: 'system' }, last.event, saved));
+              written.push(c);
             }
+            // Every draft of the chunk in two statements, every event in one.
+            const drafts = written.flatMap((c) => c.drafts);
+            const inserted = await this.invoices.insertMany(trx, drafts);
+            events.push(...this.maker.draftedEvents(drafts, inserted));
+            if (events.length > 0) await outboxInsertMany(trx, TOPICS.billingEvents, events);
+            for (const c of written) results.set(c.s.id, { periods: c.steps.length, invoices: c.drafts.filter((d) => inserted.has(d.id)).length });
             return results;
           });
           if (done.size > 0) this.published();

@@ -157,30 +157,42 @@ const scoped = (conn: Conn, scope: Scope) => conn<InvoiceRow>('invoices').where(
 export class InvoiceStore {
   /** Inserts a new invoice with its lines; false (nothing written) when its unique key is taken. */
   async insert(trx: Trx, i: Invoice): Promise<boolean> {
+    return (await this.insertMany(trx, [i])).has(i.id);
+  }
+
+  /**
+   * Inserts new invoices with their lines, two statements for all; an invoice whose unique key
+   * is taken is skipped (nothing of it written). Answers the ids written.
+   */
+  async insertMany(trx: Trx, invoices: Invoice[]): Promise<Set<string>> {
+    if (invoices.length === 0) return new Set();
     const rows = await trx('invoices')
-      .insert({
-        id: i.id,
-        tenant_id: i.tenantId,
-        environment_id: i.environmentId,
-        customer_id: i.customerId,
-        subscription_id: i.subscriptionId,
-        billing_reason: i.billingReason,
-        source_key: i.sourceKey,
-        source: i.source ? JSON.stringify(i.source) : null,
-        currency: i.currency,
-        period_start: i.periodStart,
-        period_end: i.periodEnd,
-        payment_terms_days: i.paymentTermsDays,
-        version: i.version,
-        created_at: i.createdAt,
-        ...changeRow(i),
-      })
+      .insert(
+        invoices.map((i) => ({
+          id: i.id,
+          tenant_id: i.tenantId,
+          environment_id: i.environmentId,
+          customer_id: i.customerId,
+          subscription_id: i.subscriptionId,
+          billing_reason: i.billingReason,
+          source_key: i.sourceKey,
+          source: i.source ? JSON.stringify(i.source) : null,
+          currency: i.currency,
+          period_start: i.periodStart,
+          period_end: i.periodEnd,
+          payment_terms_days: i.paymentTermsDays,
+          version: i.version,
+          created_at: i.createdAt,
+          ...changeRow(i),
+        })),
+      )
       .onConflict()
       .ignore()
       .returning('id');
-    if (rows.length === 0) return false;
-    if (i.lines.length > 0) await trx('invoice_line_items').insert(i.lines.map((l) => lineRow(i.id, l)));
-    return true;
+    const written = new Set(rows.map((r: { id: string }) => r.id));
+    const lines = invoices.filter((i) => written.has(i.id)).flatMap((i) => i.lines.map((l) => lineRow(i.id, l)));
+    if (lines.length > 0) await trx('invoice_line_items').insert(lines);
+    return written;
   }
 
   private async withLines(conn: Conn, rows: InvoiceRow[]): Promise<Invoice[]> {
