@@ -18,6 +18,9 @@
 #   COMPOSE_GATEWAY_PORT  host port of the gateway (default 8080, on 127.0.0.1 only)
 #   COMPOSE_CI_KEEP=1     leave the stack and the engine running at the end (debugging)
 set -euo pipefail
+# The whole script is one compound command: bash reads it all before running any of it, so an
+# edit of this file during a run cannot change the run.
+{
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 
@@ -32,9 +35,11 @@ export COMPOSE_PROJECT_NAME="${COMPOSE_PROJECT_NAME:-billstream-ci}"
 export COMPOSE_GATEWAY_PORT="${COMPOSE_GATEWAY_PORT:-8080}"
 export DOCKER_HOST="unix:///var/run/docker.sock"
 export BILLSTREAM_API_KEY="${BILLSTREAM_API_KEY:-bsk_compose_ci_key_$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
-# The smoke suite and the demo run their webhook receiver on this machine: the dispatcher may
-# deliver to a plain-http private address in this stack only.
-export WEBHOOK_ALLOW_INSECURE=true WEBHOOK_ALLOW_PRIVATE=true WEBHOOK_RETRY_SCHEDULE=1s,2s,5s
+# The smoke suite and the demo run their webhook receivers on this machine, reached through a
+# relay on the dispatcher container's loopback: plain http to loopback hosts, in this stack only.
+export WEBHOOK_ALLOW_INSECURE=true WEBHOOK_RETRY_SCHEDULE=1s,2s,5s
+RELAY="${COMPOSE_PROJECT_NAME}-webhook-relay"
+SMOKE_HOOK_PORT="${SMOKE_HOOK_PORT:-18091}" DEMO_HOOK_PORT="${DEMO_HOOK_PORT:-18092}"
 BASE_URL="http://127.0.0.1:${COMPOSE_GATEWAY_PORT}"
 SERVICES=(customer wallet ingestion-aggregator webhook-dispatcher billing gateway)
 compose() { docker-compose --ansi never "$@"; }
@@ -45,6 +50,7 @@ cleanup() {
   local status=$?
   set +e
   if [[ "$stack_up" == 1 && "${COMPOSE_CI_KEEP:-}" != 1 ]]; then
+    "$DOCKER" rm -f "$RELAY" >/dev/null 2>&1
     if [[ "$status" != 0 ]]; then
       echo "compose: failed (status $status); container states and the last log lines:" >&2
       compose ps >&2
@@ -85,6 +91,7 @@ fi
 docker-compose version --short
 if "$DOCKER" ps -q --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME" | grep -q .; then
   echo "a previous $COMPOSE_PROJECT_NAME stack is still up: removing it"
+  "$DOCKER" rm -f "$RELAY" >/dev/null 2>&1 || true
   compose down -v --remove-orphans
 fi
 export COMPOSE_KAFKA_PORT="${COMPOSE_KAFKA_PORT:-29092}"
@@ -218,7 +225,15 @@ echo "gateway ready at $BASE_URL after $(($(date +%s) - started)) s of the run"
 NETWORK="${COMPOSE_PROJECT_NAME}_default"
 # Where the containers reach this machine: the compose network's gateway address.
 export WEBHOOK_HOST=$("$DOCKER" network inspect -f '{{(index .IPAM.Config 0).Gateway}}' "$NETWORK")
-echo "webhook receivers listen on $WEBHOOK_HOST (the $NETWORK gateway)"
+for port in "$SMOKE_HOOK_PORT" "$DEMO_HOOK_PORT"; do
+  if (exec 3<>"/dev/tcp/$WEBHOOK_HOST/$port") 2>/dev/null; then die "port $port is in use on $WEBHOOK_HOST: set SMOKE_HOOK_PORT / DEMO_HOOK_PORT"; fi
+done
+dispatcher=$("$DOCKER" ps -q --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME" --filter label=com.docker.compose.service=webhook-dispatcher)
+"$DOCKER" rm -f "$RELAY" >/dev/null 2>&1 || true
+"$DOCKER" run -d --name "$RELAY" --network "container:$dispatcher" --read-only --user 1000:1000 --cap-drop ALL \
+  -e RELAY_TARGET="$WEBHOOK_HOST" -e RELAY_PORTS="$SMOKE_HOOK_PORT $DEMO_HOOK_PORT" \
+  -v "$ROOT/deploy/compose/webhook-relay.js:/relay/webhook-relay.js:ro" "$NODE_IMAGE" node /relay/webhook-relay.js >/dev/null
+echo "webhook receivers listen on $WEBHOOK_HOST (the $NETWORK gateway), relayed from the dispatcher's 127.0.0.1:{$SMOKE_HOOK_PORT,$DEMO_HOOK_PORT}"
 
 # ------------------------------------------------------------------ containers
 step "containers: healthy, non-root, read-only root filesystem"
@@ -226,10 +241,12 @@ node deploy/compose/check-containers.js "${SERVICES[@]}"
 
 # ------------------------------------------------------------------ smoke + demo
 step "smoke suite against $BASE_URL"
-BASE_URL="$BASE_URL" npx jest -c jest.compose.config.js --runInBand
+BASE_URL="$BASE_URL" WEBHOOK_LISTEN="$WEBHOOK_HOST:$SMOKE_HOOK_PORT" WEBHOOK_URL="http://127.0.0.1:$SMOKE_HOOK_PORT/hooks" \
+  npx jest -c jest.compose.config.js --runInBand
 
 step "npm run demo against $BASE_URL"
-BILLSTREAM_URL="$BASE_URL" DEMO_WEBHOOK_HOST="$WEBHOOK_HOST" DEMO_EVENTS="${DEMO_EVENTS:-2000}" npm run demo 2>&1 | tee "$WORK/demo.log"
+BILLSTREAM_URL="$BASE_URL" DEMO_WEBHOOK_LISTEN="$WEBHOOK_HOST:$DEMO_HOOK_PORT" \
+  DEMO_WEBHOOK_URL="http://127.0.0.1:$DEMO_HOOK_PORT/billstream-webhooks" DEMO_EVENTS="${DEMO_EVENTS:-2000}" npm run demo 2>&1 | tee "$WORK/demo.log"
 grep -q 'every signature valid' "$WORK/demo.log" || die "the demo received no signed webhook"
 
 # ------------------------------------------------------------------ restart under traffic
@@ -243,3 +260,5 @@ step "docker-compose down -v"
 compose down -v --remove-orphans
 stack_up=0
 step "done"
+exit 0
+}

@@ -6,12 +6,14 @@ import { ApiClient, waitFor } from '@billstream/testing';
  * Smoke suite of a running stack (the docker-compose one in CI: deploy/compose/ci.sh), as a client
  * meets it through the gateway at BASE_URL: customers, wallets (top-up, debit), usage events and
  * the usage of a meter, a webhook endpoint receiving a signed delivery, billing (a plan, a
- * subscription pricing the usage). WEBHOOK_HOST is the address the containers reach this machine
- * at (the receiver listens there); the stack must allow plain-http private endpoints.
+ * subscription pricing the usage). The webhook receiver listens on WEBHOOK_LISTEN (host:port,
+ * default 127.0.0.1:0) and registers WEBHOOK_URL (default http://<that address>/hooks): with
+ * docker compose, ci.sh relays a loopback port of the dispatcher's container to it, since the
+ * dispatcher allows plain http to loopback hosts only (WEBHOOK_ALLOW_INSECURE=true).
  */
 const BASE_URL = (process.env.BASE_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
 const KEY = process.env.BILLSTREAM_API_KEY ?? 'bsk_compose_local_development_key';
-const WEBHOOK_HOST = process.env.WEBHOOK_HOST ?? '127.0.0.1';
+const [WEBHOOK_HOST, WEBHOOK_PORT] = (process.env.WEBHOOK_LISTEN ?? '127.0.0.1:0').split(':');
 const run = `smoke-${Date.now().toString(36)}`;
 
 interface Delivery {
@@ -31,10 +33,10 @@ async function startReceiver() {
       res.writeHead(200).end();
     });
   });
-  await new Promise<void>((r) => server.listen(0, WEBHOOK_HOST, () => r()));
+  await new Promise<void>((r) => server.listen(Number(WEBHOOK_PORT), WEBHOOK_HOST, () => r()));
   return {
     received,
-    url: `http://${WEBHOOK_HOST}:${(server.address() as AddressInfo).port}/hooks`,
+    url: process.env.WEBHOOK_URL ?? `http://${WEBHOOK_HOST}:${(server.address() as AddressInfo).port}/hooks`,
     close: () => new Promise((r) => server.close(r)),
   };
 }
@@ -56,7 +58,7 @@ describe(`the running stack at ${BASE_URL} (smoke)`, () => {
     expect((await api.get('/readyz')).status).toBe(200);
     const anonymous = await new ApiClient(BASE_URL).get('/v1/customers');
     expect(anonymous.status).toBe(401);
-    expect(anonymous.body).toMatchObject({ error: { code: expect.any(String), message: expect.any(String) } });
+    expect(anonymous.body).toMatchObject({ success: false, error: { message: expect.any(String), internal_error: 'permission_denied' } });
   });
 
   it('delivers a signed webhook to an endpoint, for a customer created through the gateway', async () => {
@@ -73,7 +75,7 @@ describe(`the running stack at ${BASE_URL} (smoke)`, () => {
       what: `the customer.created webhook of ${customer.body.id}`,
     });
     expect(delivery.event_name).toBe('customer.created');
-    expect(delivery.payload.customer).toMatchObject({ id: customer.body.id, external_customer_id: external });
+    expect(delivery.payload.customer).toMatchObject({ id: customer.body.id, external_id: external });
     expect(Object.keys(delivery.headers).some((h) => /signature/i.test(h))).toBe(true);
   });
 
@@ -81,11 +83,11 @@ describe(`the running stack at ${BASE_URL} (smoke)`, () => {
     const created = await api.post('/v1/customers', { external_customer_id: `${run}-c`, name: 'Smoke Co', email: 'smoke@example.com' });
     expect(created.status).toBe(201);
     const byId = await api.get(`/v1/customers/${created.body.id}`);
-    expect(byId.body).toMatchObject({ id: created.body.id, external_customer_id: `${run}-c`, name: 'Smoke Co' });
+    expect(byId.body).toMatchObject({ id: created.body.id, external_id: `${run}-c`, name: 'Smoke Co' });
     expect((await api.get(`/v1/customers/external/${run}-c`)).body.id).toBe(created.body.id);
     const bad = await api.post('/v1/customers', { external_customer_id: 42 });
     expect(bad.status).toBe(400);
-    expect(bad.body.error).toBeDefined();
+    expect(bad.body).toMatchObject({ success: false, error: { internal_error: 'validation_error' } });
   });
 
   it('loads a wallet, tops it up, debits it, and refuses a debit beyond the balance', async () => {
@@ -95,7 +97,7 @@ describe(`the running stack at ${BASE_URL} (smoke)`, () => {
     const topup = await api.post(`/v1/wallets/${wallet.body.id}/topup`, { credits_to_add: '5', transaction_reason: 'FREE_CREDIT_GRANT' });
     expect(topup.status).toBe(201);
     const debit = await api.post(`/v1/wallets/${wallet.body.id}/debit`, { credits: '12', idempotency_key: `${run}-d1` });
-    expect(debit.status).toBe(200);
+    expect(debit.status).toBe(201);
     expect(debit.body).toMatchObject({ credit_balance_before: '15', credit_balance_after: '3' });
     const again = await api.post(`/v1/wallets/${wallet.body.id}/debit`, { credits: '12', idempotency_key: `${run}-d1` });
     expect(again.body).toMatchObject({ credit_balance_after: '3' });
