@@ -29,6 +29,9 @@ step() { printf '\n== compose: %s (%ss)\n' "$*" "$(($(date +%s) - started))"; }
 die() { echo "compose: ERROR: $*" >&2; exit 1; }
 
 DOCKER=/usr/bin/docker
+# Debian's client first: docker-compose and check scripts call `docker`, and a newer client
+# elsewhere on the PATH wants buildx for BuildKit builds.
+export PATH="/usr/bin:$PATH"
 CACHE_DIR="${BILLSTREAM_CI_CACHE:-/var/cache/billstream-ci}"
 WORK=$(mktemp -d -t billstream-compose-XXXXXX)
 export COMPOSE_PROJECT_NAME="${COMPOSE_PROJECT_NAME:-billstream-ci}"
@@ -116,6 +119,8 @@ cached_image() {
   "$@"
   mkdir -p "$CACHE_DIR/images"
   "$DOCKER" save -o "$archive.tmp" "$tag" && mv "$archive.tmp" "$archive"
+  # The archives of this image's earlier versions (another tag of the same repository) go.
+  find "$CACHE_DIR/images" -name "$(echo "${tag%%:*}" | tr '/:' '__')_*.tar" ! -name "$(basename "$archive")" -delete
   echo "$tag: built in $((SECONDS - t0)) s, cached in $archive"
 }
 # The highest version of a package within a range (`npm view --json` lists them in no useful order).
@@ -257,8 +262,11 @@ step "containers after the restart"
 node deploy/compose/check-containers.js "${SERVICES[@]}"
 
 step "docker-compose down -v"
+"$DOCKER" rm -f "$RELAY" >/dev/null
 compose down -v --remove-orphans
 stack_up=0
+# The images earlier runs built and this one replaced.
+"$DOCKER" image prune -f >/dev/null
 step "done"
 exit 0
 }
