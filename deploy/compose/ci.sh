@@ -262,7 +262,7 @@ step "containers after the restart"
 node deploy/compose/check-containers.js "${SERVICES[@]}"
 
 step "docker-compose down -v"
-"$DOCKER" rm -f "$RELAY" >/dev/null
+"$DOCKER" rm -f "$RELAY" >/dev/null 2>&1 || true
 compose down -v --remove-orphans
 stack_up=0
 # The images earlier runs built and this one replaced.
