@@ -3,7 +3,8 @@
 # wait for the gateway's /readyz, run the smoke suite (jest.compose.config.js) and `npm run demo`
 # against it, check each container (healthy; the services as a non-root user on a read-only
 # root filesystem), stop and start one service container while traffic flows (no accepted event
-# lost), then `docker-compose down -v`. Run by .ci/run after the tests; runnable alone as root:
+# lost), then `docker-compose down -v`; last, the standalone image alone (read-only root
+# filesystem, a /data volume) with the smoke suite against it. Run by .ci/run after the tests; runnable alone as root:
 #
 #   bash deploy/compose/ci.sh
 #
@@ -49,6 +50,8 @@ compose() { docker-compose --ansi never "$@"; }
 
 dockerd_pid=""
 stack_up=0
+standalone_up=0
+STANDALONE="${COMPOSE_PROJECT_NAME}-standalone"
 cleanup() {
   local status=$?
   set +e
@@ -60,6 +63,10 @@ cleanup() {
       compose logs --no-color --tail=40 >&2
     fi
     compose down -v --remove-orphans >/dev/null 2>&1
+  fi
+  if [[ "$standalone_up" == 1 && "${COMPOSE_CI_KEEP:-}" != 1 ]]; then
+    "$DOCKER" rm -f "$STANDALONE-relay" "$STANDALONE" >/dev/null 2>&1
+    "$DOCKER" volume rm "$STANDALONE" >/dev/null 2>&1
   fi
   if [[ -n "$dockerd_pid" && "${COMPOSE_CI_KEEP:-}" != 1 ]]; then
     kill "$dockerd_pid" 2>/dev/null
@@ -97,6 +104,8 @@ if "$DOCKER" ps -q --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_N
   "$DOCKER" rm -f "$RELAY" >/dev/null 2>&1 || true
   compose down -v --remove-orphans
 fi
+"$DOCKER" rm -f "$STANDALONE-relay" "$STANDALONE" >/dev/null 2>&1 || true
+"$DOCKER" volume rm "$STANDALONE" >/dev/null 2>&1 || true
 export COMPOSE_KAFKA_PORT="${COMPOSE_KAFKA_PORT:-29092}"
 for port in "$COMPOSE_GATEWAY_PORT" "$COMPOSE_KAFKA_PORT"; do
   if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then die "port $port is in use: set COMPOSE_GATEWAY_PORT or COMPOSE_KAFKA_PORT"; fi
@@ -265,6 +274,28 @@ step "docker-compose down -v"
 "$DOCKER" rm -f "$RELAY" >/dev/null 2>&1 || true
 compose down -v --remove-orphans
 stack_up=0
+
+# ------------------------------------------------------------------ standalone
+step "standalone image: docker run on a read-only root filesystem, the smoke suite against it"
+standalone_up=1
+"$DOCKER" run -d --name "$STANDALONE" --read-only --tmpfs /tmp --cap-drop ALL --security-opt no-new-privileges:true \
+  -e WEBHOOK_ALLOW_INSECURE=true -e BOOTSTRAP_API_KEY="$BILLSTREAM_API_KEY" -v "$STANDALONE:/data" \
+  -p "127.0.0.1:$COMPOSE_GATEWAY_PORT:8080" billstream/standalone:local >/dev/null
+deadline=$((SECONDS + 120))
+until curl -fsS "$BASE_URL/readyz" >/dev/null 2>&1; do
+  ((SECONDS < deadline)) || { "$DOCKER" logs --tail 40 "$STANDALONE"; die "the standalone image did not answer /readyz within 120 s"; }
+  sleep 1
+done
+bridge=$("$DOCKER" network inspect -f '{{(index .IPAM.Config 0).Gateway}}' bridge)
+"$DOCKER" run -d --name "$STANDALONE-relay" --network "container:$STANDALONE" --read-only --user 1000:1000 --cap-drop ALL \
+  -e RELAY_TARGET="$bridge" -e RELAY_PORTS="$SMOKE_HOOK_PORT" \
+  -v "$ROOT/deploy/compose/webhook-relay.js:/relay/webhook-relay.js:ro" "$NODE_IMAGE" node /relay/webhook-relay.js >/dev/null
+BASE_URL="$BASE_URL" WEBHOOK_LISTEN="$bridge:$SMOKE_HOOK_PORT" WEBHOOK_URL="http://127.0.0.1:$SMOKE_HOOK_PORT/hooks" \
+  npx jest -c jest.compose.config.js --runInBand
+"$DOCKER" rm -f "$STANDALONE-relay" "$STANDALONE" >/dev/null
+"$DOCKER" volume rm "$STANDALONE" >/dev/null
+standalone_up=0
+
 # The images earlier runs built and this one replaced.
 "$DOCKER" image prune -f >/dev/null
 step "done"
