@@ -128,8 +128,9 @@ cached_image() {
   "$@"
   mkdir -p "$CACHE_DIR/images"
   "$DOCKER" save -o "$archive.tmp" "$tag" && mv "$archive.tmp" "$archive"
-  # The archives of this image's earlier versions (another tag of the same repository) go.
+  # This image's earlier versions (other tags of the same repository) go, archives and images.
   find "$CACHE_DIR/images" -name "$(echo "${tag%%:*}" | tr '/:' '__')_*.tar" ! -name "$(basename "$archive")" -delete
+  "$DOCKER" image ls --format '{{.Repository}}:{{.Tag}}' "${tag%%:*}" | grep -vxF "$tag" | xargs -r "$DOCKER" rmi >/dev/null 2>&1 || true
   echo "$tag: built in $((SECONDS - t0)) s, cached in $archive"
 }
 # The highest version of a package within a range (`npm view --json` lists them in no useful order).
