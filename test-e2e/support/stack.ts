@@ -88,6 +88,8 @@ export interface ProcessStack {
   database: TestDatabase;
   topicPrefix: string;
   urls: Record<ServiceProcessName, string>;
+  /** The services' internal token (for tests calling an internal route of a service directly). */
+  internalToken: string;
   /** SIGKILL one service (no clean shutdown). */
   kill(name: ServiceProcessName): Promise<void>;
   /**
@@ -223,6 +225,7 @@ export async function startProcessStack(options: ProcessStackOptions = {}): Prom
     database,
     topicPrefix,
     urls,
+    internalToken,
     kill: (name) => stopOne(name, 'SIGKILL'),
     restart: async (name, env) => {
       await stopOne(name, 'SIGTERM');
