@@ -8,6 +8,12 @@ import { billingSettingsFrom, type BillingSettings } from './config';
 import { subscribeCustomerEvents } from './customers/consumer';
 import { CustomerDirectory, type CustomerLookup } from './customers/directory';
 import { HttpCustomerLookup } from './customers/http-lookup';
+import { CustomerAccess } from './entitlements/access';
+import { EntitlementStore } from './entitlements/entitlement-store';
+import { EntitlementService } from './entitlements/entitlements';
+import { FeatureStore } from './entitlements/feature-store';
+import { FeatureService } from './entitlements/features';
+import { mountEntitlementRoutes } from './entitlements/routes';
 import { CustomerStore } from './customers/store';
 import type { Meters } from './meters/domain';
 import { HttpMeters } from './meters/http-meters';
@@ -161,6 +167,12 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     clock,
     settings: { pollMs: settings.tasksPollMs, leaseMs: settings.tasksLeaseMs, maxAttempts: 5 },
   });
+  // Features and entitlements (issue #14, ADR 0022).
+  const featureStore = new FeatureStore();
+  const entitlementStore = new EntitlementStore();
+  const features = new FeatureService(db, featureStore, meterCheck, clock, published);
+  const entitlements = new EntitlementService(db, planStore, featureStore, entitlementStore, clock, published);
+  const access = new CustomerAccess(db, directory, subscriptionStore, featureStore, entitlementStore, meters, clock);
   const tasks = new TaskService(db, taskStore, clock, () => taskRunner.poke(), MAX_IMPORT_BYTES);
   let consumer: BusSubscription | undefined;
   let walletConsumer: BusSubscription | undefined;
@@ -178,6 +190,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       mountInvoiceRoutes(a, { db, invoices: invoiceStore, finalizer, periods }, logger);
       mountPaymentRoutes(a, payments, upcoming, logger);
       mountTaskRoutes(a, tasks, logger);
+      mountEntitlementRoutes(a, features, entitlements, access, logger);
     },
   });
   return {

@@ -7,3 +7,4 @@ export * from './subscriptions';
 export * from './routes';
 export * from './invoices';
 export * from './tasks';
+export * from './entitlements';

@@ -5,6 +5,7 @@ import { invoicesMigration } from './002-invoices';
 import { topupSettlementMigration } from './003-topup-settlement';
 import { invoiceCountsMigration } from './004-invoice-counts';
 import { tasksMigration } from './005-tasks';
+import { entitlementsMigration } from './006-entitlements';
 
 export const SCHEMA = 'billing';
 
@@ -15,4 +16,5 @@ export const migrations: Migration[] = [
   topupSettlementMigration(SCHEMA),
   invoiceCountsMigration(SCHEMA),
   tasksMigration(SCHEMA),
+  entitlementsMigration(SCHEMA),
 ];

@@ -164,6 +164,12 @@ export class SubscriptionStore {
     return { items: rows.map(fromRow), total: Number(count[0].n) };
   }
 
+  /** A customer's subscriptions that grant its plan's entitlements: active and trialing ones. */
+  async grantingOfCustomer(conn: Conn, scope: Scope, customerId: string): Promise<Subscription[]> {
+    const rows = await scoped(conn, scope).where({ customer_id: customerId }).whereIn('status', ['active', 'trialing']).orderBy('id');
+    return rows.map(fromRow);
+  }
+
   /** A customer's subscriptions that are not cancelled, locked (the customer is being deleted). */
   async liveOfCustomerForUpdate(trx: Trx, scope: Scope, customerId: string): Promise<Subscription[]> {
     const rows = await scoped(trx, scope).where({ customer_id: customerId }).whereNot({ status: 'cancelled' }).orderBy('id').forUpdate();

@@ -1,0 +1,140 @@
+import type { Scope, UsageResetPeriod } from '@billstream/contracts';
+import type { Db } from '@billstream/db';
+import { NotFoundError } from '@billstream/errors';
+import { exact, exactSum, toDecimalString } from '@billstream/money';
+import type { CustomerDirectory, CustomerRef } from '../customers/directory';
+import type { KnownCustomer } from '../customers/store';
+import type { Meters } from '../meters/domain';
+import type { Subscription } from '../subscriptions/domain';
+import type { SubscriptionStore } from '../subscriptions/store';
+import type { Entitlement, Feature } from './domain';
+import type { EntitlementStore } from './entitlement-store';
+import type { FeatureStore } from './feature-store';
+import { combinedWindow, resetWindow, type UsageWindow } from './windows';
+
+/** One entitlement of one of the customer's active or trialing subscriptions. */
+export interface GrantSource {
+  subscription: Subscription;
+  entitlement: Entitlement;
+}
+
+/** A feature as a customer holds it over all its subscriptions (BILLING.md, Features and entitlements). */
+export interface CustomerFeature {
+  feature: Feature;
+  isEnabled: boolean;
+  /** METERED: the sum of the enabled grants' limits; null when one of them is unlimited (or none is enabled). */
+  usageLimit: string | null;
+  isSoftLimit: boolean;
+  staticValue: string | null;
+  usageResetPeriod: UsageResetPeriod | null;
+  /** METERED and enabled: where usage counts. */
+  window: UsageWindow | null;
+  /** METERED and enabled: the meter's value over the window. */
+  usage: string | null;
+  sources: GrantSource[];
+}
+
+/** A far end for windows that never reset: every event from the start counts. */
+const OPEN_END = new Date('9999-01-01T00:00:00Z');
+
+/**
+ * Combines the grants of one feature: enabled if any enabled entitlement grants it; limits of
+ * the enabled grants add up and one unlimited grant makes it unlimited; soft when any enabled
+ * grant is soft; the static value of the newest subscription's enabled grant; usage counts
+ * from the latest start of the enabled grants' reset periods.
+ */
+export function combine(feature: Feature, sources: GrantSource[], now: Date): Omit<CustomerFeature, 'usage'> {
+  const enabled = sources.filter((s) => s.entitlement.isEnabled);
+  const base = { feature, isEnabled: enabled.length > 0, sources, usageLimit: null, isSoftLimit: false, staticValue: null, usageResetPeriod: null, window: null };
+  if (enabled.length === 0) return base;
+  if (feature.type === 'STATIC') {
+    const newest = [...enabled].sort((a, b) => a.subscription.createdAt.getTime() - b.subscription.createdAt.getTime() || a.subscription.id.localeCompare(b.subscription.id)).at(-1)!;
+    return { ...base, staticValue: newest.entitlement.staticValue };
+  }
+  if (feature.type !== 'METERED') return base;
+  const limits = enabled.map((s) => s.entitlement.usageLimit);
+  const windows = enabled.map((s) => ({ period: s.entitlement.usageResetPeriod!, window: resetWindow(s.entitlement.usageResetPeriod!, s.subscription, now) }));
+  const window = combinedWindow(windows.map((w) => w.window));
+  return {
+    ...base,
+    usageLimit: limits.some((l) => l === null) ? null : toDecimalString(exactSum(limits as string[])),
+    isSoftLimit: enabled.some((s) => s.entitlement.isSoftLimit),
+    usageResetPeriod: windows.find((w) => w.window.start.getTime() === window.start.getTime())!.period,
+    window,
+  };
+}
+
+export interface CheckResult {
+  allowed: boolean;
+  feature: Feature;
+  usage: string | null;
+  limit: string | null;
+  remaining: string | null;
+  isSoftLimit: boolean;
+  window: UsageWindow | null;
+}
+
+/** What a customer may use: `GET /v1/customers/{id}/entitlements` and `POST /v1/entitlements/check`. */
+export class CustomerAccess {
+  constructor(
+    private readonly db: Db,
+    private readonly customers: CustomerDirectory,
+    private readonly subscriptions: SubscriptionStore,
+    private readonly features: FeatureStore,
+    private readonly entitlements: EntitlementStore,
+    private readonly meters: Meters,
+    private readonly clock: () => Date,
+  ) {}
+
+  async ofCustomer(scope: Scope, customerId: string, requestId: string): Promise<CustomerFeature[]> {
+    const customer = await this.customers.resolve(scope, { id: customerId }, requestId);
+    const now = this.clock();
+    const byFeature = await this.grants(scope, customer, undefined);
+    const features = new Map((await this.features.byIds(this.db, scope, [...byFeature.keys()])).filter((f) => f.status === 'active').map((f) => [f.id, f]));
+    const combined = [...byFeature.entries()]
+      .filter(([featureId]) => features.has(featureId))
+      .map(([featureId, sources]) => combine(features.get(featureId)!, sources, now))
+      .sort((a, b) => a.feature.lookupKey.localeCompare(b.feature.lookupKey));
+    const metered = combined.filter((c) => c.window);
+    const values = metered.length === 0 ? [] : await this.meters.usageMany(scope, metered.map((c) => this.usageQuery(customer, c.feature, c.window!)), requestId);
+    const usage = new Map(metered.map((c, i) => [c.feature.id, values[i]]));
+    return combined.map((c) => ({ ...c, usage: usage.get(c.feature.id) ?? null }));
+  }
+
+  /** allowed = enabled and (no limit, soft limit, or usage + quantity <= limit); remaining = limit − usage. */
+  async check(scope: Scope, ref: CustomerRef, lookupKey: string, quantity: string, requestId: string): Promise<CheckResult> {
+    const feature = await this.features.byLookupKey(this.db, scope, lookupKey);
+    if (!feature || feature.status === 'archived') {
+      throw new NotFoundError(`Feature with lookup_key "${lookupKey}" not found`, { field: 'feature_lookup_key', feature_lookup_key: lookupKey });
+    }
+    const customer = await this.customers.resolve(scope, ref, requestId);
+    const sources = (await this.grants(scope, customer, feature.id)).get(feature.id) ?? [];
+    const c = combine(feature, sources, this.clock());
+    if (feature.type !== 'METERED') {
+      return { allowed: c.isEnabled, feature, usage: null, limit: null, remaining: null, isSoftLimit: false, window: null };
+    }
+    if (!c.isEnabled) return { allowed: false, feature, usage: null, limit: '0', remaining: '0', isSoftLimit: false, window: null };
+    const usage = await this.meters.usage(scope, feature.meterId!, this.usageQuery(customer, feature, c.window!), requestId);
+    const limit = c.usageLimit;
+    const allowed = limit === null || c.isSoftLimit || exact(usage).plus(quantity).lte(limit);
+    const remaining = limit === null ? null : toDecimalString(exact(limit).minus(usage));
+    return { allowed, feature, usage: toDecimalString(usage), limit, remaining, isSoftLimit: c.isSoftLimit, window: c.window };
+  }
+
+  private usageQuery(customer: KnownCustomer, feature: Feature, window: UsageWindow) {
+    return { meterId: feature.meterId!, externalCustomerId: customer.externalId, from: window.start, to: window.end ?? OPEN_END, filterValues: null };
+  }
+
+  /** The customer's grants per feature id, over its active and trialing subscriptions. */
+  private async grants(scope: Scope, customer: KnownCustomer, featureId: string | undefined): Promise<Map<string, GrantSource[]>> {
+    const subscriptions = await this.subscriptions.grantingOfCustomer(this.db, scope, customer.id);
+    const entitlements = await this.entitlements.ofPlans(this.db, scope, [...new Set(subscriptions.map((s) => s.planId))], featureId);
+    const byFeature = new Map<string, GrantSource[]>();
+    for (const subscription of subscriptions) {
+      for (const entitlement of entitlements.filter((e) => e.planId === subscription.planId)) {
+        byFeature.set(entitlement.featureId, [...(byFeature.get(entitlement.featureId) ?? []), { subscription, entitlement }]);
+      }
+    }
+    return byFeature;
+  }
+}

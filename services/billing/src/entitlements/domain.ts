@@ -1,0 +1,71 @@
+import type { FeatureType, UsageResetPeriod } from '@billstream/contracts';
+
+export type FeatureStatus = 'active' | 'archived';
+
+export interface Feature {
+  id: string;
+  tenantId: string;
+  environmentId: string;
+  name: string;
+  lookupKey: string;
+  type: FeatureType;
+  meterId: string | null;
+  description: string | null;
+  metadata: Record<string, string>;
+  status: FeatureStatus;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface FeatureChanges {
+  name?: string;
+  description?: string | null;
+  metadata?: Record<string, string>;
+}
+
+export interface FeatureListQuery {
+  status?: FeatureStatus;
+  type?: FeatureType;
+  lookupKey?: string;
+  limit: number;
+  offset: number;
+}
+
+/** What an entitlement grants; which fields a feature type allows is checked in `grant.ts`. */
+export interface Grant {
+  isEnabled: boolean;
+  /** METERED: a decimal string, or null for unlimited; null on other types. */
+  usageLimit: string | null;
+  /** METERED only. */
+  usageResetPeriod: UsageResetPeriod | null;
+  isSoftLimit: boolean;
+  /** STATIC only. */
+  staticValue: string | null;
+}
+
+export interface Entitlement extends Grant {
+  id: string;
+  tenantId: string;
+  environmentId: string;
+  planId: string;
+  featureId: string;
+  featureType: FeatureType;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface EntitlementListQuery {
+  planId?: string;
+  featureId?: string;
+  limit: number;
+  offset: number;
+}
+
+/** The grant fields a request gave (undefined: not given). */
+export interface GrantInput {
+  isEnabled?: boolean;
+  usageLimit?: string | null;
+  usageResetPeriod?: UsageResetPeriod;
+  isSoftLimit?: boolean;
+  staticValue?: string | null;
+}

@@ -1,0 +1,107 @@
+import type { Scope } from '@billstream/contracts';
+import type { Db, Trx } from '@billstream/db';
+import { toDecimalString } from '@billstream/money';
+import type { Entitlement, EntitlementListQuery, Grant } from './domain';
+
+type Conn = Db | Trx;
+
+interface EntitlementRow {
+  id: string;
+  tenant_id: string;
+  environment_id: string;
+  plan_id: string;
+  feature_id: string;
+  feature_type: Entitlement['featureType'];
+  is_enabled: boolean;
+  usage_limit: string | null;
+  usage_reset_period: Entitlement['usageResetPeriod'];
+  is_soft_limit: boolean;
+  static_value: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+function fromRow(r: EntitlementRow): Entitlement {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    environmentId: r.environment_id,
+    planId: r.plan_id,
+    featureId: r.feature_id,
+    featureType: r.feature_type,
+    isEnabled: r.is_enabled,
+    usageLimit: r.usage_limit === null ? null : toDecimalString(r.usage_limit),
+    usageResetPeriod: r.usage_reset_period,
+    isSoftLimit: r.is_soft_limit,
+    staticValue: r.static_value,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+const grantColumns = (g: Grant) => ({
+  is_enabled: g.isEnabled,
+  usage_limit: g.usageLimit,
+  usage_reset_period: g.usageResetPeriod,
+  is_soft_limit: g.isSoftLimit,
+  static_value: g.staticValue,
+});
+
+const scoped = (conn: Conn, scope: Scope) =>
+  conn<EntitlementRow>('entitlements').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId });
+
+export class EntitlementStore {
+  async insert(conn: Conn, e: Entitlement): Promise<void> {
+    await conn('entitlements').insert({
+      id: e.id,
+      tenant_id: e.tenantId,
+      environment_id: e.environmentId,
+      plan_id: e.planId,
+      feature_id: e.featureId,
+      feature_type: e.featureType,
+      ...grantColumns(e),
+      created_at: e.createdAt,
+      updated_at: e.updatedAt,
+    });
+  }
+
+  async get(conn: Conn, scope: Scope, id: string): Promise<Entitlement | undefined> {
+    const row = await scoped(conn, scope).where({ id }).first();
+    return row && fromRow(row);
+  }
+
+  async getForUpdate(trx: Trx, scope: Scope, id: string): Promise<Entitlement | undefined> {
+    const row = await scoped(trx, scope).where({ id }).forUpdate().first();
+    return row && fromRow(row);
+  }
+
+  /** The entitlements of these plans to one feature, or to every feature when none is named. */
+  async ofPlans(conn: Conn, scope: Scope, planIds: string[], featureId?: string): Promise<Entitlement[]> {
+    if (planIds.length === 0) return [];
+    const b = scoped(conn, scope).whereIn('plan_id', planIds);
+    if (featureId) b.where({ feature_id: featureId });
+    return (await b.orderBy('id')).map(fromRow);
+  }
+
+  async list(conn: Conn, scope: Scope, q: EntitlementListQuery): Promise<{ items: Entitlement[]; total: number }> {
+    const filtered = () => {
+      const b = scoped(conn, scope);
+      if (q.planId) b.where({ plan_id: q.planId });
+      if (q.featureId) b.where({ feature_id: q.featureId });
+      return b;
+    };
+    const [rows, count] = await Promise.all([
+      filtered().orderBy([{ column: 'created_at' }, { column: 'id' }]).limit(q.limit).offset(q.offset),
+      filtered().count<{ n: string }[]>({ n: '*' }),
+    ]);
+    return { items: rows.map(fromRow), total: Number(count[0].n) };
+  }
+
+  async save(trx: Trx, e: Entitlement): Promise<void> {
+    await trx('entitlements').where({ id: e.id }).update({ ...grantColumns(e), updated_at: e.updatedAt });
+  }
+
+  async delete(trx: Trx, id: string): Promise<void> {
+    await trx('entitlements').where({ id }).delete();
+  }
+}

@@ -1,0 +1,123 @@
+import type { Express } from 'express';
+import { entitlementApi } from '@billstream/contracts';
+import { mountRoute, type RequestContext } from '@billstream/http';
+import type { Logger } from '@billstream/logger';
+import type { GrantInput } from './domain';
+import type { CustomerAccess } from './access';
+import type { EntitlementService } from './entitlements';
+import type { FeatureService } from './features';
+import { toEntitlementView, toFeatureView } from './view';
+
+const eventContextOf = (ctx: RequestContext) => ({ tenantId: ctx.tenantId, environmentId: ctx.environmentId, actor: ctx.actor, requestId: ctx.requestId });
+
+const grantOf = (b: { is_enabled?: boolean; usage_limit?: string | null; usage_reset_period?: GrantInput['usageResetPeriod']; is_soft_limit?: boolean; static_value?: string | null }): GrantInput => ({
+  isEnabled: b.is_enabled,
+  usageLimit: b.usage_limit,
+  usageResetPeriod: b.usage_reset_period,
+  isSoftLimit: b.is_soft_limit,
+  staticValue: b.static_value,
+});
+
+const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+export function mountEntitlementRoutes(app: Express, features: FeatureService, entitlements: EntitlementService, access: CustomerAccess, logger: Logger): void {
+  mountRoute(
+    app,
+    entitlementApi.createFeature,
+    async ({ body, ctx }) =>
+      toFeatureView(
+        await features.create(eventContextOf(ctx), {
+          name: body.name,
+          lookupKey: body.lookup_key,
+          type: body.type,
+          meterId: body.meter_id ?? null,
+          description: body.description ?? null,
+          metadata: body.metadata ?? {},
+        }),
+      ),
+    logger,
+  );
+  mountRoute(
+    app,
+    entitlementApi.listFeatures,
+    async ({ query, ctx }) => {
+      const page = await features.list(ctx, { status: query.status, type: query.type, lookupKey: query.lookup_key, limit: query.limit, offset: query.offset });
+      return { items: page.items.map(toFeatureView), pagination: { total: page.total, limit: query.limit, offset: query.offset } };
+    },
+    logger,
+  );
+  mountRoute(app, entitlementApi.getFeature, async ({ params, ctx }) => toFeatureView(await features.get(ctx, params.id)), logger);
+  mountRoute(
+    app,
+    entitlementApi.updateFeature,
+    async ({ params, body, ctx }) => toFeatureView(await features.update(eventContextOf(ctx), params.id, { name: body.name, description: body.description, metadata: body.metadata })),
+    logger,
+  );
+  mountRoute(app, entitlementApi.archiveFeature, async ({ params, ctx }) => features.archive(eventContextOf(ctx), params.id), logger);
+
+  mountRoute(
+    app,
+    entitlementApi.createEntitlement,
+    async ({ body, ctx }) => toEntitlementView(await entitlements.create(eventContextOf(ctx), body.plan_id, body.feature_id, grantOf(body))),
+    logger,
+  );
+  mountRoute(
+    app,
+    entitlementApi.listEntitlements,
+    async ({ query, ctx }) => {
+      const page = await entitlements.list(ctx, { planId: query.plan_id, featureId: query.feature_id, limit: query.limit, offset: query.offset });
+      return { items: page.items.map(toEntitlementView), pagination: { total: page.total, limit: query.limit, offset: query.offset } };
+    },
+    logger,
+  );
+  mountRoute(app, entitlementApi.getEntitlement, async ({ params, ctx }) => toEntitlementView(await entitlements.get(ctx, params.id)), logger);
+  mountRoute(
+    app,
+    entitlementApi.updateEntitlement,
+    async ({ params, body, ctx }) => toEntitlementView(await entitlements.update(eventContextOf(ctx), params.id, grantOf(body))),
+    logger,
+  );
+  mountRoute(app, entitlementApi.deleteEntitlement, async ({ params, ctx }) => entitlements.delete(eventContextOf(ctx), params.id), logger);
+
+  mountRoute(
+    app,
+    entitlementApi.customerEntitlements,
+    async ({ params, ctx }) => ({
+      items: (await access.ofCustomer(ctx, params.id, ctx.requestId)).map((c) => ({
+        feature_id: c.feature.id,
+        feature_lookup_key: c.feature.lookupKey,
+        type: c.feature.type,
+        is_enabled: c.isEnabled,
+        usage_limit: c.usageLimit,
+        usage: c.usage,
+        is_soft_limit: c.isSoftLimit,
+        static_value: c.staticValue,
+        usage_reset_period: c.usageResetPeriod,
+        period_start: iso(c.window?.start),
+        period_end: iso(c.window?.end),
+        sources: c.sources.map((s) => ({ subscription_id: s.subscription.id, entitlement_id: s.entitlement.id })),
+      })),
+    }),
+    logger,
+  );
+  mountRoute(
+    app,
+    entitlementApi.checkEntitlement,
+    async ({ body, ctx }) => {
+      const ref = body.customer_id !== undefined ? { id: body.customer_id } : { externalId: body.external_customer_id! };
+      const r = await access.check(ctx, ref, body.feature_lookup_key, body.quantity, ctx.requestId);
+      return {
+        allowed: r.allowed,
+        feature_lookup_key: r.feature.lookupKey,
+        type: r.feature.type,
+        usage: r.usage,
+        limit: r.limit,
+        remaining: r.remaining,
+        is_soft_limit: r.isSoftLimit,
+        period_start: iso(r.window?.start),
+        period_end: iso(r.window?.end),
+      };
+    },
+    logger,
+  );
+}
