@@ -1,5 +1,6 @@
 import type { FeatureType } from '@billstream/contracts';
 import { ValidationError } from '@billstream/errors';
+import { toDecimalString } from '@billstream/money';
 import type { Grant, GrantInput } from './domain';
 
 const ALLOWED: Record<FeatureType, ReadonlyArray<keyof GrantInput>> = {
@@ -40,7 +41,7 @@ export function newGrant(type: FeatureType, input: GrantInput): Grant {
   }
   return {
     isEnabled: input.isEnabled ?? true,
-    usageLimit: type === 'METERED' ? (input.usageLimit ?? null) : null,
+    usageLimit: type === 'METERED' && input.usageLimit ? toDecimalString(input.usageLimit) : null,
     usageResetPeriod: type === 'METERED' ? (input.usageResetPeriod ?? 'BILLING_PERIOD') : null,
     isSoftLimit: type === 'METERED' ? (input.isSoftLimit ?? false) : false,
     staticValue: type === 'STATIC' ? input.staticValue! : null,
@@ -55,7 +56,7 @@ export function changedGrant(type: FeatureType, current: Grant, input: GrantInpu
   }
   return {
     isEnabled: input.isEnabled ?? current.isEnabled,
-    usageLimit: input.usageLimit === undefined ? current.usageLimit : input.usageLimit,
+    usageLimit: input.usageLimit === undefined ? current.usageLimit : input.usageLimit && toDecimalString(input.usageLimit),
     usageResetPeriod: input.usageResetPeriod ?? current.usageResetPeriod,
     isSoftLimit: input.isSoftLimit ?? current.isSoftLimit,
     staticValue: input.staticValue ?? current.staticValue,
