@@ -9,6 +9,7 @@ import { subscribeCustomerEvents } from './customers/consumer';
 import { CustomerDirectory, type CustomerLookup } from './customers/directory';
 import { HttpCustomerLookup } from './customers/http-lookup';
 import { CustomerAccess } from './entitlements/access';
+import { AccessCache } from './entitlements/access-cache';
 import { EntitlementStore } from './entitlements/entitlement-store';
 import { EntitlementService } from './entitlements/entitlements';
 import { FeatureStore } from './entitlements/feature-store';
@@ -97,7 +98,9 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   const planStore = new PlanStore();
   const priceStore = new PriceStore();
   const customerStore = new CustomerStore();
-  const subscriptionStore = new SubscriptionStore();
+  // Features and entitlements (issue #14, ADR 0022): the check's cache forgets a customer's grants once a write of its subscriptions ends.
+  const accessCache = new AccessCache();
+  const subscriptionStore = new SubscriptionStore((trx, s) => accessCache.customerChangedAfter(trx, s, s.customerId));
   const httpLookup = new HttpCustomerLookup(getter(config.customerServiceUrl), config.internalToken);
   const httpMeters = new HttpMeters(getter(config.ingestionServiceUrl), config.internalToken);
   const meters = config.meters ?? httpMeters;
@@ -167,12 +170,11 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     clock,
     settings: { pollMs: settings.tasksPollMs, leaseMs: settings.tasksLeaseMs, maxAttempts: 5 },
   });
-  // Features and entitlements (issue #14, ADR 0022).
   const featureStore = new FeatureStore();
   const entitlementStore = new EntitlementStore();
-  const features = new FeatureService(db, featureStore, meterCheck, clock, published);
-  const entitlements = new EntitlementService(db, planStore, featureStore, entitlementStore, clock, published);
-  const access = new CustomerAccess(db, directory, subscriptionStore, featureStore, entitlementStore, meters, clock);
+  const features = new FeatureService(db, featureStore, meterCheck, clock, published, accessCache);
+  const entitlements = new EntitlementService(db, planStore, featureStore, entitlementStore, clock, published, accessCache);
+  const access = new CustomerAccess(db, directory, subscriptionStore, featureStore, entitlementStore, meters, clock, accessCache);
   const tasks = new TaskService(db, taskStore, clock, () => taskRunner.poke(), MAX_IMPORT_BYTES);
   let consumer: BusSubscription | undefined;
   let walletConsumer: BusSubscription | undefined;

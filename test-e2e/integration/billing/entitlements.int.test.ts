@@ -60,6 +60,12 @@ describe('features, entitlements and the check through the gateway', () => {
     await waitFor(async () => (await stack.api.post('/v1/events/query', { external_customer_id: external })).body.total_count >= before + times.length, { what: 'events stored' });
   }
   const check = (body: Record<string, unknown>) => stack.api.post('/v1/entitlements/check', body);
+  /** The check once it shows these fields: usage read from the aggregator may be served up to 1 s (BILLING.md: at most 2 s old). */
+  const checkShows = (body: Record<string, unknown>, fields: Record<string, unknown>) =>
+    waitFor(async () => {
+      const res = await check(body);
+      return Object.entries(fields).every(([k, v]) => res.body[k] === v) && res;
+    }, { what: `check showing ${JSON.stringify(fields)}` });
 
   const now = () => new Date();
   const startOfDay = (d = now()) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
@@ -325,11 +331,11 @@ describe('features, entitlements and the check through the gateway', () => {
       const fresh = await ask();
       expect(fresh.body).toEqual({ allowed: true, feature_lookup_key: f.lookup_key, type: 'METERED', usage: '0', limit: '3', remaining: '3', is_soft_limit: false, period_start: sub.start_date, period_end: null });
       await usage(c.external, [now(), now()]);
-      expect((await ask()).body).toMatchObject({ allowed: true, usage: '2', limit: '3', remaining: '1' });
+      expect((await checkShows({ customer_id: c.id, feature_lookup_key: f.lookup_key }, { usage: '2' })).body).toMatchObject({ allowed: true, usage: '2', limit: '3', remaining: '1' });
       expect((await ask('1.5')).body).toMatchObject({ allowed: false, usage: '2', remaining: '1' });
       expect((await ask('0')).body.allowed).toBe(true);
       await usage(c.external, [now()]);
-      expect((await ask()).body).toMatchObject({ allowed: false, usage: '3', remaining: '0' });
+      expect((await checkShows({ customer_id: c.id, feature_lookup_key: f.lookup_key }, { usage: '3' })).body).toMatchObject({ allowed: false, usage: '3', remaining: '0' });
       expect((await ask('0')).body.allowed).toBe(true);
     });
 
@@ -443,6 +449,34 @@ describe('features, entitlements and the check through the gateway', () => {
       const unlView = (await stack.api.get(`/v1/customers/${c.id}/entitlements`)).body.items[0];
       expect(unlView).toMatchObject({ usage_limit: null, usage: '2', usage_reset_period: 'DAILY' });
       expect(unlView.sources).toHaveLength(3);
+    });
+
+    it('cache: a check right after an entitlement, feature or subscription change sees it; new usage within the usage lifetime', async () => {
+      const f = await feature('METERED');
+      const [p, q] = [await plan(), await plan()];
+      const e = await entitle(p, f.id, { usage_limit: '5', usage_reset_period: 'NEVER' });
+      const c = await customer();
+      const sub = await subscribe(c.id, p);
+      const ask = () => check({ customer_id: c.id, feature_lookup_key: f.lookup_key });
+      expect((await ask()).body).toMatchObject({ allowed: true, limit: '5' });
+      expect((await ask()).body).toMatchObject({ allowed: true, limit: '5' });
+      expect((await stack.api.put(`/v1/entitlements/${e.id}`, { usage_limit: '0' })).status).toBe(200);
+      expect((await ask()).body).toMatchObject({ allowed: false, limit: '0', remaining: '0' });
+      await entitle(q, f.id, { usage_limit: '7', usage_reset_period: 'NEVER' });
+      expect((await ask()).body).toMatchObject({ allowed: false, limit: '0' });
+      const second = await subscribe(c.id, q);
+      expect((await ask()).body).toMatchObject({ allowed: true, limit: '7' });
+      expect((await stack.api.post(`/v1/subscriptions/${second.id}/cancel`, { cancel_at: 'immediately' })).status).toBe(200);
+      expect((await ask()).body).toMatchObject({ allowed: false, limit: '0' });
+      expect((await stack.api.put(`/v1/entitlements/${e.id}`, { usage_limit: '5' })).status).toBe(200);
+      await usage(c.external, [now()]);
+      expect((await checkShows({ customer_id: c.id, feature_lookup_key: f.lookup_key }, { usage: '1' })).body).toMatchObject({ allowed: true, limit: '5', remaining: '4' });
+      expect((await stack.api.post(`/v1/subscriptions/${sub.id}/pause`, {})).status).toBe(200);
+      expect((await ask()).body).toMatchObject({ allowed: false, usage: null, limit: '0' });
+      expect((await stack.api.post(`/v1/subscriptions/${sub.id}/resume`, {})).status).toBe(200);
+      expect((await ask()).body).toMatchObject({ allowed: true, limit: '5' });
+      expect((await stack.api.delete(`/v1/features/${f.id}`)).status).toBe(204);
+      expect((await ask()).status).toBe(404);
     });
   });
 });

@@ -7,6 +7,7 @@ import type { KnownCustomer } from '../customers/store';
 import type { Meters } from '../meters/domain';
 import type { Subscription } from '../subscriptions/domain';
 import type { SubscriptionStore } from '../subscriptions/store';
+import { GRANTS_TTL_MS, USAGE_TTL_MS, type AccessCache } from './access-cache';
 import type { Entitlement, Feature } from './domain';
 import type { EntitlementStore } from './entitlement-store';
 import type { FeatureStore } from './feature-store';
@@ -84,12 +85,13 @@ export class CustomerAccess {
     private readonly entitlements: EntitlementStore,
     private readonly meters: Meters,
     private readonly clock: () => Date,
+    private readonly cache: AccessCache,
   ) {}
 
   async ofCustomer(scope: Scope, customerId: string, requestId: string): Promise<CustomerFeature[]> {
     const customer = await this.customers.resolve(scope, { id: customerId }, requestId);
     const now = this.clock();
-    const byFeature = await this.grants(scope, customer, undefined);
+    const byFeature = await this.grants(scope, customer);
     const features = new Map((await this.features.byIds(this.db, scope, [...byFeature.keys()])).filter((f) => f.status === 'active').map((f) => [f.id, f]));
     const combined = [...byFeature.entries()]
       .filter(([featureId]) => features.has(featureId))
@@ -103,18 +105,21 @@ export class CustomerAccess {
 
   /** allowed = enabled and (no limit, soft limit, or usage + quantity <= limit); remaining = limit − usage. */
   async check(scope: Scope, ref: CustomerRef, lookupKey: string, quantity: string, requestId: string): Promise<CheckResult> {
-    const feature = await this.features.byLookupKey(this.db, scope, lookupKey);
+    const feature = await this.cache.get(scope, null, `feature|${lookupKey}`, GRANTS_TTL_MS, () => this.features.byLookupKey(this.db, scope, lookupKey));
     if (!feature || feature.status === 'archived') {
       throw new NotFoundError(`Feature with lookup_key "${lookupKey}" not found`, { field: 'feature_lookup_key', feature_lookup_key: lookupKey });
     }
     const customer = await this.customers.resolve(scope, ref, requestId);
-    const sources = (await this.grants(scope, customer, feature.id)).get(feature.id) ?? [];
+    const sources = (await this.grants(scope, customer)).get(feature.id) ?? [];
     const c = combine(feature, sources, this.clock());
     if (feature.type !== 'METERED') {
       return { allowed: c.isEnabled, feature, usage: null, limit: null, remaining: null, isSoftLimit: false, window: null };
     }
     if (!c.isEnabled) return { allowed: false, feature, usage: null, limit: '0', remaining: '0', isSoftLimit: false, window: null };
-    const usage = await this.meters.usage(scope, feature.meterId!, this.usageQuery(customer, feature, c.window!), requestId);
+    const q = this.usageQuery(customer, feature, c.window!);
+    const usage = await this.cache.get(scope, null, `usage|${customer.id}|${q.meterId}|${q.from.toISOString()}|${q.to.toISOString()}`, USAGE_TTL_MS, () =>
+      this.meters.usage(scope, q.meterId, q, requestId),
+    );
     const limit = c.usageLimit;
     const allowed = limit === null || c.isSoftLimit || exact(usage).plus(quantity).lte(limit);
     const remaining = limit === null ? null : toDecimalString(exact(limit).minus(usage));
@@ -125,10 +130,14 @@ export class CustomerAccess {
     return { meterId: feature.meterId!, externalCustomerId: customer.externalId, from: window.start, to: window.end ?? OPEN_END, filterValues: null };
   }
 
-  /** The customer's grants per feature id, over its active and trialing subscriptions. */
-  private async grants(scope: Scope, customer: KnownCustomer, featureId: string | undefined): Promise<Map<string, GrantSource[]>> {
+  /** The customer's grants per feature id, over its active and trialing subscriptions (cached: `AccessCache`). */
+  private grants(scope: Scope, customer: KnownCustomer): Promise<Map<string, GrantSource[]>> {
+    return this.cache.get(scope, customer.id, 'grants', GRANTS_TTL_MS, () => this.loadGrants(scope, customer));
+  }
+
+  private async loadGrants(scope: Scope, customer: KnownCustomer): Promise<Map<string, GrantSource[]>> {
     const subscriptions = await this.subscriptions.grantingOfCustomer(this.db, scope, customer.id);
-    const entitlements = await this.entitlements.ofPlans(this.db, scope, [...new Set(subscriptions.map((s) => s.planId))], featureId);
+    const entitlements = await this.entitlements.ofPlans(this.db, scope, [...new Set(subscriptions.map((s) => s.planId))]);
     const byFeature = new Map<string, GrantSource[]>();
     for (const subscription of subscriptions) {
       for (const entitlement of entitlements.filter((e) => e.planId === subscription.planId)) {

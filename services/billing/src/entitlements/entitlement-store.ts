@@ -75,12 +75,10 @@ export class EntitlementStore {
     return row && fromRow(row);
   }
 
-  /** The entitlements of these plans to one feature, or to every feature when none is named. */
-  async ofPlans(conn: Conn, scope: Scope, planIds: string[], featureId?: string): Promise<Entitlement[]> {
+  /** The entitlements of these plans. */
+  async ofPlans(conn: Conn, scope: Scope, planIds: string[]): Promise<Entitlement[]> {
     if (planIds.length === 0) return [];
-    const b = scoped(conn, scope).whereIn('plan_id', planIds);
-    if (featureId) b.where({ feature_id: featureId });
-    return (await b.orderBy('id')).map(fromRow);
+    return (await scoped(conn, scope).whereIn('plan_id', planIds).orderBy('id')).map(fromRow);
   }
 
   async list(conn: Conn, scope: Scope, q: EntitlementListQuery): Promise<{ items: Entitlement[]; total: number }> {

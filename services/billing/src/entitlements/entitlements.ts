@@ -3,6 +3,7 @@ import type { Db } from '@billstream/db';
 import { AlreadyExistsError, NotFoundError, PG_UNIQUE_VIOLATION, ValidationError, pgErrorCode } from '@billstream/errors';
 import { newId } from '@billstream/ids';
 import type { EventContext } from '@billstream/outbox';
+import type { AccessCache } from './access-cache';
 import { planNotFound } from '../plans/service';
 import type { PlanStore } from '../plans/store';
 import type { Entitlement, EntitlementListQuery, GrantInput } from './domain';
@@ -27,6 +28,7 @@ export class EntitlementService {
     private readonly entitlements: EntitlementStore,
     private readonly clock: () => Date,
     private readonly published: () => void,
+    private readonly cache: AccessCache,
   ) {}
 
   async create(ctx: Ctx, planId: string, featureId: string, input: GrantInput): Promise<Entitlement> {
@@ -56,6 +58,7 @@ export class EntitlementService {
         return e;
       });
       this.published();
+      this.cache.scopeChanged(ctx);
       return entitlement;
     } catch (err) {
       if (pgErrorCode(err) === PG_UNIQUE_VIOLATION) {
@@ -85,6 +88,7 @@ export class EntitlementService {
       return e;
     });
     this.published();
+    this.cache.scopeChanged(ctx);
     return updated;
   }
 
@@ -97,5 +101,6 @@ export class EntitlementService {
       await announceEntitlement(trx, ctx, 'entitlement.deleted', current);
     });
     this.published();
+    this.cache.scopeChanged(ctx);
   }
 }

@@ -3,6 +3,7 @@ import type { Db } from '@billstream/db';
 import { AlreadyExistsError, NotFoundError, PG_UNIQUE_VIOLATION, pgErrorCode } from '@billstream/errors';
 import { newId } from '@billstream/ids';
 import type { EventContext } from '@billstream/outbox';
+import type { AccessCache } from './access-cache';
 import type { MeterCheck } from '../prices/new-price';
 import type { Feature, FeatureChanges, FeatureListQuery } from './domain';
 import { announceFeature } from './events';
@@ -31,6 +32,7 @@ export class FeatureService {
     private readonly meters: MeterCheck,
     private readonly clock: () => Date,
     private readonly published: () => void,
+    private readonly cache: AccessCache,
   ) {}
 
   async create(ctx: Ctx, input: NewFeature): Promise<Feature> {
@@ -49,6 +51,7 @@ export class FeatureService {
       throw err;
     }
     this.published();
+    this.cache.scopeChanged(ctx);
     return feature;
   }
 
@@ -81,6 +84,7 @@ export class FeatureService {
       return updated;
     });
     this.published();
+    this.cache.scopeChanged(ctx);
     return feature;
   }
 }

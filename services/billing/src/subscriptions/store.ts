@@ -81,8 +81,14 @@ function changeRow(s: Subscription) {
 const scoped = (conn: Conn, scope: Scope) =>
   conn<SubscriptionRow>('subscriptions').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId });
 
+/** Told of every subscription a transaction writes (the entitlement cache forgets the customer's grants, ADR 0022). */
+export type SubscriptionWritten = (trx: Trx, s: Subscription) => void;
+
 export class SubscriptionStore {
+  constructor(private readonly written: SubscriptionWritten = () => undefined) {}
+
   async insert(trx: Trx, s: Subscription, priceIds: string[]): Promise<void> {
+    this.written(trx, s);
     await trx('subscriptions').insert({
       id: s.id,
       tenant_id: s.tenantId,
@@ -181,6 +187,7 @@ export class SubscriptionStore {
       .where({ id: s.id })
       .update({ ...changeRow(s), work_lease_until: null, version: trx.raw('version + 1') })
       .returning('*');
+    this.written(trx, s);
     return fromRow(rows[0] as SubscriptionRow);
   }
 
