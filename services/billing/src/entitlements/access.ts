@@ -99,7 +99,7 @@ export class CustomerAccess {
       .sort((a, b) => a.feature.lookupKey.localeCompare(b.feature.lookupKey));
     const metered = combined.filter((c) => c.window);
     const values = metered.length === 0 ? [] : await this.meters.usageMany(scope, metered.map((c) => this.usageQuery(customer, c.feature, c.window!)), requestId);
-    const usage = new Map(metered.map((c, i) => [c.feature.id, values[i]]));
+    const usage = new Map(metered.map((c, i) => [c.feature.id, toDecimalString(values[i])]));
     return combined.map((c) => ({ ...c, usage: usage.get(c.feature.id) ?? null }));
   }
 
