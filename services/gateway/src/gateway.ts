@@ -45,7 +45,7 @@ export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayC
   };
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
 
-  const app: Express = createHttpApp({ logger, bodyLimits: [{ pathPrefix: '/v1/events/bulk', bytes: 5 * MiB }] });
+  const app: Express = createHttpApp({ logger, service: 'gateway', bodyLimits: [{ pathPrefix: '/v1/events/bulk', bytes: 5 * MiB }] });
   mountHealth(app, ready);
   app.get(OPENAPI_PATH, openApiHandler());
   app.use('/v1', authenticate(apiKeys, limiter));

@@ -3,6 +3,7 @@ import { Pool } from 'undici';
 import type { ServiceName } from '@billstream/contracts';
 import { ServiceUnavailableError } from '@billstream/errors';
 import { INTERNAL_HEADERS, contextOf } from '@billstream/http';
+import { injectTraceHeaders, inSpan, SpanKind } from '@billstream/observability';
 
 const PASSED_REQUEST_HEADERS = ['if-match', 'idempotency-key'];
 const PASSED_RESPONSE_HEADERS = ['content-type', 'etag', 'location', 'retry-after'];
@@ -55,13 +56,16 @@ export class ServiceProxy {
       body = JSON.stringify(req.body ?? {});
       headers['content-type'] = 'application/json';
     }
-    let upstream;
-    try {
-      upstream = await this.pool(service).request({ path: req.originalUrl, method: req.method as 'GET', headers, body });
-    } catch (err) {
-      throw new ServiceUnavailableError(`The ${service} service is unavailable; retry later`, undefined, { cause: err });
-    }
-    const payload = Buffer.from(await upstream.body.arrayBuffer());
+    // The hop to the service is a client span; the service's server span continues it (traceparent).
+    const { upstream, payload } = await inSpan(`${req.method} ${service}`, { kind: SpanKind.CLIENT, attributes: { 'peer.service': service } }, async () => {
+      let answer;
+      try {
+        answer = await this.pool(service).request({ path: req.originalUrl, method: req.method as 'GET', headers: injectTraceHeaders(headers), body });
+      } catch (err) {
+        throw new ServiceUnavailableError(`The ${service} service is unavailable; retry later`, undefined, { cause: err });
+      }
+      return { upstream: answer, payload: Buffer.from(await answer.body.arrayBuffer()) };
+    });
     res.status(upstream.statusCode);
     for (const h of PASSED_RESPONSE_HEADERS) {
       const v = upstream.headers[h];
