@@ -1,6 +1,7 @@
 import type { Db } from '@billstream/db';
 import { newId, newUlid } from '@billstream/ids';
 import type { Logger } from '@billstream/logger';
+import { recordWebhookAttempt } from '@billstream/observability';
 import type { WebhookSettings } from '../config';
 import { nextAttemptAt } from './retry';
 import type { AttemptOutcome, WebhookSender } from './sender';
@@ -200,7 +201,11 @@ export class DeliveryWorker {
       .send({ url: task.url, secret: task.secret, envelopeId: task.eventId, body: task.body })
       .then((outcome) => {
         if (outcome.kind === 'aborted') this.unsent.push(task);
-        else this.record(resultOf(task, outcome, this.options.settings.retryScheduleMs, new Date()));
+        else {
+          const result = resultOf(task, outcome, this.options.settings.retryScheduleMs, new Date());
+          recordWebhookAttempt(outcome.ok, outcome.durationMs / 1000, result.status === 'pending' ? 'retry' : result.status === 'failed' ? 'exhausted' : 'done');
+          this.record(result);
+        }
       })
       .catch((err) => {
         this.options.logger.error('webhook attempt failed unexpectedly; the task comes back when its lease ends', { err });
