@@ -1,10 +1,27 @@
 import type { NextFunction, Request, Response } from 'express';
 import { extractContext, markFailed, metricsEnabled, recordHttpRequest, SpanKind, startSpan, tracingEnabled, withSpan } from '@billstream/observability';
 
-/** The route template a request matched (`/v1/customers/:customer_id`), or `unmatched`: never the path, which holds ids. */
-export function routeTemplateOf(req: Request): string {
+/** Finds the route template of a request that was answered before express matched a route (a 401 of the gateway). */
+export type RouteResolver = (method: string, path: string) => string | undefined;
+
+/**
+ * The route template a request matched (`/v1/customers/:customer_id`), or `unmatched`: never
+ * the path, which holds ids.
+ */
+export function routeTemplateOf(req: Request, resolve?: RouteResolver): string {
   const path = (req.route as { path?: unknown } | undefined)?.path;
-  return typeof path === 'string' ? req.baseUrl + path : 'unmatched';
+  if (typeof path === 'string') return req.baseUrl + path;
+  return resolve?.(req.method, req.path) ?? 'unmatched';
+}
+
+/** A resolver over route templates (`:name` matches one path segment), tried in order. */
+export function templateResolver(routes: ReadonlyArray<{ method: string; path: string }>): RouteResolver {
+  const compiled = routes.map((r) => ({
+    method: r.method.toUpperCase(),
+    template: r.path,
+    pattern: new RegExp(`^${r.path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z0-9_]+/g, '[^/]+')}/?$`),
+  }));
+  return (method, path) => compiled.find((r) => r.method === method && r.pattern.test(path))?.template;
 }
 
 /**
@@ -13,7 +30,7 @@ export function routeTemplateOf(req: Request): string {
  * trace context (`traceparent`), with the rest of the request run inside it. With neither
  * metrics nor tracing on, a request costs two boolean tests here.
  */
-export function observeRequests(service: string) {
+export function observeRequests(service: string, resolveRoute?: RouteResolver) {
   return (req: Request, res: Response, next: NextFunction) => {
     const metrics = metricsEnabled();
     const tracing = tracingEnabled();
@@ -27,7 +44,7 @@ export function observeRequests(service: string) {
         })
       : undefined;
     res.once('finish', () => {
-      const route = routeTemplateOf(req);
+      const route = routeTemplateOf(req, resolveRoute);
       if (metrics) recordHttpRequest(service, req.method, route, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9);
       if (span) {
         span.updateName(`${req.method} ${route}`);
