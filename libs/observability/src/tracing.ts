@@ -110,8 +110,8 @@ export async function inSpan<T>(
 }
 
 /** Starts a span that the caller ends (an HTTP request ends when its answer is sent). */
-export function startSpan(name: string, kind: SpanKind, parent: Context, attributes?: Record<string, string | number | boolean>): Span | undefined {
-  return tracer?.startSpan(name, { kind, attributes }, parent);
+export function startSpan(name: string, kind: SpanKind, parent?: Context, attributes?: Record<string, string | number | boolean>): Span | undefined {
+  return tracer?.startSpan(name, { kind, attributes }, parent ?? context.active());
 }
 
 /**
