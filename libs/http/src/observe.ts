@@ -11,7 +11,10 @@ export type RouteResolver = (method: string, path: string) => string | undefined
 export function routeTemplateOf(req: Request, resolve?: RouteResolver): string {
   const path = (req.route as { path?: unknown } | undefined)?.path;
   if (typeof path === 'string') return req.baseUrl + path;
-  return resolve?.(req.method, req.path) ?? 'unmatched';
+  if (!resolve) return 'unmatched';
+  // originalUrl: a middleware mounted on a prefix that answered left req.path without it.
+  const query = req.originalUrl.indexOf('?');
+  return resolve(req.method, query < 0 ? req.originalUrl : req.originalUrl.slice(0, query)) ?? 'unmatched';
 }
 
 /** A resolver over route templates (`:name` matches one path segment), tried in order. */
