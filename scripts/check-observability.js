@@ -35,7 +35,7 @@ function knownMetrics() {
   for (const metric of metricsRegistry.getMetricsAsArray()) {
     const name = metric.name;
     names.add(name);
-    if (metric.constructor.name === 'Histogram') for (const s of ['_bucket', '_sum', '_count']) names.add(name + s);
+    if (metric.type === 'histogram') for (const s of ['_bucket', '_sum', '_count']) names.add(name + s);
   }
   return names;
 }

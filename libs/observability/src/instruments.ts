@@ -1,5 +1,6 @@
-import { Counter, Gauge, Histogram } from 'prom-client';
+import { Gauge } from 'prom-client';
 import { metricsEnabled, metricsRegistry } from './registry';
+import { FastCounter, FastHistogram, type CounterSeries, type HistogramSeries } from './series';
 
 /**
  * Every metric of Billstream (ADR 0020, docs/operations.md lists them). Names follow the
@@ -15,28 +16,15 @@ const registers = [metricsRegistry];
 /** Request latency buckets: 1 ms to 10 s. */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-export const httpRequests = new Counter({
-  name: 'billstream_http_requests_total',
-  help: 'HTTP requests answered, by service, method, route template and status code.',
-  labelNames: ['service', 'method', 'route', 'status'] as const,
-  registers,
-});
+export const httpRequests = new FastCounter('billstream_http_requests_total', 'HTTP requests answered, by service, method, route template and status code.', ['service', 'method', 'route', 'status'] as const, metricsRegistry);
 
-export const httpRequestDuration = new Histogram({
-  name: 'billstream_http_request_duration_seconds',
-  help: 'Time from the request to the end of the answer, by service, method and route template.',
-  labelNames: ['service', 'method', 'route'] as const,
-  buckets: LATENCY_BUCKETS,
-  registers,
-});
+export const httpRequestDuration = new FastHistogram('billstream_http_request_duration_seconds', 'Time from the request to the end of the answer, by service, method and route template.', ['service', 'method', 'route'] as const, LATENCY_BUCKETS, metricsRegistry);
 
-type CounterChild = ReturnType<typeof httpRequests.labels>;
-type HistogramChild = ReturnType<typeof httpRequestDuration.labels>;
 
 /** One route's instruments, made once per (service, method, route) and then reused. */
 interface RouteInstruments {
-  duration: HistogramChild;
-  byStatus: Map<number, CounterChild>;
+  duration: HistogramSeries;
+  byStatus: Map<number, CounterSeries>;
   labels: [string, string, string];
 }
 
@@ -73,41 +61,15 @@ export function recordHttpRequest(service: string, method: string, route: string
 
 // ---- Kafka (libs/bus)
 
-export const kafkaPublished = new Counter({
-  name: 'billstream_kafka_messages_published_total',
-  help: 'Messages acknowledged by the bus, by topic (logical name, without the prefix).',
-  labelNames: ['topic'] as const,
-  registers,
-});
+export const kafkaPublished = new FastCounter('billstream_kafka_messages_published_total', 'Messages acknowledged by the bus, by topic (logical name, without the prefix).', ['topic'] as const, metricsRegistry);
 
-export const kafkaPublishFailures = new Counter({
-  name: 'billstream_kafka_publish_failures_total',
-  help: 'Publish calls that failed or timed out, by topic.',
-  labelNames: ['topic'] as const,
-  registers,
-});
+export const kafkaPublishFailures = new FastCounter('billstream_kafka_publish_failures_total', 'Publish calls that failed or timed out, by topic.', ['topic'] as const, metricsRegistry);
 
-export const kafkaConsumed = new Counter({
-  name: 'billstream_kafka_messages_consumed_total',
-  help: 'Messages handled by a consumer group (offsets committed after), by group and topic.',
-  labelNames: ['group', 'topic'] as const,
-  registers,
-});
+export const kafkaConsumed = new FastCounter('billstream_kafka_messages_consumed_total', 'Messages handled by a consumer group (offsets committed after), by group and topic.', ['group', 'topic'] as const, metricsRegistry);
 
-export const kafkaBatchDuration = new Histogram({
-  name: 'billstream_kafka_batch_duration_seconds',
-  help: 'Time a consumer group took to handle one batch, by group and topic.',
-  labelNames: ['group', 'topic'] as const,
-  buckets: LATENCY_BUCKETS,
-  registers,
-});
+export const kafkaBatchDuration = new FastHistogram('billstream_kafka_batch_duration_seconds', 'Time a consumer group took to handle one batch, by group and topic.', ['group', 'topic'] as const, LATENCY_BUCKETS, metricsRegistry);
 
-export const kafkaBatchFailures = new Counter({
-  name: 'billstream_kafka_batch_failures_total',
-  help: 'Batches whose handler failed (redelivered later), by group and topic.',
-  labelNames: ['group', 'topic'] as const,
-  registers,
-});
+export const kafkaBatchFailures = new FastCounter('billstream_kafka_batch_failures_total', 'Batches whose handler failed (redelivered later), by group and topic.', ['group', 'topic'] as const, metricsRegistry);
 
 export function recordPublish(topic: string, messages: number, ok: boolean): void {
   if (!metricsEnabled()) return;
@@ -127,20 +89,9 @@ export function recordBatch(group: string, topic: string, messages: number, seco
 
 // ---- outbox (libs/outbox)
 
-export const outboxPublished = new Counter({
-  name: 'billstream_outbox_published_total',
-  help: 'Outbox rows published by the relay, by schema (one per service).',
-  labelNames: ['schema'] as const,
-  registers,
-});
+export const outboxPublished = new FastCounter('billstream_outbox_published_total', 'Outbox rows published by the relay, by schema (one per service).', ['schema'] as const, metricsRegistry);
 
-export const outboxRelayDelay = new Histogram({
-  name: 'billstream_outbox_relay_delay_seconds',
-  help: 'Time from the commit of an outbox row to its publication, by schema.',
-  labelNames: ['schema'] as const,
-  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
-  registers,
-});
+export const outboxRelayDelay = new FastHistogram('billstream_outbox_relay_delay_seconds', 'Time from the commit of an outbox row to its publication, by schema.', ['schema'] as const, [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300], metricsRegistry);
 
 export function recordOutboxPublished(schema: string, delaysSeconds: number[]): void {
   if (!metricsEnabled()) return;
@@ -151,18 +102,9 @@ export function recordOutboxPublished(schema: string, delaysSeconds: number[]): 
 
 // ---- usage events (gateway and ingestion-aggregator)
 
-export const ingestionAccepted = new Counter({
-  name: 'billstream_ingestion_events_accepted_total',
-  help: 'Usage events the gateway accepted (202, published to Kafka).',
-  registers,
-});
+export const ingestionAccepted = new FastCounter('billstream_ingestion_events_accepted_total', 'Usage events the gateway accepted (202, published to Kafka).', [] as const, metricsRegistry);
 
-export const ingestionStored = new Counter({
-  name: 'billstream_ingestion_events_stored_total',
-  help: 'Usage events the aggregator handled, by result: stored, duplicate or dead_lettered.',
-  labelNames: ['result'] as const,
-  registers,
-});
+export const ingestionStored = new FastCounter('billstream_ingestion_events_stored_total', 'Usage events the aggregator handled, by result: stored, duplicate or dead_lettered.', ['result'] as const, metricsRegistry);
 
 export function recordEventsAccepted(count: number): void {
   if (metricsEnabled() && count > 0) ingestionAccepted.inc(count);
@@ -174,13 +116,7 @@ export function recordEventsStored(result: 'stored' | 'duplicate' | 'dead_letter
 
 // ---- wallet debits
 
-export const walletDebitDuration = new Histogram({
-  name: 'billstream_wallet_debit_duration_seconds',
-  help: 'Time of one debit in the wallet service, from its call to its committed (or refused) result, by result.',
-  labelNames: ['result'] as const,
-  buckets: LATENCY_BUCKETS,
-  registers,
-});
+export const walletDebitDuration = new FastHistogram('billstream_wallet_debit_duration_seconds', 'Time of one debit in the wallet service, from its call to its committed (or refused) result, by result.', ['result'] as const, LATENCY_BUCKETS, metricsRegistry);
 
 export function recordDebit(result: 'ok' | 'refused' | 'error', seconds: number): void {
   if (metricsEnabled()) walletDebitDuration.labels(result).observe(seconds);
@@ -188,31 +124,13 @@ export function recordDebit(result: 'ok' | 'refused' | 'error', seconds: number)
 
 // ---- webhook deliveries
 
-export const webhookAttempts = new Counter({
-  name: 'billstream_webhook_delivery_attempts_total',
-  help: 'Delivery attempts, by result: success (2xx), failure (any other answer or none).',
-  labelNames: ['result'] as const,
-  registers,
-});
+export const webhookAttempts = new FastCounter('billstream_webhook_delivery_attempts_total', 'Delivery attempts, by result: success (2xx), failure (any other answer or none).', ['result'] as const, metricsRegistry);
 
-export const webhookRetries = new Counter({
-  name: 'billstream_webhook_retries_scheduled_total',
-  help: 'Failed attempts followed by a scheduled retry.',
-  registers,
-});
+export const webhookRetries = new FastCounter('billstream_webhook_retries_scheduled_total', 'Failed attempts followed by a scheduled retry.', [] as const, metricsRegistry);
 
-export const webhookExhausted = new Counter({
-  name: 'billstream_webhook_deliveries_exhausted_total',
-  help: 'Deliveries that failed their last attempt (no retry left).',
-  registers,
-});
+export const webhookExhausted = new FastCounter('billstream_webhook_deliveries_exhausted_total', 'Deliveries that failed their last attempt (no retry left).', [] as const, metricsRegistry);
 
-export const webhookAttemptDuration = new Histogram({
-  name: 'billstream_webhook_attempt_duration_seconds',
-  help: 'Time of one delivery attempt (the HTTP call to the endpoint).',
-  buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-  registers,
-});
+export const webhookAttemptDuration = new FastHistogram('billstream_webhook_attempt_duration_seconds', 'Time of one delivery attempt (the HTTP call to the endpoint).', [] as const, [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], metricsRegistry);
 
 export function recordWebhookAttempt(ok: boolean, seconds: number, next: 'retry' | 'exhausted' | 'done'): void {
   if (!metricsEnabled()) return;
@@ -224,35 +142,13 @@ export function recordWebhookAttempt(ok: boolean, seconds: number, next: 'retry'
 
 // ---- billing jobs
 
-export const billingJobRuns = new Counter({
-  name: 'billstream_billing_job_runs_total',
-  help: 'Runs of a billing job, by job and result (success, failure).',
-  labelNames: ['job', 'result'] as const,
-  registers,
-});
+export const billingJobRuns = new FastCounter('billstream_billing_job_runs_total', 'Runs of a billing job, by job and result (success, failure).', ['job', 'result'] as const, metricsRegistry);
 
-export const billingJobDuration = new Histogram({
-  name: 'billstream_billing_job_duration_seconds',
-  help: 'Time of one run of a billing job that found work, by job.',
-  labelNames: ['job'] as const,
-  buckets: [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600],
-  registers,
-});
+export const billingJobDuration = new FastHistogram('billstream_billing_job_duration_seconds', 'Time of one run of a billing job that found work, by job.', ['job'] as const, [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600], metricsRegistry);
 
-export const billingJobInvoices = new Histogram({
-  name: 'billstream_billing_job_invoices',
-  help: 'Invoices one run of a billing job made, by job.',
-  labelNames: ['job'] as const,
-  buckets: [0, 1, 10, 100, 1000, 10_000, 100_000],
-  registers,
-});
+export const billingJobInvoices = new FastHistogram('billstream_billing_job_invoices', 'Invoices one run of a billing job made, by job.', ['job'] as const, [0, 1, 10, 100, 1000, 10_000, 100_000], metricsRegistry);
 
-export const billingInvoices = new Counter({
-  name: 'billstream_billing_invoices_total',
-  help: 'Invoices made by the billing jobs, by job.',
-  labelNames: ['job'] as const,
-  registers,
-});
+export const billingInvoices = new FastCounter('billstream_billing_invoices_total', 'Invoices made by the billing jobs, by job.', ['job'] as const, metricsRegistry);
 
 /** One run of a billing job that found work (`invoices` made), or that failed. */
 export function recordBillingRun(job: string, ok: boolean, seconds: number, invoices: number): void {
