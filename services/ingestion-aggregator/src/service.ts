@@ -9,6 +9,7 @@ import { DeadLetterStore } from './events/dead-letter-store';
 import { EventPartitions } from './events/partitions';
 import { mountEventRoutes } from './events/routes';
 import { EventStore } from './events/store';
+import { mountMeterInternalRoutes } from './meters/internal-routes';
 import { mountMeterRoutes } from './meters/routes';
 import { MeterService } from './meters/service';
 import { MeterStore } from './meters/store';
@@ -45,6 +46,7 @@ export function createIngestionService({ db, bus, logger }: ServiceDeps, config:
     mount: (a) => {
       mountEventRoutes(a, db, events, logger);
       mountMeterRoutes(a, meters, logger);
+      mountMeterInternalRoutes(a, meters, logger);
       mountMonitoringRoutes(a, monitoring, logger);
     },
   });

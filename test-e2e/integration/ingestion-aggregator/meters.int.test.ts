@@ -180,4 +180,13 @@ describe('meters and usage (real Kafka and Postgres)', () => {
       { start: `${DAY2}T00:00:00.000000Z`, end: '2026-04-03T00:00:00.000000Z', value: '2' },
     ]);
   });
+
+  it('does not route the internal usage batch (billing calls the aggregator directly)', async () => {
+    const m = await meter({ type: 'COUNT' });
+    const body = { queries: [{ meter_id: m.id, external_customer_id: 'acme', start_time: `${DAY1}T00:00:00Z`, end_time: `${DAY2}T00:00:00Z` }] };
+    for (const path of ['/internal/v1/usage/batch', '/v1/usage/batch']) {
+      const res = await stack.api.post(path, body);
+      expect([path, res.status, res.body.success, res.body.error.internal_error]).toEqual([path, 404, false, 'not_found']);
+    }
+  });
 });

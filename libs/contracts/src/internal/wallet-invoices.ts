@@ -74,6 +74,39 @@ export const invoiceAllocationSchema = z.object({
   postpaid: z.object(debitView).nullable(),
 });
 
+/** One invoice of a batch allocation: the single allocation's body with the invoice id, no dry run. */
+export const invoiceAllocationsBatchItem = z
+  .strictObject({
+    invoice_id: invoiceParams.shape.invoice_id,
+    ...currencyFields,
+    lines: invoiceAllocationBody.shape.lines,
+  })
+  .superRefine((v, ctx) => {
+    exponentMatchesCurrency(v, ctx);
+    const seen = new Set<string>();
+    v.lines.forEach((line, i) => {
+      if (seen.has(line.id)) ctx.addIssue({ code: 'custom', path: ['lines', i, 'id'], message: 'must be unique within the invoice' });
+      seen.add(line.id);
+    });
+  });
+
+export const invoiceAllocationsBatchBody = z.strictObject({
+  invoices: z
+    .array(invoiceAllocationsBatchItem)
+    .min(1, 'must hold at least one invoice')
+    .max(500, 'must hold at most 500 invoices')
+    .superRefine((items, ctx) => {
+      const seen = new Set<string>();
+      items.forEach((item, i) => {
+        if (seen.has(item.invoice_id)) ctx.addIssue({ code: 'custom', path: [i, 'invoice_id'], message: 'must be unique within the batch' });
+        seen.add(item.invoice_id);
+      });
+    }),
+});
+
+/** The allocations in the order of the request's invoices, each as the single endpoint answers it. */
+export const invoiceAllocationsBatchSchema = z.object({ allocations: z.array(invoiceAllocationSchema) });
+
 export const invoicePaymentBody = z
   .strictObject({
     payment_id: z.string().min(1).max(255),
@@ -120,6 +153,19 @@ export const walletInternalApi = {
     params: invoiceParams,
     body: invoiceAllocationBody,
     response: invoiceAllocationSchema,
+    status: 200,
+    errors: [409],
+  }),
+  allocateInvoicesCredits: defineRoute({
+    operationId: 'internalAllocateInvoicesCredits',
+    method: 'post',
+    path: '/internal/v1/invoices/allocations',
+    service: 'wallet',
+    permission: 'invoices:write',
+    summary: 'Allocate the wallets of many invoices in one wallet transaction, once per invoice (the period job)',
+    tag: 'Internal',
+    body: invoiceAllocationsBatchBody,
+    response: invoiceAllocationsBatchSchema,
     status: 200,
     errors: [409],
   }),

@@ -34,6 +34,13 @@ export class CustomerStore {
     return row && fromRow(row);
   }
 
+  /** Known customers by id (the period job's batch). */
+  async findMany(conn: Conn, ids: string[]): Promise<Map<string, KnownCustomer>> {
+    if (ids.length === 0) return new Map();
+    const rows = await conn<CustomerRow>('customers').whereIn('id', [...new Set(ids)]);
+    return new Map(rows.map((r) => [r.id, fromRow(r as CustomerRow)]));
+  }
+
   async findByExternalId(conn: Conn, scope: Scope, externalId: string): Promise<KnownCustomer | undefined> {
     const row = await conn<CustomerRow>('customers')
       .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId, external_id: externalId, deleted_at: null })

@@ -1,13 +1,13 @@
 import { TOPICS } from '@billstream/bus';
-import type { Scope } from '@billstream/contracts';
+import type { DomainEvent, Scope } from '@billstream/contracts';
 import { minorDigits } from '@billstream/contracts';
 import type { Db, Trx } from '@billstream/db';
 import { NotFoundError, ServiceUnavailableError, ValidationError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
 import type { Logger } from '@billstream/logger';
-import { outboxInsert } from '@billstream/outbox';
+import { outboxInsertMany } from '@billstream/outbox';
 import { failpoint } from '@billstream/runtime';
-import type { Allocation, Wallets } from '../wallets/domain';
+import type { Allocation, AllocationRequest, Wallets } from '../wallets/domain';
 import { INVOICE_EVENTS, paymentStatusOf, totalsOf, type Invoice, type Payment } from './domain';
 import { announceInvoice, invoiceEvent } from './maker';
 import type { PaidHook } from './paid-hook';
@@ -111,17 +111,7 @@ export class InvoiceFinalizer {
   private allocate(i: Invoice, requestId: string): Promise<Allocation | undefined> {
     // CREDIT_PURCHASE invoices are never paid with credits; an invoice of nothing needs none.
     if (i.billingReason === 'CREDIT_PURCHASE' || i.subtotal === 0) return Promise.resolve(undefined);
-    return this.deps.wallets.allocate(
-      i,
-      i.id,
-      {
-        customer_id: i.customerId,
-        currency: i.currency,
-        exponent: minorDigits(i.currency),
-        lines: i.lines.map((l) => ({ id: l.id, price_type: l.priceType, amount: l.amount })),
-      },
-      requestId,
-    );
+    return this.deps.wallets.allocate(i, i.id, allocationRequest(i), requestId);
   }
 
   /**
@@ -131,6 +121,21 @@ export class InvoiceFinalizer {
    * held only for the invoice's update, one insert of its events and the commit.
    */
   private async record(trx: Trx, draft: Invoice, allocation: Allocation | undefined, actor: string): Promise<Invoice> {
+    const prepared = await this.prepare(trx, draft, allocation);
+    const n = await this.deps.invoices.nextNumber(trx, draft);
+    // Read after the number's lock: numbers increase with finalized_at.
+    return this.complete(trx, prepared, n, this.deps.clock(), actor);
+  }
+
+  /** What needs no number: the lines' credits and the CREDITS payment, checked and written. */
+  private async prepare(trx: Trx, draft: Invoice, allocation: Allocation | undefined): Promise<Prepared> {
+    const prepared = this.preparedOf(draft, allocation);
+    await this.writePrepared(trx, [prepared]);
+    return prepared;
+  }
+
+  /** The lines with their credits, the totals and the CREDITS payment an allocation gives a draft (checked). */
+  private preparedOf(draft: Invoice, allocation: Allocation | undefined): Prepared {
     const applied = new Map((allocation?.prepaid?.lines ?? []).map((l) => [l.id, l.amount]));
     const lines = draft.lines.map((l) => {
       const credit = applied.get(l.id) ?? 0;
@@ -140,7 +145,6 @@ export class InvoiceFinalizer {
     const paidByWallet = allocation?.postpaid?.amount ?? 0;
     const totals = totalsOf(lines, paidByWallet);
     if (totals.amountRemaining < 0) throw new Error(`allocation of ${draft.id} pays ${paidByWallet} of ${totals.amountDue}`);
-    if (applied.size > 0) await this.deps.invoices.updateApplied(trx, lines);
     let payment: Payment | undefined;
     if (allocation?.postpaid && allocation.postpaid.amount > 0) {
       const paidAt = this.deps.clock();
@@ -161,11 +165,29 @@ export class InvoiceFinalizer {
         createdAt: paidAt,
         updatedAt: paidAt,
       };
-      await this.deps.payments.insert(trx, payment);
     }
-    const n = await this.deps.invoices.nextNumber(trx, draft);
-    // Read after the number's lock: numbers increase with finalized_at.
-    const now = this.deps.clock();
+    return { draft, lines, totals, payment };
+  }
+
+  /** The lines' credits of all (one statement) and their CREDITS payments. */
+  private async writePrepared(trx: Trx, prepared: Prepared[]): Promise<void> {
+    await this.deps.invoices.updateApplied(
+      trx,
+      prepared.flatMap((p) => p.lines),
+    );
+    for (const p of prepared) if (p.payment) await this.deps.payments.insert(trx, p.payment);
+  }
+
+  /** Saves the numbered invoice and writes its events (after the number's lock). */
+  private async complete(trx: Trx, prepared: Prepared, n: number, now: Date, actor: string): Promise<Invoice> {
+    const { saved, events } = await this.saveNumbered(trx, prepared, n, now, actor);
+    await outboxInsertMany(trx, TOPICS.billingEvents, events);
+    if (saved.status === 'paid') await this.deps.paid?.inTransaction(trx, saved);
+    return saved;
+  }
+
+  /** Saves the numbered invoice; answers it and its events (to insert, in this order, keyed by the invoice id). */
+  private async saveNumbered(trx: Trx, { draft, lines, totals, payment }: Prepared, n: number, now: Date, actor: string) {
     const finalized: Invoice = {
       ...draft,
       ...totals,
@@ -178,12 +200,119 @@ export class InvoiceFinalizer {
       updatedAt: now,
     };
     const saved = await this.deps.invoices.save(trx, finalized);
-    // One insert, in the order consumers see them (all keyed by the invoice id).
-    const events: Parameters<typeof outboxInsert>[3] = [invoiceEvent(INVOICE_EVENTS.finalized, saved, actor)];
+    const events: DomainEvent[] = [invoiceEvent(INVOICE_EVENTS.finalized, saved, actor)];
     if (payment) events.push(paymentEvent(payment, actor), invoiceEvent(INVOICE_EVENTS.payment, saved, actor));
-    await outboxInsert(trx, TOPICS.billingEvents, saved.id, events);
-    if (saved.status === 'paid') await this.deps.paid?.inTransaction(trx, saved);
-    return saved;
+    return { saved, events: events.map((event) => ({ key: saved.id, event })) };
+  }
+
+  /**
+   * Finalizes a batch of drafts (the period job): the wallet allocates them with one call per
+   * tenant and environment (one wallet transaction, each invoice once), then one billing
+   * transaction per chunk locks them, records their credits, takes their numbers at once (the
+   * number's lock is held once per chunk, not once per invoice) and saves them. Drafts that must
+   * be repriced first, that changed meanwhile, or whose chunk failed go through `finalize` one by
+   * one. Answers each id's outcome: finalized by this call, not (any more) a draft, or an error.
+   */
+  async finalizeMany(ids: string[], requestId: string, actor: string): Promise<Map<string, { finalized: boolean } | { error: unknown }>> {
+    const out = new Map<string, { finalized: boolean } | { error: unknown }>(ids.map((id) => [id, { finalized: false }]));
+    const alone: Invoice[] = [];
+    const drafts = (await this.deps.invoices.byIds(this.deps.db, ids)).filter((d) => d.status === 'draft');
+    const byScope = new Map<string, Invoice[]>();
+    for (const d of drafts) {
+      if (!d.frozenAt && this.deps.reprice) {
+        alone.push(d);
+        continue;
+      }
+      const key = JSON.stringify([d.tenantId, d.environmentId]);
+      byScope.set(key, [...(byScope.get(key) ?? []), d]);
+    }
+    for (const group of byScope.values()) {
+      for (let at = 0; at < group.length; at += FINALIZE_CHUNK) {
+        const chunk = group.slice(at, at + FINALIZE_CHUNK);
+        try {
+          const done = await this.finalizeChunk(chunk, requestId, actor);
+          for (const d of chunk) {
+            if (done.has(d.id)) out.set(d.id, { finalized: true });
+            else alone.push(d);
+          }
+        } catch (error) {
+          // The wallet could not allocate (down, say): each draft is retried when its claim
+          // expires, not one by one against the same outage. Anything else: each on its own.
+          if (error instanceof AllocationFailed) for (const d of chunk) out.set(d.id, { error: error.reason });
+          else alone.push(...chunk);
+        }
+      }
+    }
+    const worker = async () => {
+      for (let d = alone.shift(); d !== undefined; d = alone.shift()) {
+        try {
+          const current = (await this.deps.invoices.byId(this.deps.db, d.id)) ?? d;
+          const { wrote } = await this.run(current, requestId, actor);
+          out.set(d.id, { finalized: wrote });
+        } catch (error) {
+          out.set(d.id, { error });
+        }
+      }
+    };
+    await Promise.all([worker(), worker(), worker(), worker()]);
+    return out;
+  }
+
+  /** One chunk of one tenant and environment; answers the ids it finalized (the others are left as they are). */
+  private async finalizeChunk(chunk: Invoice[], requestId: string, actor: string): Promise<Set<string>> {
+    const scope = chunk[0]!;
+    failpoint('finalize.before-allocation');
+    const needing = chunk.filter((i) => i.billingReason !== 'CREDIT_PURCHASE' && i.subtotal !== 0);
+    const allocations = new Map<string, Allocation>();
+    if (needing.length > 0) {
+      const answers = await this.deps.wallets
+        .allocateMany(
+          scope,
+          needing.map((i) => ({ invoiceId: i.id, request: allocationRequest(i) })),
+          requestId,
+        )
+        .catch((cause: unknown) => {
+          // A refusal (4xx) names one invoice of the batch: each goes on its own, so only that one fails.
+          throw cause instanceof ServiceUnavailableError ? new AllocationFailed(cause) : cause;
+        });
+      answers.forEach((a, k) => allocations.set(needing[k]!.id, a));
+    }
+    failpoint('finalize.after-allocation');
+    const saved = await this.deps.db.transaction(async (trx) => {
+      const rows = await this.deps.invoices.lockRows(
+        trx,
+        chunk.map((i) => i.id),
+      );
+      const byId = new Map(chunk.map((i) => [i.id, i]));
+      const prepared: Prepared[] = [];
+      for (const row of rows) {
+        const current = byId.get(row.id)!;
+        const allocation = allocations.get(row.id);
+        // Not a draft any more, being voided, or changed: left to `finalize` on its own.
+        if (row.status !== 'draft' || allocation?.status === 'voided' || row.version !== current.version) continue;
+        prepared.push(this.preparedOf({ ...row, lines: current.lines }, allocation));
+      }
+      if (prepared.length === 0) return [];
+      await this.writePrepared(trx, prepared);
+      const first = await this.deps.invoices.nextNumbers(trx, scope, prepared.length);
+      // Read after the number's lock: numbers increase with finalized_at.
+      const now = this.deps.clock();
+      const out: Invoice[] = [];
+      const events: Parameters<typeof outboxInsertMany>[2] = [];
+      for (const [k, p] of prepared.entries()) {
+        const numbered = await this.saveNumbered(trx, p, first + k, now, actor);
+        out.push(numbered.saved);
+        events.push(...numbered.events);
+      }
+      // Every event of the chunk in one statement, in each invoice's order.
+      await outboxInsertMany(trx, TOPICS.billingEvents, events);
+      for (const saved of out) if (saved.status === 'paid') await this.deps.paid?.inTransaction(trx, saved);
+      failpoint('finalize.before-commit');
+      return out;
+    });
+    if (saved.length > 0) this.deps.published();
+    for (const invoice of saved) if (invoice.status === 'paid') await this.deps.paid?.afterCommit(invoice, requestId);
+    return new Set(saved.map((i) => i.id));
   }
 
   /** POST /v1/invoices/{id}/void: draft or finalized; the credits it took go back once. */
@@ -241,6 +370,32 @@ export class InvoiceFinalizer {
     if (marked) this.deps.published();
     return marked;
   }
+}
+
+/** The wallet service could not allocate a batch now (down, or a 5xx). */
+class AllocationFailed extends Error {
+  constructor(readonly reason: unknown) {
+    super('the wallet service could not allocate the batch');
+  }
+}
+
+/** Drafts finalized per billing transaction by `finalizeMany`. */
+const FINALIZE_CHUNK = 100;
+
+interface Prepared {
+  draft: Invoice;
+  lines: Invoice['lines'];
+  totals: ReturnType<typeof totalsOf>;
+  payment: Payment | undefined;
+}
+
+function allocationRequest(i: Invoice): AllocationRequest {
+  return {
+    customer_id: i.customerId,
+    currency: i.currency,
+    exponent: minorDigits(i.currency),
+    lines: i.lines.map((l) => ({ id: l.id, price_type: l.priceType, amount: l.amount })),
+  };
 }
 
 function notDraft(i: Invoice): ValidationError {

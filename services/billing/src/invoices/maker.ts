@@ -2,10 +2,10 @@ import { TOPICS } from '@billstream/bus';
 import type { Db, Trx } from '@billstream/db';
 import { ServiceUnavailableError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
-import { newDomainEvent, writeOutbox } from '@billstream/outbox';
-import type { BillingReason } from '@billstream/contracts';
+import { newDomainEvent, outboxInsertMany, writeOutbox } from '@billstream/outbox';
+import type { BillingReason, DomainEvent } from '@billstream/contracts';
 import type { CustomerStore } from '../customers/store';
-import type { Meters } from '../meters/domain';
+import type { Meters, UsageQuery } from '../meters/domain';
 import type { Period } from '../periods';
 import type { Price } from '../prices/domain';
 import type { PriceStore } from '../prices/store';
@@ -121,9 +121,17 @@ export class InvoiceMaker {
    * The drafts of steps through ended periods, in order: a closed trial bills nothing and its
    * end starts the first billed period (SUBSCRIPTION_CREATE); a closed period bills its ARREAR
    * charges plus the next period's ADVANCE ones (SUBSCRIPTION_CYCLE), or only the ARREAR ones
-   * when the subscription ends with it.
+   * when the subscription ends with it. `usageOf` gives a closed window's usage (read from the
+   * aggregator by default; the period job's batch passes what it read for many at once).
    */
-  async forSteps(start: Subscription, steps: PeriodStep[], prices: Price[], now: Date, requestId: string): Promise<DraftInvoice[]> {
+  async forSteps(
+    start: Subscription,
+    steps: PeriodStep[],
+    prices: Price[],
+    now: Date,
+    requestId: string,
+    usageOf: (before: Subscription, window: ChargeWindow) => Promise<UsageByPrice> | UsageByPrice = (before, window) => this.usage(before, prices, window, requestId),
+  ): Promise<DraftInvoice[]> {
     const drafts: Array<DraftInvoice | undefined> = [];
     let before = start;
     for (const step of steps) {
@@ -132,13 +140,66 @@ export class InvoiceMaker {
         if (after.status === 'active') drafts.push(this.advanceInvoice(after, 'SUBSCRIPTION_CREATE', prices, now));
       } else {
         const window = wholeWindow(before, step.closed);
-        const usage = await this.usage(before, prices, window, requestId);
+        const usage = await usageOf(before, window);
         const next = after.status === 'active' ? wholeWindow(after, { start: after.currentPeriodStart!, end: after.currentPeriodEnd! }) : null;
         drafts.push(this.draft(before, 'SUBSCRIPTION_CYCLE', step.closed, invoiceLines(prices, { window, usage }, next), now));
       }
       before = after;
     }
     return drafts.filter((d): d is DraftInvoice => d !== undefined);
+  }
+
+  /** The prices of many subscriptions, keyed by subscription id (one query). */
+  pricesOfMany(conn: Db | Trx, subscriptions: Subscription[]): Promise<Map<string, Price[]>> {
+    return this.deps.prices.ofSubscriptions(conn, subscriptions);
+  }
+
+  /**
+   * The usage of every closed window that the steps of many subscriptions bill, read from the
+   * aggregator with one call per tenant and environment (per 1,000 queries), answered as a
+   * lookup for `forSteps`. A subscription whose customer billing does not know yet is left out
+   * (`missing`): its own `forSteps` reads (and fails) as before.
+   */
+  async usageOfMany(
+    work: Array<{ s: Subscription; steps: PeriodStep[]; prices: Price[] }>,
+    requestId: string,
+  ): Promise<{ lookup: (s: Subscription, window: ChargeWindow) => UsageByPrice; missing: Set<string> }> {
+    const customers = await this.deps.customers.findMany(
+      this.deps.db,
+      work.map((w) => w.s.customerId),
+    );
+    const missing = new Set<string>();
+    const found = new Map<string, UsageByPrice>();
+    const byScope = new Map<string, { scope: Subscription; queries: Array<UsageQuery & { meterId: string }>; into: Array<{ key: string; priceId: string }> }>();
+    for (const { s, steps, prices } of work) {
+      const windows = closedWindows(s, steps).filter((w) => needsUsage(prices) && w.window.end.getTime() > w.window.start.getTime());
+      if (windows.length === 0) continue;
+      const customer = customers.get(s.customerId);
+      if (!customer) {
+        missing.add(s.id);
+        continue;
+      }
+      const scopeKey = JSON.stringify([s.tenantId, s.environmentId]);
+      const group = byScope.get(scopeKey) ?? { scope: s, queries: [], into: [] };
+      byScope.set(scopeKey, group);
+      for (const { before, window } of windows) {
+        const key = usageKey(before, window);
+        found.set(key, new Map());
+        for (const p of prices) {
+          if (p.type !== 'USAGE' || !p.meterId) continue;
+          group.queries.push({ meterId: p.meterId, externalCustomerId: customer.externalId, from: window.start, to: window.end, filterValues: p.filterValues });
+          group.into.push({ key, priceId: p.id });
+        }
+      }
+    }
+    for (const group of byScope.values()) {
+      const values = await this.deps.meters.usageMany(group.scope, group.queries, requestId);
+      group.into.forEach(({ key, priceId }, i) => found.get(key)!.set(priceId, values[i]!));
+    }
+    return {
+      lookup: (s, window) => found.get(usageKey(s, window)) ?? new Map(),
+      missing,
+    };
   }
 
   /**
@@ -162,14 +223,31 @@ export class InvoiceMaker {
    * period start, reason) is taken is skipped. Answers how many were written.
    */
   async write(trx: Trx, drafts: DraftInvoice[]): Promise<number> {
-    let written = 0;
-    for (const d of drafts) {
-      if (!(await this.deps.invoices.insert(trx, d))) continue;
-      await announceInvoice(trx, INVOICE_EVENTS.drafted, d);
-      written += 1;
-    }
-    return written;
+    const written = await this.deps.invoices.insertMany(trx, drafts);
+    const events = this.draftedEvents(drafts, written);
+    if (events.length > 0) await outboxInsertMany(trx, TOPICS.billingEvents, events);
+    return written.size;
   }
+
+  /** The `invoice.create.drafted` events of the drafts written (to insert with others in one statement). */
+  draftedEvents(drafts: DraftInvoice[], written: Set<string>): Array<{ key: string; event: DomainEvent }> {
+    return drafts.filter((d) => written.has(d.id)).map((d) => ({ key: d.id, event: invoiceEvent(INVOICE_EVENTS.drafted, d) }));
+  }
+}
+
+/** The closed windows whose usage the steps' invoices bill (a closed trial bills none), in order. */
+function closedWindows(start: Subscription, steps: PeriodStep[]): Array<{ before: Subscription; window: ChargeWindow }> {
+  const out: Array<{ before: Subscription; window: ChargeWindow }> = [];
+  let before = start;
+  for (const step of steps) {
+    if (before.status !== 'trialing') out.push({ before, window: wholeWindow(before, step.closed) });
+    before = step.subscription;
+  }
+  return out;
+}
+
+function usageKey(s: Subscription, window: ChargeWindow): string {
+  return `${s.id}@${window.start.getTime()}-${window.end.getTime()}`;
 }
 
 /** Records an invoice event in the outbox, keyed by the invoice id (its events keep their order). */

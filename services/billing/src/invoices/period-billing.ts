@@ -1,7 +1,9 @@
 import type { Db } from '@billstream/db';
 import { ServiceUnavailableError } from '@billstream/errors';
 import { stepsUntil } from '../subscriptions/lifecycle';
-import { announce } from '../subscriptions/events';
+import { TOPICS } from '@billstream/bus';
+import { outboxInsertMany } from '@billstream/outbox';
+import { announce, announcement } from '../subscriptions/events';
 import type { SubscriptionStore } from '../subscriptions/store';
 import { totalsOf, type Invoice } from './domain';
 import { invoiceLines, needsUsage, wholeWindow } from './lines';
@@ -15,6 +17,8 @@ export interface CatchUp {
 }
 
 const ATTEMPTS = 5;
+/** Subscriptions written per transaction by `catchUpMany`. */
+const WRITE_CHUNK = 50;
 
 /**
  * Invoices the periods of a subscription that ended and moves it to its current period, in one
@@ -55,6 +59,81 @@ export class PeriodBilling {
       }
     }
     throw new ServiceUnavailableError(`Subscription ${id} kept changing while its periods were billed; retry later`);
+  }
+
+  /**
+   * `catchUp` for a batch of subscriptions (the period job): their rows, prices, customers and
+   * usage are read together (one aggregator call per tenant and environment), then each chunk
+   * of them is written in one transaction that locks the chunk's rows and checks every version,
+   * as `catchUp` does for one. A subscription that changed meanwhile, or a chunk that fails, goes
+   * through `catchUp` on its own. Answers each id's result or error.
+   */
+  async catchUpMany(ids: string[], requestId: string): Promise<Map<string, CatchUp | { error: unknown }>> {
+    const out = new Map<string, CatchUp | { error: unknown }>(ids.map((id) => [id, { periods: 0, invoices: 0 }]));
+    const alone = new Set<string>();
+    try {
+      const now = this.clock();
+      const due = (await this.subscriptions.byIds(this.db, ids)).map((s) => ({ s, steps: stepsUntil(s, now) })).filter((d) => d.steps.length > 0);
+      const prices = await this.maker.pricesOfMany(this.db, due.map((d) => d.s));
+      const work = due.map((d) => ({ ...d, prices: prices.get(d.s.id) ?? [] }));
+      const { lookup, missing } = await this.maker.usageOfMany(work, requestId);
+      const ready: Array<(typeof work)[number] & { drafts: Awaited<ReturnType<InvoiceMaker['forSteps']>> }> = [];
+      for (const w of work) {
+        if (missing.has(w.s.id)) alone.add(w.s.id);
+        else ready.push({ ...w, drafts: await this.maker.forSteps(w.s, w.steps, w.prices, now, requestId, lookup) });
+      }
+      for (let at = 0; at < ready.length; at += WRITE_CHUNK) {
+        const chunk = ready.slice(at, at + WRITE_CHUNK);
+        try {
+          const done = await this.db.transaction(async (trx) => {
+            const locked = new Map((await this.subscriptions.lockMany(trx, chunk.map((c) => c.s.id))).map((l) => [l.id, l]));
+            const results = new Map<string, CatchUp>();
+            const written: typeof chunk = [];
+            const events: Parameters<typeof outboxInsertMany>[2] = [];
+            for (const c of chunk) {
+              if (locked.get(c.s.id)?.version !== c.s.version) continue;
+              const last = c.steps.at(-1)!;
+              const saved = await this.subscriptions.save(trx, last.subscription);
+              events.push(announcement({ tenantId: c.s.tenantId, environmentId: c.s.environmentId, actor: 'system' }, last.event, saved));
+              written.push(c);
+            }
+            // Every draft of the chunk in two statements, every event in one.
+            const drafts = written.flatMap((c) => c.drafts);
+            const inserted = await this.invoices.insertMany(trx, drafts);
+            events.push(...this.maker.draftedEvents(drafts, inserted));
+            if (events.length > 0) await outboxInsertMany(trx, TOPICS.billingEvents, events);
+            for (const c of written) results.set(c.s.id, { periods: c.steps.length, invoices: c.drafts.filter((d) => inserted.has(d.id)).length });
+            return results;
+          });
+          if (done.size > 0) this.published();
+          for (const c of chunk) {
+            const result = done.get(c.s.id);
+            if (result) out.set(c.s.id, result);
+            else alone.add(c.s.id);
+          }
+        } catch {
+          for (const c of chunk) alone.add(c.s.id);
+        }
+      }
+    } catch (error) {
+      // The batch's reads failed before anything was written. The aggregator is down (a 503):
+      // every subscription is retried when its claim expires, not one by one against the same
+      // outage. Anything else (a meter the aggregator does not know, say): each on its own.
+      if (error instanceof ServiceUnavailableError) for (const id of ids) out.set(id, { error });
+      else for (const id of ids) alone.add(id);
+    }
+    const rest = [...alone];
+    const worker = async () => {
+      for (let id = rest.shift(); id !== undefined; id = rest.shift()) {
+        try {
+          out.set(id, await this.catchUp(id, requestId));
+        } catch (error) {
+          out.set(id, { error });
+        }
+      }
+    };
+    await Promise.all([worker(), worker(), worker(), worker()]);
+    return out;
   }
 
   /**

@@ -157,30 +157,42 @@ const scoped = (conn: Conn, scope: Scope) => conn<InvoiceRow>('invoices').where(
 export class InvoiceStore {
   /** Inserts a new invoice with its lines; false (nothing written) when its unique key is taken. */
   async insert(trx: Trx, i: Invoice): Promise<boolean> {
+    return (await this.insertMany(trx, [i])).has(i.id);
+  }
+
+  /**
+   * Inserts new invoices with their lines, two statements for all; an invoice whose unique key
+   * is taken is skipped (nothing of it written). Answers the ids written.
+   */
+  async insertMany(trx: Trx, invoices: Invoice[]): Promise<Set<string>> {
+    if (invoices.length === 0) return new Set();
     const rows = await trx('invoices')
-      .insert({
-        id: i.id,
-        tenant_id: i.tenantId,
-        environment_id: i.environmentId,
-        customer_id: i.customerId,
-        subscription_id: i.subscriptionId,
-        billing_reason: i.billingReason,
-        source_key: i.sourceKey,
-        source: i.source ? JSON.stringify(i.source) : null,
-        currency: i.currency,
-        period_start: i.periodStart,
-        period_end: i.periodEnd,
-        payment_terms_days: i.paymentTermsDays,
-        version: i.version,
-        created_at: i.createdAt,
-        ...changeRow(i),
-      })
+      .insert(
+        invoices.map((i) => ({
+          id: i.id,
+          tenant_id: i.tenantId,
+          environment_id: i.environmentId,
+          customer_id: i.customerId,
+          subscription_id: i.subscriptionId,
+          billing_reason: i.billingReason,
+          source_key: i.sourceKey,
+          source: i.source ? JSON.stringify(i.source) : null,
+          currency: i.currency,
+          period_start: i.periodStart,
+          period_end: i.periodEnd,
+          payment_terms_days: i.paymentTermsDays,
+          version: i.version,
+          created_at: i.createdAt,
+          ...changeRow(i),
+        })),
+      )
       .onConflict()
       .ignore()
       .returning('id');
-    if (rows.length === 0) return false;
-    if (i.lines.length > 0) await trx('invoice_line_items').insert(i.lines.map((l) => lineRow(i.id, l)));
-    return true;
+    const written = new Set(rows.map((r: { id: string }) => r.id));
+    const lines = invoices.filter((i) => written.has(i.id)).flatMap((i) => i.lines.map((l) => lineRow(i.id, l)));
+    if (lines.length > 0) await trx('invoice_line_items').insert(lines);
+    return written;
   }
 
   private async withLines(conn: Conn, rows: InvoiceRow[]): Promise<Invoice[]> {
@@ -209,6 +221,19 @@ export class InvoiceStore {
   async byId(conn: Conn, id: string): Promise<Invoice | undefined> {
     const row = await conn<InvoiceRow>('invoices').where({ id }).first();
     return row && (await this.withLines(conn, [row]))[0];
+  }
+
+  /** Any tenant's invoices by id, with their lines (the period job's batch), in no particular order. */
+  async byIds(conn: Conn, ids: string[]): Promise<Invoice[]> {
+    if (ids.length === 0) return [];
+    return this.withLines(conn, await conn<InvoiceRow>('invoices').whereIn('id', ids));
+  }
+
+  /** The invoices' rows (no lines), locked until the transaction ends, in id order (one statement). */
+  async lockRows(trx: Trx, ids: string[]): Promise<Invoice[]> {
+    if (ids.length === 0) return [];
+    const rows = await trx<InvoiceRow>('invoices').whereIn('id', ids).orderBy('id').forUpdate();
+    return rows.map((r) => fromRow(r as InvoiceRow, []));
   }
 
   /** The invoice, locked until the transaction ends. */
@@ -305,6 +330,20 @@ export class InvoiceStore {
       [scope.tenantId, scope.environmentId],
     );
     return Number(rows.rows[0].last_number);
+  }
+
+  /**
+   * Takes `count` consecutive numbers of a tenant+environment at once and answers the first (a
+   * batch of finalizations holds the row lock once, not once per invoice).
+   */
+  async nextNumbers(trx: Trx, scope: Scope, count: number): Promise<number> {
+    const rows = await trx.raw<{ rows: Array<{ last_number: string | number }> }>(
+      `INSERT INTO invoice_counters (tenant_id, environment_id, last_number) VALUES (?, ?, ?)
+       ON CONFLICT (tenant_id, environment_id) DO UPDATE SET last_number = invoice_counters.last_number + excluded.last_number
+       RETURNING last_number`,
+      [scope.tenantId, scope.environmentId, count],
+    );
+    return Number(rows.rows[0].last_number) - count + 1;
   }
 
   /**

@@ -15,4 +15,9 @@ export interface Meters {
   exists(scope: Scope, meterId: string, requestId: string): Promise<boolean>;
   /** The meter's aggregated value (a decimal string) for one customer over [from, to). */
   usage(scope: Scope, meterId: string, query: UsageQuery, requestId: string): Promise<string>;
+  /**
+   * The values of many queries of one tenant and environment, in their order, each what `usage`
+   * answers for it (the period job prices a batch of subscriptions with one call).
+   */
+  usageMany(scope: Scope, queries: Array<UsageQuery & { meterId: string }>, requestId: string): Promise<string[]>;
 }

@@ -112,6 +112,30 @@ export class PriceStore {
     return rows.map(fromRow);
   }
 
+  /**
+   * The prices of many subscriptions (any tenant: the period job's batch), oldest first, keyed by
+   * subscription id, in one query; only prices of the subscription's own tenant and environment.
+   */
+  async ofSubscriptions(conn: Conn, subscriptions: Array<{ id: string; tenantId: string; environmentId: string }>): Promise<Map<string, Price[]>> {
+    const out = new Map<string, Price[]>(subscriptions.map((s) => [s.id, []]));
+    if (subscriptions.length === 0) return out;
+    const scopeOf = new Map(subscriptions.map((s) => [s.id, s]));
+    const rows = await conn('prices AS p')
+      .join('subscription_prices AS sp', 'sp.price_id', 'p.id')
+      .whereIn(
+        'sp.subscription_id',
+        subscriptions.map((s) => s.id),
+      )
+      .orderBy([{ column: 'p.created_at' }, { column: 'p.id' }])
+      .select('p.*', 'sp.subscription_id AS for_subscription');
+    for (const row of rows as Array<{ for_subscription: string; tenant_id: string; environment_id: string }>) {
+      const s = scopeOf.get(row.for_subscription);
+      if (!s || s.tenantId !== row.tenant_id || s.environmentId !== row.environment_id) continue;
+      out.get(s.id)!.push(fromRow(row as never));
+    }
+    return out;
+  }
+
   /** The prices of plans, oldest first, keyed by plan id. */
   async ofPlans(conn: Conn, scope: Scope, planIds: string[]): Promise<Map<string, Price[]>> {
     const out = new Map<string, Price[]>(planIds.map((id) => [id, []]));

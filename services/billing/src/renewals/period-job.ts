@@ -101,26 +101,40 @@ export class PeriodJob {
     };
     const requestId = `period-job-${newUlid()}`;
     const lease = this.options.leaseMs ?? LEASE_MS;
-    await this.drain(
+    // Making drafts and finalizing them overlap: the drafts of a claimed batch are finalized
+    // while the next batches of subscriptions are invoiced.
+    let making = true;
+    const batches = Math.max(1, Math.ceil((this.options.concurrency ?? 8) / 4));
+    const make = this.drainBatches(
       () => this.subscriptions.claimDue(this.db, this.clock(), lease, CLAIM_BATCH),
-      async (id) => {
-        const done = await this.parts.billing.catchUp(id, requestId);
-        if (done.periods > 0) result.subscriptions_billed += 1;
-        result.periods_closed += done.periods;
-        result.invoices_created += done.invoices;
+      async (ids) => {
+        for (const [id, done] of await this.parts.billing.catchUpMany(ids, requestId)) {
+          if ('error' in done) {
+            this.logger.warn('period job: billing a subscription failed; it is retried when its claim expires', { err: done.error, id });
+            continue;
+          }
+          if (done.periods > 0) result.subscriptions_billed += 1;
+          result.periods_closed += done.periods;
+          result.invoices_created += done.invoices;
+        }
       },
-      'billing a subscription',
-    );
-    await this.drain(
+      batches,
+    ).finally(() => {
+      making = false;
+    });
+    const finalize = this.drainBatches(
       () => this.parts.invoices.claim(this.db, 'drafts', this.clock(), lease, CLAIM_BATCH),
-      async (id) => {
-        const draft = await this.parts.invoices.byId(this.db, id);
-        if (!draft) return;
-        const done = await this.parts.finalizer.finalize(draft, requestId, 'system');
-        if (done.status === 'finalized' || done.status === 'paid') result.invoices_finalized += 1;
+      async (ids) => {
+        for (const [id, done] of await this.parts.finalizer.finalizeMany(ids, requestId, 'system')) {
+          if ('error' in done) this.logger.warn('period job: finalizing an invoice failed; it is retried when its claim expires', { err: done.error, id });
+          else if (done.finalized) result.invoices_finalized += 1;
+        }
       },
-      'finalizing an invoice',
+      batches,
+      () => making,
     );
+    // Both settle before the round ends (a failing one must not leave the other running on).
+    for (const r of await Promise.allSettled([make, finalize])) if (r.status === 'rejected') throw r.reason;
     await this.drain(
       () => this.parts.invoices.claim(this.db, 'refunds', this.clock(), lease, CLAIM_BATCH),
       async (id) => {
@@ -172,6 +186,23 @@ export class PeriodJob {
       };
       await Promise.all(Array.from({ length: Math.min(concurrency, ids.length) }, worker));
     }
+  }
+
+  /**
+   * Claims batches until none is left, `parallel` batches at once, each worked on as a whole
+   * (its items' failures are the work's to log). While `more()` says more may come, an empty
+   * claim waits a moment and claims again.
+   */
+  private async drainBatches(claim: () => Promise<string[]>, work: (ids: string[]) => Promise<void>, parallel: number, more: () => boolean = () => false): Promise<void> {
+    const loop = async () => {
+      for (;;) {
+        const ids = await claim();
+        if (ids.length > 0) await work(ids);
+        else if (more()) await new Promise((resolve) => setTimeout(resolve, 100));
+        else return;
+      }
+    };
+    await Promise.all(Array.from({ length: parallel }, loop));
   }
 
   /** Sends the renewal notices of up to one batch of subscriptions; answers how many. */

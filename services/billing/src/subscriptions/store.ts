@@ -115,6 +115,20 @@ export class SubscriptionStore {
     return row && fromRow(row);
   }
 
+  /** Any tenant's subscriptions by id (the period job's batch), in no particular order. */
+  async byIds(conn: Conn, ids: string[]): Promise<Subscription[]> {
+    if (ids.length === 0) return [];
+    const rows = await conn<SubscriptionRow>('subscriptions').whereIn('id', ids);
+    return rows.map((r) => fromRow(r as SubscriptionRow));
+  }
+
+  /** Subscriptions locked until the transaction ends, in id order (one statement; concurrent batches lock in the same order). */
+  async lockMany(trx: Trx, ids: string[]): Promise<Subscription[]> {
+    if (ids.length === 0) return [];
+    const rows = await trx<SubscriptionRow>('subscriptions').whereIn('id', ids).orderBy('id').forUpdate();
+    return rows.map((r) => fromRow(r as SubscriptionRow));
+  }
+
   /**
    * Claims up to `limit` subscriptions whose current period ended by `now` for `leaseMs`: SKIP
    * LOCKED and the lease let replicas take different ones; a claim a crash left expires.

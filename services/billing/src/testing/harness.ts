@@ -26,11 +26,18 @@ export class TestClock {
 /** Meters the test declares, with fixed usage values per meter. */
 export class FakeMeters implements Meters {
   readonly known = new Map<string, string>();
+  /** Calls of each method (the period job's batches read usage with usageMany). */
+  readonly calls = { usage: 0, usageMany: 0 };
   async exists(_scope: unknown, meterId: string): Promise<boolean> {
     return this.known.has(meterId);
   }
   async usage(_scope: unknown, meterId: string): Promise<string> {
+    this.calls.usage += 1;
     return this.known.get(meterId) ?? '0';
+  }
+  async usageMany(_scope: unknown, queries: Array<{ meterId: string }>): Promise<string[]> {
+    this.calls.usageMany += 1;
+    return queries.map((q) => this.known.get(q.meterId) ?? '0');
   }
 }
 

@@ -42,6 +42,9 @@ class FakeWallets implements Wallets {
   allocate(): Promise<Allocation> {
     throw new Error('a CREDIT_PURCHASE invoice is never allocated credits');
   }
+  allocateMany(): Promise<Allocation[]> {
+    throw new Error('a CREDIT_PURCHASE invoice is never allocated credits');
+  }
   pay(): Promise<WalletPaymentResult> {
     throw new Error('a CREDIT_PURCHASE invoice is never paid with credits');
   }

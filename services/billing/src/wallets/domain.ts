@@ -50,6 +50,11 @@ export interface WalletInfo {
 /** What billing needs of the wallet service (ADR 0016); every call is idempotent on the invoice or payment id. */
 export interface Wallets {
   allocate(scope: Scope, invoiceId: string, request: AllocationRequest, requestId: string): Promise<Allocation>;
+  /**
+   * Allocates many invoices of one tenant and environment in one wallet transaction, each once:
+   * the answers in their order, each what `allocate` answers for it (the period job).
+   */
+  allocateMany(scope: Scope, invoices: Array<{ invoiceId: string; request: AllocationRequest }>, requestId: string): Promise<Allocation[]>;
   pay(scope: Scope, invoiceId: string, request: WalletPaymentRequest, requestId: string): Promise<WalletPaymentResult>;
   refund(scope: Scope, invoiceId: string, requestId: string): Promise<void>;
   wallet(scope: Scope, walletId: string, requestId: string): Promise<WalletInfo | undefined>;

@@ -1,4 +1,4 @@
-import type { Scope } from '@billstream/contracts';
+import { walletInternalApi, type Scope } from '@billstream/contracts';
 import { NotFoundError, ServiceUnavailableError, ValidationError } from '@billstream/errors';
 import { InternalClient } from '@billstream/http';
 import type { Allocation, AllocationRequest, WalletInfo, WalletPaymentRequest, WalletPaymentResult, Wallets } from './domain';
@@ -27,6 +27,21 @@ export class HttpWallets implements Wallets {
 
   allocate(scope: Scope, invoiceId: string, request: AllocationRequest, requestId: string): Promise<Allocation> {
     return this.post(scope, `/internal/v1/invoices/${encodeURIComponent(invoiceId)}/allocation`, requestId, request);
+  }
+
+  async allocateMany(scope: Scope, invoices: Array<{ invoiceId: string; request: AllocationRequest }>, requestId: string): Promise<Allocation[]> {
+    const body = {
+      invoices: invoices.map(({ invoiceId, request }) => ({
+        invoice_id: invoiceId,
+        customer_id: request.customer_id,
+        currency: request.currency,
+        exponent: request.exponent,
+        lines: request.lines,
+      })),
+    };
+    const { allocations } = await this.post<{ allocations: Allocation[] }>(scope, walletInternalApi.allocateInvoicesCredits.path, requestId, body);
+    if (allocations.length !== invoices.length) throw new ServiceUnavailableError('The wallet service answered another number of allocations; retry later');
+    return allocations;
   }
 
   pay(scope: Scope, invoiceId: string, request: WalletPaymentRequest, requestId: string): Promise<WalletPaymentResult> {

@@ -75,6 +75,14 @@ export class MeterStore {
     return row ? toMeter(row) : undefined;
   }
 
+  /** The meters of `ids` found in the scope, by id, in one read (ids of other scopes are not found). */
+  async getMany(conn: Db | Trx, scope: Scope, ids: readonly string[]): Promise<Map<string, Meter>> {
+    const rows = (await conn('meters')
+      .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId })
+      .whereIn('id', [...new Set(ids)])) as MeterRow[];
+    return new Map(rows.map((r) => [r.id, toMeter(r)]));
+  }
+
   async list(conn: Db | Trx, scope: Scope, limit: number, offset: number): Promise<{ items: Meter[]; total: number }> {
     const where = { tenant_id: scope.tenantId, environment_id: scope.environmentId };
     const [rows, count] = await Promise.all([

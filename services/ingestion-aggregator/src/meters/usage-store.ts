@@ -38,6 +38,32 @@ const AGGREGATES: Record<AggregationType, string> = {
 
 const TRUNC_UNIT: Record<WindowSize, string> = { HOUR: 'hour', DAY: 'day' };
 
+/** One customer and time range of a batch (`aggregateMany`). */
+export interface UsageRange {
+  externalCustomerId: string;
+  /** Inclusive, normalised UTC with microseconds. */
+  from: string;
+  /** Exclusive, normalised UTC with microseconds. */
+  to: string;
+}
+
+/** Many customers and time ranges of one meter with the same extra filters. */
+export interface UsageManyQuery {
+  meter: Meter;
+  extraFilters?: MeterFilter[];
+  ranges: UsageRange[];
+}
+
+/** The meter's and the extra filters as ` AND ...` conditions on `properties` (bindings appended). */
+function filterConditions(meter: Meter, extraFilters: MeterFilter[] | undefined, bindings: Knex.RawBinding[]): string {
+  let where = '';
+  for (const f of [...meter.filters, ...(extraFilters ?? [])]) {
+    where += ' AND properties ->> ? = ANY(?::text[])';
+    bindings.push(f.key, f.values);
+  }
+  return where;
+}
+
 /** Usage of meters over stored events; holds no connection (each call is given one). */
 export class UsageStore {
   /** Aggregates a meter's events of one customer over a time range, in one scan (served by events_customer_name_time). */
@@ -45,11 +71,7 @@ export class UsageStore {
     const { meter } = q;
     const field = meter.aggregationField ?? '';
     const bindings: Knex.RawBinding[] = [field, field, scope.tenantId, scope.environmentId, q.externalCustomerId, meter.eventName, q.from, q.to];
-    let where = '';
-    for (const f of [...meter.filters, ...(q.extraFilters ?? [])]) {
-      where += ' AND properties ->> ? = ANY(?::text[])';
-      bindings.push(f.key, f.values);
-    }
+    const where = filterConditions(meter, q.extraFilters, bindings);
     const source = `
       SELECT "timestamp", event_id, properties ->> ? AS raw, jsonb_typeof(properties -> ?) AS kind
       FROM events
@@ -75,5 +97,48 @@ export class UsageStore {
       else byWindow.set(row.bucket, row.value);
     }
     return { total, byWindow };
+  }
+
+  /**
+   * The totals of one meter (with the same extra filters) for many customers and time ranges,
+   * in one SQL: for each range, the very aggregate `aggregate` runs over the very rows it
+   * reads, as a LATERAL subquery over the unnested ranges, so each is one scan of
+   * events_customer_name_time (tenant, environment, customer, event name, time range) and a
+   * range without events gets what `aggregate` gives for none. Answers in the order of the
+   * ranges (null when no event counted).
+   */
+  async aggregateMany(conn: Db | Trx, scope: Scope, q: UsageManyQuery): Promise<Array<string | null>> {
+    const { meter, ranges } = q;
+    if (ranges.length === 0) return [];
+    const field = meter.aggregationField ?? '';
+    const bindings: Knex.RawBinding[] = [
+      ranges.map((r) => r.externalCustomerId),
+      ranges.map((r) => r.from),
+      ranges.map((r) => r.to),
+      field,
+      field,
+      scope.tenantId,
+      scope.environmentId,
+      meter.eventName,
+    ];
+    const where = filterConditions(meter, q.extraFilters, bindings);
+    const rows = rowsOf<{ i: string; value: string | null }>(
+      await conn.raw(
+        `SELECT q.i, a.value
+         FROM unnest(?::text[], ?::timestamptz[], ?::timestamptz[]) WITH ORDINALITY AS q(customer, t_from, t_to, i)
+         CROSS JOIN LATERAL (
+           SELECT ${AGGREGATES[meter.aggregationType]} AS value FROM (
+             SELECT "timestamp", event_id, properties ->> ? AS raw, jsonb_typeof(properties -> ?) AS kind
+             FROM events
+             WHERE tenant_id = ? AND environment_id = ? AND external_customer_id = q.customer AND event_name = ?
+               AND "timestamp" >= q.t_from AND "timestamp" < q.t_to${where}
+           ) e
+         ) a`,
+        bindings,
+      ),
+    );
+    const values = new Array<string | null>(ranges.length).fill(null);
+    for (const row of rows) values[Number(row.i) - 1] = row.value;
+    return values;
   }
 }
