@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { SpanKind, startTracing, stopTracing } from '@billstream/observability';
 import { waitFor } from '@billstream/testing';
@@ -13,13 +15,20 @@ import { startIntegrationStack, type IntegrationStack } from '../../support/stac
 describe('tracing across the gateway, services, Postgres and Kafka', () => {
   const exporter = new InMemorySpanExporter();
   let stack: IntegrationStack;
+  let receiver: http.Server;
 
   beforeAll(async () => {
     startTracing({ exporter, serviceName: 'billstream-test' });
     // Calls forwarded over loopback HTTP, as separate deployments make them: the gateway -> service hop is traced.
-    stack = await startIntegrationStack({ extra: { inProcessCalls: false } });
+    stack = await startIntegrationStack({ extra: { inProcessCalls: false, env: { WEBHOOK_ALLOW_INSECURE: 'true', WEBHOOK_POLL_MS: '100' } } });
+    receiver = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(204).end());
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
   });
   afterAll(async () => {
+    await new Promise<void>((r) => (receiver ? receiver.close(() => r()) : r()));
     await stack?.stop();
     await stopTracing();
   });
@@ -80,7 +89,9 @@ describe('tracing across the gateway, services, Postgres and Kafka', () => {
     expect(db.every((s) => s.attributes['db.namespace'] === 'ingestion')).toBe(true);
   });
 
-  it('one debit: gateway -> wallet service over HTTP -> its database -> outbox -> Kafka -> the webhook dispatcher, one trace', async () => {
+  it('one debit: gateway -> wallet service over HTTP -> its database -> outbox -> Kafka -> the webhook dispatcher -> the delivery, one trace', async () => {
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+    expect((await stack.api.post('/v1/webhook-endpoints', { url, events: ['wallet.transaction.created'] })).status).toBe(201);
     const customer = await stack.api.post('/v1/customers', { external_customer_id: `trace-${Date.now()}` });
     const wallet = await stack.api.post('/v1/wallets', { customer_id: customer.body.id, currency: 'usd', initial_credits_to_load: '5' });
     expect(wallet.status).toBe(201);
@@ -110,5 +121,18 @@ describe('tracing across the gateway, services, Postgres and Kafka', () => {
     );
     // The outbox row carried the trace context: the consumer continues a span of this trace.
     for (const c of consumers) expect(spans.map((s) => s.spanContext().spanId)).toContain(parentOf(c));
+    // The delivery attempt, made later by the worker, continues the trace the event came with.
+    await waitFor(async () => spansOf(caller.traceId).some((s) => s.name === 'webhook deliver wallet.transaction.created'), {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+      what: 'the delivery span of the debit',
+    });
+    const all = spansOf(caller.traceId);
+    const deliveries = all.filter((s) => s.name === 'webhook deliver wallet.transaction.created');
+    for (const d of deliveries) {
+      expect(d.kind).toBe(SpanKind.CLIENT);
+      expect(d.attributes['http.response.status_code']).toBe(204);
+      expect(all.map((s) => s.spanContext().spanId)).toContain(parentOf(d));
+    }
   });
 });

@@ -1,7 +1,7 @@
 import type { Db } from '@billstream/db';
 import { newId, newUlid } from '@billstream/ids';
 import type { Logger } from '@billstream/logger';
-import { recordWebhookAttempt } from '@billstream/observability';
+import { extractContext, inSpan, markFailed, recordWebhookAttempt, SpanKind } from '@billstream/observability';
 import type { WebhookSettings } from '../config';
 import { nextAttemptAt } from './retry';
 import type { AttemptOutcome, WebhookSender } from './sender';
@@ -197,8 +197,19 @@ export class DeliveryWorker {
   private launch(task: ClaimedTask): void {
     bump(this.sending, task.endpointId, 1);
     this.sendingTotal += 1;
-    const send = this.options.sender
-      .send({ url: task.url, secret: task.secret, envelopeId: task.eventId, body: task.body })
+    // A client span in the trace of the change that caused the event (ADR 0020); none without tracing.
+    const send = inSpan(
+      `webhook deliver ${task.eventName}`,
+      { kind: SpanKind.CLIENT, parent: task.traceParent ? extractContext({ traceparent: task.traceParent }) : undefined, attributes: { 'billstream.webhook.attempt': task.attempts + 1 } },
+      async (span) => {
+        const outcome = await this.options.sender.send({ url: task.url, secret: task.secret, envelopeId: task.eventId, body: task.body });
+        if (outcome.kind === 'done') {
+          span?.setAttribute('http.response.status_code', outcome.responseCode ?? 0);
+          if (!outcome.ok) markFailed(span);
+        }
+        return outcome;
+      },
+    )
       .then((outcome) => {
         if (outcome.kind === 'aborted') this.unsent.push(task);
         else {
