@@ -1,4 +1,3 @@
-# syntax=docker/dockerfile:1.7
 #
 # One multi-stage build for every Billstream service; pick one with --target:
 #   docker build --target gateway -t billstream/gateway .
@@ -20,7 +19,12 @@ RUN mkdir -p /manifests \
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY --from=manifests /manifests/ ./
-RUN npm ci --no-audit --no-fund
+# A CA bundle for TLS to the npm registry (a proxy with its own CA) comes in as the optional build
+# secret `ca` (`docker build --secret id=ca,src=/etc/ssl/certs/ca-certificates.crt`): it is
+# mounted for this command only and never stored in a layer.
+RUN --mount=type=secret,id=ca \
+    if [ -s /run/secrets/ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca npm_config_cafile=/run/secrets/ca; fi \
+ && npm ci --no-audit --no-fund
 COPY tsconfig.base.json tsconfig.build.json ./
 COPY libs ./libs
 COPY services ./services
@@ -35,7 +39,9 @@ RUN npx tsc -b tsconfig.build.json \
 FROM ${NODE_IMAGE} AS app
 WORKDIR /app
 COPY --from=manifests /manifests/ ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+RUN --mount=type=secret,id=ca \
+    if [ -s /run/secrets/ca ]; then export NODE_EXTRA_CA_CERTS=/run/secrets/ca npm_config_cafile=/run/secrets/ca; fi \
+ && npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 COPY --from=build /out/ ./
 
 # ---- common runtime settings

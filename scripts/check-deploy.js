@@ -66,6 +66,11 @@ function serviceVariables() {
   return out;
 }
 
+/** The value a compose string has when its variables are unset: `${X:-default}` -> default. */
+function withDefaults(value) {
+  return String(value ?? '').replace(/\$\{[A-Z0-9_]+:-([^}]*)\}/g, '$1');
+}
+
 function checkCompose(variables) {
   const file = path.join(ROOT, 'docker-compose.yml');
   if (!check(fs.existsSync(file), 'docker-compose.yml is missing')) return;
@@ -75,10 +80,15 @@ function checkCompose(variables) {
     check(services[name], `compose: service ${name} is missing`);
   }
   const kafka = services.kafka ?? {};
-  check(/^apache\/kafka:3\.9\.\d+$/.test(kafka.image ?? ''), `compose: kafka image must be apache/kafka:3.9.x (is ${kafka.image})`);
+  // The base images are the official ones unless a variable picks another (deploy/compose/ci.sh
+  // selects its stand-ins built where no registry answers through KAFKA_IMAGE and POSTGRES_IMAGE).
+  check(/^apache\/kafka:3\.9\.\d+$/.test(withDefaults(kafka.image)), `compose: kafka image must default to apache/kafka:3.9.x (is ${kafka.image})`);
+  check(/^\$\{KAFKA_IMAGE:-/.test(kafka.image ?? ''), 'compose: the kafka image must be selectable with KAFKA_IMAGE');
+  check(services['kafka-init']?.image === kafka.image, 'compose: kafka-init must run the kafka image');
   check(String(kafka.environment?.KAFKA_PROCESS_ROLES ?? '').includes('controller'), 'compose: kafka must run in KRaft mode (KAFKA_PROCESS_ROLES with controller)');
   check(!Object.keys(services).some((s) => /zookeeper/i.test(s)), 'compose: no ZooKeeper in a KRaft stack');
-  check(/^postgres:16(\.|$)/.test(services.postgres?.image ?? ''), 'compose: postgres image must be postgres:16');
+  check(/^postgres:16(\.|$)/.test(withDefaults(services.postgres?.image)), 'compose: postgres image must default to postgres:16');
+  check(/^\$\{POSTGRES_IMAGE:-/.test(services.postgres?.image ?? ''), 'compose: the postgres image must be selectable with POSTGRES_IMAGE');
   check(services['kafka-init']?.depends_on?.kafka?.condition === 'service_healthy', 'compose: kafka-init must wait for a healthy kafka');
 
   for (const [name, service] of Object.entries(services)) {
@@ -93,6 +103,8 @@ function checkCompose(variables) {
     if (!service) continue;
     const env = service.environment ?? {};
     check(service.build?.target === name, `compose: ${name} must build the Dockerfile target ${name}`);
+    check(/^\$\{NODE_IMAGE:-node:20[^}]*\}$/.test(service.build?.args?.NODE_IMAGE ?? ''), `compose: ${name} must pass the build argument NODE_IMAGE (default node:20...)`);
+    check(service.read_only === true, `compose: ${name} must run on a read-only root filesystem`);
     check(JSON.stringify(service.healthcheck?.test ?? '').includes('/readyz'), `compose: ${name} healthcheck must probe /readyz`);
     check(String(env.PORT) === String(meta.port), `compose: ${name} must listen on PORT ${meta.port}`);
     check(String(env.DATABASE_URL ?? '').includes(`billstream_${meta.schema}:`), `compose: ${name} must connect as its own role billstream_${meta.schema}`);
@@ -109,7 +121,14 @@ function checkCompose(variables) {
     }
   }
   const gatewayPorts = (services.gateway?.ports ?? []).map(String);
-  check(gatewayPorts.some((p) => /(^|:)8080:8080$/.test(p)), 'compose: gateway must publish port 8080');
+  check(gatewayPorts.some((p) => /^127\.0\.0\.1:8080:8080$/.test(withDefaults(p))), 'compose: gateway must publish port 8080 on 127.0.0.1');
+  // Published ports stay on the loopback and off the ports a developer's own Postgres and Kafka use.
+  for (const [name, service] of Object.entries(services)) {
+    for (const port of (service.ports ?? []).map((p) => withDefaults(p))) {
+      check(/^127\.0\.0\.1:/.test(port), `compose: ${name} publishes ${port} beyond the loopback`);
+      check(!/^127\.0\.0\.1:(5432|9092|9093):/.test(port), `compose: ${name} publishes ${port}, the port of a local Postgres or Kafka`);
+    }
+  }
   for (const [name, service] of Object.entries(services)) {
     if (name !== 'gateway' && SERVICES[name]) check(!service.ports, `compose: ${name} must not publish a port (only the gateway is public)`);
   }
@@ -144,6 +163,9 @@ function checkDockerfile() {
     return out;
   };
   check(/npm ci[^\n]*--omit=dev/.test(text), 'Dockerfile: the runtime dependencies must be installed with npm ci --omit=dev');
+  // A `# syntax=` line makes BuildKit pull its frontend from a registry: the build must run without one.
+  check(!/^#\s*syntax=/m.test(text), 'Dockerfile: no # syntax= directive (it needs a registry to build)');
+  check(!/COPY[^\n]*ca-certificates/.test(text), 'Dockerfile: a CA bundle comes in as a build secret, never COPY');
   for (const name of Object.keys(SERVICES)) {
     if (!check(stages.has(name), `Dockerfile: no target ${name}`)) continue;
     const lines = chain(name);

@@ -11,6 +11,10 @@
  *   BILLSTREAM_URL      gateway base URL (default http://127.0.0.1:8080)
  *   BILLSTREAM_API_KEY  API key with `*` (default: the key `npm start` keeps in $DATA_DIR/dev-api-key)
  *   DEMO_EVENTS         number of usage events (default 5000)
+ *   DEMO_WEBHOOK_LISTEN host:port the webhook receiver listens on (default 127.0.0.1:0)
+ *   DEMO_WEBHOOK_URL    the URL the endpoint is registered with (default http://<that address>/...):
+ *                       with docker compose the dispatcher's loopback is not this machine's, so
+ *                       deploy/compose/ci.sh relays a loopback port of its container to the receiver
  *
  * Webhooks need the stack started with WEBHOOK_ALLOW_INSECURE=true: the receiver is a plain
  * http server on this machine's loopback. Without it, the demo says so and goes on.
@@ -38,6 +42,7 @@ function loadClient() {
 
 const BASE_URL = (process.env.BILLSTREAM_URL || 'http://127.0.0.1:8080').replace(/\/+$/, '');
 const EVENT_COUNT = Number(process.env.DEMO_EVENTS || 5000);
+const [WEBHOOK_HOST, WEBHOOK_PORT] = (process.env.DEMO_WEBHOOK_LISTEN || '127.0.0.1:0').split(':');
 const BATCH_SIZE = 500;
 /** The plan: a platform fee billed at the end of each month, and 0.10 per 1,000 tokens. */
 const PLATFORM_FEE = '49';
@@ -140,9 +145,9 @@ function startReceiver() {
     });
   });
   return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(Number(WEBHOOK_PORT || 0), WEBHOOK_HOST, () => {
       resolve({
-        url: `http://127.0.0.1:${server.address().port}/billstream-webhooks`,
+        url: process.env.DEMO_WEBHOOK_URL || `http://${WEBHOOK_HOST}:${server.address().port}/billstream-webhooks`,
         received,
         setSecret: (s) => (secret = s),
         badSignatures: () => badSignatures,

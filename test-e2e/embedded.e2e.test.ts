@@ -158,6 +158,25 @@ describe('npm start: the embedded default', () => {
     });
   });
 
+  it('runs export and import tasks on PGlite and the in-process bus (issue #15)', async () => {
+    const api = new ApiClient(apiUrl, devKey);
+    const rows = Array.from({ length: 300 }, (_, i) => ({ event_id: `emb-task-${i}`, event_name: 'api_call', external_customer_id: 'emb-task', timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString() }));
+    const imported = await api.post('/v1/tasks/imports?entity_type=EVENTS&file_type=JSONL', rows.map((r) => JSON.stringify(r)).join('\n'), { 'content-type': 'application/x-ndjson' });
+    expect(imported.status).toBe(202);
+    const done = await waitFor(async () => {
+      const t = (await api.get(`/v1/tasks/${imported.body.id}`)).body;
+      return t.task_status === 'COMPLETED' ? t : undefined;
+    }, { timeoutMs: 60_000, what: 'the import to complete' });
+    expect(done).toMatchObject({ successful_records: 300, failed_records: 0 });
+    await waitFor(async () => (await api.post('/v1/events/query', { external_customer_id: 'emb-task', page_size: 1 })).body.total_count === 300, { timeoutMs: 60_000 });
+    const exported = await api.post('/v1/tasks', { task_type: 'EXPORT', entity_type: 'EVENTS', file_type: 'CSV', filters: { external_customer_id: 'emb-task' } });
+    expect(exported.status).toBe(202);
+    await waitFor(async () => (await api.get(`/v1/tasks/${exported.body.id}`)).body.task_status === 'COMPLETED', { timeoutMs: 60_000, what: 'the export to complete' });
+    const file = await api.get(`/v1/tasks/${exported.body.id}/download`);
+    expect(file.status).toBe(200);
+    expect(file.text.trimEnd().split('\n')).toHaveLength(301);
+  });
+
   it('keeps one database in DATA_DIR/pglite, every service\'s tables in its own schema', async () => {
     await stop(running!);
     running = undefined;

@@ -536,6 +536,44 @@ describe('invoices exactly once across processes, replicas and crashes (e2e: rea
     expect(await numbersAreGapFree()).toBe(numbered + 1);
   }, 60_000);
 
+  it('the wallet killed inside a batch allocation before the commit: nothing of the batch written; restarted, the same batch allocates each draft once and billing finalizes it with that debit', async () => {
+    // Three customers with 60 credits and two drafts of 4900 each: 4900 then 1100 applied.
+    const owners = await pool(3, 3, (i) => customerWithWallet(`fp-batch-${i}`, '60'));
+    const drafts = await pool(6, 6, (k) => draftFor(owners[k % 3]!, null));
+    const ordered = [0, 3, 1, 4, 2, 5].map((k) => drafts[k]!);
+    const invoices = await Promise.all(
+      ordered.map(async (d) => {
+        const i = (await api.get(`/v1/invoices/${d.invoiceId}`)).body;
+        const lines = i.line_items.map((l: { id: string; price_type: string; amount: number }) => ({ id: l.id, price_type: l.price_type, amount: l.amount }));
+        return { invoice_id: i.id as string, customer_id: i.customer_id as string, currency: 'usd', exponent: 2, lines };
+      }),
+    );
+    const ids = invoices.map((i) => i.invoice_id);
+    // The batch endpoint is internal (the period job calls it): straight to the wallet service, as billing does.
+    const send = () =>
+      new ApiClient(stack.urls.wallet).post('/internal/v1/invoices/allocations', { invoices }, {
+        'x-internal-token': stack.internalToken,
+        'x-tenant-id': TEST_TENANT,
+        'x-environment-id': TEST_ENVIRONMENT,
+      });
+    await crashAt('wallet', 'wallet.allocate.before-commit', () => send().catch(() => ({ status: 0 })));
+    expect(await walletDb('invoice_allocations').whereIn('invoice_id', ids)).toEqual([]);
+    expect(await walletDb('invoice_debits').whereIn('invoice_id', ids)).toEqual([]);
+    for (const o of owners) expect((await walletDb('wallets').where({ id: o.walletId }).first()).credit_balance).toBe('60');
+    await stack.restart('wallet');
+    const res = await send();
+    expect(res.status).toBe(200);
+    expect(res.body.allocations.map((a: { prepaid: { amount: number } | null }) => a.prepaid?.amount)).toEqual([4900, 1100, 4900, 1100, 4900, 1100]);
+    expect((await send()).body).toEqual(res.body);
+    expect(await walletDb('invoice_debits').whereIn('invoice_id', ids)).toHaveLength(6);
+    // Billing finalizes each with the batch's allocation (the wallet answers it stored), debiting nothing more.
+    for (const [k, id] of ids.entries()) {
+      expect((await api.post(`/v1/invoices/${id}/finalize`, {})).status).toBe(200);
+      await finalizedOnceWithItsDebit(id, k % 2 === 0 ? 4900 : 1100);
+    }
+    for (const o of owners) expect(await balance(o.walletId!)).toBe('0');
+  }, 60_000);
+
   it('the wallet SIGKILLed while the period job finalizes 40 drafts: none finalized without its debit, drafts wait; after its restart each is finalized with one debit', async () => {
     const drafts = await pool(40, 8, (i) => oneDraft(`wdown-${i}`, i % 2 === 0 ? '20' : '60'));
     const lateOwners = await pool(5, 5, (i) => customerWithWallet(`wdown-late-${i}`, '20'));

@@ -90,6 +90,8 @@ export interface ProcessStack {
   urls: Record<ServiceProcessName, string>;
   /** Each service's metrics listener (GET /metrics on its METRICS_PORT, ADR 0020). */
   metricsUrls: Record<ServiceProcessName, string>;
+  /** The services' internal token (for tests calling an internal route of a service directly). */
+  internalToken: string;
   /** SIGKILL one service (no clean shutdown). */
   kill(name: ServiceProcessName): Promise<void>;
   /**
@@ -234,6 +236,7 @@ export async function startProcessStack(options: ProcessStackOptions = {}): Prom
     topicPrefix,
     urls,
     metricsUrls,
+    internalToken,
     kill: (name) => stopOne(name, 'SIGKILL'),
     restart: async (name, env) => {
       await stopOne(name, 'SIGTERM');

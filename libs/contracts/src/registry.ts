@@ -14,6 +14,7 @@ export * from './webhooks';
 export * from './billing';
 // Internal routes (service to service): exported for their callers and owner, never in ALL_ROUTES.
 export * from './internal/wallet-invoices';
+export * from './internal/event-export';
 export * from './internal/usage-batch';
 
 /** Every public route, in matching order. */

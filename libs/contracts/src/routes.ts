@@ -35,6 +35,13 @@ export interface RouteDef<
   errors?: number[];
   /** Largest accepted JSON body, default 1 MiB. */
   bodyLimitBytes?: number;
+  /**
+   * The body is a file, not JSON: no JSON parser reads it (any Content-Type), the owning
+   * service streams it, and the gateway forwards it as a stream up to `maxBytes` (413 beyond).
+   */
+  rawBody?: { maxBytes: number };
+  /** The answer is a file streamed by the owning service (no JSON response schema). */
+  streamsResponse?: { contentTypes: string[] };
 }
 
 /** A route; without a `response` schema its response type is `never` (a 204 answers nothing). */

@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import { ALL_ROUTES } from '@billstream/contracts';
 import { NotFoundError, PayloadTooLargeError, UnauthenticatedError, ValidationError } from '@billstream/errors';
 import { newUlid } from '@billstream/ids';
 import type { Logger } from '@billstream/logger';
@@ -100,7 +101,10 @@ export function createHttpApp({ logger, service, resolveRoute, bodyLimits = [] }
   const sorted = [...bodyLimits].sort((a, b) => b.pathPrefix.length - a.pathPrefix.length);
   const parsers = sorted.map((l) => ({ prefix: l.pathPrefix, parse: jsonParser(l.bytes) }));
   const defaultParser = jsonParser(MiB);
+  // Routes whose body is a file (`rawBody`): no JSON parser reads it; the handler streams it.
+  const rawBodyRoutes = ALL_ROUTES.filter((def) => def.rawBody && !def.path.includes(':')).map((def) => `${def.method.toUpperCase()} ${def.path}`);
   app.use((req: Request, res: Response, next: NextFunction) => {
+    if (rawBodyRoutes.includes(`${req.method} ${req.path}`)) return next();
     const parser = parsers.find((p) => req.path === p.prefix || req.path.startsWith(p.prefix + '/'))?.parse ?? defaultParser;
     parser(req, res, (err?: unknown) => {
       if (!err) {

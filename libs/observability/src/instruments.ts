@@ -102,7 +102,7 @@ export function recordOutboxPublished(schema: string, delaysSeconds: number[]): 
 
 // ---- usage events (gateway and ingestion-aggregator)
 
-export const ingestionAccepted = new FastCounter('billstream_ingestion_events_accepted_total', 'Usage events the gateway accepted (202, published to Kafka).', [] as const, metricsRegistry);
+export const ingestionAccepted = new FastCounter('billstream_ingestion_events_accepted_total', 'Usage events accepted and published to Kafka (the gateway\'s 202s, and usage imports).', [] as const, metricsRegistry);
 
 export const ingestionStored = new FastCounter('billstream_ingestion_events_stored_total', 'Usage events the aggregator handled, by result: stored, duplicate or dead_lettered.', ['result'] as const, metricsRegistry);
 

@@ -4,7 +4,7 @@ import { billingEnv, billingSettingsFrom, durationMs } from './config';
 
 describe('billing settings', () => {
   it('default to a 60 s period job, a 3-day renewal notice, no finalize delay and INV numbers', () => {
-    expect(billingSettingsFrom({})).toEqual({ intervalMs: 60_000, leaseMs: 60_000, renewalNoticeDays: 3, finalizeDelayMs: 0, invoiceNumberPrefix: 'INV', concurrency: 8 });
+    expect(billingSettingsFrom({})).toEqual({ intervalMs: 60_000, leaseMs: 60_000, renewalNoticeDays: 3, finalizeDelayMs: 0, invoiceNumberPrefix: 'INV', concurrency: 8, tasksPollMs: 1000, tasksLeaseMs: 30_000, tasksBatchRows: 2000 });
   });
 
   it('parse the variables', () => {
@@ -16,7 +16,7 @@ describe('billing settings', () => {
         INVOICE_NUMBER_PREFIX: 'ACME',
         BILLING_JOB_CONCURRENCY: '32',
       }),
-    ).toEqual({ intervalMs: 0, leaseMs: 60_000, renewalNoticeDays: 7, finalizeDelayMs: 900_000, invoiceNumberPrefix: 'ACME', concurrency: 32 });
+    ).toEqual({ intervalMs: 0, leaseMs: 60_000, renewalNoticeDays: 7, finalizeDelayMs: 900_000, invoiceNumberPrefix: 'ACME', concurrency: 32, tasksPollMs: 1000, tasksLeaseMs: 30_000, tasksBatchRows: 2000 });
     expect(durationMs('0s')).toBe(0);
     expect(durationMs('90s')).toBe(90_000);
     expect(durationMs('2h')).toBe(7_200_000);
@@ -31,6 +31,8 @@ describe('billing settings', () => {
     expect(() => billingSettingsFrom({ BILLING_FINALIZE_DELAY: 'later' })).toThrow(/BILLING_FINALIZE_DELAY/);
     expect(() => billingSettingsFrom({ INVOICE_NUMBER_PREFIX: 'IN V' })).toThrow(/INVOICE_NUMBER_PREFIX/);
     expect(() => billingSettingsFrom({ BILLING_JOB_CONCURRENCY: '0' })).toThrow(/BILLING_JOB_CONCURRENCY/);
+    expect(() => billingSettingsFrom({ TASKS_LEASE_MS: '10' })).toThrow(/TASKS_LEASE_MS/);
+    expect(() => billingSettingsFrom({ TASKS_POLL_MS: '-1' })).toThrow(/TASKS_POLL_MS/);
   });
 
   it('need the addresses of the customer service, the ingestion-aggregator and the wallet service when run alone', () => {

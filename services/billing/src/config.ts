@@ -26,6 +26,15 @@ export const billingEnv = {
     .default('INV'),
   /** Subscriptions or invoices the period job works on at once (each is HTTP calls plus a transaction). */
   BILLING_JOB_CONCURRENCY: env.int(8, 1),
+  /** How often an idle task runner looks for export and import tasks; 0: this process runs none (ADR 0019). */
+  TASKS_POLL_MS: env.int(1000, 0),
+  /**
+   * How long a runner's claim on a task lasts (renewed every third of it while the task runs):
+   * a task whose process died is resumed from its checkpoint this long after.
+   */
+  TASKS_LEASE_MS: env.int(30_000, 1000),
+  /** Rows per committed batch of event exports and imports (each batch is one checkpoint). */
+  TASKS_BATCH_ROWS: env.int(2000, 10),
   /** Wallet service base URL (credits on invoices, CREDITS payments). */
   WALLET_SERVICE_URL: z.string().url('must be the base URL of the wallet service'),
 };
@@ -38,6 +47,9 @@ export const billingSettingsEnv = z.object({
   BILLING_FINALIZE_DELAY: billingEnv.BILLING_FINALIZE_DELAY,
   INVOICE_NUMBER_PREFIX: billingEnv.INVOICE_NUMBER_PREFIX,
   BILLING_JOB_CONCURRENCY: billingEnv.BILLING_JOB_CONCURRENCY,
+  TASKS_POLL_MS: billingEnv.TASKS_POLL_MS,
+  TASKS_LEASE_MS: billingEnv.TASKS_LEASE_MS,
+  TASKS_BATCH_ROWS: billingEnv.TASKS_BATCH_ROWS,
 });
 
 export interface BillingSettings {
@@ -50,6 +62,12 @@ export interface BillingSettings {
   invoiceNumberPrefix: string;
   /** Subscriptions or invoices the period job works on at once. */
   concurrency: number;
+  /** Task runner poll interval (TASKS_POLL_MS; 0: no runner in this process). */
+  tasksPollMs: number;
+  /** Task claim lease (TASKS_LEASE_MS). */
+  tasksLeaseMs: number;
+  /** Rows per batch of event exports and imports (TASKS_BATCH_ROWS). */
+  tasksBatchRows: number;
 }
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -70,5 +88,8 @@ export function billingSettingsFrom(source: NodeJS.ProcessEnv): BillingSettings 
     finalizeDelayMs: durationMs(config.BILLING_FINALIZE_DELAY),
     invoiceNumberPrefix: config.INVOICE_NUMBER_PREFIX,
     concurrency: config.BILLING_JOB_CONCURRENCY,
+    tasksPollMs: config.TASKS_POLL_MS,
+    tasksLeaseMs: config.TASKS_LEASE_MS,
+    tasksBatchRows: config.TASKS_BATCH_ROWS,
   };
 }

@@ -21,6 +21,9 @@ runServiceProcess({
         finalizeDelayMs: durationMs(config.BILLING_FINALIZE_DELAY),
         invoiceNumberPrefix: config.INVOICE_NUMBER_PREFIX,
         concurrency: config.BILLING_JOB_CONCURRENCY,
+        tasksPollMs: config.TASKS_POLL_MS,
+        tasksLeaseMs: config.TASKS_LEASE_MS,
+        tasksBatchRows: config.TASKS_BATCH_ROWS,
       },
     }),
 });

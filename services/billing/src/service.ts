@@ -1,4 +1,6 @@
-import type { Subscription as BusSubscription } from '@billstream/bus';
+import { TOPICS, UsageEventPublisher, type Subscription as BusSubscription } from '@billstream/bus';
+import { MAX_IMPORT_BYTES } from '@billstream/contracts';
+import { InternalClient } from '@billstream/http';
 import { migrate, pingDb } from '@billstream/db';
 import { OutboxRelay } from '@billstream/outbox';
 import { createServiceApp, type Service, type ServiceDeps } from '@billstream/runtime';
@@ -36,6 +38,12 @@ import { TopupInvoicer } from './topups/invoicer';
 import { TopupSettlement } from './topups/settlement';
 import type { Wallets } from './wallets/domain';
 import { HttpWallets } from './wallets/http-wallets';
+import { customerSource, eventSource, invoiceSource } from './tasks/exports';
+import { customerImportSink, eventImportSink } from './tasks/imports';
+import { mountTaskRoutes } from './tasks/routes';
+import { TaskRunner } from './tasks/runner';
+import { TaskService } from './tasks/service';
+import { TaskStore } from './tasks/store';
 
 type Url = string | (() => string | undefined);
 
@@ -68,6 +76,9 @@ export interface BillingServiceHandle extends Service {
   maker: InvoiceMaker;
   /** Invoiced top-ups (the wallet-events consumer's work, callable directly by tests). */
   topups: TopupInvoicer;
+  /** Export and import tasks, and this process's runner of them (ADR 0019). */
+  tasks: TaskService;
+  taskRunner: TaskRunner;
 }
 
 const getter = (url: Url) => (typeof url === 'string' ? () => url : url);
@@ -136,6 +147,21 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     published,
     settings,
   );
+  // Tasks (ADR 0019): files in billing's schema; exports read the owners' data, imports write through them.
+  const taskStore = new TaskStore();
+  const tasksIngestion = new InternalClient({ service: 'ingestion-aggregator', baseUrl: getter(config.ingestionServiceUrl), internalToken: config.internalToken, actor: 'billing-tasks', timeoutMs: 60_000 });
+  const tasksCustomers = new InternalClient({ service: 'customer', baseUrl: getter(config.customerServiceUrl), internalToken: config.internalToken, actor: 'billing-tasks', timeoutMs: 30_000 });
+  const taskPublisher = new UsageEventPublisher(bus, logger, { queueTimeoutMs: 30_000 });
+  const taskRunner = new TaskRunner({
+    db,
+    store: taskStore,
+    exports: { EVENTS: eventSource(tasksIngestion, settings.tasksBatchRows), CUSTOMERS: customerSource(tasksCustomers), INVOICES: invoiceSource(db, invoiceStore, Math.min(2000, settings.tasksBatchRows)) },
+    imports: { EVENTS: eventImportSink(taskPublisher, settings.tasksBatchRows), CUSTOMERS: customerImportSink(tasksCustomers, Math.min(500, settings.tasksBatchRows), 8) },
+    logger,
+    clock,
+    settings: { pollMs: settings.tasksPollMs, leaseMs: settings.tasksLeaseMs, maxAttempts: 5 },
+  });
+  const tasks = new TaskService(db, taskStore, clock, () => taskRunner.poke(), MAX_IMPORT_BYTES);
   let consumer: BusSubscription | undefined;
   let walletConsumer: BusSubscription | undefined;
 
@@ -151,6 +177,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       mountSubscriptionRoutes(a, subscriptions, usage, logger);
       mountInvoiceRoutes(a, { db, invoices: invoiceStore, finalizer, periods }, logger);
       mountPaymentRoutes(a, payments, upcoming, logger);
+      mountTaskRoutes(a, tasks, logger);
     },
   });
   return {
@@ -168,14 +195,19 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     billing,
     maker,
     topups,
+    tasks,
+    taskRunner,
     async start() {
       await migrate(db, SCHEMA, migrations);
       consumer = await subscribeCustomerEvents({ db, bus, logger, customers: customerStore, subscriptions: subscriptionStore, clock, maker, published });
       walletConsumer = await subscribeWalletEvents({ bus, logger, topups });
       relay.start();
       periods.start();
+      await bus.ensureTopics([TOPICS.usageEvents]);
+      taskRunner.start();
     },
     async stop() {
+      await taskRunner.stop();
       await periods.stop();
       await consumer?.stop();
       await walletConsumer?.stop();
@@ -183,6 +215,8 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       await httpLookup.close();
       await httpMeters.close();
       await httpWallets.close();
+      await tasksIngestion.close();
+      await tasksCustomers.close();
     },
   };
 }

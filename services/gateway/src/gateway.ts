@@ -62,9 +62,11 @@ export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayC
         app[def.method](def.path, local);
         continue;
       }
+      const upload = def.rawBody;
       app[def.method](def.path, async (req: Request, res: Response) => {
         parseRouteInput(def, req);
-        await proxy.forward(service, req, res);
+        if (upload) await proxy.forwardUpload(service, req, res, upload.maxBytes);
+        else await proxy.forward(service, req, res, { stream: def.streamsResponse !== undefined });
       });
     }
   }

@@ -1,13 +1,19 @@
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
-import { Pool } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import type { ServiceName } from '@billstream/contracts';
-import { ServiceUnavailableError } from '@billstream/errors';
+import { PayloadTooLargeError, ServiceUnavailableError } from '@billstream/errors';
 import { INTERNAL_HEADERS, contextOf } from '@billstream/http';
 import { injectTraceHeaders, inSpan, SpanKind } from '@billstream/observability';
 
 const PASSED_REQUEST_HEADERS = ['if-match', 'idempotency-key'];
 const PASSED_RESPONSE_HEADERS = ['content-type', 'etag', 'location', 'retry-after'];
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+/** Headers of a streamed file answer (downloads). */
+const STREAMED_RESPONSE_HEADERS = ['content-length', 'content-disposition'];
+/** An upload of 100 MiB is stored before the owner answers: far longer than a JSON call. */
+const UPLOAD_TIMEOUT_MS = 300_000;
 
 /**
  * Forwards a validated public call to the service that owns it, over a keep-alive pool,
@@ -38,7 +44,7 @@ export class ServiceProxy {
     return pool;
   }
 
-  async forward(service: ServiceName, req: Request, res: Response): Promise<void> {
+  private headersOf(req: Request, res: Response): Record<string, string> {
     const ctx = contextOf(res);
     const headers: Record<string, string> = {
       [INTERNAL_HEADERS.token]: this.internalToken,
@@ -51,21 +57,89 @@ export class ServiceProxy {
       const v = req.header(h);
       if (v) headers[h] = v;
     }
+    return headers;
+  }
+
+  /**
+   * Forwards a call; with `stream` the answer (a file download) is piped through as it comes
+   * instead of read whole first.
+   */
+  async forward(service: ServiceName, req: Request, res: Response, options: { stream?: boolean } = {}): Promise<void> {
+    const headers = this.headersOf(req, res);
     let body: string | undefined;
     if (BODY_METHODS.has(req.method)) {
       body = JSON.stringify(req.body ?? {});
       headers['content-type'] = 'application/json';
     }
-    // The hop to the service is a client span; the service's server span continues it (traceparent).
-    const { upstream, payload } = await inSpan(`${req.method} ${service}`, { kind: SpanKind.CLIENT, attributes: { 'peer.service': service } }, async () => {
-      let answer;
+    // The hop to the service is a client span (until its answer's headers); the service's server span continues it (traceparent).
+    const upstream = await inSpan(`${req.method} ${service}`, { kind: SpanKind.CLIENT, attributes: { 'peer.service': service } }, async () => {
       try {
-        answer = await this.pool(service).request({ path: req.originalUrl, method: req.method as 'GET', headers: injectTraceHeaders(headers), body });
+        return await this.pool(service).request({ path: req.originalUrl, method: req.method as 'GET', headers: injectTraceHeaders(headers), body });
       } catch (err) {
         throw new ServiceUnavailableError(`The ${service} service is unavailable; retry later`, undefined, { cause: err });
       }
-      return { upstream: answer, payload: Buffer.from(await answer.body.arrayBuffer()) };
     });
+    if (options.stream && upstream.statusCode === 200) {
+      res.status(200);
+      for (const h of [...PASSED_RESPONSE_HEADERS, ...STREAMED_RESPONSE_HEADERS]) {
+        const v = upstream.headers[h];
+        if (typeof v === 'string') res.setHeader(h, v);
+      }
+      // A client gone mid-download ends the upstream read too.
+      await pipeline(upstream.body, res).catch(() => upstream.body.destroy());
+      return;
+    }
+    await this.answer(upstream, res);
+  }
+
+  /**
+   * Forwards a call whose body is a file (a `rawBody` route): the request body streams to the
+   * owner as it arrives, at most `maxBytes` (413 beyond, also when Content-Length says so up
+   * front). The owner stores it; this process never holds the file.
+   */
+  async forwardUpload(service: ServiceName, req: Request, res: Response, maxBytes: number): Promise<void> {
+    const tooLarge = () => new PayloadTooLargeError(`The file is larger than ${maxBytes} bytes (100 MiB)`, { limit_bytes: maxBytes });
+    const declared = req.header('content-length');
+    if (declared !== undefined && Number(declared) > maxBytes) {
+      req.resume();
+      throw tooLarge();
+    }
+    const headers = injectTraceHeaders({ ...this.headersOf(req, res), 'content-type': req.header('content-type') ?? 'application/octet-stream' });
+    let size = 0;
+    let over = false;
+    const counted = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        size += chunk.length;
+        if (size > maxBytes) {
+          over = true;
+          cb(tooLarge());
+        } else cb(null, chunk);
+      },
+    });
+    req.on('error', (err) => counted.destroy(err));
+    req.pipe(counted);
+    let upstream;
+    try {
+      upstream = await this.pool(service).request({
+        path: req.originalUrl,
+        method: 'POST',
+        headers,
+        body: counted,
+        headersTimeout: UPLOAD_TIMEOUT_MS,
+        bodyTimeout: UPLOAD_TIMEOUT_MS,
+      });
+    } catch (err) {
+      if (over) {
+        req.resume();
+        throw tooLarge();
+      }
+      throw new ServiceUnavailableError(`The ${service} service is unavailable; retry later`, undefined, { cause: err });
+    }
+    await this.answer(upstream, res);
+  }
+
+  private async answer(upstream: Dispatcher.ResponseData, res: Response): Promise<void> {
+    const payload = Buffer.from(await upstream.body.arrayBuffer());
     res.status(upstream.statusCode);
     for (const h of PASSED_RESPONSE_HEADERS) {
       const v = upstream.headers[h];

@@ -1,5 +1,7 @@
 import type { Subscription } from '@billstream/bus';
+import { walletInternalApi } from '@billstream/contracts';
 import { pingDb, migrate } from '@billstream/db';
+import { MiB } from '@billstream/http';
 import { OutboxRelay } from '@billstream/outbox';
 import { createServiceApp, type Service, type ServiceDeps } from '@billstream/runtime';
 import { walletSettingsFrom } from './config';
@@ -59,7 +61,7 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
   const settings = walletSettingsFrom(config.env ?? {});
   const batcher = new DebitBatcher(ledger, entryStore, { maxConcurrent: config.debitConcurrency ?? settings.debitConcurrency });
   const entries = new EntryService(db, walletStore, entryStore, ledger, batcher);
-  const invoices = new InvoiceCreditService({ ledger, wallets: walletStore, invoices: new InvoiceStore() });
+  const invoices = new InvoiceCreditService({ ledger, wallets: walletStore, entries: entryStore, invoices: new InvoiceStore() });
   const intervalMs = config.expiryIntervalMs ?? settings.expiryIntervalMs;
   const expiry = new ExpiryJob(ledger, logger, intervalMs);
   let subscription: Subscription | undefined;
@@ -70,6 +72,8 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
     logger,
     internalToken: config.internalToken,
     ready,
+    // A batch allocation carries up to 500 invoices (docs/api/wallets.md): more than the default 1 MiB.
+    bodyLimits: [{ pathPrefix: walletInternalApi.allocateInvoicesCredits.path, bytes: 5 * MiB }],
     mount: (app) => {
       mountWalletRoutes(app, wallets, logger);
       mountEntryRoutes(app, entries, logger);

@@ -208,6 +208,11 @@ describe('wallet API through the gateway (real Postgres and Kafka)', () => {
         expect([path, prefix, res.status, res.body.error.internal_error]).toEqual([path, prefix, 404, 'not_found']);
       }
     }
+    // The batch allocation of the period job (POST /internal/v1/invoices/allocations) neither.
+    for (const prefix of ['/internal/v1', '/v1']) {
+      const res = await stack.api.post(`${prefix}/invoices/allocations`, { invoices: [] });
+      expect([prefix, res.status, res.body.error.internal_error]).toEqual([prefix, 404, 'not_found']);
+    }
   });
 
   it('keeps wallets invisible to other tenants and enforces wallets permissions, the cron endpoint included', async () => {

@@ -947,6 +947,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List tasks, newest first
+         * @description Needs the `tasks:read` permission (or `*`). Served by the billing service.
+         */
+        get: operations["listTasks"];
+        put?: never;
+        /**
+         * Start a bulk export of events, customers or invoices as CSV or JSONL (runs in the background)
+         * @description Needs the `tasks:write` permission (or `*`). Served by the billing service.
+         */
+        post: operations["createExportTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/imports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a CSV or JSONL file of events or customers (the raw body, up to 100 MiB, any Content-Type) and import it in the background
+         * @description Needs the `tasks:write` permission (or `*`). Served by the billing service.
+         */
+        post: operations["createImportTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One task with its progress and row errors
+         * @description Needs the `tasks:read` permission (or `*`). Served by the billing service.
+         */
+        get: operations["getTask"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stream a COMPLETED export's file (text/csv or application/x-ndjson)
+         * @description Needs the `tasks:read` permission (or `*`). Served by the billing service.
+         */
+        get: operations["downloadTask"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tasks/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a PENDING or PROCESSING task (a finished one: 400)
+         * @description Needs the `tasks:write` permission (or `*`). Served by the billing service.
+         */
+        post: operations["cancelTask"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1179,6 +1283,37 @@ export interface components {
             /** @enum {string} */
             payment_status: "pending" | "succeeded";
             created_at: string;
+            tenant_id: string;
+            environment_id: string;
+        };
+        Task: {
+            id: string;
+            /** @enum {string} */
+            task_type: "EXPORT" | "IMPORT";
+            /** @enum {string} */
+            entity_type: "EVENTS" | "CUSTOMERS" | "INVOICES";
+            /** @enum {string} */
+            file_type: "CSV" | "JSONL";
+            /** @enum {string} */
+            task_status: "PENDING" | "PROCESSING" | "COMPLETED" | "FAILED" | "CANCELLED";
+            filters: {
+                start_time?: string;
+                end_time?: string;
+                external_customer_id?: string;
+            };
+            total_records: number | null;
+            processed_records: number;
+            successful_records: number;
+            failed_records: number;
+            error_summary: string | null;
+            errors: {
+                line: number;
+                message: string;
+            }[];
+            file_size_bytes: number;
+            created_at: string;
+            started_at: string | null;
+            completed_at: string | null;
             tenant_id: string;
             environment_id: string;
         };
@@ -9912,6 +10047,753 @@ export interface operations {
             };
             /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the limit (`validation_error`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listTasks: {
+        parameters: {
+            query?: {
+                /** @example 50 */
+                limit?: number;
+                /** @example 0 */
+                offset?: number;
+                /** @example EXPORT */
+                task_type?: "EXPORT" | "IMPORT";
+                /** @example EVENTS */
+                entity_type?: "EVENTS" | "CUSTOMERS" | "INVOICES";
+                /** @example COMPLETED */
+                task_status?: "PENDING" | "PROCESSING" | "COMPLETED" | "FAILED" | "CANCELLED";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "task_type": "EXPORT",
+                     *           "entity_type": "EVENTS",
+                     *           "file_type": "CSV",
+                     *           "task_status": "COMPLETED",
+                     *           "filters": {
+                     *             "start_time": "2026-01-01T00:00:00Z",
+                     *             "end_time": "2026-02-01T00:00:00Z",
+                     *             "external_customer_id": "acme-42"
+                     *           },
+                     *           "total_records": 1,
+                     *           "processed_records": 1,
+                     *           "successful_records": 1,
+                     *           "failed_records": 1,
+                     *           "error_summary": "100",
+                     *           "errors": [
+                     *             {
+                     *               "line": 1,
+                     *               "message": "Event accepted for processing"
+                     *             }
+                     *           ],
+                     *           "file_size_bytes": 1,
+                     *           "created_at": "2026-01-15T10:30:00Z",
+                     *           "started_at": "2026-01-15T10:30:00Z",
+                     *           "completed_at": "2026-01-15T10:30:00Z",
+                     *           "tenant_id": "default",
+                     *           "environment_id": "production"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "total": 1,
+                     *         "limit": 50,
+                     *         "offset": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        items: components["schemas"]["Task"][];
+                        pagination: {
+                            total: number;
+                            limit: number;
+                            offset: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createExportTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "task_type": "EXPORT",
+                 *       "entity_type": "EVENTS",
+                 *       "file_type": "CSV",
+                 *       "filters": {
+                 *         "start_time": "2026-01-01T00:00:00Z",
+                 *         "end_time": "2026-02-01T00:00:00Z",
+                 *         "external_customer_id": "acme-42"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @constant */
+                    task_type: "EXPORT";
+                    /** @enum {string} */
+                    entity_type: "EVENTS" | "CUSTOMERS" | "INVOICES";
+                    /** @enum {string} */
+                    file_type: "CSV" | "JSONL";
+                    filters?: {
+                        start_time?: string;
+                        end_time?: string;
+                        external_customer_id?: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted: durably queued, processed asynchronously */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "task_type": "EXPORT",
+                     *       "entity_type": "EVENTS",
+                     *       "file_type": "CSV",
+                     *       "task_status": "COMPLETED",
+                     *       "filters": {
+                     *         "start_time": "2026-01-01T00:00:00Z",
+                     *         "end_time": "2026-02-01T00:00:00Z",
+                     *         "external_customer_id": "acme-42"
+                     *       },
+                     *       "total_records": 1,
+                     *       "processed_records": 1,
+                     *       "successful_records": 1,
+                     *       "failed_records": 1,
+                     *       "error_summary": "100",
+                     *       "errors": [
+                     *         {
+                     *           "line": 1,
+                     *           "message": "Event accepted for processing"
+                     *         }
+                     *       ],
+                     *       "file_size_bytes": 1,
+                     *       "created_at": "2026-01-15T10:30:00Z",
+                     *       "started_at": "2026-01-15T10:30:00Z",
+                     *       "completed_at": "2026-01-15T10:30:00Z",
+                     *       "tenant_id": "default",
+                     *       "environment_id": "production"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the limit (`validation_error`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createImportTask: {
+        parameters: {
+            query: {
+                /** @example EVENTS */
+                entity_type: "EVENTS" | "CUSTOMERS";
+                /** @example CSV */
+                file_type: "CSV" | "JSONL";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The file itself, up to 104857600 bytes (413 beyond); any Content-Type is accepted */
+        requestBody: {
+            content: {
+                "text/csv": string;
+                "application/x-ndjson": string;
+                "*/*": string;
+            };
+        };
+        responses: {
+            /** @description Accepted: durably queued, processed asynchronously */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "task_type": "EXPORT",
+                     *       "entity_type": "EVENTS",
+                     *       "file_type": "CSV",
+                     *       "task_status": "COMPLETED",
+                     *       "filters": {
+                     *         "start_time": "2026-01-01T00:00:00Z",
+                     *         "end_time": "2026-02-01T00:00:00Z",
+                     *         "external_customer_id": "acme-42"
+                     *       },
+                     *       "total_records": 1,
+                     *       "processed_records": 1,
+                     *       "successful_records": 1,
+                     *       "failed_records": 1,
+                     *       "error_summary": "100",
+                     *       "errors": [
+                     *         {
+                     *           "line": 1,
+                     *           "message": "Event accepted for processing"
+                     *         }
+                     *       ],
+                     *       "file_size_bytes": 1,
+                     *       "created_at": "2026-01-15T10:30:00Z",
+                     *       "started_at": "2026-01-15T10:30:00Z",
+                     *       "completed_at": "2026-01-15T10:30:00Z",
+                     *       "tenant_id": "default",
+                     *       "environment_id": "production"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the limit (`validation_error`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "task_type": "EXPORT",
+                     *       "entity_type": "EVENTS",
+                     *       "file_type": "CSV",
+                     *       "task_status": "COMPLETED",
+                     *       "filters": {
+                     *         "start_time": "2026-01-01T00:00:00Z",
+                     *         "end_time": "2026-02-01T00:00:00Z",
+                     *         "external_customer_id": "acme-42"
+                     *       },
+                     *       "total_records": 1,
+                     *       "processed_records": 1,
+                     *       "successful_records": 1,
+                     *       "failed_records": 1,
+                     *       "error_summary": "100",
+                     *       "errors": [
+                     *         {
+                     *           "line": 1,
+                     *           "message": "Event accepted for processing"
+                     *         }
+                     *       ],
+                     *       "file_size_bytes": 1,
+                     *       "created_at": "2026-01-15T10:30:00Z",
+                     *       "started_at": "2026-01-15T10:30:00Z",
+                     *       "completed_at": "2026-01-15T10:30:00Z",
+                     *       "tenant_id": "default",
+                     *       "environment_id": "production"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    downloadTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    cancelTask: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "task_type": "EXPORT",
+                     *       "entity_type": "EVENTS",
+                     *       "file_type": "CSV",
+                     *       "task_status": "COMPLETED",
+                     *       "filters": {
+                     *         "start_time": "2026-01-01T00:00:00Z",
+                     *         "end_time": "2026-02-01T00:00:00Z",
+                     *         "external_customer_id": "acme-42"
+                     *       },
+                     *       "total_records": 1,
+                     *       "processed_records": 1,
+                     *       "successful_records": 1,
+                     *       "failed_records": 1,
+                     *       "error_summary": "100",
+                     *       "errors": [
+                     *         {
+                     *           "line": 1,
+                     *           "message": "Event accepted for processing"
+                     *         }
+                     *       ],
+                     *       "file_size_bytes": 1,
+                     *       "created_at": "2026-01-15T10:30:00Z",
+                     *       "started_at": "2026-01-15T10:30:00Z",
+                     *       "completed_at": "2026-01-15T10:30:00Z",
+                     *       "tenant_id": "default",
+                     *       "environment_id": "production"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Task"];
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

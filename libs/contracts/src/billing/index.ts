@@ -6,3 +6,4 @@ export * from './views';
 export * from './subscriptions';
 export * from './routes';
 export * from './invoices';
+export * from './tasks';

@@ -11,6 +11,7 @@ import {
   subscriptionSchema,
   subscriptionUsageSchema,
 } from './subscriptions';
+import { taskRoutes } from './tasks';
 import { PLAN_STATUSES, planSchema, priceSchema } from './views';
 import {
   billSubscriptionsResultSchema,
@@ -330,4 +331,4 @@ function transition<V extends 'activate' | 'pause' | 'resume'>(verb: V, summary:
   });
 }
 
-export const billingRoutes: RouteDef[] = [...Object.values(billingApi), ...Object.values(invoiceApi)] as RouteDef[];
+export const billingRoutes: RouteDef[] = [...Object.values(billingApi), ...Object.values(invoiceApi), ...taskRoutes] as RouteDef[];

@@ -275,6 +275,40 @@ export class InvoiceStore {
   }
 
   /**
+   * One page of an export (ADR 0019): invoices without their lines, oldest first by
+   * (created_at, id), strictly after the cursor; created_at in [from, to); of one customer by
+   * its external id (billing's customer projection).
+   */
+  async exportPage(
+    conn: Conn,
+    scope: Scope,
+    q: { from?: string; to?: string; externalCustomerId?: string; after: { created_at: string; id: string } | null; limit: number },
+  ): Promise<{ items: Invoice[]; next: { created_at: string; id: string } | null }> {
+    const b = scoped(conn, scope);
+    if (q.from) b.where('created_at', '>=', q.from);
+    if (q.to) b.where('created_at', '<', q.to);
+    if (q.externalCustomerId) {
+      b.whereIn(
+        'customer_id',
+        conn('customers').select('id').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId, external_id: q.externalCustomerId }),
+      );
+    }
+    if (q.after) b.whereRaw('(created_at, id) > (?::timestamptz, ?)', [q.after.created_at, q.after.id]);
+    const rows = (await b
+      .select('*', conn.raw(`to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at`))
+      .orderBy([
+        { column: 'created_at', order: 'asc' },
+        { column: 'id', order: 'asc' },
+      ])
+      .limit(q.limit)) as Array<InvoiceRow & { cursor_at: string }>;
+    const last = rows[rows.length - 1];
+    return {
+      items: rows.map((r) => fromRow(r, [])),
+      next: last && rows.length === q.limit ? { created_at: last.cursor_at, id: last.id } : null,
+    };
+  }
+
+  /**
    * The size of a filtered list. Without a customer or subscription filter it is read from
    * invoice_counts (kept by triggers; a tenant's status rows); those two filters are selective
    * and counted through their index.

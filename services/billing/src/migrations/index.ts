@@ -4,6 +4,7 @@ import { billingMigration } from './001-billing';
 import { invoicesMigration } from './002-invoices';
 import { topupSettlementMigration } from './003-topup-settlement';
 import { invoiceCountsMigration } from './004-invoice-counts';
+import { tasksMigration } from './005-tasks';
 
 export const SCHEMA = 'billing';
 
@@ -13,4 +14,5 @@ export const migrations: Migration[] = [
   invoicesMigration(SCHEMA),
   topupSettlementMigration(SCHEMA),
   invoiceCountsMigration(SCHEMA),
+  tasksMigration(SCHEMA),
 ];

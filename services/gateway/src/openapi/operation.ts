@@ -112,13 +112,24 @@ export function buildOperation(route: RouteDef, components: SchemaComponents): R
     examples.bodyFields = Object.keys(objectProperties(schema, components).properties);
     operation.requestBody = { required: true, content: { 'application/json': { schema, example: examples.body } } };
   }
+  if (route.rawBody) {
+    // A file as the raw body (any Content-Type; CSV and JSONL shown), never parsed as JSON.
+    const file = { schema: { type: 'string', format: 'binary', maxLength: route.rawBody.maxBytes } };
+    operation.requestBody = {
+      required: true,
+      description: `The file itself, up to ${route.rawBody.maxBytes} bytes (413 beyond); any Content-Type is accepted`,
+      content: { 'text/csv': file, 'application/x-ndjson': file, '*/*': file },
+    };
+  }
 
   const success: Record<string, unknown> = { description: successDescription(route.status), headers: REQUEST_ID_HEADER };
   if (route.status !== 204) {
     const schema = route.response ? toJsonSchema(route.response, 'output', components) : {};
     const content: Record<string, unknown> = { schema };
     if (route.response) content.example = responseExample(route.response, schema, ctx);
-    success.content = { 'application/json': content };
+    success.content = route.streamsResponse
+      ? Object.fromEntries(route.streamsResponse.contentTypes.map((t) => [t, { schema: { type: 'string', format: 'binary' } }]))
+      : { 'application/json': content };
   }
   operation.responses = { [String(route.status)]: success, ...errorResponses(route, examples) };
   return operation;

@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { normalizeEventTimestamp, usageEventApi, type EventQueryBody } from '@billstream/contracts';
+import { eventExportApi, normalizeEventTimestamp, usageEventApi, type EventQueryBody } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { mountRoute, type RouteHandler } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
@@ -50,4 +50,26 @@ export function mountEventRoutes(app: Express, db: Db, store: EventStore, logger
     return { events: events.map(toView), has_more: body.offset + events.length < total, total_count: total };
   };
   mountRoute(app, queryRoute, query, logger);
+
+  // Internal (ADR 0019): the billing service's export tasks page through events with it.
+  const exportPage: RouteHandler<typeof eventExportApi.exportPage> = async ({ body, ctx }) => {
+    const scope = { tenantId: ctx.tenantId, environmentId: ctx.environmentId };
+    const filter: EventFilter = { externalCustomerId: body.external_customer_id, from: norm(body.start_time), to: norm(body.end_time) };
+    const after = body.after ? { timestamp: normalizeEventTimestamp(body.after.timestamp), eventId: body.after.event_id } : null;
+    const events = await store.exportPage(db, scope, filter, after, body.limit);
+    const last = events[events.length - 1];
+    return {
+      events: events.map((e) => ({
+        event_id: e.eventId,
+        event_name: e.eventName,
+        external_customer_id: e.externalCustomerId,
+        customer_id: e.customerId,
+        timestamp: e.timestamp,
+        source: e.source,
+        properties: e.properties,
+      })),
+      next: last && events.length === body.limit ? { timestamp: last.timestamp, event_id: last.eventId } : null,
+    };
+  };
+  mountRoute(app, eventExportApi.exportPage, exportPage, logger);
 }

@@ -130,6 +130,34 @@ export class EventStore {
     });
   }
 
+  /**
+   * One page of an export, oldest first by (timestamp, event_id), strictly after `after`
+   * (keyset: each page is an index range scan, whatever the page number).
+   */
+  async exportPage(
+    conn: Db,
+    scope: Scope,
+    filter: EventFilter,
+    after: { timestamp: string; eventId: string } | null,
+    limit: number,
+  ): Promise<StoredEvent[]> {
+    return conn.transaction(
+      async (trx: Trx) => {
+        const q = filtered(trx, scope, filter);
+        if (after) q.andWhereRaw('("timestamp", event_id) > (?::timestamptz, ?)', [after.timestamp, after.eventId]);
+        const rows = await q
+          .select('event_id', 'event_name', 'external_customer_id', 'customer_id', trx.raw(`${ISO_MICROS} AS timestamp`), 'properties', 'source')
+          .orderBy([
+            { column: 'events.timestamp', order: 'asc' },
+            { column: 'event_id', order: 'asc' },
+          ])
+          .limit(limit);
+        return (rows as EventRow[]).map(toEvent);
+      },
+      { readOnly: true },
+    );
+  }
+
   async stats(conn: Db | Trx, scope: Scope): Promise<{ totalEvents: number; lastEventAt: Date | null }> {
     const row = await conn('event_stats')
       .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId })

@@ -3,55 +3,151 @@ import { exactSum } from '@billstream/money';
 import type { Trx } from '@billstream/db';
 import { failpoint } from '@billstream/runtime';
 import type { EventContext } from '@billstream/outbox';
+import type { DomainEvent } from '@billstream/contracts';
 import type { Decimal } from 'decimal.js';
 import { requestHash } from '../entries/idempotency';
 import type { WalletChange } from '../ledger/change';
 import { debit } from '../ledger/debit';
+import { activeWalletsKey, type ActiveWalletIds } from '../wallets/store';
 import type { InvoiceDeps } from './deps';
 import { debitKeys, type AllocationRequest, type Allocation, type DebitPart, type InvoiceDebit, type InvoiceRecord, type LineApplication } from './domain';
-import { creditsFor, minorPerCredit, postpaidDue, prepaidApplications, worthInMinor } from './money';
+import { allows, creditsFor, minorPerCredit, postpaidDue, prepaidApplications, worthInMinor } from './money';
+
+/** One invoice to allocate: its id and its request. */
+export interface InvoiceToAllocate {
+  invoiceId: string;
+  request: AllocationRequest;
+}
 
 /**
  * Allocates the customer's wallets to an invoice, once (ADR 0016): in one database transaction
  * the PRE_PAID wallet applies its credits line by line, the POST_PAID wallet pays what is left
  * on the lines it covers, and the result is stored. A repeated call answers the stored result
- * (voided once the invoice was refunded) and debits nothing.
+ * (voided once the invoice was refunded) and debits nothing. It is a batch of one.
  */
 export async function allocateInvoice(deps: InvoiceDeps, ctx: EventContext, invoiceId: string, request: AllocationRequest, dryRun = false): Promise<Allocation> {
   if (dryRun) return estimate(deps, ctx, invoiceId, request);
-  const hash = allocationHash(request);
-  const { result } = await deps.ledger.transaction(async (trx) => {
-    await deps.invoices.lock(trx, ctx, invoiceId);
-    const stored = await deps.invoices.find(trx, ctx, invoiceId);
-    if (stored) return { result: storedAnswer(stored, hash), events: [] };
+  const [allocation] = await allocateInvoices(deps, ctx, [{ invoiceId, request }], () => 'lines');
+  return allocation;
+}
 
-    const { result: parts, events } = await applyWallets(deps, trx, ctx, invoiceId, request);
-    const allocation: Allocation = { invoiceId, status: 'allocated', ...parts };
+/**
+ * Allocates many invoices in ONE database transaction, each exactly as `allocateInvoice` would
+ * (ADR 0016, "Batch allocation"): the invoices' locks in key order, one read of their stored
+ * allocations (an invoice already allocated answers its stored result; one allocated with
+ * another request refuses the whole batch with 409 and nothing is written), one read of the
+ * wallets the others pay from, one lock of those wallets, the invoices applied in the given
+ * order (invoices of one customer each see the balance the previous one left), one insert of
+ * the allocations and one of the debits. The answers follow `items` (invoice ids unique).
+ * `conflictField` names the field a 409 points at for the item at an index.
+ */
+export async function allocateInvoices(
+  deps: InvoiceDeps,
+  ctx: EventContext,
+  items: InvoiceToAllocate[],
+  conflictField: (index: number) => string = (i) => `invoices.${i}.lines`,
+): Promise<Allocation[]> {
+  const hashes = items.map((item) => allocationHash(item.request));
+  const { result } = await deps.ledger.transaction(async (trx) => {
+    const ids = items.map((item) => item.invoiceId);
+    await deps.invoices.lockMany(trx, ctx, ids);
+    const stored = await deps.invoices.findMany(trx, ctx, ids);
+    const answers = items.map((item, i) => {
+      const record = stored.get(item.invoiceId);
+      return record && storedAnswer(record, hashes[i], conflictField(i));
+    });
+    const fresh = items.flatMap((item, i) => (answers[i] ? [] : [{ item, index: i }]));
+    if (fresh.length === 0) return { result: answers as Allocation[], events: [] };
+
+    const { result: parts, events } = await applyWallets(deps, trx, ctx, fresh.map((f) => f.item));
     const now = deps.ledger.clock();
-    await deps.invoices.insertAllocation(trx, ctx, allocation, hash, now);
+    const made: Array<{ allocation: Allocation; requestHash: string }> = [];
     const debits: InvoiceDebit[] = [];
-    if (parts.prepaid) debits.push(invoiceDebit(ctx, invoiceId, debitKeys.prepaid(invoiceId), parts.prepaid, now));
-    if (parts.postpaid) debits.push(invoiceDebit(ctx, invoiceId, debitKeys.postpaid(invoiceId), parts.postpaid, now));
+    for (const [n, { item, index }] of fresh.entries()) {
+      const { invoiceId } = item;
+      const allocation: Allocation = { invoiceId, status: 'allocated', ...parts[n] };
+      answers[index] = allocation;
+      made.push({ allocation, requestHash: hashes[index] });
+      if (allocation.prepaid) debits.push(invoiceDebit(ctx, invoiceId, debitKeys.prepaid(invoiceId), allocation.prepaid, now));
+      if (allocation.postpaid) debits.push(invoiceDebit(ctx, invoiceId, debitKeys.postpaid(invoiceId), allocation.postpaid, now));
+    }
+    await deps.invoices.insertAllocations(trx, ctx, made, now);
     await deps.invoices.insertDebits(trx, debits);
     // Crash point of the exactly-once proofs (ADR 0017): the debits are written, not committed.
     failpoint('wallet.allocate.before-commit');
-    return { result: allocation, events };
+    return { result: answers as Allocation[], events };
   });
   return result;
 }
 
-/** The PRE_PAID wallet's line applications, then the POST_PAID wallet's payment, in `trx`. */
-async function applyWallets(deps: InvoiceDeps, trx: Trx, ctx: EventContext, invoiceId: string, request: AllocationRequest) {
-  const walletOf = (walletType: 'PRE_PAID' | 'POST_PAID') =>
-    deps.wallets.activeIdOf(trx, ctx, { customerId: request.customerId, currency: request.currency, walletType });
-  const [prepaidId, postpaidId] = [await walletOf('PRE_PAID'), await walletOf('POST_PAID')];
-  const targets = [prepaidId, postpaidId].flatMap((id) => (id ? [{ ctx, walletId: id }] : []));
-  return deps.ledger.changeManyIn(trx, targets, async (changes) => {
-    const changeOf = (id: string | undefined) => changes.find((c) => c !== undefined && c.wallet.id === id && c.wallet.walletStatus === 'active');
-    const prepaid = await applyPrepaid(changeOf(prepaidId), invoiceId, request);
-    const postpaid = await payPostpaid(changeOf(postpaidId), invoiceId, request, prepaid?.lines ?? []);
-    return { prepaid, postpaid };
-  });
+type AllocationParts = Pick<Allocation, 'prepaid' | 'postpaid'>;
+
+/**
+ * For each invoice in the given order, the PRE_PAID wallet's line applications, then the
+ * POST_PAID wallet's payment, in `trx`: one read finds the wallets of every (customer, currency),
+ * one statement locks them (id order), one read primes their spendable credits, one statement
+ * saves them. A wallet paying several invoices is one change: each invoice sees what the
+ * previous one left.
+ */
+async function applyWallets(deps: InvoiceDeps, trx: Trx, ctx: EventContext, items: InvoiceToAllocate[]): Promise<{ result: AllocationParts[]; events: DomainEvent[] }> {
+  const active = await deps.wallets.activeIdsOf(trx, ctx, items.map((item) => item.request));
+  const walletsOf = items.map((item) => active.get(activeWalletsKey(item.request)) ?? {});
+  const walletIds = [...new Set(walletsOf.flatMap((w) => [w.prepaid, w.postpaid].filter((id): id is string => id !== undefined)))];
+  return deps.ledger.changeManyIn(
+    trx,
+    walletIds.map((walletId) => ({ ctx, walletId })),
+    async (changes) => {
+      // A wallet frozen or closed since it was found takes no part.
+      const byId = new Map(changes.flatMap((c) => (c && c.wallet.walletStatus === 'active' ? [[c.wallet.id, c] as const] : [])));
+      await primeSpendable(deps, trx, items, walletsOf, byId);
+      const parts: AllocationParts[] = [];
+      for (const [i, item] of items.entries()) {
+        const prepaid = await applyPrepaid(changeOf(byId, walletsOf[i].prepaid), item.invoiceId, item.request);
+        const postpaid = await payPostpaid(changeOf(byId, walletsOf[i].postpaid), item.invoiceId, item.request, prepaid?.lines ?? []);
+        parts.push({ prepaid, postpaid });
+      }
+      return parts;
+    },
+  );
+}
+
+const changeOf = (byId: Map<string, WalletChange>, id: string | undefined) => (id === undefined ? undefined : byId.get(id));
+
+/**
+ * Reads the spendable credits of every wallet in one statement before the invoices are applied,
+ * enough for what its invoices could take at most (the lines it may pay, capped at its balance),
+ * so the debits need no read of their own. Only a read ahead: a debit the read does not cover
+ * reads again (`debit`).
+ */
+async function primeSpendable(
+  deps: InvoiceDeps,
+  trx: Trx,
+  items: InvoiceToAllocate[],
+  walletsOf: ActiveWalletIds[],
+  byId: Map<string, WalletChange>,
+): Promise<void> {
+  // Per wallet: the credits that would pay every line it may pay (each invoice in its own exponent).
+  const most = new Map<string, { change: WalletChange; credits: Decimal }>();
+  for (const [i, { request }] of items.entries()) {
+    for (const id of [walletsOf[i].prepaid, walletsOf[i].postpaid]) {
+      const change = changeOf(byId, id);
+      if (!change) continue;
+      const payable = exactSum(request.lines.filter((l) => allows(change.wallet.allowedPriceTypes, l.priceType)).map((l) => l.amount));
+      const credits = creditsFor(payable, minorPerCredit(change.wallet.conversionRate, request.exponent), change.wallet.creditBalance);
+      const entry = most.get(change.wallet.id);
+      if (entry) entry.credits = entry.credits.plus(credits);
+      else most.set(change.wallet.id, { change, credits });
+    }
+  }
+  const wants = new Map<string, Decimal>();
+  for (const [id, { change, credits }] of most) {
+    const capped = credits.greaterThan(change.wallet.creditBalance) ? change.wallet.creditBalance : credits;
+    if (capped.greaterThan(0)) wants.set(id, capped);
+  }
+  if (wants.size === 0) return;
+  const now = [...most.values()][0].change.now;
+  const { spendable } = await deps.entries.debitReads(trx, [], wants, now);
+  for (const id of wants.keys()) byId.get(id)!.primeSpendable(spendable.get(id) ?? []);
 }
 
 /** Thrown to roll a dry run back, carrying its answer. */
@@ -68,8 +164,8 @@ class DryRun extends Error {
 async function estimate(deps: InvoiceDeps, ctx: EventContext, invoiceId: string, request: AllocationRequest): Promise<Allocation> {
   try {
     await deps.ledger.transaction(async (trx) => {
-      const { result: parts } = await applyWallets(deps, trx, ctx, invoiceId, request);
-      throw new DryRun({ invoiceId, status: 'allocated', ...parts });
+      const { result: parts } = await applyWallets(deps, trx, ctx, [{ invoiceId, request }]);
+      throw new DryRun({ invoiceId, status: 'allocated', ...parts[0] });
     });
   } catch (err) {
     if (err instanceof DryRun) return err.allocation;
@@ -89,11 +185,11 @@ function allocationHash(request: AllocationRequest): string {
 }
 
 /** The stored allocation; a request that differs from the one that made it is refused (409). */
-function storedAnswer(stored: InvoiceRecord, hash: string): Allocation {
+function storedAnswer(stored: InvoiceRecord, hash: string, field: string): Allocation {
   const { prepaid = null, postpaid = null } = stored.allocation ?? {};
   if (stored.status === 'allocated' && stored.requestHash !== hash) {
     throw new IdempotencyConflictError('This invoice was already allocated with other lines, customer or currency', {
-      field: 'lines',
+      field,
       invoice_id: stored.invoiceId,
     });
   }

@@ -1,3 +1,4 @@
+import type { EntryStore } from '../entries/store';
 import type { Ledger } from '../ledger/ledger';
 import type { WalletStore } from '../wallets/store';
 import type { InvoiceStore } from './store';
@@ -6,5 +7,6 @@ import type { InvoiceStore } from './store';
 export interface InvoiceDeps {
   ledger: Ledger;
   wallets: WalletStore;
+  entries: EntryStore;
   invoices: InvoiceStore;
 }

@@ -1,5 +1,5 @@
 import type { EventContext } from '@billstream/outbox';
-import { allocateInvoice } from './allocate';
+import { allocateInvoice, allocateInvoices, type InvoiceToAllocate } from './allocate';
 import type { InvoiceDeps } from './deps';
 import type { Allocation, AllocationRequest, PaymentRequest, PaymentResult, Refund } from './domain';
 import { payInvoice } from './pay';
@@ -11,6 +11,11 @@ export class InvoiceCreditService {
 
   allocate(ctx: EventContext, invoiceId: string, request: AllocationRequest, dryRun = false): Promise<Allocation> {
     return allocateInvoice(this.deps, ctx, invoiceId, request, dryRun);
+  }
+
+  /** Many invoices in one wallet transaction, each as `allocate` would; the answers follow `items`. */
+  allocateMany(ctx: EventContext, items: InvoiceToAllocate[]): Promise<Allocation[]> {
+    return allocateInvoices(this.deps, ctx, items);
   }
 
   pay(ctx: EventContext, invoiceId: string, request: PaymentRequest): Promise<PaymentResult> {

@@ -110,6 +110,9 @@ function debitFromRow(r: InvoiceDebitRow): InvoiceDebit {
   };
 }
 
+/** The text whose hashtext is an invoice's lock key. */
+const lockKey = (scope: Scope, invoiceId: string) => JSON.stringify([scope.tenantId, scope.environmentId, invoiceId]);
+
 const scoped = (scope: Scope, invoiceId: string) => ({
   tenant_id: scope.tenantId,
   environment_id: scope.environmentId,
@@ -124,7 +127,21 @@ export class InvoiceStore {
    * (a refund cannot miss a debit a concurrent payment is writing) and never deadlock.
    */
   async lock(trx: Trx, scope: Scope, invoiceId: string): Promise<void> {
-    await trx.raw('SELECT pg_advisory_xact_lock(?, hashtext(?))', [INVOICE_LOCK, JSON.stringify([scope.tenantId, scope.environmentId, invoiceId])]);
+    await trx.raw('SELECT pg_advisory_xact_lock(?, hashtext(?))', [INVOICE_LOCK, lockKey(scope, invoiceId)]);
+  }
+
+  /**
+   * `lock` for several invoices, in one statement: the locks are taken in the order of their
+   * keys (each key once), so two calls locking overlapping sets never deadlock. The keys are
+   * `lock`'s, so a batch and a single call on one invoice take the same lock.
+   */
+  async lockMany(trx: Trx, scope: Scope, invoiceIds: string[]): Promise<void> {
+    if (invoiceIds.length === 0) return;
+    // The subquery sorts (ORDER BY keeps it from being flattened); the outer list locks row by row in that order.
+    await trx.raw(
+      `SELECT pg_advisory_xact_lock(?, s.k) FROM (SELECT DISTINCT hashtext(x) AS k FROM unnest(?::text[]) AS x ORDER BY k) s`,
+      [INVOICE_LOCK, invoiceIds.map((id) => lockKey(scope, id))],
+    );
   }
 
   async find(trx: Trx, scope: Scope, invoiceId: string): Promise<InvoiceRecord | undefined> {
@@ -132,16 +149,30 @@ export class InvoiceStore {
     return row && recordFromRow(row);
   }
 
-  async insertAllocation(trx: Trx, scope: Scope, allocation: Allocation, requestHash: string, now: Date): Promise<void> {
-    await trx('invoice_allocations').insert({
-      ...scoped(scope, allocation.invoiceId),
-      status: 'allocated',
-      result: JSON.stringify(allocationToJson(allocation)),
-      request_hash: requestHash,
-      voided_at: null,
-      created_at: now,
-      updated_at: now,
-    });
+  /** The records of the invoices that have one, by invoice id, in one statement. */
+  async findMany(trx: Trx, scope: Scope, invoiceIds: string[]): Promise<Map<string, InvoiceRecord>> {
+    if (invoiceIds.length === 0) return new Map();
+    const rows = await trx('invoice_allocations')
+      .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId })
+      .whereIn('invoice_id', invoiceIds)
+      .select<AllocationRow[]>();
+    return new Map(rows.map((r) => [r.invoice_id, recordFromRow(r)]));
+  }
+
+  /** Stores new allocations (status allocated) with the hashes of their requests, in one statement. */
+  async insertAllocations(trx: Trx, scope: Scope, allocations: Array<{ allocation: Allocation; requestHash: string }>, now: Date): Promise<void> {
+    if (allocations.length === 0) return;
+    await trx('invoice_allocations').insert(
+      allocations.map(({ allocation, requestHash }) => ({
+        ...scoped(scope, allocation.invoiceId),
+        status: 'allocated',
+        result: JSON.stringify(allocationToJson(allocation)),
+        request_hash: requestHash,
+        voided_at: null,
+        created_at: now,
+        updated_at: now,
+      })),
+    );
   }
 
   /** Tombstones the invoice: its row becomes voided (a row without allocation when there was none). */

@@ -5,6 +5,15 @@ import type { AlertLevel, AlertSettings, AlertState, AutoTopup, PriceType, Walle
 
 type Conn = Db | Trx;
 
+/** The active wallets an invoice of a customer in a currency pays from (`WalletStore.activeIdsOf`). */
+export interface ActiveWalletIds {
+  prepaid?: string;
+  postpaid?: string;
+}
+
+/** The key of a (customer, currency) pair in `WalletStore.activeIdsOf`'s answer. */
+export const activeWalletsKey = (p: Pick<Wallet, 'customerId' | 'currency'>): string => `${p.customerId}\u0000${p.currency}`;
+
 interface AlertLevelRow {
   threshold: string;
   condition: 'below';
@@ -265,13 +274,34 @@ export class WalletStore {
     return row?.id;
   }
 
-  /** The customer's oldest active wallet of this currency and type, if there is one (invoices pay from it). */
-  async activeIdOf(conn: Conn, scope: Scope, w: Pick<Wallet, 'customerId' | 'currency' | 'walletType'>): Promise<string | undefined> {
-    const row = await this.ofCustomer(conn, scope, w)
-      .where({ wallet_status: 'active' })
-      .orderBy([{ column: 'created_at' }, { column: 'id' }])
-      .first<{ id: string } | undefined>('id');
-    return row?.id;
+  /**
+   * For each (customer, currency) pair, the customer's oldest active PRE_PAID and POST_PAID
+   * wallets of the currency (invoices pay from them), in one statement. The answer is keyed by
+   * `activeWalletsKey`; a pair without an active wallet of a type has no id for it.
+   */
+  async activeIdsOf(conn: Conn, scope: Scope, pairs: Array<Pick<Wallet, 'customerId' | 'currency'>>): Promise<Map<string, ActiveWalletIds>> {
+    const out = new Map<string, ActiveWalletIds>();
+    const unique = [...new Map(pairs.map((p) => [activeWalletsKey(p), p])).values()];
+    if (unique.length === 0) return out;
+    const values = unique.map(() => '(?, ?)').join(', ');
+    const rows = rowsOf<{ id: string; customer_id: string; currency: string; wallet_type: WalletType }>(
+      await conn.raw(
+        `SELECT DISTINCT ON (w.customer_id, w.currency, w.wallet_type) w.id, w.customer_id, w.currency, w.wallet_type
+           FROM wallets w
+          WHERE w.tenant_id = ? AND w.environment_id = ? AND w.wallet_status = 'active'
+            AND w.customer_id = ANY(?::text[]) AND (w.customer_id, w.currency) IN (${values})
+          ORDER BY w.customer_id, w.currency, w.wallet_type, w.created_at, w.id`,
+        [scope.tenantId, scope.environmentId, unique.map((p) => p.customerId), ...unique.flatMap((p) => [p.customerId, p.currency])],
+      ),
+    );
+    for (const r of rows) {
+      const key = activeWalletsKey({ customerId: r.customer_id, currency: r.currency });
+      const ids = out.get(key) ?? {};
+      if (r.wallet_type === 'PRE_PAID') ids.prepaid = r.id;
+      else ids.postpaid = r.id;
+      out.set(key, ids);
+    }
+    return out;
   }
 
   /**

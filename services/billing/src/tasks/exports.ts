@@ -1,0 +1,128 @@
+import {
+  normalizeEventTimestamp,
+  type EventExportPage,
+  type Scope,
+  type TaskEntity,
+  type TaskFilters,
+} from '@billstream/contracts';
+import type { Db } from '@billstream/db';
+import { ServiceUnavailableError } from '@billstream/errors';
+import type { InternalClient } from '@billstream/http';
+import type { InvoiceStore } from '../invoices/store';
+import { toInvoiceView } from '../invoices/view';
+
+/**
+ * Where an export reads its rows: always from the owning service's data (ARCHITECTURE.md
+ * rule 1), a bounded page at a time, after a cursor that the task's checkpoint keeps.
+ * - EVENTS: the ingestion-aggregator's internal keyset page (`/internal/v1/events/export-page`);
+ * - CUSTOMERS: the customer service's list, oldest first, by offset;
+ * - INVOICES: billing's own invoices, keyset on (created_at, id).
+ */
+export interface ExportPage {
+  rows: Array<Record<string, unknown>>;
+  /** The cursor after this page; null when it was the last. */
+  next: unknown;
+}
+
+export type ExportSource = (scope: Scope, filters: TaskFilters, cursor: unknown, requestId: string) => Promise<ExportPage>;
+
+export const EXPORT_COLUMNS: Record<TaskEntity, readonly string[]> = {
+  EVENTS: ['event_id', 'event_name', 'external_customer_id', 'customer_id', 'timestamp', 'source', 'properties'],
+  CUSTOMERS: [
+    'id',
+    'external_id',
+    'name',
+    'email',
+    'address_line1',
+    'address_line2',
+    'address_city',
+    'address_state',
+    'address_postal_code',
+    'address_country',
+    'parent_customer_id',
+    'metadata',
+    'status',
+    'tenant_id',
+    'environment_id',
+    'created_at',
+    'updated_at',
+  ],
+  INVOICES: [
+    'id',
+    'invoice_number',
+    'customer_id',
+    'subscription_id',
+    'billing_reason',
+    'status',
+    'payment_status',
+    'currency',
+    'period_start',
+    'period_end',
+    'due_date',
+    'overdue',
+    'subtotal',
+    'total_prepaid_credits_applied',
+    'total',
+    'amount_due',
+    'amount_paid',
+    'amount_remaining',
+    'finalized_at',
+    'voided_at',
+    'created_at',
+    'updated_at',
+    'tenant_id',
+    'environment_id',
+  ],
+};
+
+function unavailable(what: string, status: number, text: string): Error {
+  return new ServiceUnavailableError(`The ${what} could not be read now (status ${status}); the task retries`, { upstream: text.slice(0, 200) });
+}
+
+export function eventSource(client: InternalClient, pageSize: number): ExportSource {
+  return async (scope, filters, cursor, requestId) => {
+    const body = { ...filters, after: (cursor as EventExportPage['next']) ?? null, limit: pageSize };
+    const { status, text } = await client.call(scope, 'POST', '/internal/v1/events/export-page', requestId, body);
+    if (status !== 200) throw unavailable('events', status, text);
+    const page = JSON.parse(text) as EventExportPage;
+    return { rows: page.events, next: page.next };
+  };
+}
+
+const CUSTOMER_PAGE = 1000;
+
+export function customerSource(client: InternalClient): ExportSource {
+  return async (scope, filters, cursor, requestId) => {
+    const offset = typeof cursor === 'number' ? cursor : 0;
+    const query = new URLSearchParams({ sort: 'created_at', order: 'asc', limit: String(CUSTOMER_PAGE), offset: String(offset) });
+    if (filters.external_customer_id) query.set('external_id', filters.external_customer_id);
+    const { status, text } = await client.call(scope, 'GET', `/v1/customers?${query.toString()}`, requestId);
+    if (status !== 200) throw unavailable('customers', status, text);
+    const page = JSON.parse(text) as { items: Array<Record<string, unknown> & { created_at: string }> };
+    const from = filters.start_time ? Date.parse(filters.start_time) : -Infinity;
+    const to = filters.end_time ? Date.parse(filters.end_time) : Infinity;
+    const rows = page.items.filter((c) => {
+      const t = Date.parse(c.created_at);
+      return t >= from && t < to;
+    });
+    return { rows, next: page.items.length === CUSTOMER_PAGE ? offset + CUSTOMER_PAGE : null };
+  };
+}
+
+export function invoiceSource(db: Db, invoices: InvoiceStore, pageSize: number): ExportSource {
+  return async (scope, filters, cursor) => {
+    const after = (cursor as { created_at: string; id: string } | null) ?? null;
+    const page = await invoices.exportPage(db, scope, {
+      from: filters.start_time ? normalizeEventTimestamp(filters.start_time) : undefined,
+      to: filters.end_time ? normalizeEventTimestamp(filters.end_time) : undefined,
+      externalCustomerId: filters.external_customer_id,
+      after,
+      limit: pageSize,
+    });
+    const rows = page.items.map((i) => {
+      const { line_items: _lines, ...view } = toInvoiceView(i);
+      return view as Record<string, unknown>;
+    });
+    return { rows, next: page.next };
+  };
+}

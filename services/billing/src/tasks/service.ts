@@ -1,0 +1,166 @@
+import type { Readable, Writable } from 'node:stream';
+import { once } from 'node:events';
+import type { ListTasksQuery, Scope, TaskEntity, TaskFileType, TaskFilters, TaskResponse } from '@billstream/contracts';
+import type { Db } from '@billstream/db';
+import { NotFoundError, PayloadTooLargeError, ValidationError } from '@billstream/errors';
+import { newId } from '@billstream/ids';
+import { toTaskView, type TaskRow, type TaskStore } from './store';
+
+/** Upload pieces stored as one row each (a bounded amount of the file in memory at a time). */
+export const INPUT_CHUNK_BYTES = 4 * 1024 * 1024;
+
+const CONTENT_TYPES: Record<TaskFileType, string> = { CSV: 'text/csv; charset=utf-8', JSONL: 'application/x-ndjson' };
+
+export class TaskService {
+  constructor(
+    private readonly db: Db,
+    private readonly store: TaskStore,
+    private readonly clock: () => Date,
+    /** Tells this process's runner that work is waiting. */
+    private readonly created: () => void,
+    private readonly maxImportBytes: number,
+  ) {}
+
+  async createExport(scope: Scope, actor: string, body: { entity_type: TaskEntity; file_type: TaskFileType; filters?: TaskFilters }): Promise<TaskResponse> {
+    const row = await this.store.insert(this.db, {
+      id: newId('task'),
+      tenant_id: scope.tenantId,
+      environment_id: scope.environmentId,
+      task_type: 'EXPORT',
+      entity_type: body.entity_type,
+      file_type: body.file_type,
+      filters: body.filters ?? {},
+      created_by: actor,
+      now: this.clock(),
+    });
+    this.created();
+    return toTaskView(row);
+  }
+
+  /**
+   * Stores the request body as the task's file, piece by piece (each piece its own short
+   * statement: no transaction stays open while a client uploads, which on the embedded
+   * default's single PGlite connection would stop every other service). The task is invisible
+   * (UPLOADING) until the whole file is stored; a body over the limit (413) or a broken upload
+   * deletes it with its pieces, leaving nothing.
+   */
+  async createImport(
+    scope: Scope,
+    actor: string,
+    q: { entity_type: TaskEntity; file_type: TaskFileType },
+    body: Readable,
+    declaredLength: number | undefined,
+  ): Promise<TaskResponse> {
+    const limit = this.maxImportBytes;
+    if (declaredLength !== undefined && declaredLength > limit) {
+      body.resume();
+      throw tooLarge(limit);
+    }
+    const id = newId('task');
+    await this.store.insert(this.db, {
+      id,
+      tenant_id: scope.tenantId,
+      environment_id: scope.environmentId,
+      task_type: 'IMPORT',
+      entity_type: q.entity_type,
+      file_type: q.file_type,
+      filters: {},
+      created_by: actor,
+      now: this.clock(),
+      uploading: true,
+    });
+    let row: TaskRow;
+    try {
+      let seq = 0;
+      let size = 0;
+      let pending: Buffer[] = [];
+      let pendingBytes = 0;
+      const flush = async () => {
+        if (pendingBytes === 0) return;
+        await this.store.addChunk(this.db, id, 'input', seq, Buffer.concat(pending, pendingBytes));
+        seq += 1;
+        pending = [];
+        pendingBytes = 0;
+      };
+      for await (const piece of body) {
+        const buf = Buffer.isBuffer(piece) ? piece : Buffer.from(piece as string);
+        size += buf.length;
+        if (size > limit) {
+          body.resume();
+          throw tooLarge(limit);
+        }
+        pending.push(buf);
+        pendingBytes += buf.length;
+        if (pendingBytes >= INPUT_CHUNK_BYTES) await flush();
+      }
+      await flush();
+      row = await this.store.uploaded(this.db, id, seq, size, this.clock());
+    } catch (err) {
+      await this.store.dropUploads(this.db, { id });
+      throw err;
+    }
+    this.created();
+    return toTaskView(row);
+  }
+
+  async get(scope: Scope, id: string): Promise<TaskResponse> {
+    return toTaskView(await this.row(scope, id));
+  }
+
+  private async row(scope: Scope, id: string): Promise<TaskRow> {
+    const row = await this.store.get(this.db, scope, id);
+    if (!row) throw new NotFoundError(`Task ${id} not found`, { field: 'id', id });
+    return row;
+  }
+
+  async list(scope: Scope, q: ListTasksQuery) {
+    const { items, total } = await this.store.list(this.db, scope, q);
+    return { items: items.map(toTaskView), pagination: { total, limit: q.limit, offset: q.offset } };
+  }
+
+  async cancel(scope: Scope, id: string): Promise<TaskResponse> {
+    const cancelled = await this.store.cancel(this.db, scope, id, this.clock());
+    if (cancelled) {
+      if (cancelled.task_type === 'IMPORT') await this.store.dropInput(this.db, id);
+      return toTaskView(cancelled);
+    }
+    const row = await this.row(scope, id);
+    throw new ValidationError(`Task ${id} is ${row.task_status}: only a PENDING or PROCESSING task can be cancelled`, {
+      field: 'task_status',
+      task_status: row.task_status,
+    });
+  }
+
+  /** Checks that the export can be downloaded; answers its headers and a writer of its bytes. */
+  async download(scope: Scope, id: string): Promise<{ headers: Record<string, string>; write: (out: Writable) => Promise<void> }> {
+    const row = await this.row(scope, id);
+    if (row.task_type !== 'EXPORT') throw new ValidationError(`Task ${id} is an import: only an export has a file to download`, { field: 'id' });
+    if (row.task_status !== 'COMPLETED') {
+      throw new ValidationError(`Task ${id} is ${row.task_status}: its file can be downloaded once it is COMPLETED`, {
+        field: 'task_status',
+        task_status: row.task_status,
+      });
+    }
+    const ext = row.file_type === 'CSV' ? 'csv' : 'jsonl';
+    return {
+      headers: {
+        'content-type': CONTENT_TYPES[row.file_type],
+        'content-length': String(row.file_size_bytes),
+        'content-disposition': `attachment; filename="${row.id}.${ext}"`,
+      },
+      write: async (out) => {
+        for (let seq = 0; seq < row.chunks; seq += 1) {
+          const data = await this.store.chunk(this.db, row.id, 'output', seq);
+          if (!data) throw new Error(`task ${row.id} lost output chunk ${seq}`);
+          if (out.destroyed) return;
+          if (!out.write(data)) await Promise.race([once(out, 'drain'), once(out, 'close')]);
+        }
+        out.end();
+      },
+    };
+  }
+}
+
+function tooLarge(limit: number): PayloadTooLargeError {
+  return new PayloadTooLargeError(`The file is larger than ${limit} bytes (100 MiB)`, { limit_bytes: limit });
+}
