@@ -2,7 +2,8 @@
 /**
  * Checks deploy/observability (ADR 0020; part of `npm run check:deploy`): with promtool (PATH,
  * or PROMTOOL=path; .ci/run takes it from Debian's prometheus package), `promtool check config`
- * of the compose scrape configuration and `promtool check rules` of the alerting rules; always
+ * of the compose scrape configuration, `promtool check rules` of the alerting rules and
+ * `promtool test rules` of their unit tests (alerts.test.yml); always
  * a structural check: scrape targets are the services' metrics ports, every alert has a
  * severity, a summary and a runbook section that exists in docs/operations.md, the Operator's
  * PrometheusRule holds the same rules, the k8s pods carry the scrape annotations, and every
@@ -112,8 +113,12 @@ if (tool) {
   check(config.status === 0, `promtool check config failed:\n${config.stdout}${config.stderr}`);
   const rulesCheck = spawnSync(tool, ['check', 'rules', path.join(DIR, 'prometheus', 'alerts.yml')], { encoding: 'utf8' });
   check(rulesCheck.status === 0, `promtool check rules failed:\n${rulesCheck.stdout}${rulesCheck.stderr}`);
+  // The alerts' unit tests: each fires on the series it is about, and not on the others.
+  const rulesTest = spawnSync(tool, ['test', 'rules', 'alerts.test.yml'], { cwd: path.join(DIR, 'prometheus'), encoding: 'utf8' });
+  check(rulesTest.status === 0, `promtool test rules failed:\n${rulesTest.stdout}${rulesTest.stderr}`);
   // Debian's promtool is built without Kubernetes service discovery: prometheus-k8s.yml is checked structurally.
-  console.log(`check-observability: ${tool} checked prometheus.yml (${config.status === 0 ? 'ok' : 'failed'}) and alerts.yml (${rulesCheck.status === 0 ? 'ok' : 'failed'})`);
+  const word = (r) => (r.status === 0 ? 'ok' : 'failed');
+  console.log(`check-observability: ${tool} checked prometheus.yml (${word(config)}), alerts.yml (${word(rulesCheck)}) and its tests (${word(rulesTest)})`);
 } else {
   console.log('check-observability: no promtool; checked deploy/observability with the yaml parser only');
 }
