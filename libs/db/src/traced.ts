@@ -1,21 +1,23 @@
 import type { Knex } from 'knex';
-import { SpanKind, startSpan, markFailed, tracingEnabled } from '@billstream/observability';
+import { inActiveSpan, markFailed, SpanKind, startSpan, tracingEnabled } from '@billstream/observability';
 
 type QueryEvent = { __knexQueryUid?: string; method?: string; sql?: string };
 
-/**
- * A client span per database statement when tracing is on (ADR 0020), child of the span that
- * ran it (knex emits `query` in the caller's async context). The statement's SQL text is
- * kept (its values are bound parameters, never in it); without tracing nothing is attached.
- */
+/** Knex instances already traced (the embedded databases hand out one per schema, asked often). */
 const traced = new WeakSet<Knex>();
 
+/**
+ * A client span per database statement run inside a span when tracing is on (ADR 0020), child
+ * of that span (knex emits `query` in the caller's async context). The statement's SQL text is
+ * kept (its values are bound parameters, never in it); without tracing nothing is attached.
+ */
 export function traceQueries(db: Knex, schema: string): Knex {
   if (!tracingEnabled() || traced.has(db)) return db;
   traced.add(db);
   const open = new Map<string, NonNullable<ReturnType<typeof startSpan>>>();
   db.on('query', (q: QueryEvent) => {
-    if (!q.__knexQueryUid) return;
+    // Only inside a request, a consumed batch or a delivery: the relays' and jobs' idle polls would each be a trace.
+    if (!q.__knexQueryUid || !inActiveSpan()) return;
     const span = startSpan(`db ${q.method ?? 'query'} ${schema}`, SpanKind.CLIENT, undefined, {
       'db.system.name': 'postgresql',
       'db.namespace': schema,

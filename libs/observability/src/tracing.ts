@@ -65,7 +65,8 @@ export function startTracing(settings: TracingSettings): void {
   provider.register();
   tracer = trace.getTracer('billstream');
   shutdown = async () => {
-    await provider.shutdown();
+    // The last spans are flushed if the collector answers; one that does not never fails a stop.
+    await provider.shutdown().catch(() => undefined);
     trace.disable();
     context.disable();
     propagation.disable();
@@ -147,6 +148,11 @@ export function injectTraceHeaders<H extends Record<string, string>>(headers: H)
   if (!tracer) return headers;
   propagation.inject(context.active(), headers);
   return headers;
+}
+
+/** Whether a span is active (a database statement outside any request or batch makes no trace of its own). */
+export function inActiveSpan(): boolean {
+  return tracer !== undefined && trace.getSpan(context.active()) !== undefined;
 }
 
 /** The active trace id (for log lines), or undefined. */
