@@ -53,7 +53,9 @@ function launch(name, env, profileDir) {
   const args = [...nodeFlagsOf(name)];
   if (profileDir) args.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`);
   args.push(path.join(ROOT, 'services', name, 'dist', 'main.js'));
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // METRICS_PORT 0: the metrics listener on a free port (the default, PORT + 1000, may be taken);
+  // METRICS_ENABLED=false in the bench's environment measures without metrics (ADR 0020).
+  const child = spawn(process.execPath, args, { env: { METRICS_PORT: '0', ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const keep = (c) => {
     out = (out + c.toString()).slice(-20000);

@@ -45,7 +45,7 @@ const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
 
 async function startEmbeddedDefault(dataDir) {
   const port = await freePort();
-  const env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
+  const env = { METRICS_PORT: '0', ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
   delete env.DATABASE_URL;
   delete env.KAFKA_BROKERS;
   const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });

@@ -78,7 +78,7 @@ async function healthy(url) {
 /** One start on `dataDir`: start peak, idle RSS, data directory size while idle and after stop. */
 async function measureStart(dataDir) {
   const port = await freePort();
-  const env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
+  const env = { METRICS_PORT: '0', ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
   delete env.DATABASE_URL;
   delete env.KAFKA_BROKERS;
   const started = Date.now();

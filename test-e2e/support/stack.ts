@@ -88,6 +88,8 @@ export interface ProcessStack {
   database: TestDatabase;
   topicPrefix: string;
   urls: Record<ServiceProcessName, string>;
+  /** Each service's metrics listener (GET /metrics on its METRICS_PORT, ADR 0020). */
+  metricsUrls: Record<ServiceProcessName, string>;
   /** The services' internal token (for tests calling an internal route of a service directly). */
   internalToken: string;
   /** SIGKILL one service (no clean shutdown). */
@@ -132,6 +134,14 @@ export async function startProcessStack(options: ProcessStackOptions = {}): Prom
     ServiceProcessName,
     number
   >;
+  const metricsPorts = Object.fromEntries(await Promise.all(SERVICES.map(async (s) => [s, await freePort()]))) as Record<
+    ServiceProcessName,
+    number
+  >;
+  const metricsUrls = Object.fromEntries(SERVICES.map((s) => [s, `http://127.0.0.1:${metricsPorts[s]}/metrics`])) as Record<
+    ServiceProcessName,
+    string
+  >;
   const urls = Object.fromEntries(SERVICES.map((s) => [s, `http://127.0.0.1:${ports[s]}`])) as Record<
     ServiceProcessName,
     string
@@ -167,10 +177,10 @@ export async function startProcessStack(options: ProcessStackOptions = {}): Prom
   const replicas: ChildProcess[] = [];
 
   /** Spawns a service on a port; `ready` resolves once its /readyz answers 200. */
-  const spawnService = (name: ServiceProcessName, port: number, log: (text: string) => void, env: Record<string, string> = {}) => {
+  const spawnService = (name: ServiceProcessName, port: number, metricsPort: number, log: (text: string) => void, env: Record<string, string> = {}) => {
     const spawnedAt = Date.now();
     const child = spawn(process.execPath, [path.join(ROOT, 'services', name, 'dist', 'main.js')], {
-      env: { ...process.env, ...common, ...perService[name], ...options.env?.[name], ...env, PORT: String(port) },
+      env: { ...process.env, ...common, ...perService[name], ...options.env?.[name], ...env, PORT: String(port), METRICS_PORT: String(metricsPort) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let text = '';
@@ -197,7 +207,7 @@ export async function startProcessStack(options: ProcessStackOptions = {}): Prom
 
   const launch = async (name: ServiceProcessName, env?: Record<string, string>) => {
     output.set(name, '');
-    const { child, ready } = spawnService(name, ports[name], (text) => output.set(name, text), env);
+    const { child, ready } = spawnService(name, ports[name], metricsPorts[name], (text) => output.set(name, text), env);
     procs.set(name, child);
     return ready;
   };
@@ -225,6 +235,7 @@ export async function startProcessStack(options: ProcessStackOptions = {}): Prom
     database,
     topicPrefix,
     urls,
+    metricsUrls,
     internalToken,
     kill: (name) => stopOne(name, 'SIGKILL'),
     restart: async (name, env) => {
@@ -238,7 +249,7 @@ export async function startProcessStack(options: ProcessStackOptions = {}): Prom
     async startReplica(name, env) {
       const port = await freePort();
       let text = '';
-      const { child, ready } = spawnService(name, port, (t) => (text = t), env);
+      const { child, ready } = spawnService(name, port, 0, (t) => (text = t), env);
       replicas.push(child);
       await ready.catch(async (err) => {
         await killChild(child);

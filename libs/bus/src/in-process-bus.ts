@@ -1,3 +1,5 @@
+import { recordPublish } from '@billstream/observability';
+import { handleObserved } from './observed';
 import type { Bus, ConsumedMessage, OutgoingMessage, SubscribeOptions, Subscription } from './types';
 
 interface Group {
@@ -34,6 +36,7 @@ export class InProcessBus implements Bus {
 
   async publish(topic: string, messages: OutgoingMessage[]): Promise<void> {
     if (messages.length === 0) return;
+    recordPublish(topic, messages.length, true);
     const base = this.offsets.get(topic) ?? 0;
     this.offsets.set(topic, base + messages.length);
     const consumed: ConsumedMessage[] = messages.map((m, i) => ({
@@ -46,7 +49,7 @@ export class InProcessBus implements Bus {
     }));
     for (const group of [...this.groups.values()]) {
       if (group.topics.has(topic)) {
-        await group.handler(consumed, { heartbeat: async () => {} });
+        await handleObserved(group.groupId, consumed, () => group.handler(consumed, { heartbeat: async () => {} }));
       }
     }
   }

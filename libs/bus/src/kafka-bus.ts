@@ -1,5 +1,7 @@
 import { Admin, Consumer, ConsumerRunConfig, Kafka, logLevel as KafkaLogLevel, LogEntry, Partitioners, Producer } from 'kafkajs';
 import type { Logger } from '@billstream/logger';
+import { addConsumerLagSource, recordPublish } from '@billstream/observability';
+import { handleObserved } from './observed';
 import type { Bus, ConsumedMessage, OutgoingMessage, SubscribeOptions, Subscription } from './types';
 
 export interface KafkaBusOptions {
@@ -161,6 +163,16 @@ export class KafkaBus implements Bus {
     if (messages.length === 0) return;
     const producer = this.producers[this.nextProducer];
     this.nextProducer = (this.nextProducer + 1) % this.producers.length;
+    try {
+      await this.send(producer, topic, messages);
+    } catch (err) {
+      recordPublish(topic, messages.length, false);
+      throw err;
+    }
+    recordPublish(topic, messages.length, true);
+  }
+
+  private async send(producer: Producer, topic: string, messages: OutgoingMessage[]): Promise<void> {
     await withTimeout(
       producer.send({
         topic: this.topicName(topic),
@@ -210,10 +222,15 @@ export class KafkaBus implements Bus {
     });
     const state = { stopped: false };
     const running = this.runConsumer(consumer, options, state);
+    // The group's lag on each of its topics, read from the broker when Prometheus scrapes.
+    const removeLag = addConsumerLagSource(async () =>
+      Promise.all(options.topics.map(async (topic) => ({ labels: { group: options.groupId, topic }, value: await this.lag(options.groupId, topic) }))),
+    );
     const subscription: Subscription = {
       stop: async () => {
         if (state.stopped) return;
         state.stopped = true;
+        removeLag();
         this.subscriptions.delete(subscription);
         // A join in progress ends within the rebalance timeout; stop does not wait longer.
         await withTimeout(running, this.timing.rebalanceTimeoutMs, 'consumer start').catch(() => undefined);
@@ -243,7 +260,7 @@ export class KafkaBus implements Bus {
     }
   }
 
-  private runConfig(consumer: Consumer, { topics, handler }: SubscribeOptions): ConsumerRunConfig {
+  private runConfig(consumer: Consumer, { topics, handler, groupId }: SubscribeOptions): ConsumerRunConfig {
     const byPrefixedName = new Map(topics.map((t) => [this.topicName(t), t]));
     return {
       autoCommit: false,
@@ -261,7 +278,7 @@ export class KafkaBus implements Bus {
             Object.entries(m.headers ?? {}).map(([k, v]) => [k, Array.isArray(v) ? String(v[0]) : String(v ?? '')]),
           ),
         }));
-        await handler(messages, { heartbeat });
+        await handleObserved(groupId, messages, () => handler(messages, { heartbeat }));
         const last = batch.messages[batch.messages.length - 1].offset;
         resolveOffset(last);
         await consumer.commitOffsets([

@@ -3,6 +3,7 @@ import { TOPICS, type Bus, type OutgoingMessage } from './types';
 import { normalizeEventTimestamp, type UsageEventInput, type UsageEventMessage, type Scope } from '@billstream/contracts';
 import { PayloadTooLargeError, ServiceUnavailableError } from '@billstream/errors';
 import type { Logger } from '@billstream/logger';
+import { injectTraceHeaders, inSpan, recordEventsAccepted, SpanKind, tracingEnabled } from '@billstream/observability';
 
 /** The usage-events message of one validated event: tenant, environment, received_at and an id stamped. */
 export function toMessage(event: UsageEventInput, scope: Scope, receivedAt: string): UsageEventMessage {
@@ -70,7 +71,15 @@ export class UsageEventPublisher {
   }
 
   async publish(messages: UsageEventMessage[]): Promise<void> {
-    const chunks = this.chunksOf(messages);
+    // A producer span per call; its trace context travels in each message's headers (W3C traceparent).
+    await inSpan(`${TOPICS.usageEvents} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.batch.message_count': messages.length } }, () =>
+      this.publishTraced(messages),
+    );
+    recordEventsAccepted(messages.length);
+  }
+
+  private async publishTraced(messages: UsageEventMessage[]): Promise<void> {
+    const chunks = this.chunksOf(messages, tracingEnabled() ? injectTraceHeaders({}) : undefined);
     try {
       await Promise.all(chunks.map((c) => this.enqueue(c)));
     } catch (err) {
@@ -83,12 +92,12 @@ export class UsageEventPublisher {
     }
   }
 
-  private chunksOf(messages: UsageEventMessage[]): Array<Omit<Chunk, 'resolve' | 'reject' | 'sent'>> {
+  private chunksOf(messages: UsageEventMessage[], headers: Record<string, string> | undefined): Array<Omit<Chunk, 'resolve' | 'reject' | 'sent'>> {
     const chunks: Array<Omit<Chunk, 'resolve' | 'reject' | 'sent'>> = [];
     let current: OutgoingMessage[] = [];
     let bytes = 0;
     messages.forEach((m, index) => {
-      const out = { key: messageKey(m), value: JSON.stringify(m) };
+      const out: OutgoingMessage = headers ? { key: messageKey(m), value: JSON.stringify(m), headers } : { key: messageKey(m), value: JSON.stringify(m) };
       const size = Buffer.byteLength(out.value) + Buffer.byteLength(out.key) + RECORD_OVERHEAD;
       if (size > MAX_SEND_BYTES) {
         throw new PayloadTooLargeError(`Event ${index} is larger than ${MAX_SEND_BYTES} bytes`, {

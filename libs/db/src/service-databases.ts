@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { createDb } from './postgres';
+import { traceQueries } from './traced';
 import { EmbeddedDatabase } from './embedded/database';
 
 /** Where the embedded database lives inside a data directory. */
@@ -70,7 +71,7 @@ export async function openServiceDatabases(options: ServiceDatabasesOptions): Pr
   const embedded = await EmbeddedDatabase.open(dir);
   return {
     description: `embedded PGlite in ${dir}`,
-    forSchema: (schema) => embedded.forSchema(schema),
+    forSchema: (schema) => traceQueries(embedded.forSchema(schema), schema),
     close: () => embedded.close(),
   };
 }

@@ -9,7 +9,7 @@ describe('createHttpApp: the edge refuses hostile input with 400 before any rout
   let http: Listening;
 
   beforeAll(async () => {
-    const app: Express = createHttpApp({ logger });
+    const app: Express = createHttpApp({ logger, service: 'test' });
     app.post('/v1/things', (_req, res) => {
       res.json({ ok: true });
     });

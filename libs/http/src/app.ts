@@ -8,12 +8,17 @@ import { INTERNAL_HEADERS, type RequestContext } from './context';
 import { errorResponse } from './errors';
 import { assertStorableJson, mayHoldUnstorableText } from './json-guard';
 import { assertDecodablePath } from './path-guard';
+import { observeRequests, type RouteResolver } from './observe';
 import { parseQueryString } from './query';
 
 export const MiB = 1024 * 1024;
 
 export interface HttpAppOptions {
   logger: Logger;
+  /** The service this app belongs to: the `service` label of its HTTP metrics and its spans' name. */
+  service: string;
+  /** Route templates of requests answered before a route matched (the gateway's 401 and 429). */
+  resolveRoute?: RouteResolver;
   /** JSON body limit per path prefix; the default is 1 MiB. */
   bodyLimits?: Array<{ pathPrefix: string; bytes: number }>;
 }
@@ -52,11 +57,12 @@ export function sendError(res: Response, err: unknown, logger: Logger, path: str
  * size limits that Postgres can store (`assertStorableJson`), and errors in the spec's envelope.
  * Call `finishApp` after mounting routes.
  */
-export function createHttpApp({ logger, bodyLimits = [] }: HttpAppOptions): Express {
+export function createHttpApp({ logger, service, resolveRoute, bodyLimits = [] }: HttpAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', parseQueryString);
+  app.use(observeRequests(service, resolveRoute));
 
   app.use((req: Request, res: Response, next: NextFunction) => {
     const incoming = req.header(INTERNAL_HEADERS.requestId);

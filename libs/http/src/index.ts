@@ -9,3 +9,4 @@ export * from './json-guard';
 export * from './path-guard';
 export * from './query';
 export * from './internal-client';
+export * from './observe';

@@ -1,6 +1,7 @@
 import { Pool } from 'undici';
 import type { Scope } from '@billstream/contracts';
 import { ServiceUnavailableError } from '@billstream/errors';
+import { injectTraceHeaders } from '@billstream/observability';
 import { INTERNAL_HEADERS } from './context';
 
 export interface InternalClientOptions {
@@ -47,14 +48,14 @@ export class InternalClient {
       const res = await pool.request({
         path,
         method,
-        headers: {
+        headers: injectTraceHeaders({
           [INTERNAL_HEADERS.token]: this.options.internalToken,
           [INTERNAL_HEADERS.tenant]: scope.tenantId,
           [INTERNAL_HEADERS.environment]: scope.environmentId,
           [INTERNAL_HEADERS.actor]: this.options.actor,
           [INTERNAL_HEADERS.requestId]: requestId,
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
+        }),
         body: body === undefined ? undefined : JSON.stringify(body),
       });
       return { status: res.statusCode, text: await res.body.text() };

@@ -1,4 +1,5 @@
 import winston from 'winston';
+import { activeTraceId } from '@billstream/observability';
 
 export type Logger = winston.Logger;
 
@@ -7,6 +8,13 @@ export interface LoggerOptions {
   level?: string;
 }
 
+/** Adds `trace_id` (ADR 0020) to a line written inside a traced span; nothing when tracing is off. */
+const traceIdFormat = winston.format((info) => {
+  const traceId = activeTraceId();
+  if (traceId) info.trace_id = traceId;
+  return info;
+});
+
 /** Structured JSON logs, one object per line. Level `silent` logs nothing. */
 export function createLogger({ service, level = 'info' }: LoggerOptions): Logger {
   return winston.createLogger({
@@ -14,6 +22,7 @@ export function createLogger({ service, level = 'info' }: LoggerOptions): Logger
     silent: level === 'silent',
     defaultMeta: { service },
     format: winston.format.combine(
+      traceIdFormat(),
       winston.format.timestamp(),
       winston.format.errors({ stack: true }),
       winston.format.json(),

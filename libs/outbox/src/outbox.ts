@@ -1,6 +1,7 @@
 import type { DomainEvent, Scope } from '@billstream/contracts';
 import type { Knex, Trx } from '@billstream/db';
 import { newId } from '@billstream/ids';
+import { injectTraceHeaders, tracingEnabled } from '@billstream/observability';
 
 /** The scope of a change and who made it (an API key id, or `system`). */
 export interface EventContext extends Scope {
@@ -38,13 +39,15 @@ export function outboxInsert(trx: Trx, topic: string, key: string, events: Domai
 
 /** Like `outboxInsert`, for events of several resources (each with its own key) in one statement. */
 export function outboxInsertMany(trx: Trx, topic: string, items: Array<{ key: string; event: DomainEvent }>): Knex.QueryBuilder {
+  // The trace of the change (W3C traceparent) travels with its events, through the relay, to every consumer.
+  const trace = tracingEnabled() ? injectTraceHeaders({}) : undefined;
   return trx('outbox').insert(
     items.map(({ key, event }) => ({
       id: event.id,
       topic,
       message_key: key,
       value: JSON.stringify(event),
-      headers: JSON.stringify({ 'message-id': event.id, 'event-type': event.type }),
+      headers: JSON.stringify({ 'message-id': event.id, 'event-type': event.type, ...trace }),
     })),
   );
 }

@@ -1,6 +1,7 @@
 import type { Bus, OutgoingMessage } from '@billstream/bus';
 import { isEmbedded, type Db, rowsOf } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
+import { addOutboxBacklogSource, addOutboxOldestSource, metricsEnabled, recordOutboxPublished } from '@billstream/observability';
 import { pruneProcessedMessages } from './idempotent-consumer';
 
 export interface OutboxRelayOptions {
@@ -33,6 +34,7 @@ interface OutboxRow {
   message_key: string;
   value: string;
   headers: Record<string, string> | string;
+  created_at: Date | string;
 }
 
 /**
@@ -59,6 +61,7 @@ export class OutboxRelay {
   private readonly maxRetryDelayMs: number;
   private readonly retentionMs: number;
   private readonly processedRetentionMs: number;
+  private removeGauges: Array<() => void> = [];
 
   constructor(private readonly options: OutboxRelayOptions) {
     this.batchSize = options.batchSize ?? 500;
@@ -72,11 +75,14 @@ export class OutboxRelay {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.removeGauges = [addOutboxBacklogSource(() => this.backlog('count')), addOutboxOldestSource(() => this.backlog('age'))];
     this.loop = this.run();
   }
 
   async stop(): Promise<void> {
     this.running = false;
+    this.removeGauges.forEach((remove) => remove());
+    this.removeGauges = [];
     this.wake?.();
     await this.loop;
   }
@@ -121,7 +127,7 @@ export class OutboxRelay {
       const rows = rowsOf<OutboxRow>(
         await trx.raw(
           `WITH relay_lock AS (SELECT pg_try_advisory_xact_lock(hashtext(?)) AS ok)
-           SELECT o.seq, o.topic, o.message_key, o.value, o.headers
+           SELECT o.seq, o.topic, o.message_key, o.value, o.headers, o.created_at
              FROM outbox o, relay_lock
             WHERE relay_lock.ok AND o.published_at IS NULL
             ORDER BY o.seq
@@ -150,7 +156,7 @@ export class OutboxRelay {
       .whereNull('published_at')
       .orderBy('seq')
       .limit(this.batchSize)
-      .select('seq', 'topic', 'message_key', 'value', 'headers');
+      .select('seq', 'topic', 'message_key', 'value', 'headers', 'created_at');
     if (rows.length === 0) return 0;
     await this.publish(rows);
     await this.markPublished(db, rows);
@@ -166,6 +172,13 @@ export class OutboxRelay {
       byTopic.set(row.topic, list);
     }
     for (const [topic, messages] of byTopic) await this.options.bus.publish(topic, messages);
+    if (metricsEnabled()) {
+      const now = Date.now();
+      recordOutboxPublished(
+        this.options.schema,
+        rows.map((r) => (now - new Date(r.created_at).getTime()) / 1000),
+      );
+    }
   }
 
   private async markPublished(db: Db, rows: OutboxRow[]): Promise<void> {
@@ -175,6 +188,22 @@ export class OutboxRelay {
         rows.map((r) => r.seq),
       )
       .update({ published_at: db.fn.now() });
+  }
+
+  /**
+   * The unpublished rows (count) or the age of the oldest in seconds (age), for the
+   * `billstream_outbox_*` gauges at a scrape: one read of the partial index of unpublished rows.
+   */
+  private async backlog(what: 'count' | 'age'): Promise<Array<{ labels: Record<string, string>; value: number }>> {
+    const row = (await this.options.db('outbox')
+      .whereNull('published_at')
+      .first(this.options.db.raw('count(*)::int AS n'), this.options.db.raw('min(created_at) AS oldest'))) as
+      | { n: number | string; oldest: Date | string | null }
+      | undefined;
+    const labels = { schema: this.options.schema };
+    if (what === 'count') return [{ labels, value: Number(row?.n ?? 0) }];
+    const oldest = row?.oldest ? new Date(row.oldest).getTime() : undefined;
+    return [{ labels, value: oldest === undefined ? 0 : Math.max(0, (Date.now() - oldest) / 1000) }];
   }
 
   private async cleanup(): Promise<void> {

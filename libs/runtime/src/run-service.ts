@@ -6,9 +6,10 @@ import { createDb } from '@billstream/db';
 import { listen, runMain } from '@billstream/http';
 import { createLogger, type Logger } from '@billstream/logger';
 import { armedFailpoints } from './failpoints';
+import { metricsEnv, metricsPortOf, startObservability } from './observability';
 import type { Service, ServiceDeps } from './service';
 
-export type CommonServiceConfig = z.output<z.ZodObject<typeof commonServiceEnv>> & { PORT: number };
+export type CommonServiceConfig = z.output<z.ZodObject<typeof commonServiceEnv>> & z.output<z.ZodObject<typeof metricsEnv>> & { PORT: number };
 
 export interface RunServiceOptions<E extends z.ZodRawShape> {
   name: ServiceName;
@@ -44,6 +45,7 @@ export function runServiceProcess<E extends z.ZodRawShape>(options: RunServiceOp
       .object({
         ...commonServiceEnv,
         ...options.env,
+        ...metricsEnv,
         PORT: z.coerce.number().int().min(0).max(65535).default(options.defaultPort),
       })
       .superRefine(checkKafkaTiming);
@@ -52,6 +54,12 @@ export function runServiceProcess<E extends z.ZodRawShape>(options: RunServiceOp
     logger = log;
     // A process with failpoints kills itself on purpose (ADR 0017): say so loudly.
     if (armedFailpoints().length > 0) log.warn('failpoints armed: this process kills itself at them (tests only)', { failpoints: armedFailpoints() });
+    const observability = await startObservability({
+      service: options.name,
+      metricsEnabled: config.METRICS_ENABLED,
+      metricsPort: metricsPortOf(config),
+      host: config.HOST,
+    });
     const db = createDb({ databaseUrl: config.DATABASE_URL, schema: options.schema, poolMax: config.DATABASE_POOL_MAX });
     const bus = new KafkaBus({
       brokers: config.KAFKA_BROKERS,
@@ -66,13 +74,14 @@ export function runServiceProcess<E extends z.ZodRawShape>(options: RunServiceOp
     await service.start();
     const http = await listen(service.app, config.PORT, config.HOST);
     // How long the start took since the process began, and how much of it was loading code.
-    log.info('listening', { port: http.port, code_loaded_ms: codeLoadedMs, listening_ms: Math.round(process.uptime() * 1000) });
+    log.info('listening', { port: http.port, metrics_port: observability.metricsPort, tracing: observability.tracing, code_loaded_ms: codeLoadedMs, listening_ms: Math.round(process.uptime() * 1000) });
     return {
       stop: async () => {
         await http.close();
         await service.stop();
         await bus.stop();
         await db.destroy();
+        await observability.stop();
       },
     };
   });

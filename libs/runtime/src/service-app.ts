@@ -19,7 +19,7 @@ export interface ServiceAppOptions {
  * Throws (the service does not start) when a registry route of the service is not mounted.
  */
 export function createServiceApp({ service, logger, internalToken, ready, mount, bodyLimits }: ServiceAppOptions): Express {
-  const app = createHttpApp({ logger, bodyLimits });
+  const app = createHttpApp({ logger, service, bodyLimits });
   mountHealth(app, ready);
   app.use(internalAuth(internalToken));
   mount(app);

@@ -2,7 +2,7 @@ import type { Express, Request, Response } from 'express';
 import { TOPICS } from '@billstream/bus';
 import { ALL_ROUTES, type ServiceName } from '@billstream/contracts';
 import { migrate, pingDb } from '@billstream/db';
-import { assertRoutesMounted, createHttpApp, finishApp, MiB, mountHealth, mountRoute, parseRouteInput, type RouteRunner } from '@billstream/http';
+import { assertRoutesMounted, createHttpApp, finishApp, MiB, mountHealth, mountRoute, parseRouteInput, templateResolver, type RouteRunner } from '@billstream/http';
 import type { Service, ServiceDeps } from '@billstream/runtime';
 import { apiKeyHandlers } from './api-keys/routes';
 import { ApiKeyService } from './api-keys/service';
@@ -45,7 +45,7 @@ export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayC
   };
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
 
-  const app: Express = createHttpApp({ logger, bodyLimits: [{ pathPrefix: '/v1/events/bulk', bytes: 5 * MiB }] });
+  const app: Express = createHttpApp({ logger, service: 'gateway', resolveRoute: templateResolver(ALL_ROUTES), bodyLimits: [{ pathPrefix: '/v1/events/bulk', bytes: 5 * MiB }] });
   mountHealth(app, ready);
   app.get(OPENAPI_PATH, openApiHandler());
   app.use('/v1', authenticate(apiKeys, limiter));

@@ -5,6 +5,7 @@ import { Pool, type Dispatcher } from 'undici';
 import type { ServiceName } from '@billstream/contracts';
 import { PayloadTooLargeError, ServiceUnavailableError } from '@billstream/errors';
 import { INTERNAL_HEADERS, contextOf } from '@billstream/http';
+import { injectTraceHeaders, inSpan, SpanKind } from '@billstream/observability';
 
 const PASSED_REQUEST_HEADERS = ['if-match', 'idempotency-key'];
 const PASSED_RESPONSE_HEADERS = ['content-type', 'etag', 'location', 'retry-after'];
@@ -70,12 +71,14 @@ export class ServiceProxy {
       body = JSON.stringify(req.body ?? {});
       headers['content-type'] = 'application/json';
     }
-    let upstream;
-    try {
-      upstream = await this.pool(service).request({ path: req.originalUrl, method: req.method as 'GET', headers, body });
-    } catch (err) {
-      throw new ServiceUnavailableError(`The ${service} service is unavailable; retry later`, undefined, { cause: err });
-    }
+    // The hop to the service is a client span (until its answer's headers); the service's server span continues it (traceparent).
+    const upstream = await inSpan(`${req.method} ${service}`, { kind: SpanKind.CLIENT, attributes: { 'peer.service': service } }, async () => {
+      try {
+        return await this.pool(service).request({ path: req.originalUrl, method: req.method as 'GET', headers: injectTraceHeaders(headers), body });
+      } catch (err) {
+        throw new ServiceUnavailableError(`The ${service} service is unavailable; retry later`, undefined, { cause: err });
+      }
+    });
     if (options.stream && upstream.statusCode === 200) {
       res.status(200);
       for (const h of [...PASSED_RESPONSE_HEADERS, ...STREAMED_RESPONSE_HEADERS]) {
@@ -101,7 +104,7 @@ export class ServiceProxy {
       req.resume();
       throw tooLarge();
     }
-    const headers = { ...this.headersOf(req, res), 'content-type': req.header('content-type') ?? 'application/octet-stream' };
+    const headers = injectTraceHeaders({ ...this.headersOf(req, res), 'content-type': req.header('content-type') ?? 'application/octet-stream' });
     let size = 0;
     let over = false;
     const counted = new Transform({

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { checkKafkaTiming, commonServiceEnv, env, loadConfig } from '@billstream/config';
 import { runMain } from '@billstream/http';
 import { createLogger, type Logger } from '@billstream/logger';
+import { metricsEnv, metricsPortOf, startObservability } from '@billstream/runtime';
 import { startEmbedded } from './embedded';
 
 const standaloneEnv = z
@@ -24,6 +25,7 @@ const standaloneEnv = z
     BOOTSTRAP_API_KEY: z.string().min(20).optional(),
     BOOTSTRAP_TENANT_ID: z.string().default('default'),
     BOOTSTRAP_ENVIRONMENT_ID: z.string().default('production'),
+    ...metricsEnv,
   })
   .superRefine(checkKafkaTiming);
 
@@ -32,6 +34,13 @@ runMain('billstream', () => logger ?? createLogger({ service: 'billstream' }), a
   const config = loadConfig(standaloneEnv);
   logger = createLogger({ service: 'billstream', level: config.LOG_LEVEL });
   const dataDir = path.resolve(config.DATA_DIR);
+  // One registry and one metrics listener for every service of the process (ADR 0020).
+  const observability = await startObservability({
+    service: 'standalone',
+    metricsEnabled: config.METRICS_ENABLED,
+    metricsPort: metricsPortOf(config),
+    host: config.HOST,
+  });
   const embedded = await startEmbedded({
     logger,
     dataDir,
@@ -67,6 +76,12 @@ runMain('billstream', () => logger ?? createLogger({ service: 'billstream' }), a
       `  try:      curl -H "Authorization: Bearer ${embedded.devKey.key}" ${embedded.url}/v1/customers`,
     );
   }
+  if (observability.metricsPort !== undefined) lines.push(`  metrics:  http://${config.HOST}:${observability.metricsPort}/metrics`);
   process.stdout.write(`${lines.join('\n')}\n\n`);
-  return embedded;
+  return {
+    async stop() {
+      await embedded.stop();
+      await observability.stop();
+    },
+  };
 });

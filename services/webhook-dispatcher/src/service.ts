@@ -8,6 +8,7 @@ import { dispatchHandler, subscribeDispatch } from './dispatch/consumer';
 import { RetentionJob } from './dispatch/retention';
 import { WebhookSender } from './dispatch/sender';
 import { TaskStore } from './dispatch/task-store';
+import { registerPendingGauges } from './dispatch/pending-gauges';
 import { DeliveryWorker } from './dispatch/worker';
 import { mountEndpointRoutes } from './endpoints/routes';
 import { EndpointService } from './endpoints/service';
@@ -32,6 +33,7 @@ export function createWebhookService({ db, bus, logger }: ServiceDeps, config: W
   const worker = new DeliveryWorker({ db, tasks, sender, settings: config, logger });
   const retention = new RetentionJob(db, tasks, config.retentionDays, logger);
   let subscription: Subscription | undefined;
+  let removeGauges: (() => void) | undefined;
 
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
   const app = createServiceApp({
@@ -54,10 +56,12 @@ export function createWebhookService({ db, bus, logger }: ServiceDeps, config: W
       await migrate(db, SCHEMA, migrations);
       worker.start();
       retention.start();
+      removeGauges = registerPendingGauges(db);
       subscription = await subscribeDispatch(bus, dispatchHandler(db, logger, () => worker.nudge()));
     },
     async stop() {
       await subscription?.stop();
+      removeGauges?.();
       await worker.stop();
       await retention.stop();
       await sender.close();

@@ -52,12 +52,14 @@ function pathParamNames(expressPath: string): string[] {
   return [...expressPath.matchAll(PATH_PARAM)].map((m) => m[1]);
 }
 
-function operationOf(route: RouteDef): { parameters: Parameter[]; body?: Json } {
+function operationOf(route: RouteDef): { parameters: Parameter[]; body?: Json; rawBody: boolean } {
   const op = document.paths[toOpenApiPath(route.path)][route.method] as {
     parameters?: Parameter[];
     requestBody?: { content: Record<string, { example?: Json }> };
   };
-  return { parameters: op.parameters ?? [], body: op.requestBody?.content['application/json'].example };
+  const content = op.requestBody?.content;
+  // A raw upload (POST /v1/tasks/imports: the file is the body, any Content-Type) has no JSON body to mutate.
+  return { parameters: op.parameters ?? [], body: content?.['application/json']?.example, rawBody: content !== undefined && !content['application/json'] };
 }
 
 function queryText(values: Record<string, unknown>): string {
@@ -100,7 +102,7 @@ function nested(levels: number): Json {
 }
 
 function probesOf(route: RouteDef): Probe[] {
-  const { parameters, body } = operationOf(route);
+  const { parameters, body, rawBody } = operationOf(route);
   const pathParams = pathParamNames(route.path);
   const idOf = (name: string) => String(parameters.find((p) => p.in === 'path' && p.name === name)?.example ?? 'x');
   const pathWith = (bad?: { name: string; raw: string }) =>
@@ -126,6 +128,7 @@ function probesOf(route: RouteDef): Probe[] {
     if (!isList) probes.push({ what: `${p.name} repeated`, method, path, query: withQuery(others, `${p.name}=1&${p.name}=2`), field: p.name });
   }
 
+  if (rawBody) return probes;
   const example: Json = body ?? {};
   for (const { path: at } of strings(example)) {
     for (const [what, bad] of BAD_STRINGS) {

@@ -1,6 +1,7 @@
 import { TOPICS } from '@billstream/bus';
 import type { Db } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
+import { recordBillingRun } from '@billstream/observability';
 import { newDomainEvent, writeOutbox } from '@billstream/outbox';
 import { newUlid } from '@billstream/ids';
 import type { InvoiceFinalizer } from '../invoices/finalizer';
@@ -71,7 +72,25 @@ export class PeriodJob {
     private readonly options: PeriodJobOptions,
   ) {}
 
+  /**
+   * One run; `billstream_billing_job_*` count it (success or failure), and time it and its
+   * invoices when it found work (an idle tick every interval would bury the real runs).
+   */
   async runOnce(): Promise<PeriodJobResult> {
+    const started = process.hrtime.bigint();
+    const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+    let result: PeriodJobResult;
+    try {
+      result = await this.round();
+    } catch (err) {
+      recordBillingRun('period', false, seconds(), 0);
+      throw err;
+    }
+    if (Object.values(result).some((n) => n > 0)) recordBillingRun('period', true, seconds(), result.invoices_created);
+    return result;
+  }
+
+  private async round(): Promise<PeriodJobResult> {
     const result: PeriodJobResult = {
       subscriptions_billed: 0,
       periods_closed: 0,

@@ -2,6 +2,7 @@ import type { BatchHandler, ConsumedMessage } from '@billstream/bus';
 import type { UsageEventMessage } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
+import { recordEventsStored } from '@billstream/observability';
 import { scopeLockKey, scopeOf } from '../customers/lock';
 import type { DeadLetter, DeadLetterStore } from './dead-letter-store';
 import { storeIsolating } from './isolate';
@@ -102,6 +103,9 @@ export function usageEventsHandler({ db, events, deadLetters, partitions, logger
     const result = isolated
       .flatMap((i) => i.results)
       .reduce((a: StoreResult, r) => ({ received: a.received + r.received, stored: a.stored + r.stored }), { received: 0, stored: 0 });
+    recordEventsStored('stored', result.stored);
+    recordEventsStored('duplicate', result.received - result.stored);
+    recordEventsStored('dead_lettered', letters.length);
     logger.info('usage event batch stored', {
       partition: messages[0]?.partition,
       first_offset: messages[0]?.offset,

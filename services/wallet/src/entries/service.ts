@@ -1,5 +1,6 @@
 import type { Db } from '@billstream/db';
-import { NotFoundError, ValidationError } from '@billstream/errors';
+import { DomainError, NotFoundError, ValidationError } from '@billstream/errors';
+import { metricsEnabled, recordDebit } from '@billstream/observability';
 import { toDecimalString } from '@billstream/money';
 import type { EventContext } from '@billstream/outbox';
 import { credit } from '../ledger/credit';
@@ -55,7 +56,18 @@ export class EntryService {
   /** Debits go through the batcher: concurrent debits of one wallet share a transaction. */
   async debit(ctx: EventContext, walletId: string, input: DebitRequest): Promise<MovementResult> {
     const hash = requestHash({ op: 'debit', credits: toDecimalString(input.credits), reason: input.reason, description: input.description });
-    return this.batcher.submit(ctx, walletId, input, hash);
+    if (!metricsEnabled()) return this.batcher.submit(ctx, walletId, input, hash);
+    // billstream_wallet_debit_duration_seconds: the whole debit, its wait for a batch included.
+    const started = process.hrtime.bigint();
+    const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
+    try {
+      const result = await this.batcher.submit(ctx, walletId, input, hash);
+      recordDebit('ok', seconds());
+      return result;
+    } catch (err) {
+      recordDebit(err instanceof DomainError ? 'refused' : 'error', seconds());
+      throw err;
+    }
   }
 
   async settle(ctx: EventContext, walletId: string, entryId: string, status: 'COMPLETED' | 'FAILED'): Promise<LedgerEntry> {

@@ -9,10 +9,11 @@ import { TaskStore } from './task-store';
 export const DISPATCH_GROUP = 'webhook.dispatch';
 export const DISPATCH_TOPICS = [TOPICS.customerEvents, TOPICS.walletEvents, TOPICS.billingEvents];
 
-function parseEvent(message: ConsumedMessage): DomainEvent {
+/** The event, and the trace context it travelled with (kept for the delivery attempts). */
+function parseEvent(message: ConsumedMessage): { event: DomainEvent; traceParent?: string } {
   const event = domainEventSchema.parse(JSON.parse(message.value));
   if (Number.isNaN(Date.parse(event.occurred_at))) throw new Error(`occurred_at is not a date: ${event.occurred_at}`);
-  return event;
+  return { event, traceParent: message.headers.traceparent };
 }
 
 /**
@@ -32,10 +33,10 @@ export function dispatchHandler(db: Db, logger: Logger, onEnqueued: () => void):
       tasks.enqueue(
         trx,
         events
-          .filter((event) => isPublicEventName(event.type))
-          .map((event) => {
+          .filter(({ event }) => isPublicEventName(event.type))
+          .map(({ event, traceParent }) => {
             const envelope = envelopeOf(event);
-            return { envelope, body: serializeEnvelope(envelope) };
+            return { envelope, body: serializeEnvelope(envelope), traceParent };
           }),
       ),
     afterCommit: (enqueued) => {

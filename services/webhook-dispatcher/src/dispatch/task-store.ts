@@ -14,6 +14,8 @@ export interface ClaimedTask {
   url: string;
   secret: string;
   body: string;
+  /** The W3C traceparent of the event (ADR 0020), when it came with one. */
+  traceParent?: string;
 }
 
 /** The outcome of one attempt: its record, and the task's next state. */
@@ -44,6 +46,7 @@ interface ClaimedRow {
   body: string;
   url: string;
   secret: string;
+  trace_parent: string | null;
 }
 
 /**
@@ -61,7 +64,7 @@ export class TaskStore {
    * environment subscribed to its name or to `*`; an envelope no endpoint wants is not
    * stored. A whole batch costs a few statements. Returns how many tasks were created.
    */
-  async enqueue(conn: Conn, items: Array<{ envelope: Envelope; body: string }>): Promise<number> {
+  async enqueue(conn: Conn, items: Array<{ envelope: Envelope; body: string; traceParent?: string }>): Promise<number> {
     if (items.length === 0) return 0;
     const scopes = [...new Set(items.map((i) => JSON.stringify([i.envelope.tenant_id, i.envelope.environment_id])))].map(
       (s) => JSON.parse(s) as [string, string],
@@ -78,10 +81,10 @@ export class TaskStore {
       const events = new Set<string>(typeof e.events === 'string' ? JSON.parse(e.events) : e.events);
       byScope.set(key, [...(byScope.get(key) ?? []), { id: e.id, events }]);
     }
-    const messages: Array<Record<string, string>> = [];
+    const messages: Array<Record<string, string | null>> = [];
     const tasks: Array<Record<string, unknown>> = [];
     const now = new Date();
-    for (const { envelope, body } of items) {
+    for (const { envelope, body, traceParent } of items) {
       const targets = (byScope.get(JSON.stringify([envelope.tenant_id, envelope.environment_id])) ?? []).filter(
         (e) => e.events.has('*') || e.events.has(envelope.event_name),
       );
@@ -92,6 +95,7 @@ export class TaskStore {
         environment_id: envelope.environment_id,
         event_name: envelope.event_name,
         body,
+        trace_parent: traceParent ?? null,
       });
       for (const t of targets) tasks.push({ endpoint_id: t.id, event_id: envelope.id, status: 'pending', next_attempt_at: now });
     }
@@ -134,7 +138,7 @@ export class TaskStore {
        FROM picked, endpoints e, messages m
        WHERE tasks.endpoint_id = picked.endpoint_id AND tasks.event_id = picked.event_id
          AND e.id = tasks.endpoint_id AND m.id = tasks.event_id
-       RETURNING tasks.endpoint_id, tasks.event_id, tasks.attempts, m.event_name, m.body, e.url, e.secret`,
+       RETURNING tasks.endpoint_id, tasks.event_id, tasks.attempts, m.event_name, m.body, m.trace_parent, e.url, e.secret`,
       [o.endpointCap, JSON.stringify(o.inFlight), o.limit, o.leaseMs, o.claimId],
     );
     return rowsOf<ClaimedRow>(result).map((r) => ({
@@ -146,6 +150,7 @@ export class TaskStore {
       url: r.url,
       secret: r.secret,
       body: r.body,
+      ...(r.trace_parent ? { traceParent: r.trace_parent } : {}),
     }));
   }
 

@@ -1,6 +1,7 @@
 import type { Db } from '@billstream/db';
 import { newId, newUlid } from '@billstream/ids';
 import type { Logger } from '@billstream/logger';
+import { extractContext, inSpan, markFailed, recordWebhookAttempt, SpanKind } from '@billstream/observability';
 import type { WebhookSettings } from '../config';
 import { nextAttemptAt } from './retry';
 import type { AttemptOutcome, WebhookSender } from './sender';
@@ -196,11 +197,26 @@ export class DeliveryWorker {
   private launch(task: ClaimedTask): void {
     bump(this.sending, task.endpointId, 1);
     this.sendingTotal += 1;
-    const send = this.options.sender
-      .send({ url: task.url, secret: task.secret, envelopeId: task.eventId, body: task.body })
+    // A client span in the trace of the change that caused the event (ADR 0020); none without tracing.
+    const send = inSpan(
+      `webhook deliver ${task.eventName}`,
+      { kind: SpanKind.CLIENT, parent: task.traceParent ? extractContext({ traceparent: task.traceParent }) : undefined, attributes: { 'billstream.webhook.attempt': task.attempts + 1 } },
+      async (span) => {
+        const outcome = await this.options.sender.send({ url: task.url, secret: task.secret, envelopeId: task.eventId, body: task.body });
+        if (outcome.kind === 'done') {
+          span?.setAttribute('http.response.status_code', outcome.responseCode ?? 0);
+          if (!outcome.ok) markFailed(span);
+        }
+        return outcome;
+      },
+    )
       .then((outcome) => {
         if (outcome.kind === 'aborted') this.unsent.push(task);
-        else this.record(resultOf(task, outcome, this.options.settings.retryScheduleMs, new Date()));
+        else {
+          const result = resultOf(task, outcome, this.options.settings.retryScheduleMs, new Date());
+          recordWebhookAttempt(outcome.ok, outcome.durationMs / 1000, result.status === 'pending' ? 'retry' : result.status === 'failed' ? 'exhausted' : 'done');
+          this.record(result);
+        }
       })
       .catch((err) => {
         this.options.logger.error('webhook attempt failed unexpectedly; the task comes back when its lease ends', { err });

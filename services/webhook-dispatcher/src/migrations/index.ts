@@ -1,7 +1,8 @@
 import type { Migration } from '@billstream/db';
 import { outboxMigration } from '@billstream/outbox';
 import { webhooksMigration } from './001-webhooks';
+import { traceContextMigration } from './002-trace-context';
 
 export const SCHEMA = 'webhook';
 
-export const migrations: Migration[] = [outboxMigration(SCHEMA), webhooksMigration(SCHEMA)];
+export const migrations: Migration[] = [outboxMigration(SCHEMA), webhooksMigration(SCHEMA), traceContextMigration(SCHEMA)];

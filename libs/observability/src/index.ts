@@ -1,0 +1,4 @@
+export * from './registry';
+export * from './instruments';
+export * from './metrics-server';
+export * from './tracing';
