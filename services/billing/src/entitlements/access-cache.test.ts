@@ -66,4 +66,25 @@ describe('AccessCache', () => {
       expect(await cache.get(scope, 'c1', 'grants', 1000, load(`after-${outcome}`))).toBe(`after-${outcome}`);
     }
   });
+
+  it('concurrent reads of one key share one load; a read after a change loads anew', async () => {
+    let release!: (v: string) => void;
+    const slow = () => {
+      loads += 1;
+      return new Promise<string>((r) => (release = r));
+    };
+    const first = cache.get(scope, 'c1', 'grants', 1000, slow);
+    const second = cache.get(scope, 'c1', 'grants', 1000, slow);
+    expect(loads).toBe(1);
+    cache.customerChanged(scope, 'c1');
+    const third = cache.get(scope, 'c1', 'grants', 1000, load('fresh'));
+    expect(loads).toBe(2);
+    release('old');
+    expect([await first, await second, await third]).toEqual(['old', 'old', 'fresh']);
+  });
+
+  it('a failed load is not kept and does not block the next one', async () => {
+    await expect(cache.get(scope, 'c1', 'grants', 1000, () => Promise.reject(new Error('down')))).rejects.toThrow('down');
+    expect(await cache.get(scope, 'c1', 'grants', 1000, load('up'))).toBe('up');
+  });
 });

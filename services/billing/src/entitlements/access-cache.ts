@@ -24,6 +24,7 @@ interface Entry<T> {
 export class AccessCache {
   private readonly entries = new Map<string, Entry<unknown>>();
   private readonly generations = new Map<string, number>();
+  private readonly loading = new Map<string, Promise<unknown>>();
 
   constructor(private readonly now: () => number = () => Date.now()) {}
 
@@ -34,6 +35,18 @@ export class AccessCache {
     const at = this.now();
     const hit = this.entries.get(full) as Entry<T> | undefined;
     if (hit && hit.generation === generation && at - hit.loadedAt < ttlMs) return hit.value;
+    // Concurrent checks of one key under one generation share one load.
+    const flight = `${full}|${generation}`;
+    const pending = this.loading.get(flight) as Promise<T> | undefined;
+    if (pending) return pending;
+    const loaded = this.load(full, scope, customerId, generation, at, load);
+    this.loading.set(flight, loaded);
+    const landed = () => this.loading.delete(flight);
+    loaded.then(landed, landed);
+    return loaded;
+  }
+
+  private async load<T>(full: string, scope: Scope, customerId: string | null, generation: number, at: number, load: () => Promise<T>): Promise<T> {
     const value = await load();
     if (this.generation(scope, customerId) === generation) {
       this.entries.delete(full);

@@ -117,7 +117,7 @@ export class CustomerAccess {
     }
     if (!c.isEnabled) return { allowed: false, feature, usage: null, limit: '0', remaining: '0', isSoftLimit: false, window: null };
     const q = this.usageQuery(customer, feature, c.window!);
-    const usage = await this.cache.get(scope, null, `usage|${customer.id}|${q.meterId}|${q.from.toISOString()}|${q.to.toISOString()}`, USAGE_TTL_MS, () =>
+    const usage = await this.cache.get(scope, null, `usage|${customer.id}|${customer.externalId}|${q.meterId}|${q.from.toISOString()}|${q.to.toISOString()}`, USAGE_TTL_MS, () =>
       this.meters.usage(scope, q.meterId, q, requestId),
     );
     const limit = c.usageLimit;
