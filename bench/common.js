@@ -177,4 +177,40 @@ async function settleSetup(pg, customers, what, timeoutMs = 600_000) {
   }
 }
 
-module.exports = { settleSetup, nodeFlagsOf, cpuSeconds, coresBusy, ADMIN_URL, adminQuery, percentile, sleep, freePort, launch, waitReady, stopProcess, summarizeProfile };
+/**
+ * What every service process of a bench shares: its database, Kafka under a topic prefix of its
+ * own, one internal token, warn logs, loopback.
+ */
+function commonServiceEnv({ dbUrl, dbName, brokers }) {
+  return {
+    DATABASE_URL: dbUrl.toString(),
+    KAFKA_BROKERS: brokers,
+    KAFKA_TOPIC_PREFIX: `bench-${dbName}.`,
+    INTERNAL_TOKEN: require('node:crypto').randomBytes(24).toString('hex'),
+    LOG_LEVEL: process.env.LOG_LEVEL || 'warn',
+    HOST: '127.0.0.1',
+  };
+}
+
+/**
+ * Starts the services `names` one after the other, each ready before the next
+ * (`envOf(name)` its environment, `profileDirOf(name)` a CPU profile directory or undefined);
+ * when one fails to start, stops those started. `onReady(name)` runs as each is ready.
+ */
+async function launchAll(names, envOf, urlOf, profileDirOf = () => undefined, onReady = () => undefined) {
+  const procs = [];
+  try {
+    for (const n of names) {
+      const proc = launch(n, envOf(n), profileDirOf(n));
+      procs.push(proc);
+      await waitReady(urlOf(n), proc);
+      onReady(n);
+    }
+  } catch (err) {
+    await Promise.all(procs.map(stopProcess));
+    throw err;
+  }
+  return procs;
+}
+
+module.exports = { commonServiceEnv, launchAll, settleSetup, nodeFlagsOf, cpuSeconds, coresBusy, ADMIN_URL, adminQuery, percentile, sleep, freePort, launch, waitReady, stopProcess, summarizeProfile };

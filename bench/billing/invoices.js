@@ -52,7 +52,7 @@ const { Client } = require('pg');
 const { Pool } = require('undici');
 const { performance } = require('node:perf_hooks');
 
-const { settleSetup, cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, launch, waitReady, stopProcess, summarizeProfile } = require('../common');
+const { commonServiceEnv, launchAll, settleSetup, cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, stopProcess, summarizeProfile } = require('../common');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const README = path.join(__dirname, 'README.md');
@@ -98,14 +98,7 @@ async function startStack(brokers, profileDir, dbName, create) {
   for (const n of names) ports[n] = await freePort();
   const url = (n) => `http://127.0.0.1:${ports[n]}`;
   const unused = 'http://127.0.0.1:9';
-  const common = {
-    DATABASE_URL: dbUrl.toString(),
-    KAFKA_BROKERS: brokers,
-    KAFKA_TOPIC_PREFIX: `bench-${dbName}.`,
-    INTERNAL_TOKEN: randomBytes(24).toString('hex'),
-    LOG_LEVEL: process.env.LOG_LEVEL || 'warn',
-    HOST: '127.0.0.1',
-  };
+  const common = commonServiceEnv({ dbUrl, dbName, brokers });
   const env = {
     customer: {},
     wallet: { CUSTOMER_SERVICE_URL: url('customer'), WALLET_EXPIRY_INTERVAL_MS: '0' },
@@ -131,19 +124,16 @@ async function startStack(brokers, profileDir, dbName, create) {
       RATE_LIMIT_BURST: '1000000',
     },
   };
-  const procs = [];
   let billingReadyAt = 0;
-  try {
-    for (const n of names) {
-      const proc = launch(n, { ...common, ...env[n], PORT: String(ports[n]) }, PROFILE === n ? profileDir : undefined);
-      procs.push(proc);
-      await waitReady(url(n), proc);
+  const procs = await launchAll(
+    names,
+    (n) => ({ ...common, ...env[n], PORT: String(ports[n]) }),
+    url,
+    (n) => (PROFILE === n ? profileDir : undefined),
+    (n) => {
       if (n === 'billing') billingReadyAt = Date.now();
-    }
-  } catch (err) {
-    await Promise.all(procs.map(stopProcess));
-    throw err;
-  }
+    },
+  );
   return {
     url: url('gateway'),
     databaseUrl: dbUrl.toString(),

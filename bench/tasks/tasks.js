@@ -24,7 +24,7 @@ const { execFileSync } = require('node:child_process');
 const { Client } = require('pg');
 const { Pool } = require('undici');
 const { performance } = require('node:perf_hooks');
-const { ADMIN_URL, adminQuery: admin, sleep, freePort, launch, waitReady, stopProcess } = require('../common');
+const { commonServiceEnv, launchAll, ADMIN_URL, adminQuery: admin, sleep, freePort, stopProcess } = require('../common');
 
 const EVENTS = Number(process.env.EVENTS || 1_000_000);
 const IMPORT_EVENTS = Number(process.env.IMPORT_EVENTS || 100_000);
@@ -53,14 +53,7 @@ async function startStack(dbName) {
   for (const n of names) ports[n] = await freePort();
   const url = (n) => `http://127.0.0.1:${ports[n]}`;
   const unused = 'http://127.0.0.1:9';
-  const common = {
-    DATABASE_URL: dbUrl.toString(),
-    KAFKA_BROKERS: BROKERS,
-    KAFKA_TOPIC_PREFIX: `bench-${dbName}.`,
-    INTERNAL_TOKEN: randomBytes(24).toString('hex'),
-    LOG_LEVEL: process.env.LOG_LEVEL || 'warn',
-    HOST: '127.0.0.1',
-  };
+  const common = commonServiceEnv({ dbUrl, dbName, brokers: BROKERS });
   const env = {
     customer: {},
     'ingestion-aggregator': {},
@@ -78,17 +71,7 @@ async function startStack(dbName) {
       RATE_LIMIT_BURST: '1000000',
     },
   };
-  const procs = [];
-  try {
-    for (const n of names) {
-      const proc = launch(n, { ...common, ...env[n], PORT: String(ports[n]) });
-      procs.push(proc);
-      await waitReady(url(n), proc);
-    }
-  } catch (err) {
-    await Promise.all(procs.map(stopProcess));
-    throw err;
-  }
+  const procs = await launchAll(names, (n) => ({ ...common, ...env[n], PORT: String(ports[n]) }), url);
   return {
     url: url('gateway'),
     databaseUrl: dbUrl.toString(),

@@ -29,7 +29,7 @@ const { Client } = require('pg');
 const { Pool } = require('undici');
 const { performance } = require('node:perf_hooks');
 
-const { settleSetup, cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, freePort, launch, waitReady, stopProcess, summarizeProfile } = require('../common');
+const { launchAll, settleSetup, cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, freePort, launch, waitReady, stopProcess, summarizeProfile } = require('../common');
 const DURATION_S = Number(process.env.DURATION_S || 30);
 const WARMUP_S = Number(process.env.WARMUP_S || 5);
 const KAFKA = process.env.BENCH_KAFKA_BROKERS ? process.env.BENCH_KAFKA_BROKERS.split(',') : undefined;
@@ -198,17 +198,7 @@ async function startProcesses() {
       RATE_LIMIT_BURST: '1000000',
     },
   };
-  const procs = [];
-  try {
-    for (const n of names) {
-      const proc = launch(n, { ...common, ...env[n], PORT: String(ports[n]) }, PROFILE === n ? PROFILE_DIR : undefined);
-      procs.push(proc);
-      await waitReady(url(n), proc);
-    }
-  } catch (err) {
-    await Promise.all(procs.map(stopProcess));
-    throw err;
-  }
+  const procs = await launchAll(names, (n) => ({ ...common, ...env[n], PORT: String(ports[n]) }), url, (n) => (PROFILE === n ? PROFILE_DIR : undefined));
   return {
     url: url('gateway'),
     databaseUrl: dbUrl.toString(),

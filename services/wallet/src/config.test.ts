@@ -3,7 +3,7 @@ import { walletSettingsFrom } from './config';
 
 describe('wallet settings', () => {
   it('reads WALLET_DEBIT_CONCURRENCY, defaulting to 1', () => {
-    expect(walletSettingsFrom({})).toEqual({ expiryIntervalMs: 60_000, debitConcurrency: 1 });
+    expect(walletSettingsFrom({})).toEqual({ expiryIntervalMs: 60_000, debitConcurrency: 2, debitOverlapMs: 5 });
     expect(walletSettingsFrom({ WALLET_DEBIT_CONCURRENCY: '3' }).debitConcurrency).toBe(3);
   });
 

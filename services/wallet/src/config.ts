@@ -7,15 +7,17 @@ const debitConcurrency = z.coerce.number().int().min(1).optional();
 export const walletEnv = {
   CUSTOMER_SERVICE_URL: z.string().url('must be the base URL of the customer service'),
   WALLET_EXPIRY_INTERVAL_MS: env.int(60_000, 0),
-  /** Debit group commits (database transactions of debits) that run at once in one instance; default 1. */
+  /** Debit group commits (database transactions of debits) that run at once in one instance; default 2 (the second after WALLET_DEBIT_OVERLAP_MS). */
   WALLET_DEBIT_CONCURRENCY: debitConcurrency,
   /** Deprecated name of WALLET_DEBIT_CONCURRENCY, read when that one is not set. */
   WALLET_DEBIT_TRANSACTIONS: debitConcurrency,
+  /** A debit transaction beyond the first starts once the oldest waiting debit waited this long (ms). */
+  WALLET_DEBIT_OVERLAP_MS: env.int(5, 0),
 };
 
-/** WALLET_DEBIT_CONCURRENCY, else the deprecated WALLET_DEBIT_TRANSACTIONS, else 1. */
+/** WALLET_DEBIT_CONCURRENCY, else the deprecated WALLET_DEBIT_TRANSACTIONS, else 2. */
 export function debitConcurrencyOf(config: { WALLET_DEBIT_CONCURRENCY?: number; WALLET_DEBIT_TRANSACTIONS?: number }): number {
-  return config.WALLET_DEBIT_CONCURRENCY ?? config.WALLET_DEBIT_TRANSACTIONS ?? 1;
+  return config.WALLET_DEBIT_CONCURRENCY ?? config.WALLET_DEBIT_TRANSACTIONS ?? 2;
 }
 
 /** Settings read from the environment by the embedded default (no customer URL: it is known in-process). */
@@ -23,9 +25,10 @@ export const walletSettingsEnv = z.object({
   WALLET_EXPIRY_INTERVAL_MS: walletEnv.WALLET_EXPIRY_INTERVAL_MS,
   WALLET_DEBIT_CONCURRENCY: walletEnv.WALLET_DEBIT_CONCURRENCY,
   WALLET_DEBIT_TRANSACTIONS: walletEnv.WALLET_DEBIT_TRANSACTIONS,
+  WALLET_DEBIT_OVERLAP_MS: walletEnv.WALLET_DEBIT_OVERLAP_MS,
 });
 
-export function walletSettingsFrom(source: NodeJS.ProcessEnv): { expiryIntervalMs: number; debitConcurrency: number } {
+export function walletSettingsFrom(source: NodeJS.ProcessEnv): { expiryIntervalMs: number; debitConcurrency: number; debitOverlapMs: number } {
   const config = loadConfig(walletSettingsEnv, source);
-  return { expiryIntervalMs: config.WALLET_EXPIRY_INTERVAL_MS, debitConcurrency: debitConcurrencyOf(config) };
+  return { expiryIntervalMs: config.WALLET_EXPIRY_INTERVAL_MS, debitConcurrency: debitConcurrencyOf(config), debitOverlapMs: config.WALLET_DEBIT_OVERLAP_MS };
 }

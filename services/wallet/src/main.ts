@@ -14,5 +14,6 @@ runServiceProcess({
       customerServiceUrl: config.CUSTOMER_SERVICE_URL,
       expiryIntervalMs: config.WALLET_EXPIRY_INTERVAL_MS,
       debitConcurrency: debitConcurrencyOf(config),
+      debitOverlapMs: config.WALLET_DEBIT_OVERLAP_MS,
     }),
 });

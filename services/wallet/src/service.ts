@@ -30,8 +30,10 @@ export interface WalletServiceConfig {
   customerServiceUrl: string | (() => string | undefined);
   /** How often the credit expiry job runs; 0 turns the schedule off. Default: WALLET_EXPIRY_INTERVAL_MS of `env`, else 60 s. */
   expiryIntervalMs?: number;
-  /** Debit group commits at once; default WALLET_DEBIT_CONCURRENCY of `env`, else 1. */
+  /** Debit group commits at once; default WALLET_DEBIT_CONCURRENCY of `env`, else 2. */
   debitConcurrency?: number;
+  /** Wait of the oldest debit before a transaction beyond the first starts; default WALLET_DEBIT_OVERLAP_MS of `env`, else 5. */
+  debitOverlapMs?: number;
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
   /** Replaces the HTTP lookup of customers (tests of the ledger without a customer service). */
@@ -59,7 +61,10 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
   const directory = new CustomerDirectory(db, customerStore, config.customerLookup ?? httpLookup, clock);
   const wallets = new WalletService(db, walletStore, entryStore, directory, ledger);
   const settings = walletSettingsFrom(config.env ?? {});
-  const batcher = new DebitBatcher(ledger, entryStore, { maxConcurrent: config.debitConcurrency ?? settings.debitConcurrency });
+  const batcher = new DebitBatcher(ledger, entryStore, {
+    maxConcurrent: config.debitConcurrency ?? settings.debitConcurrency,
+    overlapAfterMs: config.debitOverlapMs ?? settings.debitOverlapMs,
+  });
   const entries = new EntryService(db, walletStore, entryStore, ledger, batcher);
   const invoices = new InvoiceCreditService({ ledger, wallets: walletStore, entries: entryStore, invoices: new InvoiceStore() });
   const intervalMs = config.expiryIntervalMs ?? settings.expiryIntervalMs;

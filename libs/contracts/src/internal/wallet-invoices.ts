@@ -33,6 +33,16 @@ function exponentMatchesCurrency(v: { currency: string; exponent: number }, ctx:
   }
 }
 
+/** An allocation's exponent matches its currency and its line ids are unique. */
+function allocationChecks(v: { currency: string; exponent: number; lines: Array<{ id: string }> }, ctx: z.RefinementCtx): void {
+  exponentMatchesCurrency(v, ctx);
+  const seen = new Set<string>();
+  v.lines.forEach((line, i) => {
+    if (seen.has(line.id)) ctx.addIssue({ code: 'custom', path: ['lines', i, 'id'], message: 'must be unique within the invoice' });
+    seen.add(line.id);
+  });
+}
+
 export const INVOICE_LINE_PRICE_TYPES = ['USAGE', 'FIXED'] as const;
 
 export const invoiceAllocationBody = z
@@ -44,14 +54,7 @@ export const invoiceAllocationBody = z
     /** Answer what would be applied now, writing and debiting nothing (billing's upcoming invoice). */
     dry_run: z.boolean().default(false),
   })
-  .superRefine((v, ctx) => {
-    exponentMatchesCurrency(v, ctx);
-    const seen = new Set<string>();
-    v.lines.forEach((line, i) => {
-      if (seen.has(line.id)) ctx.addIssue({ code: 'custom', path: ['lines', i, 'id'], message: 'must be unique within the invoice' });
-      seen.add(line.id);
-    });
-  });
+  .superRefine(allocationChecks);
 
 const debitView = {
   wallet_id: z.string(),
@@ -81,14 +84,7 @@ export const invoiceAllocationsBatchItem = z
     ...currencyFields,
     lines: invoiceAllocationBody.shape.lines,
   })
-  .superRefine((v, ctx) => {
-    exponentMatchesCurrency(v, ctx);
-    const seen = new Set<string>();
-    v.lines.forEach((line, i) => {
-      if (seen.has(line.id)) ctx.addIssue({ code: 'custom', path: ['lines', i, 'id'], message: 'must be unique within the invoice' });
-      seen.add(line.id);
-    });
-  });
+  .superRefine(allocationChecks);
 
 export const invoiceAllocationsBatchBody = z.strictObject({
   invoices: z

@@ -10,6 +10,8 @@ import { replayOf } from './idempotency';
 import type { EntryStore } from './store';
 
 interface QueuedDebit {
+  /** When it was submitted (performance.now()). */
+  at: number;
   key: string;
   walletId: string;
   ctx: EventContext;
@@ -27,6 +29,12 @@ export interface DebitBatcherOptions {
   maxBatch?: number;
   /** Most database transactions of debits at once (each on other wallets). */
   maxConcurrent?: number;
+  /**
+   * A transaction beyond the first starts only once the oldest waiting debit has waited this
+   * long (ms): while the database keeps up, one transaction at a time makes the largest batches;
+   * when it does not (a slower machine, a batch waiting on a lock), the next batch overlaps.
+   */
+  overlapAfterMs?: number;
 }
 
 /**
@@ -47,6 +55,8 @@ export class DebitBatcher {
   private running = 0;
   private readonly maxBatch: number;
   private readonly maxConcurrent: number;
+  private readonly overlapAfterMs: number;
+  private retry?: NodeJS.Timeout;
 
   constructor(
     private readonly ledger: Ledger,
@@ -55,12 +65,13 @@ export class DebitBatcher {
   ) {
     this.maxBatch = options.maxBatch ?? 100;
     this.maxConcurrent = options.maxConcurrent ?? 1;
+    this.overlapAfterMs = options.overlapAfterMs ?? 0;
   }
 
   submit(ctx: EventContext, walletId: string, request: DebitRequest, hash: string): Promise<MovementResult> {
     const key = `${ctx.tenantId}\u0000${ctx.environmentId}\u0000${walletId}`;
     return new Promise<MovementResult>((resolve, reject) => {
-      this.waiting.push({ key, walletId, ctx, request, hash, resolve, reject });
+      this.waiting.push({ at: performance.now(), key, walletId, ctx, request, hash, resolve, reject });
       this.pump();
     });
   }
@@ -68,6 +79,16 @@ export class DebitBatcher {
   /** Starts transactions while there is room and waiting debits of wallets not already in one. */
   private pump(): void {
     while (this.running < this.maxConcurrent && this.waiting.length > 0) {
+      if (this.running > 0 && this.overlapAfterMs > 0) {
+        const waited = performance.now() - this.waiting[0]!.at;
+        if (waited < this.overlapAfterMs) {
+          this.retry ??= setTimeout(() => {
+            this.retry = undefined;
+            this.pump();
+          }, Math.ceil(this.overlapAfterMs - waited));
+          return;
+        }
+      }
       const batch: QueuedDebit[] = [];
       const rest: QueuedDebit[] = [];
       for (const d of this.waiting) {
