@@ -72,3 +72,19 @@ export function rowsOf<T>(result: unknown): T[] {
 export function isEmbedded(db: Db): boolean {
   return db.client.config.client !== 'pg';
 }
+
+/**
+ * One page of a filtered list in creation order (created_at, id) and the list's total, the two
+ * queries at once: `filtered` builds the query with its filters (it is called for each).
+ */
+export async function pageOf<R extends object, T>(
+  filtered: () => Knex.QueryBuilder<R>,
+  page: { limit: number; offset: number },
+  map: (row: R) => T,
+): Promise<{ items: T[]; total: number }> {
+  const [rows, count] = await Promise.all([
+    filtered().orderBy([{ column: 'created_at' }, { column: 'id' }]).limit(page.limit).offset(page.offset),
+    filtered().count<Array<{ n: string }>>({ n: '*' }),
+  ]);
+  return { items: (rows as R[]).map(map), total: Number(count[0]!.n) };
+}

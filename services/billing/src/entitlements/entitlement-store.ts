@@ -1,5 +1,5 @@
 import type { Scope } from '@billstream/contracts';
-import type { Db, Trx } from '@billstream/db';
+import { type Db, type Trx, pageOf } from '@billstream/db';
 import { toDecimalString } from '@billstream/money';
 import type { Entitlement, EntitlementListQuery, Grant } from './domain';
 
@@ -88,11 +88,7 @@ export class EntitlementStore {
       if (q.featureId) b.where({ feature_id: q.featureId });
       return b;
     };
-    const [rows, count] = await Promise.all([
-      filtered().orderBy([{ column: 'created_at' }, { column: 'id' }]).limit(q.limit).offset(q.offset),
-      filtered().count<{ n: string }[]>({ n: '*' }),
-    ]);
-    return { items: rows.map(fromRow), total: Number(count[0].n) };
+    return pageOf(filtered, q, fromRow);
   }
 
   async save(trx: Trx, e: Entitlement): Promise<void> {

@@ -1,5 +1,5 @@
 import type { Scope } from '@billstream/contracts';
-import type { Db, Trx } from '@billstream/db';
+import { type Db, type Trx, pageOf } from '@billstream/db';
 import type { Feature, FeatureChanges, FeatureListQuery } from './domain';
 
 type Conn = Db | Trx;
@@ -86,11 +86,7 @@ export class FeatureStore {
       if (q.lookupKey) b.where({ lookup_key: q.lookupKey });
       return b;
     };
-    const [rows, count] = await Promise.all([
-      filtered().orderBy([{ column: 'created_at' }, { column: 'id' }]).limit(q.limit).offset(q.offset),
-      filtered().count<{ n: string }[]>({ n: '*' }),
-    ]);
-    return { items: rows.map(fromRow), total: Number(count[0].n) };
+    return pageOf(filtered, q, fromRow);
   }
 
   async update(conn: Conn, scope: Scope, id: string, changes: FeatureChanges & { status?: Feature['status'] }, at: Date): Promise<Feature | undefined> {

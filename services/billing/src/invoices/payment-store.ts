@@ -1,6 +1,6 @@
 import { TOPICS } from '@billstream/bus';
 import type { Scope } from '@billstream/contracts';
-import type { Db, Trx } from '@billstream/db';
+import { type Db, type Trx, pageOf } from '@billstream/db';
 import { newDomainEvent, writeOutbox } from '@billstream/outbox';
 import { PAYMENT_EVENTS, type Payment } from './domain';
 import { toPaymentView } from './view';
@@ -105,11 +105,7 @@ export class PaymentStore {
       if (q.invoiceId) b.where({ invoice_id: q.invoiceId });
       return b;
     };
-    const [rows, count] = await Promise.all([
-      filtered().orderBy([{ column: 'created_at' }, { column: 'id' }]).limit(q.limit).offset(q.offset),
-      filtered().count<{ n: string }[]>({ n: '*' }),
-    ]);
-    return { items: rows.map(fromRow), total: Number(count[0].n) };
+    return pageOf(filtered, q, fromRow);
   }
 
   /** What pending payments of an invoice reserve. */
