@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
-import net from 'node:net';
+import { freePort } from './net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -34,22 +34,10 @@ const KAFKA_SCRIPT = path.resolve(__dirname, '../../../deploy/kafka/kafka.sh');
 
 /** A free port whose next port is free too (the broker's controller listens there). */
 async function freePortPair(): Promise<number> {
-  const listenOn = (port: number) =>
-    new Promise<net.Server | undefined>((resolve) => {
-      const s = net.createServer();
-      s.once('error', () => resolve(undefined));
-      s.listen(port, '127.0.0.1', () => resolve(s));
-    });
-  const close = (s: net.Server) => new Promise((r) => s.close(r));
-  for (let attempt = 0; attempt < 20; attempt += 1) {
-    const first = (await listenOn(0))!;
-    const port = (first.address() as net.AddressInfo).port;
-    const second = await listenOn(port + 1);
-    await close(first);
-    if (second) {
-      await close(second);
-      return port;
-    }
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const port = await freePort();
+    const second = await freePort();
+    if (second === port + 1) return port;
   }
   throw new Error('no free port pair');
 }
