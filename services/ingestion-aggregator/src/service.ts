@@ -11,6 +11,8 @@ import { mountEventRoutes } from './events/routes';
 import { EventStore } from './events/store';
 import { mountMeterInternalRoutes } from './meters/internal-routes';
 import { mountMeterRoutes } from './meters/routes';
+import { RollupBuilder } from './meters/rollup-builder';
+import { RollupUsageStore } from './meters/rollup-usage-store';
 import { MeterService } from './meters/service';
 import { MeterStore } from './meters/store';
 import { UsageStore } from './meters/usage-store';
@@ -31,7 +33,9 @@ export function createIngestionService({ db, bus, logger }: ServiceDeps, config:
   const events = new EventStore();
   const deadLetters = new DeadLetterStore();
   const partitions = new EventPartitions(db, logger);
-  const meters = new MeterService(db, new MeterStore(), new UsageStore());
+  const meterStore = new MeterStore();
+  const rollups = new RollupBuilder(db, meterStore, logger);
+  const meters = new MeterService(db, meterStore, new UsageStore(), new RollupUsageStore(), rollups);
   const monitoring = new MonitoringService(db, events, deadLetters, bus);
   const projection = new CustomerProjectionStore();
   const subscriptions: Subscription[] = [];
@@ -77,9 +81,11 @@ export function createIngestionService({ db, bus, logger }: ServiceDeps, config:
         }),
       );
       relay.start();
+      await rollups.start();
     },
     async stop() {
       if (partitionTimer) clearInterval(partitionTimer);
+      await rollups.stop();
       for (const s of subscriptions.splice(0)) await s.stop();
       await relay.stop();
     },

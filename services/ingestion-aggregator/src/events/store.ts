@@ -2,6 +2,7 @@ import type { Scope } from '@billstream/contracts';
 import type { Db, Trx } from '@billstream/db';
 import { rowsOf } from '@billstream/db';
 import { scopeLockKey, PROJECTION_LOCK } from '../customers/lock';
+import { METER_ACCEPTS, METERED_COLUMNS, ROLLUP_CTES } from '../meters/rollup-sql';
 
 /** A stored usage event, as the service speaks of it. */
 export interface StoredEvent {
@@ -85,7 +86,7 @@ stored AS (
       ORDER BY c.updated_at DESC LIMIT 1),
     i.timestamp, i.properties, i.source, i.received_at
   FROM input i JOIN claimed k USING (tenant_id, environment_id, event_id)
-  RETURNING tenant_id, environment_id, received_at
+  RETURNING tenant_id, environment_id, received_at, event_id, event_name, external_customer_id, "timestamp", properties
 ),
 counted AS (
   INSERT INTO event_stats AS s (tenant_id, environment_id, total_events, last_event_at)
@@ -95,7 +96,12 @@ counted AS (
     SET total_events = s.total_events + excluded.total_events,
         last_event_at = greatest(s.last_event_at, excluded.last_event_at)
   RETURNING s.tenant_id
-)
+),
+metered AS (
+  SELECT ${METERED_COLUMNS}
+  FROM stored s JOIN meters m ON m.tenant_id = s.tenant_id AND m.environment_id = s.environment_id AND m.event_name = s.event_name
+  WHERE ${METER_ACCEPTS}
+),${ROLLUP_CTES}
 SELECT (SELECT count(*) FROM stored)::int AS stored`;
 
 /** The stored usage events of every scope; holds no connection (each call is given one). */

@@ -17,6 +17,8 @@ export interface Meter {
   filters: MeterFilter[];
   createdAt: Date;
   updatedAt: Date;
+  /** When its usage rollup was built from the events stored before it; null until then (usage reads the events). */
+  rollupReadyAt: Date | null;
 }
 
 interface MeterRow {
@@ -30,6 +32,7 @@ interface MeterRow {
   filters: MeterFilter[];
   created_at: Date;
   updated_at: Date;
+  rollup_ready_at: Date | null;
 }
 
 function toMeter(row: MeterRow): Meter {
@@ -44,6 +47,7 @@ function toMeter(row: MeterRow): Meter {
     filters: row.filters,
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
+    rollupReadyAt: row.rollup_ready_at ? new Date(row.rollup_ready_at) : null,
   };
 }
 
@@ -59,6 +63,7 @@ function toRow(m: Meter): MeterRow {
     filters: m.filters,
     created_at: m.createdAt,
     updated_at: m.updatedAt,
+    rollup_ready_at: m.rollupReadyAt,
   };
 }
 
@@ -81,6 +86,22 @@ export class MeterStore {
       .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId })
       .whereIn('id', [...new Set(ids)])) as MeterRow[];
     return new Map(rows.map((r) => [r.id, toMeter(r)]));
+  }
+
+  /** Ids of the meters, of every scope, whose rollup is not built yet, oldest first. */
+  async rollupsPending(conn: Db | Trx): Promise<string[]> {
+    const rows = (await conn('meters').whereNull('rollup_ready_at').orderBy([{ column: 'created_at' }, { column: 'id' }]).select('id')) as Array<{ id: string }>;
+    return rows.map((r) => r.id);
+  }
+
+  /** Any scope's meter by id (ids are unique across scopes). */
+  async byId(conn: Db | Trx, id: string): Promise<Meter | undefined> {
+    const row = await conn('meters').where({ id }).first<MeterRow | undefined>();
+    return row ? toMeter(row) : undefined;
+  }
+
+  async markRollupReady(conn: Db | Trx, id: string): Promise<void> {
+    await conn('meters').where({ id }).update({ rollup_ready_at: conn.fn.now() });
   }
 
   async list(conn: Db | Trx, scope: Scope, limit: number, offset: number): Promise<{ items: Meter[]; total: number }> {

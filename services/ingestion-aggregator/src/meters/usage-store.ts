@@ -1,6 +1,7 @@
 import type { AggregationType, Scope, WindowSize } from '@billstream/contracts';
 import type { Db, Knex, Trx } from '@billstream/db';
 import { rowsOf } from '@billstream/db';
+import { NUMERIC } from './rollup-sql';
 import type { Meter, MeterFilter } from './store';
 
 export interface UsageQuery {
@@ -22,11 +23,6 @@ export interface UsageRows {
   byWindow: Map<string, string | null>;
 }
 
-/** A decimal written as a string (no `?` quantifier: knex reads `?` as a binding). */
-const NUMERIC_TEXT = '^-{0,1}[0-9]+([.][0-9]+){0,1}$';
-
-/** `num`: the aggregated property as numeric, when it is a number or a decimal string. */
-const NUMERIC = `CASE WHEN kind = 'number' THEN raw::numeric WHEN kind = 'string' AND raw ~ '${NUMERIC_TEXT}' THEN raw::numeric END`;
 
 const AGGREGATES: Record<AggregationType, string> = {
   COUNT: 'count(*)::numeric',
@@ -55,7 +51,7 @@ export interface UsageManyQuery {
 }
 
 /** The meter's and the extra filters as ` AND ...` conditions on `properties` (bindings appended). */
-function filterConditions(meter: Meter, extraFilters: MeterFilter[] | undefined, bindings: Knex.RawBinding[]): string {
+export function filterConditions(meter: Meter, extraFilters: MeterFilter[] | undefined, bindings: Knex.RawBinding[]): string {
   let where = '';
   for (const f of [...meter.filters, ...(extraFilters ?? [])]) {
     where += ' AND properties ->> ? = ANY(?::text[])';

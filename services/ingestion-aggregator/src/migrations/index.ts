@@ -3,7 +3,8 @@ import { outboxMigration } from '@billstream/outbox';
 import { deadLettersMigration } from './dead-letters';
 import { eventsMigration } from './events';
 import { metersMigration } from './meters';
+import { usageRollupsMigration } from './usage-rollups';
 
 export const SCHEMA = 'ingestion';
 
-export const migrations: Migration[] = [outboxMigration(SCHEMA), eventsMigration, metersMigration, deadLettersMigration];
+export const migrations: Migration[] = [outboxMigration(SCHEMA), eventsMigration, metersMigration, deadLettersMigration, usageRollupsMigration];

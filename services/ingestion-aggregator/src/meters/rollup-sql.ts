@@ -1,0 +1,71 @@
+/**
+ * The SQL that keeps usage rollups (docs/adr/0023-usage-rollups.md), shared by the event store
+ * (each stored batch) and the rollup builder (a meter's backfill), so both roll up alike.
+ */
+
+/** A decimal written as a string (no `?` quantifier: knex reads `?` as a binding). */
+export const NUMERIC_TEXT = '^-{0,1}[0-9]+([.][0-9]+){0,1}$';
+
+/** `num`: the aggregated property as numeric, when it is a number or a decimal string. */
+export const NUMERIC = `CASE WHEN kind = 'number' THEN raw::numeric WHEN kind = 'string' AND raw ~ '${NUMERIC_TEXT}' THEN raw::numeric END`;
+
+/** The UTC hour of `"timestamp"` (whatever the session's time zone). */
+export const HOUR_OF = (column: string) => `date_trunc('hour', ${column}, 'UTC')`;
+
+/**
+ * True when the event `s` (its `properties`) passes every filter of the meter `m`: the property,
+ * as text, is one of the filter's values (a missing property passes none), as in `UsageStore`.
+ */
+export const METER_ACCEPTS = `NOT EXISTS (
+    SELECT 1 FROM jsonb_array_elements(m.filters) f
+    WHERE NOT coalesce(s.properties ->> (f ->> 'key') IN (SELECT jsonb_array_elements_text(f -> 'values')), false))`;
+
+/**
+ * The columns of a `metered` CTE: one row per (event, meter that counts it), from events `s`
+ * joined to meters `m`.
+ */
+export const METERED_COLUMNS = `s.tenant_id, s.environment_id, m.id AS meter_id, m.aggregation_type, s.external_customer_id,
+    s."timestamp", s.event_id,
+    s.properties ->> coalesce(m.aggregation_field, '') AS raw,
+    jsonb_typeof(s.properties -> coalesce(m.aggregation_field, '')) AS kind`;
+
+/**
+ * CTEs (to follow a `metered` CTE) that add its rows to the rollups: per (meter, customer, hour)
+ * one upsert of the partials (keys in sorted order: concurrent batches wait, never deadlock),
+ * and for UNIQUE_COUNT meters the digest of each distinct value per hour and per day.
+ */
+export const ROLLUP_CTES = `
+valued AS (
+  SELECT metered.*, ${HOUR_OF('"timestamp"')} AS bucket, ${NUMERIC} AS num FROM metered
+),
+rolled AS (
+  INSERT INTO usage_rollups AS r (tenant_id, environment_id, meter_id, external_customer_id, bucket,
+    event_count, value_sum, value_max, latest_value, latest_at, latest_event_id)
+  SELECT tenant_id, environment_id, meter_id, external_customer_id, bucket, count(*), sum(num), max(num),
+    (array_agg(num ORDER BY "timestamp" DESC, event_id DESC) FILTER (WHERE num IS NOT NULL))[1],
+    (array_agg("timestamp" ORDER BY "timestamp" DESC, event_id DESC) FILTER (WHERE num IS NOT NULL))[1],
+    (array_agg(event_id ORDER BY "timestamp" DESC, event_id DESC) FILTER (WHERE num IS NOT NULL))[1]
+  FROM valued WHERE aggregation_type <> 'UNIQUE_COUNT'
+  GROUP BY tenant_id, environment_id, meter_id, external_customer_id, bucket
+  ORDER BY tenant_id, environment_id, meter_id, external_customer_id, bucket
+  ON CONFLICT (tenant_id, environment_id, meter_id, external_customer_id, bucket) DO UPDATE SET
+    event_count = r.event_count + excluded.event_count,
+    value_sum = coalesce(r.value_sum + excluded.value_sum, r.value_sum, excluded.value_sum),
+    value_max = greatest(r.value_max, excluded.value_max),
+    latest_value = CASE WHEN (excluded.latest_at, excluded.latest_event_id) > (r.latest_at, r.latest_event_id) OR r.latest_at IS NULL
+      THEN coalesce(excluded.latest_value, r.latest_value) ELSE r.latest_value END,
+    latest_event_id = CASE WHEN (excluded.latest_at, excluded.latest_event_id) > (r.latest_at, r.latest_event_id) OR r.latest_at IS NULL
+      THEN coalesce(excluded.latest_event_id, r.latest_event_id) ELSE r.latest_event_id END,
+    latest_at = CASE WHEN (excluded.latest_at, excluded.latest_event_id) > (r.latest_at, r.latest_event_id) OR r.latest_at IS NULL
+      THEN coalesce(excluded.latest_at, r.latest_at) ELSE r.latest_at END
+  RETURNING 1
+),
+distinct_values AS (
+  INSERT INTO usage_rollup_values (tenant_id, environment_id, meter_id, external_customer_id, span, bucket, value_sha256)
+  SELECT DISTINCT v.tenant_id, v.environment_id, v.meter_id, v.external_customer_id, b.span, b.bucket, sha256(convert_to(v.raw, 'UTF8'))
+  FROM valued v CROSS JOIN LATERAL (VALUES ('hour', v.bucket), ('day', date_trunc('day', v."timestamp", 'UTC'))) AS b(span, bucket)
+  WHERE v.aggregation_type = 'UNIQUE_COUNT' AND v.raw IS NOT NULL
+  ORDER BY 1, 2, 3, 4, 5, 6, 7
+  ON CONFLICT DO NOTHING
+  RETURNING 1
+)`;
