@@ -6,20 +6,23 @@ import { METER_ACCEPTS, METERED_COLUMNS, ROLLUP_CTES } from './rollup-sql';
 import type { Meter, MeterStore } from './store';
 
 const DAY_MS = 86_400_000;
+/** How long a first scheduled meter waits for others to build with it. */
+const GATHER_MS = 200;
 
-/** Rolls up one UTC day of a meter's stored events (its rows of that day deleted first). */
+/** Rolls up one UTC day of the stored events of some meters of one scope (their rows of that day deleted first). */
 const BACKFILL_DAY = `
 WITH metered AS (
   SELECT ${METERED_COLUMNS}
-  FROM events s JOIN meters m ON m.id = ? AND m.tenant_id = s.tenant_id AND m.environment_id = s.environment_id AND m.event_name = s.event_name
-  WHERE s.tenant_id = ? AND s.environment_id = ? AND s.event_name = ? AND s."timestamp" >= ? AND s."timestamp" < ?
+  FROM events s JOIN meters m ON m.id = ANY(?::text[]) AND m.tenant_id = s.tenant_id AND m.environment_id = s.environment_id AND m.event_name = s.event_name
+  WHERE s.tenant_id = ? AND s.environment_id = ? AND s.event_name = ANY(?::text[]) AND s."timestamp" >= ? AND s."timestamp" < ?
     AND ${METER_ACCEPTS}
 ),${ROLLUP_CTES}
 SELECT 1`;
 
 /**
- * Builds the rollup of meters created after events of theirs were stored (docs/adr/0023), one
- * at a time, in the background: usage reads the events until the meter is marked ready.
+ * Builds the rollup of meters created after events of theirs were stored (docs/adr/0023), in
+ * the background, the meters queued together in one pass over their scope's events: usage
+ * reads the events until the meter is marked ready.
  *
  * Why it is exact: every event batch holds its scope's lock shared (EventStore.storeBatch) and
  * rolls up for the meters its statement sees. The builder first takes the lock exclusively
@@ -64,57 +67,65 @@ export class RollupBuilder {
   }
 
   private async drain(): Promise<void> {
-    for (let id = this.queue[0]; id !== undefined && !this.stopped; id = this.queue[0]) {
+    // Meters created together (a script, a migration's existing ones) are built in one pass.
+    await new Promise((resolve) => setTimeout(resolve, GATHER_MS));
+    while (this.queue.length > 0 && !this.stopped) {
+      const ids = this.queue.splice(0);
       try {
-        await this.build(id);
-        this.queue.shift();
+        await this.build(ids);
       } catch (err) {
-        this.logger.warn('could not build a meter usage rollup, retrying', { meter_id: id, err });
-        this.queue.shift();
-        this.retry = setTimeout(() => this.schedule(id), this.retryMs);
+        this.logger.warn('could not build meter usage rollups, retrying', { meter_ids: ids, err });
+        this.retry = setTimeout(() => ids.forEach((id) => this.schedule(id)), this.retryMs);
         this.retry.unref();
       }
     }
   }
 
-  /** Builds one meter's rollup from its stored events and marks it ready (idempotent). */
-  async build(meterId: string): Promise<void> {
-    const meter = await this.meters.byId(this.db, meterId);
-    if (!meter || meter.rollupReadyAt) return;
-    const span = await this.underLock(meter, async (trx) =>
+  /** Builds these meters' rollups from their stored events and marks them ready (idempotent). */
+  async build(meterIds: string[]): Promise<void> {
+    const scopes = new Map<string, Meter[]>();
+    for (const id of meterIds) {
+      const meter = await this.meters.byId(this.db, id);
+      if (!meter || meter.rollupReadyAt) continue;
+      const key = scopeOf(meter.tenantId, meter.environmentId);
+      scopes.set(key, [...(scopes.get(key) ?? []), meter]);
+    }
+    for (const [scope, meters] of scopes) await this.buildScope(scope, meters);
+  }
+
+  private async buildScope(scope: string, meters: Meter[]): Promise<void> {
+    const { tenantId, environmentId } = meters[0];
+    const span = await this.underLock(scope, async (trx) =>
       rowsOf<{ first: Date | null; last: Date | null }>(
-        await trx.raw('SELECT min("timestamp") AS first, max("timestamp") AS last FROM events WHERE tenant_id = ? AND environment_id = ?', [
-          meter.tenantId,
-          meter.environmentId,
-        ]),
+        await trx.raw('SELECT min("timestamp") AS first, max("timestamp") AS last FROM events WHERE tenant_id = ? AND environment_id = ?', [tenantId, environmentId]),
       )[0],
     );
     const started = Date.now();
+    const ids = meters.map((m) => m.id);
+    const names = [...new Set(meters.map((m) => m.eventName))];
     let days = 0;
     if (span?.first && span.last) {
       const last = new Date(span.last).getTime();
       for (let day = Math.floor(new Date(span.first).getTime() / DAY_MS) * DAY_MS; day <= last; day += DAY_MS) {
         if (this.stopped) return;
-        await this.underLock(meter, (trx) => this.rollUpDay(trx, meter, new Date(day).toISOString(), new Date(day + DAY_MS).toISOString()));
+        const [from, to] = [new Date(day).toISOString(), new Date(day + DAY_MS).toISOString()];
+        await this.underLock(scope, async (trx) => {
+          const where = 'tenant_id = ? AND environment_id = ? AND meter_id = ANY(?::text[]) AND bucket >= ? AND bucket < ?';
+          await trx.raw(`DELETE FROM usage_rollups WHERE ${where}`, [tenantId, environmentId, ids, from, to]);
+          await trx.raw(`DELETE FROM usage_rollup_values WHERE ${where}`, [tenantId, environmentId, ids, from, to]);
+          await trx.raw(BACKFILL_DAY, [ids, tenantId, environmentId, names, from, to]);
+        });
         days += 1;
       }
     }
-    await this.meters.markRollupReady(this.db, meter.id);
-    this.logger.info('meter usage rollup built', { meter_id: meter.id, days, duration_ms: Date.now() - started });
+    for (const id of ids) await this.meters.markRollupReady(this.db, id);
+    this.logger.info('meter usage rollups built', { meter_ids: ids, days, duration_ms: Date.now() - started });
   }
 
-  private async rollUpDay(trx: Trx, meter: Meter, from: string, to: string): Promise<void> {
-    const key = [meter.tenantId, meter.environmentId, meter.id, from, to];
-    const where = 'tenant_id = ? AND environment_id = ? AND meter_id = ? AND bucket >= ? AND bucket < ?';
-    await trx.raw(`DELETE FROM usage_rollups WHERE ${where}`, key);
-    await trx.raw(`DELETE FROM usage_rollup_values WHERE ${where}`, key);
-    await trx.raw(BACKFILL_DAY, [meter.id, meter.tenantId, meter.environmentId, meter.eventName, from, to]);
-  }
-
-  /** Runs `work` in a transaction holding the meter scope's lock exclusively (event batches of the scope wait). */
-  private underLock<T>(meter: Meter, work: (trx: Trx) => Promise<T>): Promise<T> {
+  /** Runs `work` in a transaction holding the scope's lock exclusively (event batches of the scope wait). */
+  private underLock<T>(scope: string, work: (trx: Trx) => Promise<T>): Promise<T> {
     return this.db.transaction(async (trx: Trx) => {
-      await trx.raw('SELECT pg_advisory_xact_lock(?, ?)', [PROJECTION_LOCK, scopeLockKey(scopeOf(meter.tenantId, meter.environmentId))]);
+      await trx.raw('SELECT pg_advisory_xact_lock(?, ?)', [PROJECTION_LOCK, scopeLockKey(scope)]);
       return work(trx);
     });
   }

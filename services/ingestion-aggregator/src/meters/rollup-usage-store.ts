@@ -61,14 +61,41 @@ export function cutRange(from: string, to: string, days: boolean): RangeCut {
   };
 }
 
-/** How a partial row of the parts is folded into the value of a window or the whole range. */
-const COMBINE: Record<AggregationType, string> = {
+/** How the partial rows of the parts are folded into the value of a window or the whole range (UNIQUE_COUNT: `totalSql`). */
+const COMBINE: Record<Exclude<AggregationType, 'UNIQUE_COUNT'>, string> = {
   COUNT: 'sum(n)::numeric',
   SUM: 'sum(s)',
   MAX: 'max(mx)',
-  UNIQUE_COUNT: 'count(DISTINCT h)::numeric',
   LATEST: '(array_agg(lv ORDER BY la DESC, le DESC) FILTER (WHERE lv IS NOT NULL))[1]',
 };
+
+/**
+ * The value over all the parts, as a one-row SELECT. Distinct digests are counted by hashing
+ * (`SELECT DISTINCT`), not by `count(DISTINCT)`, which sorts: tens of thousands of day rows a month.
+ */
+function totalSql(type: AggregationType, parts: string): string {
+  if (type === 'UNIQUE_COUNT') return `SELECT count(*)::numeric AS value FROM (SELECT DISTINCT h FROM (${parts}) p) d`;
+  return `SELECT ${COMBINE[type]} AS value FROM (${parts}) p`;
+}
+
+/**
+ * The value per window (rows w, value) and over all the parts (w NULL). Windows are grouped by
+ * their start as a timestamp (`trunc`) and written as text only once per window. UNIQUE_COUNT:
+ * rows marked `d` are distinct within their window already (a window's day rows; an HOUR
+ * window's hour rows), and a window holding them holds nothing else (`cutRange`), so only the
+ * other windows (edge days, edge hours) count distinct digests.
+ */
+function windowedSql(type: AggregationType, parts: string, trunc: string): string {
+  const grouped =
+    type === 'UNIQUE_COUNT'
+      ? `WITH p AS (SELECT ${trunc} AS w, h, d FROM (${parts}) x)
+      SELECT w, sum(n)::numeric AS value FROM (
+        SELECT w, count(*) AS n FROM p WHERE d GROUP BY w
+        UNION ALL SELECT w, count(*) FROM (SELECT DISTINCT w, h FROM p WHERE NOT d) u GROUP BY w) c GROUP BY w
+      UNION ALL SELECT NULL, count(*)::numeric FROM (SELECT DISTINCT h FROM p) t`
+      : `SELECT w, ${COMBINE[type]} AS value FROM (SELECT p.*, ${trunc} AS w FROM (${parts}) p) x GROUP BY GROUPING SETS ((w), ())`;
+  return `SELECT to_char(w AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS') || '.000000Z' AS w, value FROM (${grouped}) g`;
+}
 
 const TRUNC_UNIT: Record<WindowSize, string> = { HOUR: 'hour', DAY: 'day' };
 
@@ -78,10 +105,17 @@ type Value = (name: keyof RangeCut | 'customer') => string;
 /**
  * The partial rows of one customer and range: rollup rows of the whole hours (days) and one
  * row per raw event of the edges, all with a `bucket` inside their window. Columns: bucket and
- * n, s, mx, lv, la, le (count, sum, max, latest value, time, event id), or bucket and h (the
- * value's digest) for UNIQUE_COUNT.
+ * n, s, mx, lv, la, le (count, sum, max, latest value, time, event id), or bucket, h (the
+ * value's digest) and d (see `windowedSql`) for UNIQUE_COUNT.
  */
-function partsSql(scope: Scope, meter: Meter, extraFilters: MeterFilter[] | undefined, v: Value, bindings: Knex.RawBinding[]): string {
+function partsSql(
+  scope: Scope,
+  meter: Meter,
+  extraFilters: MeterFilter[] | undefined,
+  v: Value,
+  bindings: Knex.RawBinding[],
+  windowSize: WindowSize | undefined,
+): string {
   const field = meter.aggregationField ?? '';
   const key = () => {
     bindings.push(scope.tenantId, scope.environmentId, meter.id);
@@ -97,12 +131,12 @@ function partsSql(scope: Scope, meter: Meter, extraFilters: MeterFilter[] | unde
   };
   if (meter.aggregationType === 'UNIQUE_COUNT') {
     const values = (span: string, lo: keyof RangeCut, hi: keyof RangeCut) =>
-      `SELECT bucket, value_sha256 AS h FROM usage_rollup_values WHERE ${key()} AND span = '${span}' AND bucket >= ${v(lo)} AND bucket < ${v(hi)}`;
+      `SELECT bucket, value_sha256 AS h, ${span === 'day' || windowSize === 'HOUR'} AS d FROM usage_rollup_values WHERE ${key()} AND span = '${span}' AND bucket >= ${v(lo)} AND bucket < ${v(hi)}`;
     return [
       values('day', 'dStart', 'dEnd'),
       values('hour', 'hStart', 'dStart'),
       values('hour', 'dEnd', 'hEnd'),
-      `SELECT "timestamp", sha256(convert_to(raw, 'UTF8')) FROM (${edge('from', 'hStart')} UNION ALL ${edge('hEnd', 'to')}) e WHERE raw IS NOT NULL`,
+      `SELECT "timestamp", sha256(convert_to(raw, 'UTF8')), false FROM (${edge('from', 'hStart')} UNION ALL ${edge('hEnd', 'to')}) e WHERE raw IS NOT NULL`,
     ].join('\n UNION ALL ');
   }
   const rollups = `SELECT bucket, event_count AS n, value_sum AS s, value_max AS mx, latest_value AS lv, latest_at AS la, latest_event_id AS le
@@ -125,15 +159,14 @@ export class RollupUsageStore {
       bindings.push(name === 'customer' ? q.externalCustomerId : cut[name]);
       return name === 'customer' ? '?' : '?::timestamptz';
     };
-    const parts = partsSql(scope, meter, q.extraFilters, v, bindings);
-    const combine = COMBINE[meter.aggregationType];
+    const parts = partsSql(scope, meter, q.extraFilters, v, bindings, q.windowSize);
     if (!q.windowSize) {
-      const rows = rowsOf<{ value: string | null }>(await conn.raw(`SELECT ${combine} AS value FROM (${parts}) p`, bindings));
+      const rows = rowsOf<{ value: string | null }>(await conn.raw(totalSql(meter.aggregationType, parts), bindings));
       return { total: rows[0]?.value ?? null, byWindow: new Map() };
     }
-    const window = `to_char(date_trunc('${TRUNC_UNIT[q.windowSize]}', bucket, 'UTC') AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS') || '.000000Z'`;
+    const trunc = `date_trunc('${TRUNC_UNIT[q.windowSize]}', bucket, 'UTC')`;
     const rows = rowsOf<{ w: string | null; value: string | null }>(
-      await conn.raw(`SELECT w, ${combine} AS value FROM (SELECT p.*, ${window} AS w FROM (${parts}) p) x GROUP BY GROUPING SETS ((w), ())`, bindings),
+      await conn.raw(windowedSql(meter.aggregationType, parts, trunc), bindings),
     );
     const byWindow = new Map<string, string | null>();
     let total: string | null = null;
@@ -151,13 +184,13 @@ export class RollupUsageStore {
     const cuts = ranges.map((r) => cutRange(r.from, r.to, true));
     const columns: Array<keyof RangeCut> = ['from', 'hStart', 'dStart', 'dEnd', 'hEnd', 'to'];
     const bindings: Knex.RawBinding[] = [ranges.map((r) => r.externalCustomerId), ...columns.map((c) => cuts.map((cut) => cut[c]))];
-    const parts = partsSql(scope, meter, q.extraFilters, (name) => `q.${name === 'customer' ? 'customer' : `t_${name}`}`, bindings);
+    const parts = partsSql(scope, meter, q.extraFilters, (name) => `q.${name === 'customer' ? 'customer' : `t_${name}`}`, bindings, undefined);
     const rows = rowsOf<{ i: string; value: string | null }>(
       await conn.raw(
         `SELECT q.i, a.value
          FROM unnest(?::text[], ${columns.map(() => '?::timestamptz[]').join(', ')})
            WITH ORDINALITY AS q(customer, ${columns.map((c) => `t_${c}`).join(', ')}, i)
-         CROSS JOIN LATERAL (SELECT ${COMBINE[meter.aggregationType]} AS value FROM (${parts}) p) a`,
+         CROSS JOIN LATERAL (${totalSql(meter.aggregationType, parts)}) a`,
         bindings,
       ),
     );

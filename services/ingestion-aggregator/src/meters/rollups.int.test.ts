@@ -153,13 +153,13 @@ describe('usage rollups (real Postgres)', () => {
     builder = new RollupBuilder(db, meterStore, testLogger('rollups'));
 
     for (const [type, field] of TYPES) for (const filters of [[], REGION_FILTER]) early.push(await newMeter(type, field, filters));
-    for (const m of early) await builder.build(m.id);
+    await builder.build(early.map((m) => m.id));
     for (let b = 0; b < 3; b += 1) await store(batch(400));
     // Meters created after events: built while more batches (late events and duplicates) are stored.
     for (const [type, field] of TYPES) for (const filters of [[], REGION_FILTER]) late.push(await newMeter(type, field, filters));
     await Promise.all([
       (async () => {
-        for (const m of late) await builder.build(m.id);
+        for (const m of late) await builder.build([m.id]);
       })(),
       (async () => {
         for (let b = 0; b < 4; b += 1) await store(batch(200));
