@@ -110,9 +110,9 @@ export class RollupBuilder {
         if (this.stopped) return;
         const [from, to] = [new Date(day).toISOString(), new Date(day + DAY_MS).toISOString()];
         await this.underLock(scope, async (trx) => {
-          const where = 'tenant_id = ? AND environment_id = ? AND meter_id = ANY(?::text[]) AND bucket >= ? AND bucket < ?';
-          await trx.raw(`DELETE FROM usage_rollups WHERE ${where}`, [tenantId, environmentId, ids, from, to]);
-          await trx.raw(`DELETE FROM usage_rollup_values WHERE ${where}`, [tenantId, environmentId, ids, from, to]);
+          const where = 'meter_id = ANY(?::text[]) AND bucket >= ? AND bucket < ?';
+          await trx.raw(`DELETE FROM usage_rollups WHERE ${where}`, [ids, from, to]);
+          await trx.raw(`DELETE FROM usage_rollup_values WHERE ${where}`, [ids, from, to]);
           await trx.raw(BACKFILL_DAY, [ids, tenantId, environmentId, names, from, to]);
         });
         days += 1;

@@ -16,9 +16,9 @@ export const HOUR_OF = (column: string) => `date_trunc('hour', ${column}, 'UTC')
  * True when the event `s` (its `properties`) passes every filter of the meter `m`: the property,
  * as text, is one of the filter's values (a missing property passes none), as in `UsageStore`.
  */
-export const METER_ACCEPTS = `NOT EXISTS (
+export const METER_ACCEPTS = `(m.filters = '[]'::jsonb OR NOT EXISTS (
     SELECT 1 FROM jsonb_array_elements(m.filters) f
-    WHERE NOT coalesce(s.properties ->> (f ->> 'key') IN (SELECT jsonb_array_elements_text(f -> 'values')), false))`;
+    WHERE NOT coalesce(s.properties ->> (f ->> 'key') IN (SELECT jsonb_array_elements_text(f -> 'values')), false)))`;
 
 /**
  * The columns of a `metered` CTE: one row per (event, meter that counts it), from events `s`
@@ -46,9 +46,9 @@ rolled AS (
     (array_agg("timestamp" ORDER BY "timestamp" DESC, event_id DESC) FILTER (WHERE num IS NOT NULL))[1],
     (array_agg(event_id ORDER BY "timestamp" DESC, event_id DESC) FILTER (WHERE num IS NOT NULL))[1]
   FROM valued WHERE aggregation_type <> 'UNIQUE_COUNT'
-  GROUP BY tenant_id, environment_id, meter_id, external_customer_id, bucket
-  ORDER BY tenant_id, environment_id, meter_id, external_customer_id, bucket
-  ON CONFLICT (tenant_id, environment_id, meter_id, external_customer_id, bucket) DO UPDATE SET
+  GROUP BY meter_id, external_customer_id, bucket, tenant_id, environment_id
+  ORDER BY meter_id, external_customer_id, bucket
+  ON CONFLICT (meter_id, external_customer_id, bucket) DO UPDATE SET
     event_count = r.event_count + excluded.event_count,
     value_sum = coalesce(r.value_sum + excluded.value_sum, r.value_sum, excluded.value_sum),
     value_max = greatest(r.value_max, excluded.value_max),
@@ -65,7 +65,7 @@ distinct_values AS (
   SELECT DISTINCT v.tenant_id, v.environment_id, v.meter_id, v.external_customer_id, b.span, b.bucket, sha256(convert_to(v.raw, 'UTF8'))
   FROM valued v CROSS JOIN LATERAL (VALUES ('hour', v.bucket), ('day', date_trunc('day', v."timestamp", 'UTC'))) AS b(span, bucket)
   WHERE v.aggregation_type = 'UNIQUE_COUNT' AND v.raw IS NOT NULL
-  ORDER BY 1, 2, 3, 4, 5, 6, 7
+  ORDER BY 3, 4, 5, 6, 7
   ON CONFLICT DO NOTHING
   RETURNING 1
 )`;

@@ -8,6 +8,8 @@ import type { Migration } from '@billstream/db';
  *   of the events the meter counts;
  * - `usage_rollup_values`: per UNIQUE_COUNT meter, customer and UTC hour or day (`span`), the
  *   SHA-256 of each distinct value of the aggregated property.
+ * Keys start with the meter id (unique across scopes; its tenant and environment are kept on each
+ * row, not in the key: a narrower key is cheaper to probe for every stored event).
  */
 export const usageRollupsMigration: Migration = {
   name: '005_usage_rollups',
@@ -27,7 +29,7 @@ export const usageRollupsMigration: Migration = {
         latest_value numeric,
         latest_at timestamptz,
         latest_event_id text,
-        PRIMARY KEY (tenant_id, environment_id, meter_id, external_customer_id, bucket)
+        PRIMARY KEY (meter_id, external_customer_id, bucket)
       )`);
     await db.raw(`
       CREATE TABLE usage_rollup_values (
@@ -38,7 +40,7 @@ export const usageRollupsMigration: Migration = {
         span text NOT NULL CHECK (span IN ('hour', 'day')),
         bucket timestamptz NOT NULL,
         value_sha256 bytea NOT NULL,
-        PRIMARY KEY (tenant_id, environment_id, meter_id, external_customer_id, span, bucket, value_sha256)
+        PRIMARY KEY (meter_id, external_customer_id, span, bucket, value_sha256)
       )`);
   },
   async down(db) {
