@@ -31,21 +31,25 @@ export const METERED_COLUMNS = `s.tenant_id, s.environment_id, m.id AS meter_id,
 
 /**
  * CTEs (to follow a `metered` CTE) that add its rows to the rollups: per (meter, customer, hour)
- * one upsert of the partials (keys in sorted order: concurrent batches wait, never deadlock),
+ * one upsert of the partials (keys in sorted order: concurrent batches wait, never deadlock;
+ * the LATEST candidate ranked first by one sort of all rows, not by an ordered aggregate per group),
  * and for UNIQUE_COUNT meters the digest of each distinct value per hour and per day.
  */
 export const ROLLUP_CTES = `
 valued AS (
   SELECT metered.*, ${HOUR_OF('"timestamp"')} AS bucket, ${NUMERIC} AS num FROM metered
 ),
+ranked AS (
+  SELECT valued.*, row_number() OVER (
+    PARTITION BY meter_id, external_customer_id, bucket ORDER BY num IS NULL, "timestamp" DESC, event_id DESC) AS rank
+  FROM valued WHERE aggregation_type <> 'UNIQUE_COUNT'
+),
 rolled AS (
   INSERT INTO usage_rollups AS r (tenant_id, environment_id, meter_id, external_customer_id, bucket,
     event_count, value_sum, value_max, latest_value, latest_at, latest_event_id)
   SELECT tenant_id, environment_id, meter_id, external_customer_id, bucket, count(*), sum(num), max(num),
-    (array_agg(num ORDER BY "timestamp" DESC, event_id DESC) FILTER (WHERE num IS NOT NULL))[1],
-    (array_agg("timestamp" ORDER BY "timestamp" DESC, event_id DESC) FILTER (WHERE num IS NOT NULL))[1],
-    (array_agg(event_id ORDER BY "timestamp" DESC, event_id DESC) FILTER (WHERE num IS NOT NULL))[1]
-  FROM valued WHERE aggregation_type <> 'UNIQUE_COUNT'
+    max(num) FILTER (WHERE rank = 1), max("timestamp") FILTER (WHERE rank = 1 AND num IS NOT NULL), max(event_id) FILTER (WHERE rank = 1 AND num IS NOT NULL)
+  FROM ranked
   GROUP BY meter_id, external_customer_id, bucket, tenant_id, environment_id
   ORDER BY meter_id, external_customer_id, bucket
   ON CONFLICT (meter_id, external_customer_id, bucket) DO UPDATE SET
