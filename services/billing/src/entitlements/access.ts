@@ -4,11 +4,12 @@ import { NotFoundError } from '@billstream/errors';
 import { exact, exactSum, toDecimalString } from '@billstream/money';
 import type { CustomerDirectory, CustomerRef } from '../customers/directory';
 import type { KnownCustomer } from '../customers/store';
-import type { Meters, UsageQuery } from '../meters/domain';
+import type { Meters } from '../meters/domain';
 import type { Subscription } from '../subscriptions/domain';
 import type { SubscriptionStore } from '../subscriptions/store';
 import { GRANTS_TTL_MS, USAGE_TTL_MS, type AccessCache } from './access-cache';
 import { Coalescer } from './coalescer';
+import { usageInBatch, type AskedUsage, type MeterQuery } from './usage-batch';
 import type { Entitlement, Feature } from './domain';
 import type { EntitlementStore } from './entitlement-store';
 import type { FeatureStore } from './feature-store';
@@ -76,8 +77,6 @@ export interface CheckResult {
   window: UsageWindow | null;
 }
 
-type MeterQuery = UsageQuery & { meterId: string };
-
 /**
  * What a customer may use: `GET /v1/customers/{id}/entitlements` and `POST /v1/entitlements/check`.
  * The check's reads that miss the cache go in batches per tenant and environment (`Coalescer`,
@@ -86,7 +85,7 @@ type MeterQuery = UsageQuery & { meterId: string };
  */
 export class CustomerAccess {
   private readonly grantLoaders = new Map<string, Coalescer<string, Map<string, GrantSource[]>>>();
-  private readonly usageLoaders = new Map<string, Coalescer<{ query: MeterQuery; requestId: string }, string>>();
+  private readonly usageLoaders = new Map<string, Coalescer<AskedUsage, string>>();
 
   constructor(
     private readonly db: Db,
@@ -172,33 +171,12 @@ export class CustomerAccess {
     return customerIds.map((id) => byCustomer.get(id)!);
   }
 
-  private usageLoader(scope: Scope): Coalescer<{ query: MeterQuery; requestId: string }, string> {
+  private usageLoader(scope: Scope): Coalescer<AskedUsage, string> {
     const key = `${scope.tenantId}|${scope.environmentId}`;
     let loader = this.usageLoaders.get(key);
     if (!loader) {
-      loader = new Coalescer((asked) => this.loadUsage(scope, asked));
+      loader = new Coalescer((asked) => usageInBatch(this.meters, scope, asked));
       this.usageLoaders.set(key, loader);
     }
     return loader;
-  }
-
-  /**
-   * The usage of each query, in their order: one call to the aggregator for all. A batch the
-   * aggregator refuses as a whole (a meter it does not know) is asked again query by query, so
-   * that one query's failure is its own.
-   */
-  private async loadUsage(scope: Scope, asked: Array<{ query: MeterQuery; requestId: string }>): Promise<Array<string | Promise<string>>> {
-    const single = ({ query, requestId }: { query: MeterQuery; requestId: string }) => this.meters.usage(scope, query.meterId, query, requestId);
-    if (asked.length === 1) return [await single(asked[0])];
-    try {
-      return await this.meters.usageMany(
-        scope,
-        asked.map((a) => a.query),
-        asked[0].requestId,
-      );
-    } catch (err) {
-      if (!(err instanceof NotFoundError)) throw err;
-      return asked.map(single);
-    }
-  }
-}
+  }}
