@@ -88,7 +88,7 @@ describe('unbilled usage in the real-time balance (ADR 0024, real Postgres)', ()
     await usage(1500); // 5 warning: nothing more
     expect(await ongoing(w.id)).toEqual(['dropped:warning']);
     expect((await h.service.wallets.get({ tenantId: TENANT, environmentId: ENVIRONMENT, actor: 'x' }, w.id)).alertState).toBe('ok');
-    await h.service.entries.topup({ tenantId: TENANT, environmentId: ENVIRONMENT, actor: 'x', requestId: 'r' }, w.id, {
+    await h.service.entries.topup({ tenantId: TENANT, environmentId: ENVIRONMENT, actor: 'x' }, w.id, {
       credits: D('10'),
       reason: 'PURCHASED_CREDIT_DIRECT',
       expiryDate: null,
