@@ -55,7 +55,7 @@ function launch(name, env, profileDir) {
   args.push(path.join(ROOT, 'services', name, 'dist', 'main.js'));
   // METRICS_PORT 0: the metrics listener on a free port (the default, PORT + 1000, may be taken);
   // METRICS_ENABLED=false in the bench's environment measures without metrics (ADR 0020).
-  const child = spawn(process.execPath, args, { env: { METRICS_PORT: '0', ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { env: { METRICS_PORT: '0', EXIT_WITH_PARENT: 'true', ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const keep = (c) => {
     out = (out + c.toString()).slice(-20000);
