@@ -22,6 +22,8 @@
  *   every POLL_MS until `unbilled_usage` >= N (time T): freshness = T - A (an upper bound by at
  *   most POLL_MS plus one read). Probes run concurrently with the load and with each other.
  *
+ * Each probe also polls the customer's meter usage (POST /v1/meters/{id}/usage): `stored_*` is
+ * the time until the aggregator had stored the events (the part of the freshness before billing).
  * Reports p50/p95/p99/max freshness, the accepted event rate, probes answered, CPU model, load
  * average and the cores busy per process group. RUNS (default 1) runs on a fresh stack each; the
  * worst p99 is the figure. Goal: p99 < 2,000 ms at 5,000 events/s.
@@ -119,7 +121,7 @@ async function setUp(api) {
       }
     }),
   );
-  return customers;
+  return { customers, meter };
 }
 
 async function run(brokers, n) {
@@ -127,8 +129,11 @@ async function run(brokers, n) {
   const stack = await startStack(brokers, dbName);
   const api = client(stack);
   try {
-    const customers = await setUp(api);
+    const { customers, meter } = await setUp(api);
     const timestamp = new Date().toISOString();
+    const from = new Date(Date.now() - 86_400_000).toISOString();
+    const to = new Date(Date.now() + 86_400_000).toISOString();
+    const stored = [];
     let seq = 0;
     let accepted = 0;
     let refused = 0;
@@ -180,9 +185,20 @@ async function run(brokers, n) {
           c.accepted += 1;
           const want = c.accepted;
           const deadline = at + 30_000;
+          let storedSeen = false;
           while (Date.now() < deadline) {
+            if (!storedSeen) {
+              const u = await api.call('POST', `/v1/meters/${meter}/usage`, { external_customer_id: c.ext, start_time: from, end_time: to });
+              if (u.status === 200 && Number(u.body.value) >= want) {
+                storedSeen = true;
+                stored.push(Date.now() - at);
+              }
+            }
             const b = await api.call('GET', `/v1/wallets/${c.wallet}/balance?include_real_time_balance=true`);
-            if (b.status === 200 && b.body.unbilled_usage >= want) return void freshness.push(Date.now() - at);
+            if (b.status === 200 && b.body.unbilled_usage >= want) {
+              if (!storedSeen) stored.push(Date.now() - at);
+              return void freshness.push(Date.now() - at);
+            }
             await sleep(POLL_MS);
           }
           unanswered += 1;
@@ -195,7 +211,10 @@ async function run(brokers, n) {
     await Promise.all(probes);
     const cpuAfter = cpuSeconds(stack.pids);
     const sorted = freshness.sort((a, b) => a - b);
+    const storedSorted = stored.sort((a, b) => a - b);
     return {
+      stored_p50_ms: percentile(storedSorted, 50),
+      stored_p99_ms: percentile(storedSorted, 99),
       accepted_per_s: Math.round(accepted / seconds),
       refused,
       probes: sorted.length,

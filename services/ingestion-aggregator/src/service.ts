@@ -35,6 +35,7 @@ export function createIngestionService({ db, bus, logger }: ServiceDeps, config:
   const meters = new MeterService(db, new MeterStore(), new UsageStore());
   const monitoring = new MonitoringService(db, events, deadLetters, bus);
   const projection = new CustomerProjectionStore();
+  const notifications = usageRecordedPublisher(bus, logger);
   const subscriptions: Subscription[] = [];
   let partitionTimer: NodeJS.Timeout | undefined;
 
@@ -75,7 +76,7 @@ export function createIngestionService({ db, bus, logger }: ServiceDeps, config:
         await bus.subscribe({
           groupId: USAGE_EVENTS_GROUP,
           topics: [TOPICS.usageEvents],
-          handler: usageEventsHandler({ db, events, deadLetters, partitions, logger, parallelism: config.storeParallelism, recorded: usageRecordedPublisher(bus, logger) }),
+          handler: usageEventsHandler({ db, events, deadLetters, partitions, logger, parallelism: config.storeParallelism, recorded: notifications.recorded }),
         }),
       );
       relay.start();
@@ -83,6 +84,7 @@ export function createIngestionService({ db, bus, logger }: ServiceDeps, config:
     async stop() {
       if (partitionTimer) clearInterval(partitionTimer);
       for (const s of subscriptions.splice(0)) await s.stop();
+      await notifications.drain();
       await relay.stop();
     },
   };

@@ -28,7 +28,8 @@ interface Pending {
  * sweep) are collected for `debounceMs` from the first one, then recomputed in batches of 200
  * per scope (one snapshot read, one aggregator call, one wallet call per batch): thousands of
  * events per second of a few customers cost a few recomputations per second. One round runs at
- * a time; customers notified meanwhile wait for the next. A failed batch is logged and left to
+ * a time; customers notified meanwhile are collected and recomputed by the next round, which
+ * starts as soon as this one ends. A failed batch is logged and left to
  * the next notification or sweep: the amounts are recomputed from stored data, never patched.
  */
 export class UnbilledRefresher {
@@ -78,15 +79,19 @@ export class UnbilledRefresher {
     this.schedule();
   }
 
-  private schedule(): void {
+  /**
+   * The first note waits `debounceMs` for others; notes that arrive while a round runs have
+   * waited for it already, so the next round starts as soon as it ends.
+   */
+  private schedule(delayMs = this.settings.debounceMs): void {
     if (this.timer || this.running || this.stopped) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.running = this.round().finally(() => {
         this.running = undefined;
-        if (this.pending.size > 0) this.schedule();
+        if (this.pending.size > 0) this.schedule(0);
       });
-    }, this.settings.debounceMs);
+    }, delayMs);
     this.timer.unref();
   }
 

@@ -95,7 +95,7 @@ export function usageEventsHandler({ db, events, deadLetters, partitions, logger
     const kept = await deadLetters.insert(db, letters);
     if (recorded) {
       const lettered = new Set(isolated.flatMap((i) => i.failed.map((f) => f.item)));
-      await recorded(parts.flat().filter((item) => !lettered.has(item)).map((item) => item.event));
+      recorded(parts.flat().filter((item) => !lettered.has(item)).map((item) => item.event));
     }
     for (const l of letters) {
       logger.warn('usage event record dead-lettered', {

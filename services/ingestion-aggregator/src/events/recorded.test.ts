@@ -16,12 +16,35 @@ const event = (tenant: string, customer: string, id: string): UsageEventMessage 
 });
 
 describe('usage-recorded notifications (ADR 0024)', () => {
+  it('coalesces customers stored while a publish is in flight into the next publish', async () => {
+    const bus = new InProcessBus();
+    const batches: string[][] = [];
+    let release: () => void = () => undefined;
+    await bus.subscribe({
+      groupId: 'g',
+      topics: [TOPICS.usageRecorded],
+      handler: async (batch) => {
+        batches.push(batch.map((m) => m.key));
+        if (batches.length === 1) await new Promise<void>((r) => (release = r));
+      },
+    });
+    const publisher = usageRecordedPublisher(bus, testLogger());
+    publisher.recorded([event('t1', 'a', '1')]);
+    publisher.recorded([event('t1', 'b', '2')]);
+    publisher.recorded([event('t1', 'c', '3'), event('t1', 'b', '4')]);
+    release();
+    await publisher.drain();
+    expect(batches).toEqual([['t1:production:a'], ['t1:production:b', 't1:production:c']]);
+  });
+
   it('publishes one message per tenant, environment and customer of a stored batch, keyed like usage events', async () => {
     const bus = new InProcessBus();
     const got: Array<{ key: string; value: unknown }> = [];
     await bus.subscribe({ groupId: 'g', topics: [TOPICS.usageRecorded], handler: async (batch) => void got.push(...batch.map((m) => ({ key: m.key, value: JSON.parse(m.value) }))) });
     const at = new Date('2026-01-02T03:04:06Z');
-    await usageRecordedPublisher(bus, testLogger(), () => at)([event('t1', 'a', '1'), event('t1', 'a', '2'), event('t1', 'b', '3'), event('t2', 'a', '4')]);
+    const publisher = usageRecordedPublisher(bus, testLogger(), () => at);
+    publisher.recorded([event('t1', 'a', '1'), event('t1', 'a', '2'), event('t1', 'b', '3'), event('t2', 'a', '4')]);
+    await publisher.drain();
     expect(got).toEqual([
       { key: 't1:production:a', value: { tenant_id: 't1', environment_id: 'production', external_customer_id: 'a', stored_at: at.toISOString() } },
       { key: 't1:production:b', value: { tenant_id: 't1', environment_id: 'production', external_customer_id: 'b', stored_at: at.toISOString() } },
@@ -40,10 +63,16 @@ describe('usage-recorded notifications (ADR 0024)', () => {
         throw new Error('broker down');
       },
     });
-    const notify = usageRecordedPublisher(bus, testLogger());
-    await notify([]);
+    const publisher = usageRecordedPublisher(bus, testLogger());
+    publisher.recorded([]);
+    await publisher.drain();
     expect(calls).toBe(0);
-    await expect(notify([event('t1', 'a', '1')])).resolves.toBeUndefined();
+    expect(() => publisher.recorded([event('t1', 'a', '1')])).not.toThrow();
+    await publisher.drain();
     expect(calls).toBe(1);
+    // The next notification is published again (the failure did not stop the publisher).
+    publisher.recorded([event('t1', 'b', '2')]);
+    await publisher.drain();
+    expect(calls).toBe(2);
   });
 });
