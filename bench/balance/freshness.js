@@ -252,9 +252,9 @@ async function main() {
   if (process.env.WRITE_README !== '0') {
     const when = new Date().toISOString().slice(0, 16).replace('T', ' ');
     const rows = results
-      .map((r, i) => `| ${i + 1} | ${r.accepted_per_s} | ${r.probes} (${r.unanswered} unanswered) | ${r.p50_ms} | ${r.p95_ms} | ${r.p99_ms} | ${r.max_ms} | ${r.load} | ${JSON.stringify(r.cores_busy)} |`)
+      .map((r, i) => `| ${i + 1} | ${r.accepted_per_s} | ${r.probes} (${r.unanswered} unanswered) | ${r.stored_p50_ms} / ${r.stored_p99_ms} | ${r.p50_ms} | ${r.p95_ms} | ${r.p99_ms} | ${r.max_ms} | ${r.load} | ${JSON.stringify(r.cores_busy)} |`)
       .join('\n');
-    const block = `<!-- RESULTS -->\n${when} UTC, ${cpu}; RATE ${RATE}, DURATION_S ${DURATION_S}, CUSTOMERS ${CUSTOMERS}, BULK ${BULK}, POLL_MS ${POLL_MS}\n\n| run | accepted events/s | probes | p50 ms | p95 ms | p99 ms | max ms | load 1/5/15 | cores busy |\n|---|---|---|---|---|---|---|---|---|\n${rows}\n<!-- /RESULTS -->`;
+    const block = `<!-- RESULTS -->\n${when} UTC, ${cpu}; RATE ${RATE}, DURATION_S ${DURATION_S}, CUSTOMERS ${CUSTOMERS}, BULK ${BULK}, POLL_MS ${POLL_MS}\n\n| run | accepted events/s | probes | stored p50 / p99 ms | p50 ms | p95 ms | p99 ms | max ms | load 1/5/15 | cores busy |\n|---|---|---|---|---|---|---|---|---|---|\n${rows}\n<!-- /RESULTS -->`;
     const text = fs.readFileSync(README, 'utf8');
     fs.writeFileSync(README, text.replace(/<!-- RESULTS -->[\s\S]*<!-- \/RESULTS -->/, block));
   }

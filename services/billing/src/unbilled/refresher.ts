@@ -115,11 +115,14 @@ export class UnbilledRefresher {
   private async round(): Promise<void> {
     const work = [...this.pending.values()];
     this.pending = new Map();
+    const started = process.hrtime.bigint();
+    let customers = 0;
     const requestId = `unbilled-${this.clock().getTime()}`;
     for (const { scope, customerIds, externalIds } of work) {
       try {
         const ids = new Set([...customerIds, ...(await this.store.customerIdsOf(this.db, scope, [...externalIds]))]);
         const all = [...ids];
+        customers += all.length;
         for (let at = 0; at < all.length; at += BATCH) {
           const batch = all.slice(at, at + BATCH);
           try {
@@ -132,5 +135,6 @@ export class UnbilledRefresher {
         this.logger.warn('unbilled usage customers not resolved', { err, tenant_id: scope.tenantId });
       }
     }
+    this.logger.info('unbilled usage refreshed', { scopes: work.length, customers, duration_ms: Number(process.hrtime.bigint() - started) / 1e6 });
   }
 }
