@@ -102,6 +102,10 @@ function suite(name: string, inProcessBus: boolean): void {
       const plain = (await stack.api.get(`/v1/wallets/${w}/balance`)).body;
       expect(plain).not.toHaveProperty('unbilled_usage');
       expect(plain).not.toHaveProperty('real_time_balance');
+      // The wallet's internal endpoint is not routed by the gateway: a client cannot set unbilled usage.
+      const internal = await stack.api.post('/internal/v1/unbilled-usage', { as_of: new Date(Date.now() + 60_000).toISOString(), customers: [{ customer_id: c, amounts: [] }] });
+      expect(internal.status).toBe(404);
+      expect(await realTime(w)).toMatchObject({ real_time_balance: '15', unbilled_usage: 500 });
     });
 
     it('publishes wallet.ongoing_balance.dropped once when the real-time credit balance crosses the threshold, and recovered after a top-up', async () => {
