@@ -7,6 +7,7 @@ import { CustomerProjectionStore } from './customers/store';
 import { USAGE_EVENTS_GROUP, usageEventsHandler } from './events/consumer';
 import { DeadLetterStore } from './events/dead-letter-store';
 import { EventPartitions } from './events/partitions';
+import { usageRecordedPublisher } from './events/recorded';
 import { mountEventRoutes } from './events/routes';
 import { EventStore } from './events/store';
 import { mountMeterInternalRoutes } from './meters/internal-routes';
@@ -34,6 +35,7 @@ export function createIngestionService({ db, bus, logger }: ServiceDeps, config:
   const meters = new MeterService(db, new MeterStore(), new UsageStore());
   const monitoring = new MonitoringService(db, events, deadLetters, bus);
   const projection = new CustomerProjectionStore();
+  const notifications = usageRecordedPublisher(bus, logger);
   const subscriptions: Subscription[] = [];
   let partitionTimer: NodeJS.Timeout | undefined;
 
@@ -60,6 +62,7 @@ export function createIngestionService({ db, bus, logger }: ServiceDeps, config:
       await migrate(db, SCHEMA, migrations);
       await partitions.load();
       await partitions.ensureAhead();
+      await bus.ensureTopics([TOPICS.usageRecorded]);
       partitionTimer = setInterval(() => {
         partitions.ensureAhead().catch((err) => logger.warn('could not create events partitions ahead', { err }));
       }, config.partitionCheckIntervalMs ?? 3_600_000);
@@ -73,7 +76,7 @@ export function createIngestionService({ db, bus, logger }: ServiceDeps, config:
         await bus.subscribe({
           groupId: USAGE_EVENTS_GROUP,
           topics: [TOPICS.usageEvents],
-          handler: usageEventsHandler({ db, events, deadLetters, partitions, logger, parallelism: config.storeParallelism }),
+          handler: usageEventsHandler({ db, events, deadLetters, partitions, logger, parallelism: config.storeParallelism, recorded: notifications.recorded }),
         }),
       );
       relay.start();
@@ -81,6 +84,7 @@ export function createIngestionService({ db, bus, logger }: ServiceDeps, config:
     async stop() {
       if (partitionTimer) clearInterval(partitionTimer);
       for (const s of subscriptions.splice(0)) await s.stop();
+      await notifications.drain();
       await relay.stop();
     },
   };

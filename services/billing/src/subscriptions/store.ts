@@ -177,6 +177,13 @@ export class SubscriptionStore {
     return rows.map(fromRow);
   }
 
+  /** The running (active and trialing) subscriptions of several customers of one scope (unbilled usage, ADR 0024). */
+  async runningOfCustomers(conn: Conn, scope: Scope, customerIds: string[]): Promise<Subscription[]> {
+    if (customerIds.length === 0) return [];
+    const rows = await scoped(conn, scope).whereIn('customer_id', customerIds).whereIn('status', ['active', 'trialing']).orderBy('id');
+    return rows.map(fromRow);
+  }
+
   /** A customer's subscriptions that are not cancelled, locked (the customer is being deleted). */
   async liveOfCustomerForUpdate(trx: Trx, scope: Scope, customerId: string): Promise<Subscription[]> {
     const rows = await scoped(trx, scope).where({ customer_id: customerId }).whereNot({ status: 'cancelled' }).orderBy('id').forUpdate();
