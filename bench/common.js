@@ -27,15 +27,43 @@ function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-function freePort() {
-  return new Promise((resolve, reject) => {
+/**
+ * A port free on 127.0.0.1 now, below the kernel's ephemeral range (as libs/testing's
+ * freePort): a port from listen(0) could be taken by an outgoing connection, or handed to a
+ * test stack running beside the bench, before the service listens on it.
+ */
+const portRange = (() => {
+  try {
+    const low = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    if (Number.isInteger(low) && low > 12000) return { low: 10000, high: low - 1 };
+  } catch {
+    // not Linux: the kernel's choice
+  }
+  return undefined;
+})();
+const handedOut = new Set();
+let nextPort = portRange ? portRange.low + ((process.pid * 7919 + Math.floor(Math.random() * 100000)) % (portRange.high - portRange.low)) : 0;
+
+function probePort(port) {
+  return new Promise((resolve) => {
     const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
+    s.once('error', () => resolve(undefined));
+    s.listen(port, '127.0.0.1', () => {
+      const bound = s.address().port;
+      s.close(() => resolve(bound));
     });
   });
+}
+
+async function freePort() {
+  for (let attempt = 0; portRange && attempt < 1000; attempt += 1) {
+    const candidate = nextPort;
+    nextPort = nextPort >= portRange.high ? portRange.low : nextPort + 1;
+    if (handedOut.has(candidate)) continue;
+    handedOut.add(candidate);
+    if ((await probePort(candidate)) !== undefined) return candidate;
+  }
+  return probePort(0);
 }
 
 /** The node flags the Dockerfile's target for `name` runs with (CMD ["node", flags..., main]). */
@@ -55,7 +83,7 @@ function launch(name, env, profileDir) {
   args.push(path.join(ROOT, 'services', name, 'dist', 'main.js'));
   // METRICS_PORT 0: the metrics listener on a free port (the default, PORT + 1000, may be taken);
   // METRICS_ENABLED=false in the bench's environment measures without metrics (ADR 0020).
-  const child = spawn(process.execPath, args, { env: { METRICS_PORT: '0', ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { env: { METRICS_PORT: '0', EXIT_WITH_PARENT: 'true', ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const keep = (c) => {
     out = (out + c.toString()).slice(-20000);

@@ -60,7 +60,15 @@ describe('a Kafka outage (separate processes, real Postgres, a broker of the tes
 
     await broker.start();
     const backAt = Date.now();
-    await waitFor(() => during.every((id) => receiver.arrivals.has(id)), { timeoutMs: 60_000, what: 'the webhooks written during the outage' });
+    await waitFor(() => during.every((id) => receiver.arrivals.has(id)), { timeoutMs: 60_000, what: 'the webhooks written during the outage' }).catch(
+      (err) => {
+        // What the relay and the dispatcher said, to tell a stuck relay from a stuck consumer.
+        const missing = during.filter((id) => !receiver.arrivals.has(id));
+        throw new Error(
+          `${String(err)}\nmissing: ${missing.join(', ')}\n--- customer ---\n${stack.logs('customer').slice(-6000)}\n--- webhook-dispatcher ---\n${stack.logs('webhook-dispatcher').slice(-6000)}`,
+        );
+      },
+    );
     const lastMs = Math.max(...during.map((id) => receiver.arrivals.get(id)! - backAt));
     const firstMs = Math.min(...during.map((id) => receiver.arrivals.get(id)! - backAt));
     process.stdout.write(`kafka outage (issue #11): the 5 webhooks written during it arrived ${firstMs}-${lastMs} ms after the broker was back\n`);

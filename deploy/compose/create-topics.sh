@@ -10,7 +10,7 @@ PREFIX="${KAFKA_TOPIC_PREFIX:-}"
 PARTITIONS="${KAFKA_PARTITIONS:-4}"
 REPLICATION="${KAFKA_REPLICATION_FACTOR:-1}"
 KAFKA_BIN="${KAFKA_BIN:-/opt/kafka/bin}"
-TOPICS=(customer-events wallet-events usage-events billing-events)
+TOPICS=(customer-events wallet-events usage-events billing-events usage-recorded)
 
 for attempt in $(seq 1 30); do
   if "$KAFKA_BIN/kafka-topics.sh" --bootstrap-server "$BOOTSTRAP" --list >/dev/null 2>&1; then break; fi

@@ -152,6 +152,7 @@ export async function startProcessStack(options: ProcessStackOptions = {}): Prom
     KAFKA_TOPIC_PREFIX: topicPrefix,
     INTERNAL_TOKEN: internalToken,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+    EXIT_WITH_PARENT: 'true',
     HOST: '127.0.0.1',
     ...options.commonEnv,
   };

@@ -4,6 +4,8 @@ export const TOPICS = {
   walletEvents: 'wallet-events',
   usageEvents: 'usage-events',
   billingEvents: 'billing-events',
+  /** Customers whose usage events were stored (ingestion-aggregator -> billing; ADR 0024). */
+  usageRecorded: 'usage-recorded',
 } as const;
 
 export interface OutgoingMessage {

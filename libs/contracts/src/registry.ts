@@ -16,6 +16,7 @@ export * from './billing';
 export * from './internal/wallet-invoices';
 export * from './internal/event-export';
 export * from './internal/usage-batch';
+export * from './internal/unbilled-usage';
 
 /** Every public route, in matching order. */
 export const ALL_ROUTES: RouteDef[] = [

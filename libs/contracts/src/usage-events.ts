@@ -316,6 +316,19 @@ export const usageEventMessageSchema = z.object({
 });
 export type UsageEventMessage = z.infer<typeof usageEventMessageSchema>;
 
+/**
+ * The message on the usage-recorded topic (ingestion-aggregator -> billing): usage events of
+ * this customer were stored (committed) by `stored_at`. Keyed like usage events. A hint only:
+ * billing recomputes the customer's unbilled usage from the stored events (ADR 0024).
+ */
+export const usageRecordedMessageSchema = z.object({
+  tenant_id: z.string().min(1),
+  environment_id: z.string().min(1),
+  external_customer_id: z.string().min(1),
+  stored_at: z.string(),
+});
+export type UsageRecordedMessage = z.infer<typeof usageRecordedMessageSchema>;
+
 const TIMESTAMP_PARTS = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:?\d{2})$/;
 
 /**

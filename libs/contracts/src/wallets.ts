@@ -152,6 +152,13 @@ export const walletBalanceSchema = z.object({
   credits_available_breakdown: z.object({ purchased: z.string(), free: z.string() }),
   real_time_balance: z.string().optional(),
   real_time_credit_balance: z.string().optional(),
+  /**
+   * With `include_real_time_balance=true`: the unbilled usage charges taken off the real-time
+   * balances, an integer in minor units of the wallet's currency (0 for a wallet that does not
+   * pay usage), and the time up to which that usage was read (null before the first reading).
+   */
+  unbilled_usage: z.number().int().optional(),
+  as_of: z.string().nullable().optional(),
 });
 
 export const expireCreditsResultSchema = z.object({

@@ -51,6 +51,18 @@ describe('errorResponse: one mapping from errors to the envelope', () => {
     expect(JSON.stringify(res.body)).not.toContain('secret_table');
   });
 
+  it.each(['40P01', '40001', '55P03'])('answers a transaction rolled back by another (%s) with 503 and Retry-After, wrapped or not', (code) => {
+    const driver = Object.assign(new Error('deadlock detected on relation "secret_table"'), { code });
+    for (const err of [driver, new DatabaseError('Database operation failed', { cause: driver })]) {
+      const res = errorResponse(err, logger);
+      expect(res.status).toBe(503);
+      expect(res.body.error.internal_error).toBe('service_unavailable');
+      expect(res.headers['Retry-After']).toBe('1');
+      expect(res.body.error.details).toEqual({ sqlstate: code, reference: expect.any(String) });
+      expect(JSON.stringify(res.body)).not.toContain('secret_table');
+    }
+  });
+
   it('hides unexpected errors behind a reference', () => {
     const res = errorResponse(new TypeError('cannot read x of undefined at /src/secret.ts:12'), logger);
     expect(res.status).toBe(500);

@@ -1,5 +1,5 @@
 import type { ErrorEnvelope } from '@billstream/contracts';
-import { DomainError, ErrorKind, PG_UNIQUE_VIOLATION, pgErrorCode } from '@billstream/errors';
+import { DomainError, ErrorKind, PG_DEADLOCK, PG_SERIALIZATION_FAILURE, PG_UNIQUE_VIOLATION, pgErrorCode } from '@billstream/errors';
 import { newUlid } from '@billstream/ids';
 import type { Logger } from '@billstream/logger';
 
@@ -46,7 +46,14 @@ export function errorResponse(err: unknown, logger: Logger, options: { ingestion
   let details: Record<string, unknown> | undefined;
   const headers: Record<string, string> = {};
 
-  if (err instanceof DomainError) {
+  const transient = transientConflict(err);
+  if (transient) {
+    // Rolled back whole: nothing of the request was written, and the same request can succeed.
+    kind = 'unavailable';
+    message = 'The request met a concurrent change and was not applied; send it again';
+    headers['Retry-After'] = '1';
+    details = { sqlstate: transient };
+  } else if (err instanceof DomainError) {
     kind = err.kind;
     message = err.message;
     details = err.details;
@@ -71,7 +78,8 @@ export function errorResponse(err: unknown, logger: Logger, options: { ingestion
     const ref = newUlid();
     logger.error('request failed', { ref, err, cause: err instanceof Error ? err.cause : undefined });
     message = `${message} (reference ${ref})`;
-    details = err instanceof DomainError && kind === 'unavailable' ? err.details : { reference: ref };
+    if (transient) details = { ...details, reference: ref };
+    else details = err instanceof DomainError && kind === 'unavailable' ? err.details : { reference: ref };
   }
   const body: ErrorEnvelope = {
     success: false,
@@ -79,4 +87,21 @@ export function errorResponse(err: unknown, logger: Logger, options: { ingestion
   };
   if (options.ingestion) body.hint = INGESTION_HINTS[kind] ?? 'Retry later or contact support with the reference.';
   return { status, body, headers };
+}
+
+/** Postgres `lock_not_available`: a lock timeout or NOWAIT met a lock held by another transaction. */
+const PG_LOCK_NOT_AVAILABLE = '55P03';
+const TRANSIENT = new Set([PG_DEADLOCK, PG_SERIALIZATION_FAILURE, PG_LOCK_NOT_AVAILABLE]);
+
+/**
+ * The SQLSTATE of a deadlock, serialization failure or lock timeout behind `err` (the driver
+ * error itself or the cause of a DatabaseError): the transaction was rolled back because of
+ * another one, so the answer is 503 "send it again", not a 500.
+ */
+function transientConflict(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; e && depth < 3; e = (e as { cause?: unknown }).cause, depth += 1) {
+    const code = pgErrorCode(e);
+    if (code && TRANSIENT.has(code)) return code;
+  }
+  return undefined;
 }

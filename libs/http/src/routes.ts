@@ -1,4 +1,4 @@
-import type { Express, Request, Response } from 'express';
+import type { Express, Request, RequestHandler, Response } from 'express';
 import type { z } from 'zod';
 import { ALL_ROUTES, type InputOf, type RouteDef, type ServiceName } from '@billstream/contracts';
 import type { Logger } from '@billstream/logger';
@@ -64,10 +64,10 @@ export function routeTableOf(app: Express): Map<string, RouteRunner> {
   return (holder[ROUTE_TABLE] ??= new Map());
 }
 
-export function mountRoute<D extends RouteDef>(app: Express, def: D, handler: RouteHandler<D>, logger: Logger): void {
+export function mountRoute<D extends RouteDef>(app: Express, def: D, handler: RouteHandler<D>, logger: Logger, ...before: RequestHandler[]): void {
   const run = routeRunner(def, handler, logger);
   routeTableOf(app).set(def.operationId, run);
-  app[def.method](def.path, run);
+  app[def.method](def.path, ...before, run);
 }
 
 function routeRunner<D extends RouteDef>(def: D, handler: RouteHandler<D>, logger: Logger): RouteRunner {

@@ -40,6 +40,7 @@ export function listen(app: Express, port: number, host = '0.0.0.0'): Promise<Li
  */
 export function runMain(name: string, logger: () => Logger, start: () => Promise<{ stop(): Promise<void> }>): void {
   let stopping = false;
+  exitWithParent();
   start()
     .then((running) => {
       const shutdown = (signal: string) => {
@@ -65,4 +66,17 @@ export function runMain(name: string, logger: () => Logger, start: () => Promise
       }
       process.exit(1);
     });
+}
+
+/**
+ * With `EXIT_WITH_PARENT=true` (set by the test stacks, never in production), the process ends
+ * when the process that started it is gone: a test runner killed mid-run would otherwise leave
+ * its service processes running, holding ports and database connections.
+ */
+function exitWithParent(): void {
+  if (process.env.EXIT_WITH_PARENT !== 'true') return;
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) process.exit(1);
+  }, 1000).unref();
 }

@@ -35,6 +35,10 @@ export const billingEnv = {
   TASKS_LEASE_MS: env.int(30_000, 1000),
   /** Rows per committed batch of event exports and imports (each batch is one checkpoint). */
   TASKS_BATCH_ROWS: env.int(2000, 10),
+  /** Real-time balance (ADR 0024): how long a customer whose usage was stored waits for others before its unbilled usage is recomputed. */
+  UNBILLED_DEBOUNCE_MS: env.int(250, 0),
+  /** How often every customer with running usage subscriptions or drafts is recomputed (a lost notification heals); 0 turns it off. */
+  UNBILLED_SWEEP_MS: env.int(30_000, 0),
   /** Wallet service base URL (credits on invoices, CREDITS payments). */
   WALLET_SERVICE_URL: z.string().url('must be the base URL of the wallet service'),
 };
@@ -50,6 +54,8 @@ export const billingSettingsEnv = z.object({
   TASKS_POLL_MS: billingEnv.TASKS_POLL_MS,
   TASKS_LEASE_MS: billingEnv.TASKS_LEASE_MS,
   TASKS_BATCH_ROWS: billingEnv.TASKS_BATCH_ROWS,
+  UNBILLED_DEBOUNCE_MS: billingEnv.UNBILLED_DEBOUNCE_MS,
+  UNBILLED_SWEEP_MS: billingEnv.UNBILLED_SWEEP_MS,
 });
 
 export interface BillingSettings {
@@ -68,6 +74,10 @@ export interface BillingSettings {
   tasksLeaseMs: number;
   /** Rows per batch of event exports and imports (TASKS_BATCH_ROWS). */
   tasksBatchRows: number;
+  /** Debounce of unbilled usage recomputations (UNBILLED_DEBOUNCE_MS). */
+  unbilledDebounceMs: number;
+  /** Period of the unbilled usage sweep (UNBILLED_SWEEP_MS; 0: none). */
+  unbilledSweepMs: number;
 }
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -91,5 +101,7 @@ export function billingSettingsFrom(source: NodeJS.ProcessEnv): BillingSettings 
     tasksPollMs: config.TASKS_POLL_MS,
     tasksLeaseMs: config.TASKS_LEASE_MS,
     tasksBatchRows: config.TASKS_BATCH_ROWS,
+    unbilledDebounceMs: config.UNBILLED_DEBOUNCE_MS,
+    unbilledSweepMs: config.UNBILLED_SWEEP_MS,
   };
 }

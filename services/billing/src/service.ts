@@ -51,6 +51,10 @@ import { mountTaskRoutes } from './tasks/routes';
 import { TaskRunner } from './tasks/runner';
 import { TaskService } from './tasks/service';
 import { TaskStore } from './tasks/store';
+import { UnbilledCalculator } from './unbilled/calculator';
+import { subscribeUsageRecorded } from './unbilled/consumer';
+import { UnbilledRefresher } from './unbilled/refresher';
+import { UnbilledStore } from './unbilled/store';
 
 type Url = string | (() => string | undefined);
 
@@ -86,6 +90,8 @@ export interface BillingServiceHandle extends Service {
   /** Export and import tasks, and this process's runner of them (ADR 0019). */
   tasks: TaskService;
   taskRunner: TaskRunner;
+  /** Unbilled usage for the wallets' real-time balances (ADR 0024). */
+  unbilled: UnbilledRefresher;
 }
 
 const getter = (url: Url) => (typeof url === 'string' ? () => url : url);
@@ -176,8 +182,20 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   const entitlements = new EntitlementService(db, planStore, featureStore, entitlementStore, clock, published, accessCache);
   const access = new CustomerAccess(db, directory, subscriptionStore, featureStore, entitlementStore, meters, clock, accessCache);
   const tasks = new TaskService(db, taskStore, clock, () => taskRunner.poke(), MAX_IMPORT_BYTES);
+  // Real-time balance (ADR 0024): usage-recorded notifications and a sweep recompute customers' unbilled usage for the wallets.
+  const unbilledStore = new UnbilledStore();
+  const unbilled = new UnbilledRefresher(
+    db,
+    unbilledStore,
+    new UnbilledCalculator(db, subscriptionStore, customerStore, maker, unbilledStore, meters, clock),
+    (scope, body, requestId) => wallets.reportUnbilled(scope, body, requestId),
+    logger,
+    clock,
+    { debounceMs: settings.unbilledDebounceMs, sweepMs: settings.unbilledSweepMs },
+  );
   let consumer: BusSubscription | undefined;
   let walletConsumer: BusSubscription | undefined;
+  let usageConsumer: BusSubscription | undefined;
 
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
   const app = createServiceApp({
@@ -212,6 +230,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     topups,
     tasks,
     taskRunner,
+    unbilled,
     async start() {
       await migrate(db, SCHEMA, migrations);
       consumer = await subscribeCustomerEvents({ db, bus, logger, customers: customerStore, subscriptions: subscriptionStore, clock, maker, published });
@@ -219,10 +238,14 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       relay.start();
       periods.start();
       await bus.ensureTopics([TOPICS.usageEvents]);
+      usageConsumer = await subscribeUsageRecorded(bus, unbilled, logger);
+      unbilled.start();
       taskRunner.start();
     },
     async stop() {
       await taskRunner.stop();
+      await usageConsumer?.stop();
+      await unbilled.stop();
       await periods.stop();
       await consumer?.stop();
       await walletConsumer?.stop();

@@ -7,6 +7,7 @@ import { CustomerProjectionStore } from './customers/store';
 import { USAGE_EVENTS_GROUP, usageEventsHandler } from './events/consumer';
 import { DeadLetterStore } from './events/dead-letter-store';
 import { EventPartitions } from './events/partitions';
+import { usageRecordedPublisher } from './events/recorded';
 import { mountEventRoutes } from './events/routes';
 import { EventStore } from './events/store';
 import { mountMeterInternalRoutes } from './meters/internal-routes';
@@ -38,6 +39,7 @@ export function createIngestionService({ db, bus, logger }: ServiceDeps, config:
   const meters = new MeterService(db, meterStore, new UsageStore(), new RollupUsageStore(), rollups);
   const monitoring = new MonitoringService(db, events, deadLetters, bus);
   const projection = new CustomerProjectionStore();
+  const notifications = usageRecordedPublisher(bus, logger);
   const subscriptions: Subscription[] = [];
   let partitionTimer: NodeJS.Timeout | undefined;
 
@@ -64,6 +66,7 @@ export function createIngestionService({ db, bus, logger }: ServiceDeps, config:
       await migrate(db, SCHEMA, migrations);
       await partitions.load();
       await partitions.ensureAhead();
+      await bus.ensureTopics([TOPICS.usageRecorded]);
       partitionTimer = setInterval(() => {
         partitions.ensureAhead().catch((err) => logger.warn('could not create events partitions ahead', { err }));
       }, config.partitionCheckIntervalMs ?? 3_600_000);
@@ -77,7 +80,7 @@ export function createIngestionService({ db, bus, logger }: ServiceDeps, config:
         await bus.subscribe({
           groupId: USAGE_EVENTS_GROUP,
           topics: [TOPICS.usageEvents],
-          handler: usageEventsHandler({ db, events, deadLetters, partitions, logger, parallelism: config.storeParallelism }),
+          handler: usageEventsHandler({ db, events, deadLetters, partitions, logger, parallelism: config.storeParallelism, recorded: notifications.recorded }),
         }),
       );
       relay.start();
@@ -87,6 +90,7 @@ export function createIngestionService({ db, bus, logger }: ServiceDeps, config:
       if (partitionTimer) clearInterval(partitionTimer);
       await rollups.stop();
       for (const s of subscriptions.splice(0)) await s.stop();
+      await notifications.drain();
       await relay.stop();
     },
   };

@@ -23,6 +23,8 @@ import { EntryStore } from './entries/store';
 import { mountWalletRoutes } from './wallets/routes';
 import { WalletService } from './wallets/service';
 import { WalletStore } from './wallets/store';
+import { mountUnbilledRoutes } from './unbilled/routes';
+import { UnbilledStore } from './unbilled/store';
 
 export interface WalletServiceConfig {
   internalToken: string;
@@ -66,7 +68,8 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
     overlapAfterMs: config.debitOverlapMs ?? settings.debitOverlapMs,
   });
   const entries = new EntryService(db, walletStore, entryStore, ledger, batcher);
-  const invoices = new InvoiceCreditService({ ledger, wallets: walletStore, entries: entryStore, invoices: new InvoiceStore() });
+  const unbilledStore = new UnbilledStore();
+  const invoices = new InvoiceCreditService({ ledger, wallets: walletStore, entries: entryStore, invoices: new InvoiceStore(), unbilled: unbilledStore });
   const intervalMs = config.expiryIntervalMs ?? settings.expiryIntervalMs;
   const expiry = new ExpiryJob(ledger, logger, intervalMs);
   let subscription: Subscription | undefined;
@@ -84,6 +87,7 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
       mountEntryRoutes(app, entries, logger);
       mountExpiryRoutes(app, expiry, logger);
       mountInvoiceRoutes(app, invoices, logger);
+      mountUnbilledRoutes(app, ledger, unbilledStore, logger);
     },
   });
   return {

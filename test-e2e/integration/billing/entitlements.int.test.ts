@@ -451,6 +451,48 @@ describe('features, entitlements and the check through the gateway', () => {
       expect(unlView.sources).toHaveLength(3);
     });
 
+    it('concurrent checks of many customers (their reads batched together, ADR 0025) each get their own answer', async () => {
+      const f = await feature('METERED');
+      const b = await feature('BOOLEAN');
+      const plans = [await plan(), await plan(), await plan()];
+      for (const [i, p] of plans.entries()) await entitle(p, f.id, { usage_limit: String(10 * (i + 1)), usage_reset_period: 'NEVER' });
+      await entitle(plans[0], b.id);
+      const customers: Array<{ id: string; external: string; plan: number | null; used: number }> = [];
+      for (let i = 0; i < 12; i += 1) {
+        const c = await customer();
+        const planIndex = i % 4 === 3 ? null : i % 3;
+        if (planIndex !== null) await subscribe(c.id, plans[planIndex]);
+        customers.push({ ...c, plan: planIndex, used: i % 5 });
+      }
+      const events = customers.flatMap((c) => Array.from({ length: c.used }, () => ({ event_id: unique('e'), event_name: 'api_call', external_customer_id: c.external, timestamp: now().toISOString() })));
+      expect((await stack.api.post('/v1/events/bulk', { events })).status).toBe(202);
+      for (const c of customers) {
+        await waitFor(async () => (await stack.api.post('/v1/events/query', { external_customer_id: c.external })).body.total_count >= c.used, { what: 'events stored' });
+      }
+      const expected = (c: (typeof customers)[number]) =>
+        c.plan === null
+          ? [{ allowed: false, usage: null, limit: '0', remaining: '0' }, { allowed: false }]
+          : [{ allowed: true, usage: String(c.used), limit: String(10 * (c.plan + 1)), remaining: String(10 * (c.plan + 1) - c.used) }, { allowed: c.plan === 0 }];
+      // Twice: once with nothing cached, once with the grants and usage just read.
+      for (let round = 0; round < 2; round += 1) {
+        const asked = customers.flatMap((c, i) => {
+          const ref = i % 2 === 0 ? { customer_id: c.id } : { external_customer_id: c.external };
+          return [check({ ...ref, feature_lookup_key: f.lookup_key }), check({ ...ref, feature_lookup_key: b.lookup_key })];
+        });
+        const unknown = [check({ customer_id: 'cust_nope', feature_lookup_key: f.lookup_key }), check({ external_customer_id: 'nobody-here', feature_lookup_key: f.lookup_key })];
+        const answers = await Promise.all(asked);
+        customers.forEach((c, i) => {
+          const [metered, boolean] = expected(c);
+          expect([c.external, answers[2 * i].status, answers[2 * i].body]).toEqual([c.external, 200, expect.objectContaining(metered)]);
+          expect([c.external, answers[2 * i + 1].status, answers[2 * i + 1].body]).toEqual([c.external, 200, expect.objectContaining(boolean)]);
+        });
+        expect((await Promise.all(unknown)).map((r) => [r.status, r.body.error?.details?.field])).toEqual([
+          [404, 'customer_id'],
+          [404, 'external_customer_id'],
+        ]);
+      }
+    });
+
     it('cache: a check right after an entitlement, feature or subscription change sees it; new usage within the usage lifetime', async () => {
       const f = await feature('METERED');
       const [p, q] = [await plan(), await plan()];

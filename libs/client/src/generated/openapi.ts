@@ -4360,7 +4360,9 @@ export interface operations {
                      *         "free": "200"
                      *       },
                      *       "real_time_balance": "600",
-                     *       "real_time_credit_balance": "600"
+                     *       "real_time_credit_balance": "600",
+                     *       "unbilled_usage": 1,
+                     *       "as_of": "100"
                      *     }
                      */
                     "application/json": {
@@ -4375,6 +4377,8 @@ export interface operations {
                         };
                         real_time_balance?: string;
                         real_time_credit_balance?: string;
+                        unbilled_usage?: number;
+                        as_of?: string | null;
                     };
                 };
             };

@@ -41,6 +41,15 @@ export class CustomerStore {
     return new Map(rows.map((r) => [r.id, fromRow(r as CustomerRow)]));
   }
 
+  /** Known live customers of the tenant and environment by external id (the entitlement check's batch). */
+  async findManyByExternalIds(conn: Conn, scope: Scope, externalIds: string[]): Promise<Map<string, KnownCustomer>> {
+    if (externalIds.length === 0) return new Map();
+    const rows = await conn<CustomerRow>('customers')
+      .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId, deleted_at: null })
+      .whereIn('external_id', [...new Set(externalIds)]);
+    return new Map(rows.map((r) => [r.external_id, fromRow(r as CustomerRow)]));
+  }
+
   async findByExternalId(conn: Conn, scope: Scope, externalId: string): Promise<KnownCustomer | undefined> {
     const row = await conn<CustomerRow>('customers')
       .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId, external_id: externalId, deleted_at: null })

@@ -8,6 +8,8 @@ import type { Meters } from '../meters/domain';
 import type { Subscription } from '../subscriptions/domain';
 import type { SubscriptionStore } from '../subscriptions/store';
 import { GRANTS_TTL_MS, USAGE_TTL_MS, type AccessCache } from './access-cache';
+import { Coalescer } from './coalescer';
+import { usageInBatch, type AskedUsage, type MeterQuery } from './usage-batch';
 import type { Entitlement, Feature } from './domain';
 import type { EntitlementStore } from './entitlement-store';
 import type { FeatureStore } from './feature-store';
@@ -75,8 +77,16 @@ export interface CheckResult {
   window: UsageWindow | null;
 }
 
-/** What a customer may use: `GET /v1/customers/{id}/entitlements` and `POST /v1/entitlements/check`. */
+/**
+ * What a customer may use: `GET /v1/customers/{id}/entitlements` and `POST /v1/entitlements/check`.
+ * The check's reads that miss the cache go in batches per tenant and environment (`Coalescer`,
+ * ADR 0025): the grants of many customers in two statements, the usage of many in one call to
+ * the aggregator.
+ */
 export class CustomerAccess {
+  private readonly grantLoaders = new Map<string, Coalescer<string, Map<string, GrantSource[]>>>();
+  private readonly usageLoaders = new Map<string, Coalescer<AskedUsage, string>>();
+
   constructor(
     private readonly db: Db,
     private readonly customers: CustomerDirectory,
@@ -109,7 +119,7 @@ export class CustomerAccess {
     if (!feature || feature.status === 'archived') {
       throw new NotFoundError(`Feature with lookup_key "${lookupKey}" not found`, { field: 'feature_lookup_key', feature_lookup_key: lookupKey });
     }
-    const customer = await this.customers.resolve(scope, ref, requestId);
+    const customer = await this.customers.resolveCoalesced(scope, ref, requestId);
     const sources = (await this.grants(scope, customer)).get(feature.id) ?? [];
     const c = combine(feature, sources, this.clock());
     if (feature.type !== 'METERED') {
@@ -118,7 +128,7 @@ export class CustomerAccess {
     if (!c.isEnabled) return { allowed: false, feature, usage: null, limit: '0', remaining: '0', isSoftLimit: false, window: null };
     const q = this.usageQuery(customer, feature, c.window!);
     const usage = await this.cache.get(scope, null, `usage|${customer.id}|${customer.externalId}|${q.meterId}|${q.from.toISOString()}|${q.to.toISOString()}`, USAGE_TTL_MS, () =>
-      this.meters.usage(scope, q.meterId, q, requestId),
+      this.usageLoader(scope).load({ query: q, requestId }),
     );
     const limit = c.usageLimit;
     const allowed = limit === null || c.isSoftLimit || exact(usage).plus(quantity).lte(limit);
@@ -126,24 +136,47 @@ export class CustomerAccess {
     return { allowed, feature, usage: toDecimalString(usage), limit, remaining, isSoftLimit: c.isSoftLimit, window: c.window };
   }
 
-  private usageQuery(customer: KnownCustomer, feature: Feature, window: UsageWindow) {
+  private usageQuery(customer: KnownCustomer, feature: Feature, window: UsageWindow): MeterQuery {
     return { meterId: feature.meterId!, externalCustomerId: customer.externalId, from: window.start, to: window.end ?? OPEN_END, filterValues: null };
   }
 
   /** The customer's grants per feature id, over its active and trialing subscriptions (cached: `AccessCache`). */
   private grants(scope: Scope, customer: KnownCustomer): Promise<Map<string, GrantSource[]>> {
-    return this.cache.get(scope, customer.id, 'grants', GRANTS_TTL_MS, () => this.loadGrants(scope, customer));
+    return this.cache.get(scope, customer.id, 'grants', GRANTS_TTL_MS, () => this.grantLoader(scope).load(customer.id));
   }
 
-  private async loadGrants(scope: Scope, customer: KnownCustomer): Promise<Map<string, GrantSource[]>> {
-    const subscriptions = await this.subscriptions.grantingOfCustomer(this.db, scope, customer.id);
+  private grantLoader(scope: Scope): Coalescer<string, Map<string, GrantSource[]>> {
+    const key = `${scope.tenantId}|${scope.environmentId}`;
+    let loader = this.grantLoaders.get(key);
+    if (!loader) {
+      loader = new Coalescer((customerIds) => this.loadGrants(scope, customerIds));
+      this.grantLoaders.set(key, loader);
+    }
+    return loader;
+  }
+
+  /** The grants of each customer of `customerIds`, in their order: two statements for all. */
+  private async loadGrants(scope: Scope, customerIds: string[]): Promise<Array<Map<string, GrantSource[]>>> {
+    const subscriptions = await this.subscriptions.grantingOfCustomers(this.db, scope, customerIds);
     const entitlements = await this.entitlements.ofPlans(this.db, scope, [...new Set(subscriptions.map((s) => s.planId))]);
-    const byFeature = new Map<string, GrantSource[]>();
+    const ofPlan = new Map<string, Entitlement[]>();
+    for (const e of entitlements) ofPlan.set(e.planId, [...(ofPlan.get(e.planId) ?? []), e]);
+    const byCustomer = new Map<string, Map<string, GrantSource[]>>(customerIds.map((id) => [id, new Map()]));
     for (const subscription of subscriptions) {
-      for (const entitlement of entitlements.filter((e) => e.planId === subscription.planId)) {
+      const byFeature = byCustomer.get(subscription.customerId)!;
+      for (const entitlement of ofPlan.get(subscription.planId) ?? []) {
         byFeature.set(entitlement.featureId, [...(byFeature.get(entitlement.featureId) ?? []), { subscription, entitlement }]);
       }
     }
-    return byFeature;
+    return customerIds.map((id) => byCustomer.get(id)!);
   }
-}
+
+  private usageLoader(scope: Scope): Coalescer<AskedUsage, string> {
+    const key = `${scope.tenantId}|${scope.environmentId}`;
+    let loader = this.usageLoaders.get(key);
+    if (!loader) {
+      loader = new Coalescer((asked) => usageInBatch(this.meters, scope, asked));
+      this.usageLoaders.set(key, loader);
+    }
+    return loader;
+  }}

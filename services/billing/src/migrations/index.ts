@@ -6,6 +6,7 @@ import { topupSettlementMigration } from './003-topup-settlement';
 import { invoiceCountsMigration } from './004-invoice-counts';
 import { tasksMigration } from './005-tasks';
 import { entitlementsMigration } from './006-entitlements';
+import { unbilledUsageMigration } from './007-unbilled-usage';
 
 export const SCHEMA = 'billing';
 
@@ -17,4 +18,5 @@ export const migrations: Migration[] = [
   invoiceCountsMigration(SCHEMA),
   tasksMigration(SCHEMA),
   entitlementsMigration(SCHEMA),
+  unbilledUsageMigration(SCHEMA),
 ];

@@ -170,9 +170,17 @@ export class SubscriptionStore {
     return { items: rows.map(fromRow), total: Number(count[0].n) };
   }
 
-  /** A customer's subscriptions that grant its plan's entitlements: active and trialing ones. */
-  async grantingOfCustomer(conn: Conn, scope: Scope, customerId: string): Promise<Subscription[]> {
-    const rows = await scoped(conn, scope).where({ customer_id: customerId }).whereIn('status', ['active', 'trialing']).orderBy('id');
+  /** The active and trialing subscriptions of any of `customerIds` (the entitlement check's batch). */
+  async grantingOfCustomers(conn: Conn, scope: Scope, customerIds: string[]): Promise<Subscription[]> {
+    if (customerIds.length === 0) return [];
+    const rows = await scoped(conn, scope).whereIn('customer_id', [...new Set(customerIds)]).whereIn('status', ['active', 'trialing']).orderBy('id');
+    return rows.map(fromRow);
+  }
+
+  /** The running (active and trialing) subscriptions of several customers of one scope (unbilled usage, ADR 0024). */
+  async runningOfCustomers(conn: Conn, scope: Scope, customerIds: string[]): Promise<Subscription[]> {
+    if (customerIds.length === 0) return [];
+    const rows = await scoped(conn, scope).whereIn('customer_id', customerIds).whereIn('status', ['active', 'trialing']).orderBy('id');
     return rows.map(fromRow);
   }
 

@@ -90,7 +90,7 @@ export async function startBillingHarness(start: string, options: { wallets?: Wa
         customerServiceUrl: 'http://127.0.0.1:9',
         ingestionServiceUrl: 'http://127.0.0.1:9',
         walletServiceUrl: 'http://127.0.0.1:9',
-        settings: { intervalMs: 0, renewalNoticeDays: 3, finalizeDelayMs: 0, invoiceNumberPrefix: 'INV' },
+        settings: { intervalMs: 0, renewalNoticeDays: 3, finalizeDelayMs: 0, invoiceNumberPrefix: 'INV', unbilledSweepMs: 0 },
         clock: clock.now,
         customerLookup: { find: async () => undefined },
         meters,

@@ -42,6 +42,9 @@ class FakeWallets implements Wallets {
   allocate(): Promise<Allocation> {
     throw new Error('a CREDIT_PURCHASE invoice is never allocated credits');
   }
+  reportUnbilled(): Promise<void> {
+    throw new Error('no usage in these tests: nothing is unbilled');
+  }
   allocateMany(): Promise<Allocation[]> {
     throw new Error('a CREDIT_PURCHASE invoice is never allocated credits');
   }

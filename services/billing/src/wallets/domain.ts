@@ -1,4 +1,4 @@
-import type { Scope } from '@billstream/contracts';
+import type { Scope, UnbilledUsageBody } from '@billstream/contracts';
 
 /** One line offered to the wallets: its id, price type and amount in minor units. */
 export interface AllocationLine {
@@ -61,4 +61,6 @@ export interface Wallets {
   settle(scope: Scope, walletId: string, transactionId: string, status: 'COMPLETED' | 'FAILED', requestId: string): Promise<void>;
   /** Whether the wallet's PURCHASED_CREDIT_INVOICED credit is still PENDING (not settled by a client, nor failed by a termination). */
   isPendingInvoicedCredit(scope: Scope, walletId: string, transactionId: string, requestId: string): Promise<boolean>;
+  /** Hands the customers' unbilled usage to the wallets' real-time balances (ADR 0024); an older `as_of` changes nothing. */
+  reportUnbilled(scope: Scope, body: UnbilledUsageBody, requestId: string): Promise<void>;
 }

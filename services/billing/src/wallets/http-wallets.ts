@@ -1,4 +1,4 @@
-import { walletInternalApi, type Scope } from '@billstream/contracts';
+import { walletInternalApi, walletUnbilledUsageApi, type Scope, type UnbilledUsageBody } from '@billstream/contracts';
 import { NotFoundError, ServiceUnavailableError, ValidationError } from '@billstream/errors';
 import { InternalClient } from '@billstream/http';
 import type { Allocation, AllocationRequest, WalletInfo, WalletPaymentRequest, WalletPaymentResult, Wallets } from './domain';
@@ -80,6 +80,10 @@ export class HttpWallets implements Wallets {
       if (items.some((t) => t.id === transactionId)) return true;
       if (items.length < page) return false;
     }
+  }
+
+  async reportUnbilled(scope: Scope, body: UnbilledUsageBody, requestId: string): Promise<void> {
+    await this.post(scope, walletUnbilledUsageApi.recordUnbilledUsage.path, requestId, body);
   }
 
   close(): Promise<void> {

@@ -9,6 +9,7 @@ import { storeIsolating } from './isolate';
 import { ownerOfEvent, parseUsageMessage } from './message';
 import type { EventPartitions } from './partitions';
 import { recordErrorOf } from './record-errors';
+import type { UsageRecorded } from './recorded';
 import type { EventStore, StoreResult } from './store';
 
 export const USAGE_EVENTS_GROUP = 'ingestion-aggregator.usage-events';
@@ -24,6 +25,8 @@ export interface UsageEventsHandlerDeps {
   logger: Logger;
   /** Parallel transactions per batch (default 2). */
   parallelism?: number;
+  /** Told the batch's stored events after they committed (billing's real-time balance, ADR 0024). */
+  recorded?: UsageRecorded;
 }
 
 interface Item {
@@ -51,7 +54,7 @@ function settledOrThrow<T>(settled: PromiseSettledResult<T>[]): T[] {
  * error; the rest of the batch is stored. Any other failure rejects the batch: the bus
  * delivers it again whole.
  */
-export function usageEventsHandler({ db, events, deadLetters, partitions, logger, parallelism = 2 }: UsageEventsHandlerDeps): BatchHandler {
+export function usageEventsHandler({ db, events, deadLetters, partitions, logger, parallelism = 2, recorded }: UsageEventsHandlerDeps): BatchHandler {
   return async (messages) => {
     const started = process.hrtime.bigint();
     const ways = Math.max(1, Math.min(parallelism, Math.ceil(messages.length / MIN_PART_SIZE)));
@@ -90,6 +93,10 @@ export function usageEventsHandler({ db, events, deadLetters, partitions, logger
       for (const { item, error } of failed) letters.push(letter(item.message, { owner: ownerOfEvent(item.event), error }));
     }
     const kept = await deadLetters.insert(db, letters);
+    if (recorded) {
+      const lettered = new Set(isolated.flatMap((i) => i.failed.map((f) => f.item)));
+      recorded(parts.flat().filter((item) => !lettered.has(item)).map((item) => item.event));
+    }
     for (const l of letters) {
       logger.warn('usage event record dead-lettered', {
         partition: l.partition,

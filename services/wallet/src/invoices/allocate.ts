@@ -106,9 +106,33 @@ async function applyWallets(deps: InvoiceDeps, trx: Trx, ctx: EventContext, item
         const postpaid = await payPostpaid(changeOf(byId, walletsOf[i].postpaid), item.invoiceId, item.request, prepaid?.lines ?? []);
         parts.push({ prepaid, postpaid });
       }
+      await dropUnbilled(deps, trx, ctx, items, changes);
       return parts;
     },
   );
+}
+
+/**
+ * The allocated invoices' usage lines stop counting as unbilled usage (ADR 0024) in the
+ * transaction that debits them, before the wallets' alert states are moved: the wallets' rows
+ * read with their lock say which invoices they hold, so a batch holding none writes nothing more.
+ */
+async function dropUnbilled(deps: InvoiceDeps, trx: Trx, ctx: EventContext, items: InvoiceToAllocate[], changes: Array<WalletChange | undefined>): Promise<void> {
+  const ids = new Set(items.map((item) => item.invoiceId));
+  const dropped: string[] = [];
+  const pairs: Array<{ customerId: string; currency: string }> = [];
+  for (const change of changes) {
+    const w = change?.wallet;
+    const held = w ? Object.keys(w.unbilledInvoices).filter((id) => ids.has(id)) : [];
+    if (!w || held.length === 0) continue;
+    for (const id of held) {
+      w.unbilledUsage = w.unbilledUsage.minus(w.unbilledInvoices[id]);
+      delete w.unbilledInvoices[id];
+      dropped.push(id);
+    }
+    pairs.push({ customerId: w.customerId, currency: w.currency });
+  }
+  await deps.unbilled.dropInvoices(trx, ctx, pairs, dropped, deps.ledger.clock());
 }
 
 const changeOf = (byId: Map<string, WalletChange>, id: string | undefined) => (id === undefined ? undefined : byId.get(id));

@@ -3,7 +3,8 @@ import { outboxMigration } from '@billstream/outbox';
 import { walletsMigration } from './001-wallets';
 import { pendingDebitsMigration } from './002-pending-debits';
 import { invoiceCreditsMigration } from './003-invoice-credits';
+import { unbilledUsageMigration } from './004-unbilled-usage';
 
 export const SCHEMA = 'wallet';
 
-export const migrations: Migration[] = [outboxMigration(SCHEMA), walletsMigration(SCHEMA), pendingDebitsMigration(SCHEMA), invoiceCreditsMigration(SCHEMA)];
+export const migrations: Migration[] = [outboxMigration(SCHEMA), walletsMigration(SCHEMA), pendingDebitsMigration(SCHEMA), invoiceCreditsMigration(SCHEMA), unbilledUsageMigration(SCHEMA)];

@@ -48,9 +48,24 @@ export interface Wallet {
   alertSettings: AlertSettings | null;
   alertState: AlertState;
   ongoingAlertState: AlertState;
+  /**
+   * Unbilled usage charges of the customer in the wallet's currency, in minor units, as the
+   * billing service last computed them (ADR 0024; kept in `unbilled_usage`, not on the wallet
+   * row). Only a PRE_PAID wallet that allows USAGE takes them off its real-time balance.
+   */
+  unbilledUsage: Decimal;
+  /** The time up to which that usage was read; null before the first computation. */
+  unbilledAsOf: Date | null;
+  /** The part of `unbilledUsage` that is usage lines of draft invoices: invoice id -> minor units. */
+  unbilledInvoices: Record<string, number>;
   /** Number of completed balance movements so far; each one takes the next value. */
   ledgerSeq: number;
   version: number;
   createdAt: Date;
   updatedAt: Date;
+}
+
+/** Whether the wallet pays usage charges from its credits: its real-time balance counts unbilled usage. */
+export function countsUnbilledUsage(w: Pick<Wallet, 'walletType' | 'allowedPriceTypes'>): boolean {
+  return w.walletType === 'PRE_PAID' && (w.allowedPriceTypes.includes('USAGE') || w.allowedPriceTypes.includes('ALL'));
 }

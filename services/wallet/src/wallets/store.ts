@@ -57,6 +57,10 @@ export interface WalletRow {
   version: number;
   created_at: Date;
   updated_at: Date;
+  /** From `unbilled_usage` (a join), when read. */
+  unbilled_amount?: string | number | null;
+  unbilled_as_of?: Date | string | null;
+  unbilled_invoices?: Record<string, number> | string | null;
 }
 
 function json<T>(value: T | string): T {
@@ -104,6 +108,9 @@ export function walletFromRow(row: WalletRow): Wallet {
     },
     alertState: row.alert_state,
     ongoingAlertState: row.ongoing_alert_state,
+    unbilledUsage: exact(row.unbilled_amount ?? 0),
+    unbilledAsOf: row.unbilled_as_of ? new Date(row.unbilled_as_of) : null,
+    unbilledInvoices: row.unbilled_invoices ? json<Record<string, number>>(row.unbilled_invoices) : {},
     ledgerSeq: Number(row.ledger_seq),
     version: row.version,
     createdAt: new Date(row.created_at),
@@ -179,10 +186,10 @@ export class WalletStore {
    * here), and tells whether credits of it have expired without their expiry debit yet.
    */
   async lock(trx: Trx, scope: Scope, id: string, now: Date): Promise<{ wallet: Wallet; expiryDue: boolean } | undefined> {
-    const row = (await trx('wallets as w')
+    const row = (await withUnbilled(trx('wallets as w'))
       .where({ 'w.id': id, 'w.tenant_id': scope.tenantId, 'w.environment_id': scope.environmentId })
       .forUpdate('w')
-      .first('w.*', expiryDueColumn(trx, now))) as WalletReadRow | undefined;
+      .first('w.*', ...UNBILLED_COLUMNS, expiryDueColumn(trx, now))) as WalletReadRow | undefined;
     return row && { wallet: walletFromRow(row), expiryDue: row.expiry_due };
   }
 
@@ -201,7 +208,7 @@ export class WalletStore {
     // id = ANY(...) lets the primary key find the rows; the tuple test keeps them in scope.
     const rows = rowsOf<WalletReadRow>(
       await trx.raw(
-        `SELECT w.*, ${EXPIRY_DUE_SQL} FROM wallets w
+        `SELECT w.*, u.amount AS unbilled_amount, u.as_of AS unbilled_as_of, u.invoices AS unbilled_invoices, ${EXPIRY_DUE_SQL} FROM wallets w ${UNBILLED_JOIN_SQL}
           WHERE w.id = ANY(?::text[]) AND (w.id, w.tenant_id, w.environment_id) IN (${values})
           ORDER BY w.id FOR UPDATE OF w`,
         [now, targets.map((t) => t.id), ...targets.flatMap((t) => [t.id, t.scope.tenantId, t.scope.environmentId])],
@@ -216,9 +223,9 @@ export class WalletStore {
 
   /** The wallet, and whether one of its credits has expired without its expiry debit yet. */
   async find(conn: Conn, scope: Scope, id: string, now: Date): Promise<{ wallet: Wallet; expiryDue: boolean } | undefined> {
-    const row = (await conn('wallets as w')
+    const row = (await withUnbilled(conn('wallets as w'))
       .where({ 'w.id': id, 'w.tenant_id': scope.tenantId, 'w.environment_id': scope.environmentId })
-      .first('w.*', expiryDueColumn(conn, now))) as WalletReadRow | undefined;
+      .first('w.*', ...UNBILLED_COLUMNS, expiryDueColumn(conn, now))) as WalletReadRow | undefined;
     return row && { wallet: walletFromRow(row), expiryDue: row.expiry_due };
   }
 
@@ -235,12 +242,11 @@ export class WalletStore {
       'w.customer_id': customerId,
     });
     const [rows, count] = await Promise.all([
-      base
-        .clone()
+      withUnbilled(base.clone())
         .orderBy([{ column: 'w.created_at', order: 'asc' }, { column: 'w.id', order: 'asc' }])
         .limit(page.limit)
         .offset(page.offset)
-        .select('w.*', expiryDueColumn(conn, now)) as Promise<WalletReadRow[]>,
+        .select('w.*', ...UNBILLED_COLUMNS, expiryDueColumn(conn, now)) as Promise<WalletReadRow[]>,
       base.clone().count<{ count: string | number }[]>({ count: '*' }),
     ]);
     return {
@@ -346,4 +352,15 @@ const EXPIRY_DUE_SQL = `EXISTS (SELECT 1 FROM transactions t WHERE t.wallet_id =
 
 function expiryDueColumn(conn: Knex, now: Date): Knex.Raw {
   return conn.raw(EXPIRY_DUE_SQL, [now]);
+}
+
+/** The customer's unbilled usage in the wallet's currency (ADR 0024), joined to wallet reads. */
+const UNBILLED_JOIN_SQL = `LEFT JOIN unbilled_usage u ON u.tenant_id = w.tenant_id AND u.environment_id = w.environment_id
+       AND u.customer_id = w.customer_id AND u.currency = w.currency`;
+const UNBILLED_COLUMNS = ['u.amount as unbilled_amount', 'u.as_of as unbilled_as_of', 'u.invoices as unbilled_invoices'];
+
+function withUnbilled(qb: Knex.QueryBuilder): Knex.QueryBuilder {
+  return qb.leftJoin('unbilled_usage as u', (on) => {
+    on.on('u.tenant_id', 'w.tenant_id').andOn('u.environment_id', 'w.environment_id').andOn('u.customer_id', 'w.customer_id').andOn('u.currency', 'w.currency');
+  });
 }

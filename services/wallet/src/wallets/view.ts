@@ -1,7 +1,8 @@
 import { etagOf } from '@billstream/http';
-import { toDecimalString } from '@billstream/money';
-import type { Decimal } from 'decimal.js';
-import type { AlertLevel, Wallet } from './domain';
+import { minorDigits } from '@billstream/contracts';
+import { EXACT_ZERO, exact, toDecimalString } from '@billstream/money';
+import Decimal from 'decimal.js';
+import { countsUnbilledUsage, type AlertLevel, type Wallet } from './domain';
 
 function levelView(level: AlertLevel | undefined) {
   return level ? { threshold: toDecimalString(level.threshold), condition: level.condition } : undefined;
@@ -43,12 +44,29 @@ export function walletView(w: Wallet) {
 }
 export type WalletView = ReturnType<typeof walletView>;
 
+/** Decimals of the unbilled usage's worth in credits (as the credits debited for an invoice). */
+const UNBILLED_CREDIT_DECIMALS = 12;
+
+/** The unbilled usage (ADR 0024) the wallet's real-time balance takes off, in major units of its currency. */
+export function unbilledUsageOf(w: Wallet): Decimal {
+  if (!countsUnbilledUsage(w) || w.unbilledUsage.isZero()) return EXACT_ZERO;
+  return w.unbilledUsage.dividedBy(exact(10).pow(minorDigits(w.currency)));
+}
+
+/**
+ * Credits plus pending credits, minus pending debits, minus the unbilled usage ÷ conversion_rate
+ * (rounded up to 12 decimals: the estimate never shows more credits than are left).
+ */
 export function realTimeCreditBalance(w: Wallet): Decimal {
-  return w.creditBalance.plus(w.pendingCredits).minus(w.pendingDebits);
+  const base = w.creditBalance.plus(w.pendingCredits).minus(w.pendingDebits);
+  const unbilled = unbilledUsageOf(w);
+  if (unbilled.isZero()) return base;
+  return base.minus(unbilled.dividedBy(w.conversionRate).toDecimalPlaces(UNBILLED_CREDIT_DECIMALS, Decimal.ROUND_UP));
 }
 
 export function balanceView(w: Wallet, breakdown: { free: Decimal; purchased: Decimal }, includeRealTime: boolean) {
   const realTime = realTimeCreditBalance(w);
+  const counted = countsUnbilledUsage(w);
   return {
     wallet_id: w.id,
     currency: w.currency,
@@ -57,7 +75,15 @@ export function balanceView(w: Wallet, breakdown: { free: Decimal; purchased: De
     conversion_rate: toDecimalString(w.conversionRate),
     credits_available_breakdown: { purchased: toDecimalString(breakdown.purchased), free: toDecimalString(breakdown.free) },
     ...(includeRealTime
-      ? { real_time_balance: toDecimalString(realTime.times(w.conversionRate)), real_time_credit_balance: toDecimalString(realTime) }
+      ? {
+          // The money balance takes off the unbilled usage exactly; the credit balance its worth in credits.
+          real_time_balance: toDecimalString(
+            w.creditBalance.plus(w.pendingCredits).minus(w.pendingDebits).times(w.conversionRate).minus(unbilledUsageOf(w)),
+          ),
+          real_time_credit_balance: toDecimalString(realTime),
+          unbilled_usage: counted ? w.unbilledUsage.toNumber() : 0,
+          as_of: counted && w.unbilledAsOf ? w.unbilledAsOf.toISOString() : null,
+        }
       : {}),
   };
 }

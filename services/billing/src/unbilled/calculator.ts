@@ -1,0 +1,89 @@
+import type { Scope, UnbilledUsageBody } from '@billstream/contracts';
+import type { Db } from '@billstream/db';
+import type { CustomerStore } from '../customers/store';
+import type { InvoiceMaker } from '../invoices/maker';
+import { invoiceLines, wholeWindow, type UsageByPrice } from '../invoices/lines';
+import type { Meters, UsageQuery } from '../meters/domain';
+import type { SubscriptionStore } from '../subscriptions/store';
+import type { UnbilledStore } from './store';
+
+/** The aggregator's batch limit (ADR 0014, amendment). */
+const MAX_QUERIES = 1000;
+
+/**
+ * The unbilled usage charges of customers of one scope (ADR 0024), in minor units per currency:
+ * the usage lines the current period of each running subscription would bill now (what the
+ * upcoming invoice shows: the same prices, windows and calculator), plus the usage lines of
+ * draft invoices (ended periods, not finalized: the wallet pays them at finalization). A trial
+ * bills no usage. Subscriptions and drafts are read in one snapshot, so a period closing at
+ * that moment counts once, either as the current period or as its draft; usage is read after
+ * `asOf`, so it holds at least every event stored by `asOf`.
+ */
+export class UnbilledCalculator {
+  constructor(
+    private readonly db: Db,
+    private readonly subscriptions: SubscriptionStore,
+    private readonly customers: CustomerStore,
+    private readonly maker: InvoiceMaker,
+    private readonly store: UnbilledStore,
+    private readonly meters: Meters,
+    private readonly clock: () => Date,
+  ) {}
+
+  async compute(scope: Scope, customerIds: string[], requestId: string): Promise<UnbilledUsageBody> {
+    const asOf = this.clock();
+    const { running, drafts } = await this.db.transaction(
+      async (trx) => ({
+        running: (await this.subscriptions.runningOfCustomers(trx, scope, customerIds)).filter((s) => s.status === 'active' && s.currentPeriodStart && s.currentPeriodEnd),
+        drafts: await this.store.draftUsage(trx, scope, customerIds),
+      }),
+      { isolationLevel: 'repeatable read' },
+    );
+    const prices = await this.maker.pricesOfMany(this.db, running);
+    const known = await this.customers.findMany(this.db, customerIds);
+    const queries: Array<UsageQuery & { meterId: string }> = [];
+    const into: Array<{ subscriptionId: string; priceId: string }> = [];
+    for (const s of running) {
+      const customer = known.get(s.customerId);
+      if (!customer) continue;
+      for (const p of prices.get(s.id) ?? []) {
+        if (p.type !== 'USAGE' || !p.meterId) continue;
+        queries.push({ meterId: p.meterId, externalCustomerId: customer.externalId, from: s.currentPeriodStart!, to: s.currentPeriodEnd!, filterValues: p.filterValues });
+        into.push({ subscriptionId: s.id, priceId: p.id });
+      }
+    }
+    const usage = new Map<string, UsageByPrice>();
+    for (let at = 0; at < queries.length; at += MAX_QUERIES) {
+      const values = await this.meters.usageMany(scope, queries.slice(at, at + MAX_QUERIES), requestId);
+      values.forEach((v, i) => {
+        const { subscriptionId, priceId } = into[at + i];
+        const of = usage.get(subscriptionId) ?? new Map<string, string>();
+        of.set(priceId, v);
+        usage.set(subscriptionId, of);
+      });
+    }
+    // customer -> currency -> { open amount, draft invoices }
+    const out = new Map<string, Map<string, { amount: number; invoices: Array<{ invoice_id: string; amount: number }> }>>(customerIds.map((id) => [id, new Map()]));
+    const entry = (customerId: string, currency: string) => {
+      const byCurrency = out.get(customerId)!;
+      const found = byCurrency.get(currency) ?? { amount: 0, invoices: [] };
+      byCurrency.set(currency, found);
+      return found;
+    };
+    for (const s of running) {
+      const of = usage.get(s.id);
+      if (!of) continue;
+      const window = wholeWindow(s, { start: s.currentPeriodStart!, end: s.currentPeriodEnd! });
+      const lines = invoiceLines(prices.get(s.id) ?? [], { window, usage: of }, null).filter((l) => l.priceType === 'USAGE');
+      entry(s.customerId, s.currency).amount += lines.reduce((sum, l) => sum + l.amount, 0);
+    }
+    for (const d of drafts) if (d.amount > 0) entry(d.customerId, d.currency).invoices.push({ invoice_id: d.invoiceId, amount: d.amount });
+    return {
+      as_of: asOf.toISOString(),
+      customers: [...out].map(([customerId, byCurrency]) => ({
+        customer_id: customerId,
+        amounts: [...byCurrency].map(([currency, a]) => ({ currency, amount: a.amount, invoices: a.invoices })),
+      })),
+    };
+  }
+}
