@@ -19,6 +19,7 @@ const { ADMIN_URL, adminQuery, percentile } = require('../common');
 const { EventStore } = require('../../services/ingestion-aggregator/dist/events/store');
 const { EventPartitions } = require('../../services/ingestion-aggregator/dist/events/partitions');
 const { migrations, SCHEMA } = require('../../services/ingestion-aggregator/dist/migrations');
+const { ROLLUP_SERIES_OF_VALUES } = require('../../services/ingestion-aggregator/dist/meters/rollup-sql');
 
 const BATCH = Number(process.env.BATCH || 1000);
 const BATCHES = Number(process.env.BATCHES || 20);
@@ -60,7 +61,7 @@ async function main() {
       });
     const meter = async (tenant, type, field) => {
       const t = new Date();
-      await db('meters').insert({ id: `meter_${tenant}_${type}`, tenant_id: tenant, environment_id: 'production', name: type, event_name: 'api_call', aggregation_type: type, aggregation_field: field, filters: '[]', created_at: t, updated_at: t, rollup_ready_at: t });
+      await db('meters').insert({ id: `meter_${tenant}_${type}`, tenant_id: tenant, environment_id: 'production', name: type, event_name: 'api_call', aggregation_type: type, aggregation_field: field, filters: '[]', created_at: t, updated_at: t, rollup_ready_at: t, rollup_series: db.raw(ROLLUP_SERIES_OF_VALUES, [tenant, 'production', 'api_call', field, '[]']) });
     };
     // One tenant per case: no meters; 4 meters; 4 + UNIQUE_COUNT.
     const cases = { 'no meter': 't0', 'COUNT, SUM, MAX, LATEST': 't4', '+ UNIQUE_COUNT': 't5' };

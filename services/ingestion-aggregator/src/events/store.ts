@@ -2,7 +2,7 @@ import type { Scope } from '@billstream/contracts';
 import type { Db, Trx } from '@billstream/db';
 import { rowsOf } from '@billstream/db';
 import { scopeLockKey, PROJECTION_LOCK } from '../customers/lock';
-import { METER_ACCEPTS, METERED_COLUMNS, ROLLUP_CTES } from '../meters/rollup-sql';
+import { meteredSql, ROLLUP_CTES } from '../meters/rollup-sql';
 
 /** A stored usage event, as the service speaks of it. */
 export interface StoredEvent {
@@ -97,10 +97,7 @@ counted AS (
         last_event_at = greatest(s.last_event_at, excluded.last_event_at)
   RETURNING s.tenant_id
 ),
-metered AS (
-  SELECT ${METERED_COLUMNS}
-  FROM stored s JOIN meters m ON m.tenant_id = s.tenant_id AND m.environment_id = s.environment_id AND m.event_name = s.event_name
-  WHERE ${METER_ACCEPTS}
+metered AS (${meteredSql('stored', 'true', 'true')}
 ),${ROLLUP_CTES}
 SELECT (SELECT count(*) FROM stored)::int AS stored`;
 

@@ -2,20 +2,19 @@ import type { Db, Trx } from '@billstream/db';
 import { rowsOf } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
 import { PROJECTION_LOCK, scopeLockKey, scopeOf } from '../customers/lock';
-import { METER_ACCEPTS, METERED_COLUMNS, ROLLUP_CTES } from './rollup-sql';
+import { meteredSql, ROLLUP_CTES } from './rollup-sql';
 import type { Meter, MeterStore } from './store';
 
 const DAY_MS = 86_400_000;
 /** How long a first scheduled meter waits for others to build with it. */
 const GATHER_MS = 200;
 
-/** Rolls up one UTC day of the stored events of some meters of one scope (their rows of that day deleted first). */
+/**
+ * Rolls up one UTC day of the stored events of some series of one scope (their rows of that day
+ * deleted first), for every meter of those series (a series' rows serve them all).
+ */
 const BACKFILL_DAY = `
-WITH metered AS (
-  SELECT ${METERED_COLUMNS}
-  FROM events s JOIN meters m ON m.id = ANY(?::text[]) AND m.tenant_id = s.tenant_id AND m.environment_id = s.environment_id AND m.event_name = s.event_name
-  WHERE s.tenant_id = ? AND s.environment_id = ? AND s.event_name = ANY(?::text[]) AND s."timestamp" >= ? AND s."timestamp" < ?
-    AND ${METER_ACCEPTS}
+WITH metered AS (${meteredSql('events', 'm.rollup_series = ANY(?::text[])', 's.tenant_id = ? AND s.environment_id = ? AND s.event_name = ANY(?::text[]) AND s."timestamp" >= ? AND s."timestamp" < ?')}
 ),${ROLLUP_CTES}
 SELECT 1`;
 
@@ -102,6 +101,7 @@ export class RollupBuilder {
     );
     const started = Date.now();
     const ids = meters.map((m) => m.id);
+    const series = [...new Set(meters.map((m) => m.rollupSeries))];
     const names = [...new Set(meters.map((m) => m.eventName))];
     let days = 0;
     if (span?.first && span.last) {
@@ -110,10 +110,10 @@ export class RollupBuilder {
         if (this.stopped) return;
         const [from, to] = [new Date(day).toISOString(), new Date(day + DAY_MS).toISOString()];
         await this.underLock(scope, async (trx) => {
-          const where = 'meter_id = ANY(?::text[]) AND bucket >= ? AND bucket < ?';
-          await trx.raw(`DELETE FROM usage_rollups WHERE ${where}`, [ids, from, to]);
-          await trx.raw(`DELETE FROM usage_rollup_values WHERE ${where}`, [ids, from, to]);
-          await trx.raw(BACKFILL_DAY, [ids, tenantId, environmentId, names, from, to]);
+          const where = 'series = ANY(?::text[]) AND bucket >= ? AND bucket < ?';
+          await trx.raw(`DELETE FROM usage_rollups WHERE ${where}`, [series, from, to]);
+          await trx.raw(`DELETE FROM usage_rollup_values WHERE ${where}`, [series, from, to]);
+          await trx.raw(BACKFILL_DAY, [series, tenantId, environmentId, names, from, to]);
         });
         days += 1;
       }

@@ -12,6 +12,20 @@ export const NUMERIC = `CASE WHEN kind = 'number' THEN raw::numeric WHEN kind = 
 /** The UTC hour of `"timestamp"` (whatever the session's time zone). */
 export const HOUR_OF = (column: string) => `date_trunc('hour', ${column}, 'UTC')`;
 
+/** The SHA-256 (hex) of a meter definition's parts as one JSON array (unambiguous). */
+const seriesOf = (tenant: string, environment: string, eventName: string, field: string, filters: string) =>
+  `encode(sha256(convert_to(jsonb_build_array(${tenant}, ${environment}, ${eventName}, ${field}, ${filters})::text, 'UTF8')), 'hex')`;
+
+/**
+ * The rollup series of a meter row: a digest of its scope, event name, field and filters, what
+ * its rollup rows depend on. Equal definitions, whatever the aggregation, share one series;
+ * filters written in another order make another series (correct, only not shared).
+ */
+export const ROLLUP_SERIES = seriesOf('tenant_id', 'environment_id', 'event_name', 'aggregation_field', 'filters');
+
+/** `ROLLUP_SERIES` of bound values: tenant, environment, event name, field (or null), filters (JSON text). */
+export const ROLLUP_SERIES_OF_VALUES = seriesOf('?::text', '?::text', '?::text', '?::text', '?::jsonb');
+
 /**
  * True when the event `s` (its `properties`) passes every filter of the meter `m`: the property,
  * as text, is one of the filter's values (a missing property passes none), as in `UsageStore`.
@@ -21,19 +35,25 @@ export const METER_ACCEPTS = `(m.filters = '[]'::jsonb OR NOT EXISTS (
     WHERE NOT coalesce(s.properties ->> (f ->> 'key') IN (SELECT jsonb_array_elements_text(f -> 'values')), false)))`;
 
 /**
- * The columns of a `metered` CTE: one row per (event, meter that counts it), from events `s`
- * joined to meters `m`.
+ * A `metered` CTE body: one row per (event `s` of `source`, series of the meters `m` that count
+ * it), flagged with what the series' meters need: `partials` (a COUNT, SUM, MAX or LATEST meter)
+ * and `digests` (a UNIQUE_COUNT meter). `meters` restricts the meters joined (SQL on `m`).
  */
-export const METERED_COLUMNS = `s.tenant_id, s.environment_id, m.id AS meter_id, m.aggregation_type, s.external_customer_id,
-    s."timestamp", s.event_id,
+export const meteredSql = (source: string, meters: string, where: string) => `
+  SELECT s.tenant_id, s.environment_id, m.rollup_series AS series, s.external_customer_id, s."timestamp", s.event_id,
     s.properties ->> coalesce(m.aggregation_field, '') AS raw,
-    jsonb_typeof(s.properties -> coalesce(m.aggregation_field, '')) AS kind`;
+    jsonb_typeof(s.properties -> coalesce(m.aggregation_field, '')) AS kind,
+    bool_or(m.aggregation_type <> 'UNIQUE_COUNT') AS partials,
+    bool_or(m.aggregation_type = 'UNIQUE_COUNT') AS digests
+  FROM ${source} s JOIN meters m ON m.tenant_id = s.tenant_id AND m.environment_id = s.environment_id AND m.event_name = s.event_name AND ${meters}
+  WHERE ${where} AND ${METER_ACCEPTS}
+  GROUP BY s.tenant_id, s.environment_id, m.rollup_series, s.external_customer_id, s."timestamp", s.event_id, raw, kind`;
 
 /**
- * CTEs (to follow a `metered` CTE) that add its rows to the rollups: per (meter, customer, hour)
+ * CTEs (to follow a `metered` CTE) that add its rows to the rollups: per (series, customer, hour)
  * one upsert of the partials (keys in sorted order: concurrent batches wait, never deadlock;
  * the LATEST candidate ranked first by one sort of all rows, not by an ordered aggregate per group),
- * and for UNIQUE_COUNT meters the digest of each distinct value per hour and per day.
+ * and for series of UNIQUE_COUNT meters the digest of each distinct value per hour and per day.
  */
 export const ROLLUP_CTES = `
 valued AS (
@@ -41,18 +61,18 @@ valued AS (
 ),
 ranked AS (
   SELECT valued.*, row_number() OVER (
-    PARTITION BY meter_id, external_customer_id, bucket ORDER BY num IS NULL, "timestamp" DESC, event_id DESC) AS rank
-  FROM valued WHERE aggregation_type <> 'UNIQUE_COUNT'
+    PARTITION BY series, external_customer_id, bucket ORDER BY num IS NULL, "timestamp" DESC, event_id DESC) AS rank
+  FROM valued WHERE partials
 ),
 rolled AS (
-  INSERT INTO usage_rollups AS r (tenant_id, environment_id, meter_id, external_customer_id, bucket,
+  INSERT INTO usage_rollups AS r (tenant_id, environment_id, series, external_customer_id, bucket,
     event_count, value_sum, value_max, latest_value, latest_at, latest_event_id)
-  SELECT tenant_id, environment_id, meter_id, external_customer_id, bucket, count(*), sum(num), max(num),
+  SELECT tenant_id, environment_id, series, external_customer_id, bucket, count(*), sum(num), max(num),
     max(num) FILTER (WHERE rank = 1), max("timestamp") FILTER (WHERE rank = 1 AND num IS NOT NULL), max(event_id) FILTER (WHERE rank = 1 AND num IS NOT NULL)
   FROM ranked
-  GROUP BY meter_id, external_customer_id, bucket, tenant_id, environment_id
-  ORDER BY meter_id, external_customer_id, bucket
-  ON CONFLICT (meter_id, external_customer_id, bucket) DO UPDATE SET
+  GROUP BY series, external_customer_id, bucket, tenant_id, environment_id
+  ORDER BY series, external_customer_id, bucket
+  ON CONFLICT (series, external_customer_id, bucket) DO UPDATE SET
     event_count = r.event_count + excluded.event_count,
     value_sum = coalesce(r.value_sum + excluded.value_sum, r.value_sum, excluded.value_sum),
     value_max = greatest(r.value_max, excluded.value_max),
@@ -65,10 +85,10 @@ rolled AS (
   RETURNING 1
 ),
 distinct_values AS (
-  INSERT INTO usage_rollup_values (tenant_id, environment_id, meter_id, external_customer_id, span, bucket, value_sha256)
-  SELECT DISTINCT v.tenant_id, v.environment_id, v.meter_id, v.external_customer_id, b.span, b.bucket, sha256(convert_to(v.raw, 'UTF8'))
+  INSERT INTO usage_rollup_values (tenant_id, environment_id, series, external_customer_id, span, bucket, value_sha256)
+  SELECT DISTINCT v.tenant_id, v.environment_id, v.series, v.external_customer_id, b.span, b.bucket, sha256(convert_to(v.raw, 'UTF8'))
   FROM valued v CROSS JOIN LATERAL (VALUES ('hour', v.bucket), ('day', date_trunc('day', v."timestamp", 'UTC'))) AS b(span, bucket)
-  WHERE v.aggregation_type = 'UNIQUE_COUNT' AND v.raw IS NOT NULL
+  WHERE v.digests AND v.raw IS NOT NULL
   ORDER BY 3, 4, 5, 6, 7
   ON CONFLICT DO NOTHING
   RETURNING 1

@@ -118,8 +118,8 @@ function partsSql(
 ): string {
   const field = meter.aggregationField ?? '';
   const key = () => {
-    bindings.push(meter.id);
-    return `meter_id = ? AND external_customer_id = ${v('customer')}`;
+    bindings.push(meter.rollupSeries);
+    return `series = ? AND external_customer_id = ${v('customer')}`;
   };
   const edge = (lo: keyof RangeCut, hi: keyof RangeCut) => {
     bindings.push(field, field, scope.tenantId, scope.environmentId);

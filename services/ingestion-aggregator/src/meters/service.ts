@@ -107,6 +107,7 @@ export class MeterService {
       createdAt: now,
       updatedAt: now,
       rollupReadyAt: null,
+      rollupSeries: '',
     };
     await this.meters.insert(this.db, meter);
     this.rollups.schedule(meter.id);

@@ -1,5 +1,6 @@
 import type { AggregationType, Scope } from '@billstream/contracts';
 import type { Db, Trx } from '@billstream/db';
+import { ROLLUP_SERIES_OF_VALUES } from './rollup-sql';
 
 export interface MeterFilter {
   key: string;
@@ -19,6 +20,8 @@ export interface Meter {
   updatedAt: Date;
   /** When its usage rollup was built from the events stored before it; null until then (usage reads the events). */
   rollupReadyAt: Date | null;
+  /** Its rollup series (ROLLUP_SERIES), set by the store on insert; meters of one definition share it. */
+  rollupSeries: string;
 }
 
 interface MeterRow {
@@ -33,6 +36,7 @@ interface MeterRow {
   created_at: Date;
   updated_at: Date;
   rollup_ready_at: Date | null;
+  rollup_series: string;
 }
 
 function toMeter(row: MeterRow): Meter {
@@ -48,10 +52,11 @@ function toMeter(row: MeterRow): Meter {
     createdAt: new Date(row.created_at),
     updatedAt: new Date(row.updated_at),
     rollupReadyAt: row.rollup_ready_at ? new Date(row.rollup_ready_at) : null,
+    rollupSeries: row.rollup_series,
   };
 }
 
-function toRow(m: Meter): MeterRow {
+function toRow(m: Meter): Omit<MeterRow, 'rollup_series'> {
   return {
     id: m.id,
     tenant_id: m.tenantId,
@@ -69,10 +74,17 @@ function toRow(m: Meter): MeterRow {
 
 /** Meters of every scope; holds no connection (each call is given one). */
 export class MeterStore {
-  /** Inserts a meter (it carries its own tenant and environment). */
+  /** Inserts a meter (it carries its own tenant and environment) and sets its `rollupSeries`. */
   async insert(conn: Db | Trx, meter: Meter): Promise<void> {
     const row = toRow(meter);
-    await conn('meters').insert({ ...row, filters: JSON.stringify(row.filters) });
+    const rows = (await conn('meters')
+      .insert({
+        ...row,
+        filters: JSON.stringify(row.filters),
+        rollup_series: conn.raw(ROLLUP_SERIES_OF_VALUES, [row.tenant_id, row.environment_id, row.event_name, row.aggregation_field, JSON.stringify(row.filters)]),
+      })
+      .returning('rollup_series')) as Array<{ rollup_series: string }>;
+    meter.rollupSeries = rows[0].rollup_series;
   }
 
   async get(conn: Db | Trx, scope: Scope, id: string): Promise<Meter | undefined> {
