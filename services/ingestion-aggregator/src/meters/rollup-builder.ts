@@ -80,12 +80,19 @@ export class RollupBuilder {
     }
   }
 
-  /** Builds these meters' rollups from their stored events and marks them ready (idempotent). */
+  /**
+   * Builds these meters' rollups from their stored events and marks them ready (idempotent). A
+   * meter whose series already serves a ready meter needing the same rows is ready at once.
+   */
   async build(meterIds: string[]): Promise<void> {
     const scopes = new Map<string, Meter[]>();
     for (const id of meterIds) {
       const meter = await this.meters.byId(this.db, id);
       if (!meter || meter.rollupReadyAt) continue;
+      if (await this.meters.seriesReadyFor(this.db, meter)) {
+        await this.meters.markRollupReady(this.db, meter.id);
+        continue;
+      }
       const key = scopeOf(meter.tenantId, meter.environmentId);
       scopes.set(key, [...(scopes.get(key) ?? []), meter]);
     }

@@ -262,6 +262,23 @@ describe('usage rollups (real Postgres)', () => {
     expect(await series(early[0])).toBe(await series(late[0]));
   });
 
+  it('makes a meter ready at once when a ready meter of its series needs the same rows, else builds it', async () => {
+    const shared = await newMeter('LATEST', 'n', REGION_FILTER);
+    // A marker row in an hour without events: a recount of the series would delete it.
+    const marker = { tenant_id: SCOPE.tenantId, environment_id: SCOPE.environmentId, series: shared.rollupSeries, external_customer_id: 'marker', bucket: '2026-07-04T05:00:00Z', event_count: 1 };
+    await db('usage_rollups').insert(marker);
+    await builder.build([shared.id]);
+    expect((await fresh(shared)).rollupReadyAt).toBeInstanceOf(Date);
+    expect(await db('usage_rollups').where({ series: shared.rollupSeries, external_customer_id: 'marker' }).count({ n: '*' })).toEqual([{ n: 1 }]);
+    const digests = await newMeter('UNIQUE_COUNT', 'n', REGION_FILTER);
+    await builder.build([digests.id]);
+    expect(await db('usage_rollups').where({ series: shared.rollupSeries, external_customer_id: 'marker' }).count({ n: '*' })).toEqual([{ n: 0 }]);
+    const meter = await fresh(digests);
+    expect(meter.rollupReadyAt).toBeInstanceOf(Date);
+    const q = { meter, externalCustomerId: 'c1', from: '2026-06-30T10:20:00.000000Z', to: '2026-07-03T00:00:00.000000Z', windowSize: 'DAY' as const };
+    expect(view(await rolled.aggregate(db, SCOPE, q), q.from, q.to, q.windowSize)).toEqual(view(await raw.aggregate(db, SCOPE, q), q.from, q.to, q.windowSize));
+  });
+
   it('does not use the rollup before it is built, nor with extra filters it cannot answer', async () => {
     const meter = early[1];
     expect(rollupCovers({ ...meter, rollupReadyAt: null }, undefined)).toBe(false);
@@ -282,7 +299,7 @@ describe('usage rollups (real Postgres)', () => {
   });
 
   it('on start, builds the meters left unbuilt (a crash mid-build, meters older than rollups)', async () => {
-    const pending = await newMeter('MAX', 'n', REGION_FILTER);
+    const pending = await newMeter('MAX', 'n', [{ key: 'tier', values: ['a'] }]);
     await db('usage_rollups').insert({ tenant_id: SCOPE.tenantId, environment_id: SCOPE.environmentId, series: pending.rollupSeries, external_customer_id: 'c0', bucket: '2026-07-04T05:00:00Z', event_count: 999, value_max: '999999' });
     const restarted = new RollupBuilder(db, meterStore, testLogger('rollups'));
     await restarted.start();

@@ -112,6 +112,21 @@ export class MeterStore {
     return row ? toMeter(row) : undefined;
   }
 
+  /**
+   * True when a ready meter of the same rollup series needs the same rows (digests for
+   * UNIQUE_COUNT, partials for the others): the series is complete for this meter too, as every
+   * batch since that meter's build has written them.
+   */
+  async seriesReadyFor(conn: Db | Trx, meter: Meter): Promise<boolean> {
+    const unique = meter.aggregationType === 'UNIQUE_COUNT';
+    const row = await conn('meters')
+      .where({ rollup_series: meter.rollupSeries })
+      .whereNotNull('rollup_ready_at')
+      .andWhereRaw("(aggregation_type = 'UNIQUE_COUNT') = ?", [unique])
+      .first('id');
+    return row !== undefined;
+  }
+
   async markRollupReady(conn: Db | Trx, id: string): Promise<void> {
     await conn('meters').where({ id }).update({ rollup_ready_at: conn.fn.now() });
   }
