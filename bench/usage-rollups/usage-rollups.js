@@ -109,7 +109,7 @@ async function main() {
       throw new Error(`SETUP_DB=${name} holds events but not ${TYPES.length} ready meters; use a fresh database`);
     }
     const rollupRows = (await pg.query('SELECT (SELECT count(*) FROM usage_rollups) AS hours, (SELECT count(*) FROM usage_rollup_values) AS values')).rows[0];
-    console.log(`rollup rows: ${rollupRows.hours} (meter, customer, hour), ${rollupRows.values} distinct-value rows (hour and day)`);
+    console.log(`rollup rows: ${rollupRows.hours} (series, customer, hour), ${rollupRows.values} distinct-value rows (hour and day)`);
 
     const monthStart = from.getTime();
     const monthEnd = to.getTime();

@@ -4,13 +4,13 @@
  */
 
 /** A decimal written as a string (no `?` quantifier: knex reads `?` as a binding). */
-export const NUMERIC_TEXT = '^-{0,1}[0-9]+([.][0-9]+){0,1}$';
+const NUMERIC_TEXT = '^-{0,1}[0-9]+([.][0-9]+){0,1}$';
 
 /** `num`: the aggregated property as numeric, when it is a number or a decimal string. */
 export const NUMERIC = `CASE WHEN kind = 'number' THEN raw::numeric WHEN kind = 'string' AND raw ~ '${NUMERIC_TEXT}' THEN raw::numeric END`;
 
 /** The UTC hour of `"timestamp"` (whatever the session's time zone). */
-export const HOUR_OF = (column: string) => `date_trunc('hour', ${column}, 'UTC')`;
+const HOUR_OF = (column: string) => `date_trunc('hour', ${column}, 'UTC')`;
 
 /** The SHA-256 (hex) of a meter definition's parts as one JSON array (unambiguous). */
 const seriesOf = (tenant: string, environment: string, eventName: string, field: string, filters: string) =>
@@ -30,7 +30,7 @@ export const ROLLUP_SERIES_OF_VALUES = seriesOf('?::text', '?::text', '?::text',
  * True when the event `s` (its `properties`) passes every filter of the meter `m`: the property,
  * as text, is one of the filter's values (a missing property passes none), as in `UsageStore`.
  */
-export const METER_ACCEPTS = `(m.filters = '[]'::jsonb OR NOT EXISTS (
+const METER_ACCEPTS = `(m.filters = '[]'::jsonb OR NOT EXISTS (
     SELECT 1 FROM jsonb_array_elements(m.filters) f
     WHERE NOT coalesce(s.properties ->> (f ->> 'key') IN (SELECT jsonb_array_elements_text(f -> 'values')), false)))`;
 
