@@ -176,7 +176,7 @@ async function setUp(dbName, key) {
   }
 }
 
-const FEATURES = ['api_calls', 'api_calls', 'sso', 'seats_tier'];
+const FEATURES = (process.env.FEATURES || 'api_calls,api_calls,sso,seats_tier').split(',');
 
 /** Checks at `rate` per second for `seconds`, open loop; returns latencies from the slots. */
 async function driveChecks(api, customers, rate, seconds, stop) {
