@@ -241,4 +241,43 @@ async function launchAll(names, envOf, urlOf, profileDirOf = () => undefined, on
   return procs;
 }
 
-module.exports = { commonServiceEnv, launchAll, settleSetup, nodeFlagsOf, cpuSeconds, coresBusy, ADMIN_URL, adminQuery, percentile, sleep, freePort, launch, waitReady, stopProcess, summarizeProfile };
+/**
+ * A JSON client of the gateway for a bench: `call` answers { status, body }; `must` wants one
+ * status and retries a 503 up to 5 times (a set-up call on a loaded machine: nothing was
+ * written), throwing on anything else.
+ */
+function apiClient(url, key, { connections = 64, pipelining = 1 } = {}) {
+  const { Pool } = require('undici');
+  const pool = new Pool(url, { connections, pipelining, keepAliveTimeout: 30_000 });
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const call = async (method, p, body) => {
+    const res = await pool.request({ method, path: p, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+    const text = await res.body.text();
+    return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
+  };
+  const must = async (method, p, body, want) => {
+    let res = await call(method, p, body);
+    for (let attempt = 1; res.status === 503 && attempt <= 5; attempt += 1) {
+      await sleep(500 * attempt);
+      res = await call(method, p, body);
+    }
+    if (res.status !== want) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(res.body).slice(0, 500)}`);
+    return res.body;
+  };
+  return { pool, call, must };
+}
+
+/** Runs `fn` over 0..count-1 with at most `limit` in flight. */
+async function inParallel(count, limit, fn) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < count) {
+        const i = next++;
+        await fn(i);
+      }
+    }),
+  );
+}
+
+module.exports = { apiClient, inParallel, commonServiceEnv, launchAll, settleSetup, nodeFlagsOf, cpuSeconds, coresBusy, ADMIN_URL, adminQuery, percentile, sleep, freePort, launch, waitReady, stopProcess, summarizeProfile };

@@ -34,9 +34,8 @@ const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { Pool } = require('undici');
 
-const { commonServiceEnv, launchAll, cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, stopProcess } = require('../common');
+const { apiClient, commonServiceEnv, launchAll, cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, stopProcess } = require('../common');
 
 const README = path.join(__dirname, 'README.md');
 const RATE = Number(process.env.RATE || 5000);
@@ -89,22 +88,6 @@ async function startStack(brokers, dbName) {
   };
 }
 
-function client(stack) {
-  const pool = new Pool(stack.url, { connections: 64, keepAliveTimeout: 30_000 });
-  const headers = { authorization: `Bearer ${stack.key}`, 'content-type': 'application/json' };
-  const call = async (method, p, body) => {
-    const res = await pool.request({ method, path: p, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
-    const text = await res.body.text();
-    return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
-  };
-  const must = async (method, p, body, want) => {
-    const res = await call(method, p, body);
-    if (res.status !== want) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(res.body).slice(0, 300)}`);
-    return res.body;
-  };
-  return { pool, call, must };
-}
-
 async function setUp(api) {
   const meter = (await api.must('POST', '/v1/meters', { name: 'calls', event_name: 'api_call', aggregation: { type: 'COUNT' } }, 201)).id;
   const price = { type: 'USAGE', currency: 'usd', amount: '0.01', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ARREAR', meter_id: meter };
@@ -127,7 +110,7 @@ async function setUp(api) {
 async function run(brokers, n) {
   const dbName = `bench_balance_${Date.now()}_${n}`;
   const stack = await startStack(brokers, dbName);
-  const api = client(stack);
+  const api = apiClient(stack.url, stack.key);
   try {
     const { customers, meter } = await setUp(api);
     const timestamp = new Date().toISOString();

@@ -49,10 +49,9 @@ const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const { Client } = require('pg');
-const { Pool } = require('undici');
 const { performance } = require('node:perf_hooks');
 
-const { commonServiceEnv, launchAll, settleSetup, cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, stopProcess, summarizeProfile } = require('../common');
+const { apiClient, inParallel, commonServiceEnv, launchAll, settleSetup, cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, stopProcess, summarizeProfile } = require('../common');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const README = path.join(__dirname, 'README.md');
@@ -146,41 +145,6 @@ async function startStack(brokers, profileDir, dbName, create) {
       if (!keepDb && !process.env.KEEP_DB) await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
     },
   };
-}
-
-function client(stack) {
-  const pool = new Pool(stack.url, { connections: 64, keepAliveTimeout: 30_000 });
-  const headers = { authorization: `Bearer ${stack.key}`, 'content-type': 'application/json' };
-  const call = async (method, p, body) => {
-    const res = await pool.request({ method, path: p, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
-    const text = await res.body.text();
-    return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
-  };
-  // Set-up calls: a 503 (a service the call needs did not answer in time on this loaded
-  // machine; nothing was written) is retried.
-  const must = async (method, p, body, want) => {
-    let res = await call(method, p, body);
-    for (let attempt = 1; res.status === 503 && attempt <= 5; attempt += 1) {
-      await sleep(500 * attempt);
-      res = await call(method, p, body);
-    }
-    if (res.status !== want) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(res.body).slice(0, 500)}`);
-    return res.body;
-  };
-  return { pool, call, must };
-}
-
-/** Runs `fn` over 0..count-1 with at most `limit` in flight. */
-async function inParallel(count, limit, fn) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < count) {
-        const i = next++;
-        await fn(i);
-      }
-    }),
-  );
 }
 
 /** tokens of event j (deterministic, so the expected sums are known here). */
@@ -533,7 +497,7 @@ async function main() {
   } else {
     base = `bench_billing_${Date.now().toString(36)}`;
     const stack = await startStack(brokers, '', base, true);
-    const api = client(stack);
+    const api = apiClient(stack.url, stack.key);
     const pg = new Client({ connectionString: stack.databaseUrl });
     await pg.connect();
     try {
@@ -561,7 +525,7 @@ async function main() {
     await endPeriodNow(runDb, setup);
     const runStack = await startStack(brokers, profileDir, runDb, false);
 
-    const runApi = client(runStack);
+    const runApi = apiClient(runStack.url, runStack.key);
     const runPg = new Client({ connectionString: runStack.databaseUrl });
     await runPg.connect();
     try {

@@ -43,10 +43,9 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { Client } = require('pg');
-const { Pool } = require('undici');
 const { performance } = require('node:perf_hooks');
 
-const { commonServiceEnv, launchAll, settleSetup, cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, stopProcess, summarizeProfile } = require('../common');
+const { apiClient, inParallel, commonServiceEnv, launchAll, settleSetup, cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, stopProcess, summarizeProfile } = require('../common');
 
 const README = path.join(__dirname, 'README.md');
 const RUNS = Number(process.env.RUNS || 3);
@@ -108,42 +107,10 @@ async function startStack(dbName, key, profileDir) {
   };
 }
 
-function client(url, key, connections) {
-  const pool = new Pool(url, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
-  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-  const call = async (method, p, body) => {
-    const res = await pool.request({ method, path: p, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
-    const text = await res.body.text();
-    return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
-  };
-  const must = async (method, p, body, want) => {
-    let res = await call(method, p, body);
-    for (let attempt = 1; res.status === 503 && attempt <= 5; attempt += 1) {
-      await sleep(500 * attempt);
-      res = await call(method, p, body);
-    }
-    if (res.status !== want) throw new Error(`${method} ${p}: ${res.status} ${JSON.stringify(res.body).slice(0, 500)}`);
-    return res.body;
-  };
-  return { pool, call, must };
-}
-
-async function inParallel(count, limit, fn) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < count) {
-        const i = next++;
-        await fn(i);
-      }
-    }),
-  );
-}
-
 /** The set-up on database `dbName` (fresh stack, stopped at the end). */
 async function setUp(dbName, key) {
   const stack = await startStack(dbName, key);
-  const api = client(stack.url, key, 32);
+  const api = apiClient(stack.url, key, { connections: 32 });
   const pg = new Client({ connectionString: stack.databaseUrl });
   await pg.connect();
   try {
@@ -176,7 +143,7 @@ async function setUp(dbName, key) {
   }
 }
 
-const FEATURES = ['api_calls', 'api_calls', 'sso', 'seats_tier'];
+const FEATURES = (process.env.FEATURES || 'api_calls,api_calls,sso,seats_tier').split(',');
 
 /** Checks at `rate` per second for `seconds`, open loop; returns latencies from the slots. */
 async function driveChecks(api, customers, rate, seconds, stop) {
@@ -314,7 +281,7 @@ async function phase(api, setup, rate, seconds, label) {
 async function run(dbName, key, setup, index) {
   const profileDir = PROFILE ? fs.mkdtempSync(path.join(os.tmpdir(), 'billstream-prof-')) : undefined;
   const stack = await startStack(dbName, key, profileDir);
-  const api = client(stack.url, key, 256);
+  const api = apiClient(stack.url, key, { connections: 256 });
   try {
     const load = os.loadavg()[0];
     if (WARMUP_S > 0) await phase(api, setup, RATE, WARMUP_S, `r${index}-warm`);

@@ -7,7 +7,7 @@ import type { KnownCustomer } from '../customers/store';
 import type { Meters } from '../meters/domain';
 import type { Subscription } from '../subscriptions/domain';
 import type { SubscriptionStore } from '../subscriptions/store';
-import { GRANTS_TTL_MS, USAGE_TTL_MS, type AccessCache } from './access-cache';
+import { USAGE_TTL_MS, type AccessCache } from './access-cache';
 import { Coalescer } from './coalescer';
 import { usageInBatch, type AskedUsage, type MeterQuery } from './usage-batch';
 import type { Entitlement, Feature } from './domain';
@@ -115,7 +115,7 @@ export class CustomerAccess {
 
   /** allowed = enabled and (no limit, soft limit, or usage + quantity <= limit); remaining = limit − usage. */
   async check(scope: Scope, ref: CustomerRef, lookupKey: string, quantity: string, requestId: string): Promise<CheckResult> {
-    const feature = await this.cache.get(scope, null, `feature|${lookupKey}`, GRANTS_TTL_MS, () => this.features.byLookupKey(this.db, scope, lookupKey));
+    const feature = await this.cache.get(scope, null, `feature|${lookupKey}`, this.cache.grantsTtlMs(), () => this.features.byLookupKey(this.db, scope, lookupKey));
     if (!feature || feature.status === 'archived') {
       throw new NotFoundError(`Feature with lookup_key "${lookupKey}" not found`, { field: 'feature_lookup_key', feature_lookup_key: lookupKey });
     }
@@ -142,7 +142,7 @@ export class CustomerAccess {
 
   /** The customer's grants per feature id, over its active and trialing subscriptions (cached: `AccessCache`). */
   private grants(scope: Scope, customer: KnownCustomer): Promise<Map<string, GrantSource[]>> {
-    return this.cache.get(scope, customer.id, 'grants', GRANTS_TTL_MS, () => this.grantLoader(scope).load(customer.id));
+    return this.cache.get(scope, customer.id, 'grants', this.cache.grantsTtlMs(), () => this.grantLoader(scope).load(customer.id));
   }
 
   private grantLoader(scope: Scope): Coalescer<string, Map<string, GrantSource[]>> {
