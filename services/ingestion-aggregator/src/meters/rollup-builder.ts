@@ -2,7 +2,7 @@ import type { Db, Trx } from '@billstream/db';
 import { rowsOf } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
 import { PROJECTION_LOCK, scopeLockKey, scopeOf } from '../customers/lock';
-import { meteredSql, ROLLUP_CTES } from './rollup-sql';
+import { HOUR_BIT, MONTH_HOURS, MONTH_OF, meteredSql, ROLLUP_CTES } from './rollup-sql';
 import type { Meter, MeterStore } from './store';
 
 const DAY_MS = 86_400_000;
@@ -17,6 +17,17 @@ const BACKFILL_DAY = `
 WITH metered AS (${meteredSql('events', 'm.rollup_series = ANY(?::text[])', 's.tenant_id = ? AND s.environment_id = ? AND s.event_name = ANY(?::text[]) AND s."timestamp" >= ? AND s."timestamp" < ?')}
 ),${ROLLUP_CTES}
 SELECT 1`;
+
+/**
+ * Clears the bits of one UTC day's hours [?, ?) in the UNIQUE_COUNT month bitmaps of some series
+ * (the day is recounted next); `DROP_EMPTY_MONTHS` then drops the rows left with no bit.
+ */
+const CLEAR_DAY_BITS = `
+UPDATE usage_rollup_value_months u SET hours = u.hours & ~d.mask
+FROM (SELECT bit_or(${HOUR_BIT('g', MONTH_OF('g'))}) AS mask
+  FROM generate_series(?::timestamptz, ?::timestamptz - interval '1 hour', interval '1 hour') g) d
+WHERE u.series = ANY(?::text[]) AND u.month = ${MONTH_OF('?::timestamptz')} AND (u.hours & d.mask) <> B'0'::bit(${MONTH_HOURS})`;
+const DROP_EMPTY_MONTHS = `DELETE FROM usage_rollup_value_months WHERE series = ANY(?::text[]) AND month = ${MONTH_OF('?::timestamptz')} AND hours = B'0'::bit(${MONTH_HOURS})`;
 
 /**
  * Builds the rollup of meters created after events of theirs were stored (docs/adr/0023), in
@@ -119,7 +130,8 @@ export class RollupBuilder {
         await this.underLock(scope, async (trx) => {
           const where = 'series = ANY(?::text[]) AND bucket >= ? AND bucket < ?';
           await trx.raw(`DELETE FROM usage_rollups WHERE ${where}`, [series, from, to]);
-          await trx.raw(`DELETE FROM usage_rollup_values WHERE ${where}`, [series, from, to]);
+          await trx.raw(CLEAR_DAY_BITS, [from, to, series, from]);
+          await trx.raw(DROP_EMPTY_MONTHS, [series, from]);
           await trx.raw(BACKFILL_DAY, [series, tenantId, environmentId, names, from, to]);
         });
         days += 1;

@@ -12,6 +12,16 @@ export const NUMERIC = `CASE WHEN kind = 'number' THEN raw::numeric WHEN kind = 
 /** The UTC hour of `"timestamp"` (whatever the session's time zone). */
 const HOUR_OF = (column: string) => `date_trunc('hour', ${column}, 'UTC')`;
 
+/** The UTC month of a timestamp. */
+export const MONTH_OF = (column: string) => `date_trunc('month', ${column}, 'UTC')`;
+
+/** Bits of a UNIQUE_COUNT month bitmap: one per hour of the longest month (31 x 24). */
+export const MONTH_HOURS = 744;
+
+/** A month bitmap with only the bit of the UTC hour `hour` set (`month` its month's start): bit i is hour i of the month. */
+export const HOUR_BIT = (hour: string, month: string) =>
+  `(B'1'::bit(${MONTH_HOURS}) >> (extract(epoch FROM ${hour} - ${month}) / 3600)::int)`;
+
 /** The SHA-256 (hex) of a meter definition's parts as one JSON array (unambiguous). */
 const seriesOf = (tenant: string, environment: string, eventName: string, field: string, filters: string) =>
   `encode(sha256(convert_to(jsonb_build_array(${tenant}, ${environment}, ${eventName}, ${field}, ${filters})::text, 'UTF8')), 'hex')`;
@@ -53,7 +63,9 @@ export const meteredSql = (source: string, meters: string, where: string) => `
  * CTEs (to follow a `metered` CTE) that add its rows to the rollups: per (series, customer, hour)
  * one upsert of the partials (keys in sorted order: concurrent batches wait, never deadlock;
  * the LATEST candidate ranked first by one sort of all rows, not by an ordered aggregate per group),
- * and for series of UNIQUE_COUNT meters the digest of each distinct value per hour and per day.
+ * and for series of UNIQUE_COUNT meters, per (series, customer, UTC month, digest of a value), the
+ * bitmap of the month's hours holding the value, OR-ed into the stored one (a new row version only
+ * when a bit is new).
  */
 export const ROLLUP_CTES = `
 valued AS (
@@ -84,12 +96,13 @@ rolled AS (
       THEN coalesce(excluded.latest_at, r.latest_at) ELSE r.latest_at END
   RETURNING 1
 ),
-distinct_values AS (
-  INSERT INTO usage_rollup_values (tenant_id, environment_id, series, external_customer_id, span, bucket, value_sha256)
-  SELECT DISTINCT v.tenant_id, v.environment_id, v.series, v.external_customer_id, b.span, b.bucket, sha256(convert_to(v.raw, 'UTF8'))
-  FROM valued v CROSS JOIN LATERAL (VALUES ('hour', v.bucket), ('day', date_trunc('day', v."timestamp", 'UTC'))) AS b(span, bucket)
-  WHERE v.digests AND v.raw IS NOT NULL
-  ORDER BY 3, 4, 5, 6, 7
-  ON CONFLICT DO NOTHING
+value_months AS (
+  INSERT INTO usage_rollup_value_months AS u (tenant_id, environment_id, series, external_customer_id, month, value_sha256, hours)
+  SELECT tenant_id, environment_id, series, external_customer_id, month, h, bit_or(${HOUR_BIT('bucket', 'month')})
+  FROM (SELECT v.*, ${MONTH_OF('v."timestamp"')} AS month, sha256(convert_to(v.raw, 'UTF8')) AS h FROM valued v WHERE v.digests AND v.raw IS NOT NULL) x
+  GROUP BY series, external_customer_id, month, h, tenant_id, environment_id
+  ORDER BY series, external_customer_id, month, h
+  ON CONFLICT (series, external_customer_id, month, value_sha256) DO UPDATE SET hours = u.hours | excluded.hours
+    WHERE (u.hours | excluded.hours) <> u.hours
   RETURNING 1
 )`;

@@ -1,7 +1,7 @@
 import type { AggregationType, Scope, WindowSize } from '@billstream/contracts';
 import type { Db, Knex, Trx } from '@billstream/db';
 import { rowsOf } from '@billstream/db';
-import { NUMERIC } from './rollup-sql';
+import { MONTH_HOURS, MONTH_OF, NUMERIC } from './rollup-sql';
 import type { Meter, MeterFilter } from './store';
 import { filterConditions, type UsageManyQuery, type UsageQuery, type UsageRows } from './usage-store';
 
@@ -69,81 +69,97 @@ const COMBINE: Record<Exclude<AggregationType, 'UNIQUE_COUNT'>, string> = {
   LATEST: '(array_agg(lv ORDER BY la DESC, le DESC) FILTER (WHERE lv IS NOT NULL))[1]',
 };
 
-/**
- * The value over all the parts, as a one-row SELECT. Distinct digests are counted by hashing
- * (`SELECT DISTINCT`), not by `count(DISTINCT)`, which sorts: tens of thousands of day rows a month.
- */
-function totalSql(type: AggregationType, parts: string): string {
-  if (type === 'UNIQUE_COUNT') return `SELECT count(*)::numeric AS value FROM (SELECT DISTINCT h FROM (${parts}) p) d`;
+/** The value over all the parts, as a one-row SELECT. */
+function totalSql(type: Exclude<AggregationType, 'UNIQUE_COUNT'>, parts: string): string {
   return `SELECT ${COMBINE[type]} AS value FROM (${parts}) p`;
 }
 
+/** A window start (timestamptz) as the API writes it. */
+const windowText = (w: string) => `to_char(${w} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS') || '.000000Z'`;
+
 /**
  * The value per window (rows w, value) and over all the parts (w NULL). Windows are grouped by
- * their start as a timestamp (`trunc`) and written as text only once per window. UNIQUE_COUNT:
- * rows marked `d` are distinct within their window already (a window's day rows; an HOUR
- * window's hour rows), and a window holding them holds nothing else (`cutRange`), so only the
- * other windows (edge days, edge hours) count distinct digests.
+ * their start as a timestamp (`trunc`) and written as text only once per window.
  */
-function windowedSql(type: AggregationType, parts: string, trunc: string): string {
-  const grouped =
-    type === 'UNIQUE_COUNT'
-      ? `WITH p AS (SELECT ${trunc} AS w, h, d FROM (${parts}) x)
-      SELECT w, sum(n)::numeric AS value FROM (
-        SELECT w, count(*) AS n FROM p WHERE d GROUP BY w
-        UNION ALL SELECT w, count(*) FROM (SELECT DISTINCT w, h FROM p WHERE NOT d) u GROUP BY w) c GROUP BY w
-      UNION ALL SELECT NULL, count(*)::numeric FROM (SELECT DISTINCT h FROM p) t`
-      : `SELECT w, ${COMBINE[type]} AS value FROM (SELECT p.*, ${trunc} AS w FROM (${parts}) p) x GROUP BY GROUPING SETS ((w), ())`;
-  return `SELECT to_char(w AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS') || '.000000Z' AS w, value FROM (${grouped}) g`;
+function windowedSql(type: Exclude<AggregationType, 'UNIQUE_COUNT'>, parts: string, trunc: string): string {
+  const grouped = `SELECT w, ${COMBINE[type]} AS value FROM (SELECT p.*, ${trunc} AS w FROM (${parts}) p) x GROUP BY GROUPING SETS ((w), ())`;
+  return `SELECT ${windowText('w')} AS w, value FROM (${grouped}) g`;
 }
 
-const TRUNC_UNIT: Record<WindowSize, string> = { HOUR: 'hour', DAY: 'day' };
+const TRUNC_UNIT: Record<WindowSize, 'hour' | 'day'> = { HOUR: 'hour', DAY: 'day' };
 
 /** A value of the query: a binding (`?`) or a column of the unnested ranges. */
 type Value = (name: keyof RangeCut | 'customer') => string;
 
 /**
- * The partial rows of one customer and range: rollup rows of the whole hours (days) and one
- * row per raw event of the edges, all with a `bucket` inside their window. Columns: bucket and
- * n, s, mx, lv, la, le (count, sum, max, latest value, time, event id), or bucket, h (the
- * value's digest) and d (see `windowedSql`) for UNIQUE_COUNT.
+ * The events of one customer in [lo, hi) that the meter (and the extra filters) counts: columns
+ * "timestamp", event_id, raw (the aggregated property as text), kind (its JSON type).
  */
-function partsSql(
-  scope: Scope,
-  meter: Meter,
-  extraFilters: MeterFilter[] | undefined,
-  v: Value,
-  bindings: Knex.RawBinding[],
-  windowSize: WindowSize | undefined,
-): string {
+function edgeSql(scope: Scope, meter: Meter, extraFilters: MeterFilter[] | undefined, v: Value, bindings: Knex.RawBinding[], lo: keyof RangeCut, hi: keyof RangeCut): string {
   const field = meter.aggregationField ?? '';
-  const key = () => {
-    bindings.push(meter.rollupSeries);
-    return `series = ? AND external_customer_id = ${v('customer')}`;
-  };
-  const edge = (lo: keyof RangeCut, hi: keyof RangeCut) => {
-    bindings.push(field, field, scope.tenantId, scope.environmentId);
-    const head = `SELECT "timestamp", event_id, properties ->> ? AS raw, jsonb_typeof(properties -> ?) AS kind FROM events
-      WHERE tenant_id = ? AND environment_id = ? AND external_customer_id = ${v('customer')} AND event_name = ?`;
-    bindings.push(meter.eventName);
-    const range = ` AND "timestamp" >= ${v(lo)} AND "timestamp" < ${v(hi)}`;
-    return head + range + filterConditions(meter, extraFilters, bindings);
-  };
-  if (meter.aggregationType === 'UNIQUE_COUNT') {
-    const values = (span: string, lo: keyof RangeCut, hi: keyof RangeCut) =>
-      `SELECT bucket, value_sha256 AS h, ${span === 'day' || windowSize === 'HOUR'} AS d FROM usage_rollup_values WHERE ${key()} AND span = '${span}' AND bucket >= ${v(lo)} AND bucket < ${v(hi)}`;
-    return [
-      values('day', 'dStart', 'dEnd'),
-      values('hour', 'hStart', 'dStart'),
-      values('hour', 'dEnd', 'hEnd'),
-      `SELECT "timestamp", sha256(convert_to(raw, 'UTF8')), false FROM (${edge('from', 'hStart')} UNION ALL ${edge('hEnd', 'to')}) e WHERE raw IS NOT NULL`,
-    ].join('\n UNION ALL ');
-  }
+  bindings.push(field, field, scope.tenantId, scope.environmentId);
+  const head = `SELECT "timestamp", event_id, properties ->> ? AS raw, jsonb_typeof(properties -> ?) AS kind FROM events
+    WHERE tenant_id = ? AND environment_id = ? AND external_customer_id = ${v('customer')} AND event_name = ?`;
+  bindings.push(meter.eventName);
+  const range = ` AND "timestamp" >= ${v(lo)} AND "timestamp" < ${v(hi)}`;
+  return head + range + filterConditions(meter, extraFilters, bindings);
+}
+
+/**
+ * The partial rows of one customer and range for COUNT, SUM, MAX and LATEST: rollup rows of the
+ * whole hours and one row per raw event of the edges, all with a `bucket` inside their window.
+ * Columns: bucket and n, s, mx, lv, la, le (count, sum, max, latest value, time, event id).
+ */
+function partsSql(scope: Scope, meter: Meter, extraFilters: MeterFilter[] | undefined, v: Value, bindings: Knex.RawBinding[]): string {
+  bindings.push(meter.rollupSeries);
   const rollups = `SELECT bucket, event_count AS n, value_sum AS s, value_max AS mx, latest_value AS lv, latest_at AS la, latest_event_id AS le
-    FROM usage_rollups WHERE ${key()} AND bucket >= ${v('hStart')} AND bucket < ${v('hEnd')}`;
+    FROM usage_rollups WHERE series = ? AND external_customer_id = ${v('customer')} AND bucket >= ${v('hStart')} AND bucket < ${v('hEnd')}`;
   const edges = `SELECT "timestamp", 1, num, num, num, "timestamp", event_id FROM (
-      SELECT e.*, ${NUMERIC} AS num FROM (${edge('from', 'hStart')} UNION ALL ${edge('hEnd', 'to')}) e) x`;
+      SELECT e.*, ${NUMERIC} AS num FROM (${edgeSql(scope, meter, extraFilters, v, bindings, 'from', 'hStart')}
+      UNION ALL ${edgeSql(scope, meter, extraFilters, v, bindings, 'hEnd', 'to')}) e) x`;
   return `${rollups}\n UNION ALL ${edges}`;
+}
+
+const ONES = `(~B'0'::bit(${MONTH_HOURS}))`;
+/** The hour index in its month (0 to 743) of a whole UTC hour `t` (timestamptz), `month` its month's start. */
+const hourIndex = (t: string, month: string) => `(extract(epoch FROM ${t} - ${month}) / 3600)::int`;
+
+/**
+ * UNIQUE_COUNT of one customer and range (docs/adr/0023): the distinct digests of the values
+ * in the month bitmap rows whose hours meet the range's whole hours [hStart, hEnd), united with
+ * those of the raw events of the partial hours at its edges. Per window (`unit` hour or day, a
+ * window never crosses a UTC month) and in total (`unit` month): each piece (the whole hours of a
+ * window, or of a month for the total) is a mask of its month's hours, made arithmetically (bits
+ * a to b-1: ONES >> a AND NOT ONES >> b); a row counts for a piece when its bitmap meets the
+ * mask. The rows of the months are read once (one index range, about one row per distinct value
+ * and month) and joined to the pieces' masks. Within a window the rows are distinct already (one
+ * month, one row per digest): its value is their count plus the edge digests not among them.
+ * The total counts the distinct digests over all the pieces and edges (a hash union).
+ * Columns: w (window start as text, NULL for the total), value; only the total when `unit` is month.
+ */
+function uniqueSql(scope: Scope, meter: Meter, extraFilters: MeterFilter[] | undefined, v: Value, bindings: Knex.RawBinding[], unit: 'hour' | 'day' | 'month'): string {
+  const utc = (t: string) => `((${t}) AT TIME ZONE 'UTC')`;
+  const pieces = `SELECT w, month, (${ONES} >> ${hourIndex('greatest(w, hs)', 'month')}) & ~(${ONES} >> ${hourIndex('least(w_end, he)', 'month')}) AS mask
+    FROM (SELECT ${utc('t')} AS w, ${utc(`t + interval '1 ${unit}'`)} AS w_end, ${utc("date_trunc('month', t)")} AS month, hs, he
+      FROM (SELECT ${v('hStart')} AS hs, ${v('hEnd')} AS he) r,
+        generate_series(date_trunc('${unit}', ${utc('r.hs')}), ${utc('r.he')} - interval '1 hour', interval '1 ${unit}') t
+      WHERE r.hs < r.he) g`;
+  bindings.push(meter.rollupSeries);
+  const rows = `SELECT month, value_sha256, hours FROM usage_rollup_value_months
+    WHERE series = ? AND external_customer_id = ${v('customer')} AND month >= ${MONTH_OF(v('hStart'))} AND month < ${v('hEnd')}`;
+  const edges = `SELECT DISTINCT date_trunc('${unit}', "timestamp", 'UTC') AS w, sha256(convert_to(raw, 'UTF8')) AS h
+    FROM (${edgeSql(scope, meter, extraFilters, v, bindings, 'from', 'hStart')} UNION ALL ${edgeSql(scope, meter, extraFilters, v, bindings, 'hEnd', 'to')}) e
+    WHERE raw IS NOT NULL`;
+  const head = `WITH pieces AS MATERIALIZED (${pieces}),
+    months AS MATERIALIZED (${rows}),
+    rolled AS MATERIALIZED (SELECT p.w, m.value_sha256 AS h FROM months m JOIN pieces p ON p.month = m.month WHERE (m.hours & p.mask) <> B'0'::bit(${MONTH_HOURS})),
+    edges AS MATERIALIZED (${edges})`;
+  const total = 'SELECT count(*)::numeric AS value FROM (SELECT h FROM rolled UNION SELECT h FROM edges) t';
+  if (unit === 'month') return `${head}\n${total}`;
+  return `${head}
+    SELECT ${windowText('w')} AS w, count(*)::numeric AS value FROM (
+      SELECT w FROM rolled UNION ALL SELECT w FROM edges e WHERE NOT EXISTS (SELECT 1 FROM rolled r WHERE r.w = e.w AND r.h = e.h)) p GROUP BY w
+    UNION ALL SELECT NULL, (${total})`;
 }
 
 /**
@@ -153,21 +169,26 @@ function partsSql(
 export class RollupUsageStore {
   async aggregate(conn: Db | Trx, scope: Scope, q: UsageQuery): Promise<UsageRows> {
     const { meter } = q;
-    const cut = cutRange(q.from, q.to, q.windowSize !== 'HOUR');
+    const cut = cutRange(q.from, q.to, false);
     const bindings: Knex.RawBinding[] = [];
     const v: Value = (name) => {
       bindings.push(name === 'customer' ? q.externalCustomerId : cut[name]);
       return name === 'customer' ? '?' : '?::timestamptz';
     };
-    const parts = partsSql(scope, meter, q.extraFilters, v, bindings, q.windowSize);
+    const type = meter.aggregationType;
+    const unique = type === 'UNIQUE_COUNT';
+    const sql = !q.windowSize
+      ? unique
+        ? uniqueSql(scope, meter, q.extraFilters, v, bindings, 'month')
+        : totalSql(type, partsSql(scope, meter, q.extraFilters, v, bindings))
+      : unique
+        ? uniqueSql(scope, meter, q.extraFilters, v, bindings, TRUNC_UNIT[q.windowSize])
+        : windowedSql(type, partsSql(scope, meter, q.extraFilters, v, bindings), `date_trunc('${TRUNC_UNIT[q.windowSize]}', bucket, 'UTC')`);
     if (!q.windowSize) {
-      const rows = rowsOf<{ value: string | null }>(await conn.raw(totalSql(meter.aggregationType, parts), bindings));
+      const rows = rowsOf<{ value: string | null }>(await conn.raw(sql, bindings));
       return { total: rows[0]?.value ?? null, byWindow: new Map() };
     }
-    const trunc = `date_trunc('${TRUNC_UNIT[q.windowSize]}', bucket, 'UTC')`;
-    const rows = rowsOf<{ w: string | null; value: string | null }>(
-      await conn.raw(windowedSql(meter.aggregationType, parts, trunc), bindings),
-    );
+    const rows = rowsOf<{ w: string | null; value: string | null }>(await conn.raw(sql, bindings));
     const byWindow = new Map<string, string | null>();
     let total: string | null = null;
     for (const row of rows) {
@@ -184,13 +205,15 @@ export class RollupUsageStore {
     const cuts = ranges.map((r) => cutRange(r.from, r.to, true));
     const columns: Array<keyof RangeCut> = ['from', 'hStart', 'dStart', 'dEnd', 'hEnd', 'to'];
     const bindings: Knex.RawBinding[] = [ranges.map((r) => r.externalCustomerId), ...columns.map((c) => cuts.map((cut) => cut[c]))];
-    const parts = partsSql(scope, meter, q.extraFilters, (name) => `q.${name === 'customer' ? 'customer' : `t_${name}`}`, bindings, undefined);
+    const v: Value = (name) => `q.${name === 'customer' ? 'customer' : `t_${name}`}`;
+    const type = meter.aggregationType;
+    const sql = type === 'UNIQUE_COUNT' ? uniqueSql(scope, meter, q.extraFilters, v, bindings, 'month') : totalSql(type, partsSql(scope, meter, q.extraFilters, v, bindings));
     const rows = rowsOf<{ i: string; value: string | null }>(
       await conn.raw(
         `SELECT q.i, a.value
          FROM unnest(?::text[], ${columns.map(() => '?::timestamptz[]').join(', ')})
            WITH ORDINALITY AS q(customer, ${columns.map((c) => `t_${c}`).join(', ')}, i)
-         CROSS JOIN LATERAL (${totalSql(meter.aggregationType, parts)}) a`,
+         CROSS JOIN LATERAL (${sql}) a`,
         bindings,
       ),
     );
