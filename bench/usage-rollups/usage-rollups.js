@@ -103,13 +103,22 @@ async function main() {
       }
       // What autovacuum does after the inserts: statistics, and the visibility map (index-only scans).
       await pg.query('VACUUM ANALYZE usage_rollups');
-      await pg.query('VACUUM ANALYZE usage_rollup_values');
+      await pg.query('VACUUM ANALYZE usage_rollup_value_months');
       console.log(`5 meters created after the events; their rollups built by the backfill in ${((Date.now() - t) / 1000).toFixed(1)} s`);
-    } else if (meters.length < TYPES.length || meters.some((m) => !m.rollup_ready_at)) {
-      throw new Error(`SETUP_DB=${name} holds events but not ${TYPES.length} ready meters; use a fresh database`);
+    } else if (meters.length < TYPES.length) {
+      throw new Error(`SETUP_DB=${name} holds events but not ${TYPES.length} meters; use a fresh database`);
+    } else if (meters.some((m) => !m.rollup_ready_at)) {
+      // A database set up by an older version: its migrations marked meters to rebuild, which the aggregator does on start.
+      const t = Date.now();
+      while (meters.some((m) => !m.rollup_ready_at)) {
+        await sleep(500);
+        meters = (await pg.query('SELECT id, aggregation_type AS type, rollup_ready_at FROM meters')).rows;
+      }
+      await pg.query('VACUUM ANALYZE usage_rollup_value_months');
+      console.log(`meters of an older version rebuilt by the aggregator on start in ${((Date.now() - t) / 1000).toFixed(1)} s`);
     }
-    const rollupRows = (await pg.query('SELECT (SELECT count(*) FROM usage_rollups) AS hours, (SELECT count(*) FROM usage_rollup_values) AS values')).rows[0];
-    console.log(`rollup rows: ${rollupRows.hours} (series, customer, hour), ${rollupRows.values} distinct-value rows (hour and day)`);
+    const rollupRows = (await pg.query('SELECT (SELECT count(*) FROM usage_rollups) AS hours, (SELECT count(*) FROM usage_rollup_value_months) AS values')).rows[0];
+    console.log(`rollup rows: ${rollupRows.hours} (series, customer, hour), ${rollupRows.values} distinct-value rows (series, customer, month, value: a bitmap of the month's hours)`);
 
     const monthStart = from.getTime();
     const monthEnd = to.getTime();

@@ -150,15 +150,21 @@ function uniqueSql(scope: Scope, meter: Meter, extraFilters: MeterFilter[] | und
   const edges = `SELECT DISTINCT date_trunc('${unit}', "timestamp", 'UTC') AS w, sha256(convert_to(raw, 'UTF8')) AS h
     FROM (${edgeSql(scope, meter, extraFilters, v, bindings, 'from', 'hStart')} UNION ALL ${edgeSql(scope, meter, extraFilters, v, bindings, 'hEnd', 'to')}) e
     WHERE raw IS NOT NULL`;
+  const meets = (mask: string) => `(m.hours & ${mask}) <> B'0'::bit(${MONTH_HOURS})`;
   const head = `WITH pieces AS MATERIALIZED (${pieces}),
     months AS MATERIALIZED (${rows}),
-    rolled AS MATERIALIZED (SELECT p.w, m.value_sha256 AS h FROM months m JOIN pieces p ON p.month = m.month WHERE (m.hours & p.mask) <> B'0'::bit(${MONTH_HOURS})),
     edges AS MATERIALIZED (${edges})`;
-  const total = 'SELECT count(*)::numeric AS value FROM (SELECT h FROM rolled UNION SELECT h FROM edges) t';
+  const total = `SELECT count(*)::numeric AS value FROM (
+      SELECT m.value_sha256 FROM months m JOIN (SELECT month, bit_or(mask) AS mask FROM pieces GROUP BY month) t ON t.month = m.month WHERE ${meets('t.mask')}
+      UNION SELECT h FROM edges) t`;
   if (unit === 'month') return `${head}\n${total}`;
   return `${head}
-    SELECT ${windowText('w')} AS w, count(*)::numeric AS value FROM (
-      SELECT w FROM rolled UNION ALL SELECT w FROM edges e WHERE NOT EXISTS (SELECT 1 FROM rolled r WHERE r.w = e.w AND r.h = e.h)) p GROUP BY w
+    SELECT ${windowText('w')} AS w, sum(n)::numeric AS value FROM (
+      SELECT p.w, (SELECT count(*) FROM months m WHERE m.month = p.month AND ${meets('p.mask')}) AS n FROM pieces p
+      UNION ALL SELECT e.w, count(*) FROM edges e LEFT JOIN pieces p ON p.w = e.w
+        LEFT JOIN months m ON m.value_sha256 = e.h AND m.month = p.month AND ${meets('p.mask')}
+        WHERE m.value_sha256 IS NULL GROUP BY e.w) c
+    GROUP BY w
     UNION ALL SELECT NULL, (${total})`;
 }
 
