@@ -2,7 +2,7 @@
 // What the rollups add to storing a batch of usage events (ADR 0023): EventStore.storeBatch, the
 // consumer's statement, timed on batches of BATCH events (one scope, 100 customers, spread over a
 // month), in a fresh database, with meters of the events' name: none, then 4 (COUNT, SUM, MAX,
-// LATEST), then the same plus one UNIQUE_COUNT (two digest rows per event and meter). Rounds are
+// LATEST), then the same plus one UNIQUE_COUNT (one month bitmap row per distinct value, customer and month). Rounds are
 // interleaved so that load from elsewhere hits each case alike.
 //
 //   npx tsc -b tsconfig.build.json
