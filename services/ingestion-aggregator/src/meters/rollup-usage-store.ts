@@ -20,20 +20,16 @@ export function rollupCovers(meter: Meter, extraFilters: MeterFilter[] | undefin
 
 /**
  * The pieces of [from, to): raw events in [from, hStart) and [hEnd, to); rollup hours in
- * [hStart, hEnd) (for UNIQUE_COUNT: hours in [hStart, dStart) and [dEnd, hEnd), days in
- * [dStart, dEnd)). from <= hStart <= dStart <= dEnd <= hEnd <= to, normalised UTC strings.
+ * [hStart, hEnd). from <= hStart <= hEnd <= to, normalised UTC strings.
  */
 export interface RangeCut {
   from: string;
   hStart: string;
-  dStart: string;
-  dEnd: string;
   hEnd: string;
   to: string;
 }
 
 const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
 const stamp = (ms: number) => `${new Date(ms).toISOString().slice(0, 19)}.000000Z`;
 /** Epoch ms of a normalised timestamp's whole seconds, and whether it has a fraction. */
 const msOf = (t: string) => Date.parse(`${t.slice(0, 19)}Z`);
@@ -43,22 +39,12 @@ const ceilTo = (t: string, unit: number) => {
   return floor === msOf(t) && /^\.0+Z$/.test(t.slice(19)) ? floor : floor + unit;
 };
 
-/** Cuts [from, to) into raw edges and whole rollup hours (and days when `days`). */
-export function cutRange(from: string, to: string, days: boolean): RangeCut {
+/** Cuts [from, to) into raw edges and whole rollup hours. */
+export function cutRange(from: string, to: string): RangeCut {
   const hStart = ceilTo(from, HOUR_MS);
   const hEnd = floorTo(to, HOUR_MS);
-  if (hStart >= hEnd) return { from, hStart: from, dStart: from, dEnd: from, hEnd: from, to };
-  const dStart = ceilTo(stamp(hStart), DAY_MS);
-  const dEnd = floorTo(stamp(hEnd), DAY_MS);
-  const whole = days && dStart < dEnd;
-  return {
-    from,
-    hStart: stamp(hStart),
-    dStart: stamp(whole ? dStart : hEnd),
-    dEnd: stamp(whole ? dEnd : hEnd),
-    hEnd: stamp(hEnd),
-    to,
-  };
+  if (hStart >= hEnd) return { from, hStart: from, hEnd: from, to };
+  return { from, hStart: stamp(hStart), hEnd: stamp(hEnd), to };
 }
 
 /** How the partial rows of the parts are folded into the value of a window or the whole range (UNIQUE_COUNT: `totalSql`). */
@@ -175,7 +161,7 @@ function uniqueSql(scope: Scope, meter: Meter, extraFilters: MeterFilter[] | und
 export class RollupUsageStore {
   async aggregate(conn: Db | Trx, scope: Scope, q: UsageQuery): Promise<UsageRows> {
     const { meter } = q;
-    const cut = cutRange(q.from, q.to, false);
+    const cut = cutRange(q.from, q.to);
     const bindings: Knex.RawBinding[] = [];
     const v: Value = (name) => {
       bindings.push(name === 'customer' ? q.externalCustomerId : cut[name]);
@@ -208,8 +194,8 @@ export class RollupUsageStore {
   async aggregateMany(conn: Db | Trx, scope: Scope, q: UsageManyQuery): Promise<Array<string | null>> {
     const { meter, ranges } = q;
     if (ranges.length === 0) return [];
-    const cuts = ranges.map((r) => cutRange(r.from, r.to, true));
-    const columns: Array<keyof RangeCut> = ['from', 'hStart', 'dStart', 'dEnd', 'hEnd', 'to'];
+    const cuts = ranges.map((r) => cutRange(r.from, r.to));
+    const columns: Array<keyof RangeCut> = ['from', 'hStart', 'hEnd', 'to'];
     const bindings: Knex.RawBinding[] = [ranges.map((r) => r.externalCustomerId), ...columns.map((c) => cuts.map((cut) => cut[c]))];
     const v: Value = (name) => `q.${name === 'customer' ? 'customer' : `t_${name}`}`;
     const type = meter.aggregationType;

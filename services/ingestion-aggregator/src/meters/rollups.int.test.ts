@@ -335,21 +335,17 @@ describe('usage rollups (real Postgres)', () => {
     expect(view(await rolled.aggregate(db, SCOPE, q), q.from, q.to, q.windowSize)).toEqual(view(await raw.aggregate(db, SCOPE, q), q.from, q.to, q.windowSize));
   });
 
-  it('cuts ranges into raw edges, whole hours and whole days', () => {
-    expect(cutRange('2026-07-01T10:30:00.000000Z', '2026-07-04T02:00:00.000001Z', true)).toEqual({
+  it('cuts ranges into raw edges and whole hours', () => {
+    expect(cutRange('2026-07-01T10:30:00.000000Z', '2026-07-04T02:00:00.000001Z')).toEqual({
       from: '2026-07-01T10:30:00.000000Z',
       hStart: '2026-07-01T11:00:00.000000Z',
-      dStart: '2026-07-02T00:00:00.000000Z',
-      dEnd: '2026-07-04T00:00:00.000000Z',
       hEnd: '2026-07-04T02:00:00.000000Z',
       to: '2026-07-04T02:00:00.000001Z',
     });
-    expect(cutRange('2026-07-01T00:00:00.000000Z', '2026-07-02T00:00:00.000000Z', false)).toMatchObject({
+    expect(cutRange('2026-07-01T00:00:00.000000Z', '2026-07-02T00:00:00.000000Z')).toMatchObject({
       hStart: '2026-07-01T00:00:00.000000Z',
-      dStart: '2026-07-02T00:00:00.000000Z',
-      dEnd: '2026-07-02T00:00:00.000000Z',
       hEnd: '2026-07-02T00:00:00.000000Z',
     });
-    expect(cutRange('2026-07-01T10:00:00.000001Z', '2026-07-01T10:59:00.000000Z', true)).toMatchObject({ hStart: '2026-07-01T10:00:00.000001Z', hEnd: '2026-07-01T10:00:00.000001Z' });
+    expect(cutRange('2026-07-01T10:00:00.000001Z', '2026-07-01T10:59:00.000000Z')).toMatchObject({ hStart: '2026-07-01T10:00:00.000001Z', hEnd: '2026-07-01T10:00:00.000001Z' });
   });
 });
