@@ -73,3 +73,41 @@ describe('KafkaBus subscribe (real Kafka)', () => {
     expect(received.sort()).toEqual(['one', 'three', 'two']);
   }, 60_000);
 });
+
+/**
+ * Services of one stack create the same topics as they start (a producer and a consumer of a
+ * new topic): ensureTopics of several buses at once, on topics that do not exist yet, all
+ * resolve, and the topics take messages after (CI once saw a start fail on "does not host this
+ * topic-partition" while another service was creating the topic).
+ */
+describe('KafkaBus ensureTopics from several processes at once (real Kafka)', () => {
+  const prefix = uniqueTopicPrefix('bus-topics');
+  const buses = Array.from({ length: 4 }, (_, i) => new KafkaBus({ brokers: kafkaBrokers(), clientId: `bus-topics-${i}`, logger: testLogger(), topicPrefix: prefix, partitions: 2 }));
+
+  beforeAll(async () => {
+    await Promise.all(buses.map((b) => b.start()));
+  });
+  afterAll(async () => {
+    await Promise.all(buses.map((b) => b.stop()));
+  });
+
+  it('creates each topic once, every caller resolves, and the topics take messages', async () => {
+    const topics = ['alpha', 'beta', 'gamma'];
+    await Promise.all(buses.flatMap((b) => topics.map((t) => b.ensureTopics([t]))));
+    for (const [i, t] of topics.entries()) await buses[i].publish(t, [{ key: 'k', value: `v-${t}` }]);
+    const consumed: string[] = [];
+    const sub = await buses[3].subscribe({
+      groupId: 'topics-reader',
+      topics,
+      handler: async (messages) => {
+        consumed.push(...messages.map((m) => m.value));
+      },
+    });
+    try {
+      await waitFor(() => consumed.length === 3, { timeoutMs: 30_000, what: 'one message of each topic' });
+      expect(consumed.sort()).toEqual(['v-alpha', 'v-beta', 'v-gamma']);
+    } finally {
+      await sub.stop();
+    }
+  }, 60_000);
+});

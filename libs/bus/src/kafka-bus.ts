@@ -143,10 +143,24 @@ export class KafkaBus implements Bus {
   async ensureTopics(topics: string[]): Promise<void> {
     const missing = topics.filter((t) => !this.knownTopics.has(t));
     if (missing.length === 0) return;
-    await this.admin.createTopics({
-      waitForLeaders: true,
-      topics: missing.map((t) => ({ topic: this.topicName(t), numPartitions: this.partitions })),
-    });
+    // Another process (or service of this one) may be creating the same topic this moment:
+    // the broker then answers the leader wait with a retriable "does not host this
+    // topic-partition" for a while, longer on a loaded machine than kafkajs's own retries last.
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.admin.createTopics({
+          waitForLeaders: true,
+          topics: missing.map((t) => ({ topic: this.topicName(t), numPartitions: this.partitions })),
+        });
+        break;
+      } catch (err) {
+        const e = err as { retriable?: boolean; name?: string; message?: string };
+        const retriable = e.retriable === true || e.name === 'KafkaJSNumberOfRetriesExceeded' || /topic-partition|leader/i.test(e.message ?? '');
+        if (!retriable || attempt >= 6) throw err;
+        this.logger.warn('topics not ready yet; will retry', { topics: missing, attempt, err });
+        await new Promise((r) => setTimeout(r, 250 * attempt));
+      }
+    }
     missing.forEach((t) => this.knownTopics.add(t));
   }
 
