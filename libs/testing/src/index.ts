@@ -6,3 +6,4 @@ export * from './keys';
 export * from './net';
 export * from './http';
 export * from './receiver';
+export * from './random';

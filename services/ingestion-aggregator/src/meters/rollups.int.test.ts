@@ -1,31 +1,17 @@
-import type { AggregationType, Scope, WindowSize } from '@billstream/contracts';
+import type { AggregationType, Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { newId } from '@billstream/ids';
-import { toDecimalString } from '@billstream/money';
-import { createTestDatabase, migratedDb, testLogger, type TestDatabase } from '@billstream/testing';
+import { createTestDatabase, migratedDb, testLogger, type TestDatabase, seededRandom } from '@billstream/testing';
 import { EventPartitions } from '../events/partitions';
 import { EventStore } from '../events/store';
 import { migrations, SCHEMA } from '../migrations';
 import { RollupBuilder } from './rollup-builder';
 import { cutRange, rollupCovers, RollupUsageStore } from './rollup-usage-store';
-import { MeterService, windowsOf } from './service';
+import { MeterService } from './service';
 import { MeterStore, type Meter, type MeterFilter } from './store';
-import { UsageStore, type UsageRows } from './usage-store';
+import { UsageStore } from './usage-store';
+import { usageValue, usageView } from '../testing/usage-view';
 
-/** A small deterministic PRNG (mulberry32): a failure replays with the same seed. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)];
-  return { next, int, pick };
-}
 
 const SEED = Number(process.env.ROLLUPS_SEED ?? 20261126);
 const SCOPE: Scope = { tenantId: 'tenant-r', environmentId: 'production' };
@@ -50,15 +36,7 @@ const REGION_FILTER_REORDERED: MeterFilter[] = [{ key: 'region', values: ['us', 
 
 /** `YYYY-MM-DDTHH:MM:SS.ffffffZ` of epoch ms plus extra microseconds. */
 const micros = (ms: number, extra: number) => `${new Date(ms).toISOString().slice(0, 19)}.${String((ms % 1000) * 1000 + extra).padStart(6, '0')}Z`;
-const valueOf = (v: string | null | undefined) => toDecimalString(v ?? '0');
 
-/** What `POST /v1/meters/{id}/usage` answers for these rows. */
-function view(rows: UsageRows, from: string, to: string, windowSize: WindowSize | undefined) {
-  return {
-    value: valueOf(rows.total),
-    windows: windowSize ? windowsOf(from, to, windowSize).map((w) => [w.key, valueOf(rows.byWindow.get(w.key))]) : [],
-  };
-}
 
 /**
  * Usage rollups (docs/adr/0023-usage-rollups.md) on real Postgres: events stored by the
@@ -78,7 +56,7 @@ describe('usage rollups (real Postgres)', () => {
   let builder: RollupBuilder;
   const early: Meter[] = [];
   const late: Meter[] = [];
-  const r = prng(SEED);
+  const r = seededRandom(SEED);
   let sent = 0;
   const ids: string[] = [];
 
@@ -206,8 +184,8 @@ describe('usage rollups (real Postgres)', () => {
         const extraFilters = meter.filters.length > 0 && r.next() < 0.5 ? [{ key: 'region', values: ['ap', 'us', 'eu'] }] : undefined;
         expect(rollupCovers(meter, extraFilters)).toBe(true);
         const q = { meter, externalCustomerId: r.pick(CUSTOMERS), from, to, windowSize, extraFilters };
-        const expected = view(await raw.aggregate(db, SCOPE, q), from, to, windowSize);
-        expect({ meter: meter.name, from, to, windowSize, ...view(await rolled.aggregate(db, SCOPE, q), from, to, windowSize) }).toEqual({
+        const expected = usageView(await raw.aggregate(db, SCOPE, q), from, to, windowSize);
+        expect({ meter: meter.name, from, to, windowSize, ...usageView(await rolled.aggregate(db, SCOPE, q), from, to, windowSize) }).toEqual({
           meter: meter.name,
           from,
           to,
@@ -234,13 +212,13 @@ describe('usage rollups (real Postgres)', () => {
         for (const windowSize of [undefined, 'HOUR', 'DAY'] as const) {
           for (const externalCustomerId of CUSTOMERS) {
             const q = { meter, externalCustomerId, from, to, windowSize };
-            const expected = view(await raw.aggregate(db, SCOPE, q), from, to, windowSize);
-            expect({ meter: meter.name, from, to, windowSize, ...view(await rolled.aggregate(db, SCOPE, q), from, to, windowSize) }).toEqual({ meter: meter.name, from, to, windowSize, ...expected });
+            const expected = usageView(await raw.aggregate(db, SCOPE, q), from, to, windowSize);
+            expect({ meter: meter.name, from, to, windowSize, ...usageView(await rolled.aggregate(db, SCOPE, q), from, to, windowSize) }).toEqual({ meter: meter.name, from, to, windowSize, ...expected });
           }
         }
       }
       const many = ranges.map(([from, to]) => ({ externalCustomerId: 'c0', from, to }));
-      expect((await rolled.aggregateMany(db, SCOPE, { meter, ranges: many })).map(valueOf)).toEqual((await raw.aggregateMany(db, SCOPE, { meter, ranges: many })).map(valueOf));
+      expect((await rolled.aggregateMany(db, SCOPE, { meter, ranges: many })).map(usageValue)).toEqual((await raw.aggregateMany(db, SCOPE, { meter, ranges: many })).map(usageValue));
     }
   });
 
@@ -248,8 +226,8 @@ describe('usage rollups (real Postgres)', () => {
     for (const m of [...early, ...late]) {
       const meter = await fresh(m);
       const ranges = Array.from({ length: 20 }, () => ({ externalCustomerId: r.pick([...CUSTOMERS, 'nobody']), ...range() }));
-      const expected = (await raw.aggregateMany(db, SCOPE, { meter, ranges })).map(valueOf);
-      expect({ meter: meter.name, values: (await rolled.aggregateMany(db, SCOPE, { meter, ranges })).map(valueOf) }).toEqual({ meter: meter.name, values: expected });
+      const expected = (await raw.aggregateMany(db, SCOPE, { meter, ranges })).map(usageValue);
+      expect({ meter: meter.name, values: (await rolled.aggregateMany(db, SCOPE, { meter, ranges })).map(usageValue) }).toEqual({ meter: meter.name, values: expected });
     }
   });
 
@@ -260,7 +238,7 @@ describe('usage rollups (real Postgres)', () => {
     for (const m of late) {
       const meter = await fresh(m);
       const q = { meter, externalCustomerId: 'c1', from: '2026-06-30T00:30:00.000001Z', to: '2026-07-03T23:59:59.999999Z', windowSize: 'DAY' as const };
-      expect(view(await rolled.aggregate(db, SCOPE, q), q.from, q.to, q.windowSize)).toEqual(view(await raw.aggregate(db, SCOPE, q), q.from, q.to, q.windowSize));
+      expect(usageView(await rolled.aggregate(db, SCOPE, q), q.from, q.to, q.windowSize)).toEqual(usageView(await raw.aggregate(db, SCOPE, q), q.from, q.to, q.windowSize));
     }
   });
 
@@ -300,7 +278,7 @@ describe('usage rollups (real Postgres)', () => {
     const meter = await fresh(digests);
     expect(meter.rollupReadyAt).toBeInstanceOf(Date);
     const q = { meter, externalCustomerId: 'c1', from: '2026-06-30T10:20:00.000000Z', to: '2026-07-03T00:00:00.000000Z', windowSize: 'DAY' as const };
-    expect(view(await rolled.aggregate(db, SCOPE, q), q.from, q.to, q.windowSize)).toEqual(view(await raw.aggregate(db, SCOPE, q), q.from, q.to, q.windowSize));
+    expect(usageView(await rolled.aggregate(db, SCOPE, q), q.from, q.to, q.windowSize)).toEqual(usageView(await raw.aggregate(db, SCOPE, q), q.from, q.to, q.windowSize));
   });
 
   it('does not use the rollup before it is built, nor with extra filters it cannot answer', async () => {
@@ -332,7 +310,7 @@ describe('usage rollups (real Postgres)', () => {
     const meter = await fresh(pending);
     expect(meter.rollupReadyAt).toBeInstanceOf(Date);
     const q = { meter, externalCustomerId: 'c0', from: '2026-06-30T00:00:00.000000Z', to: '2026-07-06T00:00:00.000000Z', windowSize: 'HOUR' as const };
-    expect(view(await rolled.aggregate(db, SCOPE, q), q.from, q.to, q.windowSize)).toEqual(view(await raw.aggregate(db, SCOPE, q), q.from, q.to, q.windowSize));
+    expect(usageView(await rolled.aggregate(db, SCOPE, q), q.from, q.to, q.windowSize)).toEqual(usageView(await raw.aggregate(db, SCOPE, q), q.from, q.to, q.windowSize));
   });
 
   it('cuts ranges into raw edges and whole hours', () => {

@@ -1,23 +1,17 @@
-import type { Scope, WindowSize } from '@billstream/contracts';
+import type { Scope } from '@billstream/contracts';
 import { migrate, type Db } from '@billstream/db';
 import { newId } from '@billstream/ids';
-import { toDecimalString } from '@billstream/money';
 import { createTestDatabase, migratedDb, testLogger, type TestDatabase } from '@billstream/testing';
 import { EventPartitions } from '../events/partitions';
 import { EventStore } from '../events/store';
 import { migrations, SCHEMA } from '../migrations';
 import { RollupBuilder } from './rollup-builder';
 import { rollupCovers, RollupUsageStore } from './rollup-usage-store';
-import { windowsOf } from './service';
 import { MeterStore, type Meter, type MeterFilter } from './store';
-import { UsageStore, type UsageRows } from './usage-store';
+import { UsageStore } from './usage-store';
+import { usageValue, usageView } from '../testing/usage-view';
 
 const SCOPE: Scope = { tenantId: 'tenant-u', environmentId: 'production' };
-const valueOf = (v: string | null | undefined) => toDecimalString(v ?? '0');
-const view = (rows: UsageRows, from: string, to: string, windowSize: WindowSize | undefined) => ({
-  value: valueOf(rows.total),
-  windows: windowSize ? windowsOf(from, to, windowSize).map((w) => [w.key, valueOf(rows.byWindow.get(w.key))]) : [],
-});
 
 /**
  * Upgrade to the UNIQUE_COUNT month bitmaps (migration 006, docs/adr/0023): UNIQUE_COUNT meters
@@ -131,14 +125,14 @@ describe('UNIQUE_COUNT rollups of meters existing before the month bitmaps (real
         for (const windowSize of [undefined, 'HOUR', 'DAY'] as const) {
           for (const externalCustomerId of ['c0', 'c1']) {
             const q = { meter, externalCustomerId, from, to, windowSize };
-            const expected = view(await raw.aggregate(db, SCOPE, q), from, to, windowSize);
-            expect({ from, to, windowSize, ...view(await rolled.aggregate(db, SCOPE, q), from, to, windowSize) }).toEqual({ from, to, windowSize, ...expected });
+            const expected = usageView(await raw.aggregate(db, SCOPE, q), from, to, windowSize);
+            expect({ from, to, windowSize, ...usageView(await rolled.aggregate(db, SCOPE, q), from, to, windowSize) }).toEqual({ from, to, windowSize, ...expected });
             compared += 1;
           }
         }
       }
       const many = ranges.map(([from, to]) => ({ externalCustomerId: 'c0', from, to }));
-      expect((await rolled.aggregateMany(db, SCOPE, { meter, ranges: many })).map(valueOf)).toEqual((await raw.aggregateMany(db, SCOPE, { meter, ranges: many })).map(valueOf));
+      expect((await rolled.aggregateMany(db, SCOPE, { meter, ranges: many })).map(usageValue)).toEqual((await raw.aggregateMany(db, SCOPE, { meter, ranges: many })).map(usageValue));
     }
     expect(compared).toBe(2 * 5 * 3 * 2);
     expect(await db('usage_rollup_value_months').where({ external_customer_id: 'c0' }).whereRaw("value_sha256 = sha256('stale')").count({ n: '*' })).toEqual([{ n: 0 }]);

@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { KafkaBus } from '@billstream/bus';
 import { createDb, type Db } from '@billstream/db';
 import type { Service } from '@billstream/runtime';
-import { ApiClient, createTestDatabase, kafkaBrokers, testLogger, uniqueTopicPrefix, type TestDatabase } from '@billstream/testing';
+import { ApiClient, createTestDatabase, kafkaBrokers, testLogger, uniqueTopicPrefix, type TestDatabase, seededRandom } from '@billstream/testing';
 import { EventPartitions } from '../events/partitions';
 import { EventStore } from '../events/store';
 import { SCHEMA } from '../migrations';
@@ -12,20 +12,6 @@ const INTERNAL_TOKEN = 'usage-batch-test-token';
 const HEADERS = { 'x-internal-token': INTERNAL_TOKEN, 'x-tenant-id': 'tenant-a', 'x-environment-id': 'production' };
 const BATCH_PATH = '/internal/v1/usage/batch';
 
-/** A small deterministic PRNG (mulberry32): a failure replays with the same seed. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)];
-  return { next, int, pick };
-}
 
 const SEED = Number(process.env.USAGE_BATCH_SEED ?? 20261126);
 const CUSTOMERS = ['c0', 'c1', 'c2', 'c3', 'c4'];
@@ -74,7 +60,7 @@ describe('POST /internal/v1/usage/batch (real Postgres and Kafka)', () => {
     api = new ApiClient(`http://127.0.0.1:${(server.address() as { port: number }).port}`);
 
     // 1,500 random events over 4 days of July 2026 (and a few in June and August, outside most ranges).
-    const r = prng(SEED);
+    const r = seededRandom(SEED);
     const values: string[] = [];
     const timestamps: string[] = [];
     const amounts: unknown[] = [1, 2.5, '3', '0.125', '-4', 'n/a', true, null, 1000, '7.75', 0, { x: 1 }];
@@ -158,7 +144,7 @@ describe('POST /internal/v1/usage/batch (real Postgres and Kafka)', () => {
   }
 
   /** A time in the 4 days, written in one of the forms the API accepts (zone offsets, 0 to 9 fraction digits). */
-  function randomTime(r: ReturnType<typeof prng>, ms: number): string {
+  function randomTime(r: ReturnType<typeof seededRandom>, ms: number): string {
     const iso = new Date(ms).toISOString();
     switch (r.int(4)) {
       case 0:
@@ -185,7 +171,7 @@ describe('POST /internal/v1/usage/batch (real Postgres and Kafka)', () => {
   ];
 
   it.each([1, 2, 3])('answers, for random queries of every aggregation (seed %i), exactly what the single endpoint answers, in order', async (round) => {
-    const r = prng(SEED + round);
+    const r = seededRandom(SEED + round);
     const meterIds = Object.values(meters);
     const ranges = [
       ['2026-07-01T00:00:00Z', '2026-07-05T00:00:00Z'],
