@@ -2,16 +2,18 @@
 // What the rollups add to storing a batch of usage events (ADR 0023): EventStore.storeBatch, the
 // consumer's statement, timed on batches of BATCH events (one scope, 100 customers, spread over a
 // month), in a fresh database, with meters of the events' name: none, then 4 (COUNT, SUM, MAX,
-// LATEST), then the same plus one UNIQUE_COUNT (one month bitmap row per distinct value, customer and month). Rounds are
-// interleaved so that load from elsewhere hits each case alike.
+// LATEST: hour and minute rows), then the same plus one UNIQUE_COUNT (per distinct value and
+// customer, a bitmap of the hour's minutes and one of the month's hours). Rounds are interleaved
+// so that load from elsewhere hits each case alike.
 //
 //   npx tsc -b tsconfig.build.json
 //   node bench/usage-rollups/ingest-overhead.js
 //
 // Options (env): BATCH (1000), BATCHES (20 per case and round), ROUNDS (3), SPREAD (month:
 // timestamps all over the month, so nearly every event of a batch has its own (customer, hour)
-// rollup row, the worst case; hour: within one hour, as live traffic, rows shared by a customer's
-// events of the batch).
+// and (customer, minute) rollup rows, the worst case; hour: within one hour, hour rows shared by
+// a customer's events of the batch, minute rows mostly not; minute: within one minute, as live
+// traffic at a high rate (a batch spans well under a minute), minute rows shared too).
 const os = require('node:os');
 const { execSync } = require('node:child_process');
 const { createDb, migrate } = require('@billstream/db');
@@ -23,13 +25,14 @@ const { ROLLUP_SERIES_OF_VALUES } = require('../../services/ingestion-aggregator
 
 const BATCH = Number(process.env.BATCH || 1000);
 const BATCHES = Number(process.env.BATCHES || 20);
-const SPREAD_SECONDS = process.env.SPREAD === 'hour' ? 3600 : 28 * 86_400;
+const SPREAD = ['hour', 'minute'].includes(process.env.SPREAD) ? process.env.SPREAD : 'month';
+const SPREAD_SECONDS = { month: 28 * 86_400, hour: 3600, minute: 60 }[SPREAD];
 const ROUNDS = Number(process.env.ROUNDS || 3);
 const silent = { info() {}, warn() {}, error() {}, debug() {}, child() { return silent; } };
 
 async function main() {
   const cpu = execSync("grep -m1 'model name' /proc/cpuinfo | sed 's/.*: *//'").toString().trim();
-  console.log(`cpu: ${cpu} (${os.cpus().length} cores); load: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; spread: ${process.env.SPREAD === 'hour' ? 'hour' : 'month'}`);
+  console.log(`cpu: ${cpu} (${os.cpus().length} cores); load: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}; spread: ${SPREAD}`);
   const name = `bench_rollup_ingest_${Date.now()}`;
   await adminQuery(`CREATE DATABASE ${name}`);
   const url = new URL(ADMIN_URL);

@@ -14,7 +14,8 @@
 //   EVENTS (10000000)    events of the customer in the month
 //   USERS (1000)         distinct values of the UNIQUE_COUNT property (every hour holds all of them)
 //   QUERIES (200)        timed queries per aggregation (even ones on whole days, odd ones on
-//                        ranges starting and ending inside an hour: raw edges + rollup)
+//                        ranges starting and ending inside an hour and a minute: hour rows,
+//                        minute rows of the partial hours, raw events of the partial minutes)
 //   RAW_CHECK (1)        per aggregation, one unaligned query also answered by the raw scan (an
 //                        extra filter the rollup cannot answer but every event passes): the two
 //                        values must be equal; its time is the raw scan's (0: skip)
@@ -47,6 +48,11 @@ async function post(url, body) {
   const json = await res.json();
   if (res.status >= 300) throw new Error(`${url}: ${res.status} ${JSON.stringify(json)}`);
   return json;
+}
+
+/** What autovacuum does after the inserts: statistics, and the visibility map (index-only scans). */
+async function vacuumRollups(pg) {
+  for (const table of ['usage_rollups', 'usage_rollup_minutes', 'usage_rollup_value_months', 'usage_rollup_value_hours']) await pg.query(`VACUUM ANALYZE ${table}`);
 }
 
 async function main() {
@@ -101,9 +107,7 @@ async function main() {
         if (meters.every((m) => m.rollup_ready_at)) break;
         await sleep(500);
       }
-      // What autovacuum does after the inserts: statistics, and the visibility map (index-only scans).
-      await pg.query('VACUUM ANALYZE usage_rollups');
-      await pg.query('VACUUM ANALYZE usage_rollup_value_months');
+      await vacuumRollups(pg);
       console.log(`5 meters created after the events; their rollups built by the backfill in ${((Date.now() - t) / 1000).toFixed(1)} s`);
     } else if (meters.length < TYPES.length) {
       throw new Error(`SETUP_DB=${name} holds events but not ${TYPES.length} meters; use a fresh database`);
@@ -114,11 +118,18 @@ async function main() {
         await sleep(500);
         meters = (await pg.query('SELECT id, aggregation_type AS type, rollup_ready_at FROM meters')).rows;
       }
-      await pg.query('VACUUM ANALYZE usage_rollup_value_months');
+      await vacuumRollups(pg);
       console.log(`meters of an older version rebuilt by the aggregator on start in ${((Date.now() - t) / 1000).toFixed(1)} s`);
     }
-    const rollupRows = (await pg.query('SELECT (SELECT count(*) FROM usage_rollups) AS hours, (SELECT count(*) FROM usage_rollup_value_months) AS values')).rows[0];
-    console.log(`rollup rows: ${rollupRows.hours} (series, customer, hour), ${rollupRows.values} distinct-value rows (series, customer, month, value: a bitmap of the month's hours)`);
+    const rollupRows = (
+      await pg.query(`SELECT (SELECT count(*) FROM usage_rollups) AS hours, (SELECT count(*) FROM usage_rollup_minutes) AS minutes,
+        (SELECT count(*) FROM usage_rollup_value_months) AS months, (SELECT count(*) FROM usage_rollup_value_hours) AS value_hours`)
+    ).rows[0];
+    console.log(
+      `rollup rows: ${rollupRows.hours} (series, customer, hour), ${rollupRows.minutes} (series, customer, minute); ` +
+        `distinct-value rows: ${rollupRows.months} (series, customer, month, value: a bitmap of the month's hours), ` +
+        `${rollupRows.value_hours} (series, customer, hour, value: a bitmap of the hour's minutes)`,
+    );
 
     const monthStart = from.getTime();
     const monthEnd = to.getTime();

@@ -38,7 +38,8 @@ const DROP_EMPTY_MONTHS = `DELETE FROM usage_rollup_value_months WHERE series = 
  * rolls up for the meters its statement sees. The builder first takes the lock exclusively
  * once (a barrier: every batch that did not see the meter has committed; every later one sees
  * it), reads the scope's time span, then per UTC day, under the exclusive lock, deletes the
- * meter's rollup rows of the day and rolls up the day's stored events. Batches of that day
+ * meter's rollup rows of the day (hour and minute rows, the day's bits of the month bitmaps,
+ * the day's hour bitmaps) and rolls up the day's stored events. Batches of that day
  * committed before it are replaced by the recount, later ones add to it.
  */
 export class RollupBuilder {
@@ -130,6 +131,8 @@ export class RollupBuilder {
         await this.underLock(scope, async (trx) => {
           const where = 'series = ANY(?::text[]) AND bucket >= ? AND bucket < ?';
           await trx.raw(`DELETE FROM usage_rollups WHERE ${where}`, [series, from, to]);
+          await trx.raw(`DELETE FROM usage_rollup_minutes WHERE ${where}`, [series, from, to]);
+          await trx.raw('DELETE FROM usage_rollup_value_hours WHERE series = ANY(?::text[]) AND hour >= ? AND hour < ?', [series, from, to]);
           await trx.raw(CLEAR_DAY_BITS, [from, to, series, from]);
           await trx.raw(DROP_EMPTY_MONTHS, [series, from]);
           await trx.raw(BACKFILL_DAY, [series, tenantId, environmentId, names, from, to]);

@@ -1,7 +1,7 @@
 import type { AggregationType, Scope, WindowSize } from '@billstream/contracts';
 import type { Db, Knex, Trx } from '@billstream/db';
 import { rowsOf } from '@billstream/db';
-import { MONTH_HOURS, MONTH_OF, NUMERIC } from './rollup-sql';
+import { HOUR_MINUTES, MONTH_HOURS, MONTH_OF, NUMERIC } from './rollup-sql';
 import type { Meter, MeterFilter } from './store';
 import { filterConditions, type UsageManyQuery, type UsageQuery, type UsageRows } from './usage-store';
 
@@ -19,16 +19,20 @@ export function rollupCovers(meter: Meter, extraFilters: MeterFilter[] | undefin
 }
 
 /**
- * The pieces of [from, to): raw events in [from, hStart) and [hEnd, to); rollup hours in
- * [hStart, hEnd). from <= hStart <= hEnd <= to, normalised UTC strings.
+ * The pieces of [from, to): raw events in [from, mStart) and [mEnd, to); rollup minutes in
+ * [mStart, hStart) and [hEnd, mEnd); rollup hours in [hStart, hEnd).
+ * from <= mStart <= hStart <= hEnd <= mEnd <= to, normalised UTC strings.
  */
 export interface RangeCut {
   from: string;
+  mStart: string;
   hStart: string;
   hEnd: string;
+  mEnd: string;
   to: string;
 }
 
+const MINUTE_MS = 60_000;
 const HOUR_MS = 3_600_000;
 const stamp = (ms: number) => `${new Date(ms).toISOString().slice(0, 19)}.000000Z`;
 /** Epoch ms of a normalised timestamp's whole seconds, and whether it has a fraction. */
@@ -39,12 +43,19 @@ const ceilTo = (t: string, unit: number) => {
   return floor === msOf(t) && /^\.0+Z$/.test(t.slice(19)) ? floor : floor + unit;
 };
 
-/** Cuts [from, to) into raw edges and whole rollup hours. */
+/**
+ * Cuts [from, to) into raw edges (its partial minutes), whole minutes of its partial hours and
+ * whole hours. Without a whole minute it is all raw; without a whole hour, all its whole minutes
+ * are one piece [mStart, mEnd) (hStart = hEnd = mStart).
+ */
 export function cutRange(from: string, to: string): RangeCut {
-  const hStart = ceilTo(from, HOUR_MS);
-  const hEnd = floorTo(to, HOUR_MS);
-  if (hStart >= hEnd) return { from, hStart: from, hEnd: from, to };
-  return { from, hStart: stamp(hStart), hEnd: stamp(hEnd), to };
+  const mStart = ceilTo(from, MINUTE_MS);
+  const mEnd = floorTo(to, MINUTE_MS);
+  if (mStart >= mEnd) return { from, mStart: from, hStart: from, hEnd: from, mEnd: from, to };
+  let hStart = ceilTo(from, HOUR_MS);
+  let hEnd = floorTo(to, HOUR_MS);
+  if (hStart >= hEnd) [hStart, hEnd] = [mStart, mStart];
+  return { from, mStart: stamp(mStart), hStart: stamp(hStart), hEnd: stamp(hEnd), mEnd: stamp(mEnd), to };
 }
 
 /** How the partial rows of the parts are folded into the value of a window or the whole range (UNIQUE_COUNT: `totalSql`). */
@@ -93,20 +104,29 @@ function edgeSql(scope: Scope, meter: Meter, extraFilters: MeterFilter[] | undef
 
 /**
  * The partial rows of one customer and range for COUNT, SUM, MAX and LATEST: rollup rows of the
- * whole hours and one row per raw event of the edges, all with a `bucket` inside their window.
+ * whole hours, minute rows of the whole minutes of the partial hours, and one row per raw event
+ * of the partial minutes at the edges, all with a `bucket` inside their window.
  * Columns: bucket and n, s, mx, lv, la, le (count, sum, max, latest value, time, event id).
  */
 function partsSql(scope: Scope, meter: Meter, extraFilters: MeterFilter[] | undefined, v: Value, bindings: Knex.RawBinding[]): string {
-  bindings.push(meter.rollupSeries);
-  const rollups = `SELECT bucket, event_count AS n, value_sum AS s, value_max AS mx, latest_value AS lv, latest_at AS la, latest_event_id AS le
-    FROM usage_rollups WHERE series = ? AND external_customer_id = ${v('customer')} AND bucket >= ${v('hStart')} AND bucket < ${v('hEnd')}`;
+  const rows = (table: string, lo: keyof RangeCut, hi: keyof RangeCut) => {
+    bindings.push(meter.rollupSeries);
+    return `SELECT bucket, event_count AS n, value_sum AS s, value_max AS mx, latest_value AS lv, latest_at AS la, latest_event_id AS le
+    FROM ${table} WHERE series = ? AND external_customer_id = ${v('customer')} AND bucket >= ${v(lo)} AND bucket < ${v(hi)}`;
+  };
+  // Bindings are appended in the order the parts are written.
+  const hours = rows('usage_rollups', 'hStart', 'hEnd');
+  const minutes = [rows('usage_rollup_minutes', 'mStart', 'hStart'), rows('usage_rollup_minutes', 'hEnd', 'mEnd')];
   const edges = `SELECT "timestamp", 1, num, num, num, "timestamp", event_id FROM (
-      SELECT e.*, ${NUMERIC} AS num FROM (${edgeSql(scope, meter, extraFilters, v, bindings, 'from', 'hStart')}
-      UNION ALL ${edgeSql(scope, meter, extraFilters, v, bindings, 'hEnd', 'to')}) e) x`;
-  return `${rollups}\n UNION ALL ${edges}`;
+      SELECT e.*, ${NUMERIC} AS num FROM (${edgeSql(scope, meter, extraFilters, v, bindings, 'from', 'mStart')}
+      UNION ALL ${edgeSql(scope, meter, extraFilters, v, bindings, 'mEnd', 'to')}) e) x`;
+  return [hours, ...minutes, edges].join('\n UNION ALL ');
 }
 
 const ONES = `(~B'0'::bit(${MONTH_HOURS}))`;
+const MINUTE_ONES = `(~B'0'::bit(${HOUR_MINUTES}))`;
+/** Whole minutes from `hour` to `t` (both whole minutes: an exact integer). */
+const minutesFrom = (hour: string, t: string) => `(extract(epoch FROM ${t} - ${hour}) / 60)::int`;
 /** The hour index in its month (0 to 743) of a whole UTC hour `t` (timestamptz), `month` its month's start. */
 const hourIndex = (t: string, month: string) => `(extract(epoch FROM ${t} - ${month}) / 3600)::int`;
 
@@ -133,9 +153,22 @@ function uniqueSql(scope: Scope, meter: Meter, extraFilters: MeterFilter[] | und
   bindings.push(meter.rollupSeries);
   const rows = `SELECT month, value_sha256, hours FROM usage_rollup_value_months
     WHERE series = ? AND external_customer_id = ${v('customer')} AND month >= ${MONTH_OF(v('hStart'))} AND month < ${v('hEnd')}`;
-  const edges = `SELECT DISTINCT date_trunc('${unit}', "timestamp", 'UTC') AS w, sha256(convert_to(raw, 'UTF8')) AS h
-    FROM (${edgeSql(scope, meter, extraFilters, v, bindings, 'from', 'hStart')} UNION ALL ${edgeSql(scope, meter, extraFilters, v, bindings, 'hEnd', 'to')}) e
-    WHERE raw IS NOT NULL`;
+  // The digests of the whole minutes [lo, hi) of partial hours: hour bitmap rows meeting the
+  // minutes' mask within their hour (bits a to b-1, a and b the piece's ends clamped to the hour).
+  const minuteRows = (lo: keyof RangeCut, hi: keyof RangeCut) => {
+    const piece = `(SELECT ${v(lo)} AS lo, ${v(hi)} AS hi)`;
+    bindings.push(meter.rollupSeries);
+    const mask = `(${MINUTE_ONES} >> ${minutesFrom('vh.hour', 'greatest(vh.hour, r.lo)')}) & ~(${MINUTE_ONES} >> ${minutesFrom('vh.hour', "least(vh.hour + interval '1 hour', r.hi)")})`;
+    return `SELECT vh.hour, vh.value_sha256 FROM ${piece} r JOIN usage_rollup_value_hours vh
+      ON vh.series = ? AND vh.external_customer_id = ${v('customer')} AND vh.hour >= date_trunc('hour', r.lo, 'UTC') AND vh.hour < r.hi
+      WHERE (vh.minutes & ${mask}) <> B'0'::bit(${HOUR_MINUTES})`;
+  };
+  const edges = `SELECT DISTINCT date_trunc('${unit}', t, 'UTC') AS w, h FROM (
+      SELECT "timestamp" AS t, sha256(convert_to(raw, 'UTF8')) AS h
+      FROM (${edgeSql(scope, meter, extraFilters, v, bindings, 'from', 'mStart')} UNION ALL ${edgeSql(scope, meter, extraFilters, v, bindings, 'mEnd', 'to')}) e
+      WHERE raw IS NOT NULL
+      UNION ALL ${minuteRows('mStart', 'hStart')}
+      UNION ALL ${minuteRows('hEnd', 'mEnd')}) x`;
   const meets = (mask: string) => `(m.hours & ${mask}) <> B'0'::bit(${MONTH_HOURS})`;
   const head = `WITH pieces AS MATERIALIZED (${pieces}),
     months AS MATERIALIZED (${rows}),
@@ -155,8 +188,8 @@ function uniqueSql(scope: Scope, meter: Meter, extraFilters: MeterFilter[] | und
 }
 
 /**
- * Usage of meters from their rollups plus the raw events of the partial hours at the range's
- * edges; the same answers as `UsageStore` (proven by rollups.int.test.ts) when `rollupCovers`.
+ * Usage of meters from their rollups (hours, and minutes of the partial hours) plus the raw
+ * events of the partial minutes at the range's edges; the same answers as `UsageStore` (proven by rollups.int.test.ts) when `rollupCovers`.
  */
 export class RollupUsageStore {
   async aggregate(conn: Db | Trx, scope: Scope, q: UsageQuery): Promise<UsageRows> {
@@ -195,7 +228,7 @@ export class RollupUsageStore {
     const { meter, ranges } = q;
     if (ranges.length === 0) return [];
     const cuts = ranges.map((r) => cutRange(r.from, r.to));
-    const columns: Array<keyof RangeCut> = ['from', 'hStart', 'hEnd', 'to'];
+    const columns: Array<keyof RangeCut> = ['from', 'mStart', 'hStart', 'hEnd', 'mEnd', 'to'];
     const bindings: Knex.RawBinding[] = [ranges.map((r) => r.externalCustomerId), ...columns.map((c) => cuts.map((cut) => cut[c]))];
     const v: Value = (name) => `q.${name === 'customer' ? 'customer' : `t_${name}`}`;
     const type = meter.aggregationType;

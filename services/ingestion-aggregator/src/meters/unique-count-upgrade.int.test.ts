@@ -49,8 +49,8 @@ describe('UNIQUE_COUNT rollups of meters existing before the month bitmaps (real
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    // The schema before the month bitmaps: every migration but the last.
-    db = await migratedDb(database.url, SCHEMA, migrations.slice(0, -1));
+    // The schema before the month bitmaps: every migration before 006.
+    db = await migratedDb(database.url, SCHEMA, migrations.slice(0, migrations.findIndex((m) => m.name === '006_unique_count_months')));
     const partitions = new EventPartitions(db, testLogger('p'));
     await partitions.load();
     await partitions.ensureFor(['2026-06-29T00:00:00.000000Z', '2026-07-01T00:00:00.000000Z']);

@@ -3,9 +3,10 @@ import { outboxMigration } from '@billstream/outbox';
 import { deadLettersMigration } from './dead-letters';
 import { eventsMigration } from './events';
 import { metersMigration } from './meters';
+import { minuteRollupsMigration } from './minute-rollups';
 import { uniqueCountMonthsMigration } from './unique-count-months';
 import { usageRollupsMigration } from './usage-rollups';
 
 export const SCHEMA = 'ingestion';
 
-export const migrations: Migration[] = [outboxMigration(SCHEMA), eventsMigration, metersMigration, deadLettersMigration, usageRollupsMigration, uniqueCountMonthsMigration];
+export const migrations: Migration[] = [outboxMigration(SCHEMA), eventsMigration, metersMigration, deadLettersMigration, usageRollupsMigration, uniqueCountMonthsMigration, minuteRollupsMigration];
