@@ -54,13 +54,16 @@ export class InProcessBus implements Bus {
     }
   }
 
-  async subscribe({ groupId, topics, handler }: SubscribeOptions): Promise<Subscription> {
+  async subscribe({ groupId, topics, handler, onJoin }: SubscribeOptions): Promise<Subscription> {
     if (this.groups.has(groupId)) throw new Error(`group ${groupId} already subscribed`);
     this.groups.set(groupId, { groupId, topics: new Set(topics), handler });
+    onJoin?.();
     return {
       stop: async () => {
         this.groups.delete(groupId);
       },
+      // Delivery is synchronous with the publish: nothing ever waits to be consumed.
+      consuming: () => ({ consuming: this.groups.has(groupId), session: 0 }),
     };
   }
 }

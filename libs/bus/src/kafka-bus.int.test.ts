@@ -111,3 +111,58 @@ describe('KafkaBus ensureTopics from several processes at once (real Kafka)', ()
     }
   }, 60_000);
 });
+
+/**
+ * A group of one process that commits no offsets (every billing replica hearing every
+ * usage-recorded notice, ADR 0026): it reads what comes while it runs, tells when it joined,
+ * says whether it is consuming, and leaves no offsets behind.
+ */
+describe('KafkaBus subscription without offsets, its joins and its consuming state (real Kafka)', () => {
+  const prefix = uniqueTopicPrefix('bus-ephemeral');
+  let bus: KafkaBus;
+
+  beforeAll(async () => {
+    bus = new KafkaBus({ brokers: kafkaBrokers(), clientId: 'bus-ephemeral', logger: testLogger(), topicPrefix: prefix, partitions: 2 });
+    await bus.start();
+    await bus.ensureTopics(['notices']);
+  });
+  afterAll(async () => {
+    await bus?.stop();
+  });
+
+  it('reads from its start on, commits nothing, calls onJoin per join, and is consuming only while joined and fetching', async () => {
+    await bus.publish('notices', [{ key: 'a', value: 'before' }]);
+    const got: string[] = [];
+    let joins = 0;
+    const sub = await bus.subscribe({
+      groupId: 'ephemeral',
+      topics: ['notices'],
+      fromBeginning: false,
+      commitOffsets: false,
+      onJoin: () => {
+        joins += 1;
+      },
+      handler: async (messages) => {
+        got.push(...messages.map((m) => m.value));
+      },
+    });
+    try {
+      expect(sub.consuming().consuming).toBe(false);
+      await waitFor(() => sub.consuming().consuming, { timeoutMs: 30_000, what: 'consuming' });
+      expect(joins).toBe(1);
+      const session = sub.consuming().session;
+      expect(session).toBeGreaterThanOrEqual(1);
+      for (const key of ['a', 'b', 'c', 'd']) await bus.publish('notices', [{ key, value: `after-${key}` }]);
+      await waitFor(() => got.length === 4, { timeoutMs: 30_000, what: 'the four messages sent after joining' });
+      expect(got.sort()).toEqual(['after-a', 'after-b', 'after-c', 'after-d']);
+      // Idle, it keeps fetching (about every 100 ms): still consuming, the same session.
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(sub.consuming()).toEqual({ consuming: true, session });
+      // Nothing committed: the group's lag is every message of the topic.
+      expect(await bus.lag('ephemeral', 'notices')).toBe(5);
+    } finally {
+      await sub.stop();
+    }
+    expect(sub.consuming().consuming).toBe(false);
+  }, 60_000);
+});

@@ -2,7 +2,7 @@ import { Admin, Consumer, ConsumerRunConfig, Kafka, logLevel as KafkaLogLevel, L
 import type { Logger } from '@billstream/logger';
 import { addConsumerLagSource, recordPublish } from '@billstream/observability';
 import { handleObserved } from './observed';
-import type { Bus, ConsumedMessage, OutgoingMessage, SubscribeOptions, Subscription } from './types';
+import type { Bus, ConsumedMessage, ConsumingState, OutgoingMessage, SubscribeOptions, Subscription } from './types';
 
 export interface KafkaBusOptions {
   brokers: string[];
@@ -235,11 +235,16 @@ export class KafkaBus implements Bus {
       retry: { initialRetryTime: 100, maxRetryTime: this.timing.retryMaxMs, retries: Number.MAX_SAFE_INTEGER },
     });
     const state = { stopped: false };
+    const consuming = watchConsuming(consumer, options.onJoin);
     const running = this.runConsumer(consumer, options, state);
     // The group's lag on each of its topics, read from the broker when Prometheus scrapes.
-    const removeLag = addConsumerLagSource(async () =>
-      Promise.all(options.topics.map(async (topic) => ({ labels: { group: options.groupId, topic }, value: await this.lag(options.groupId, topic) }))),
-    );
+    // (A group that commits no offsets has no lag to tell.)
+    const removeLag =
+      options.commitOffsets === false
+        ? () => undefined
+        : addConsumerLagSource(async () =>
+            Promise.all(options.topics.map(async (topic) => ({ labels: { group: options.groupId, topic }, value: await this.lag(options.groupId, topic) }))),
+          );
     const subscription: Subscription = {
       stop: async () => {
         if (state.stopped) return;
@@ -250,6 +255,7 @@ export class KafkaBus implements Bus {
         await withTimeout(running, this.timing.rebalanceTimeoutMs, 'consumer start').catch(() => undefined);
         await consumer.disconnect();
       },
+      consuming: () => consuming(),
     };
     this.subscriptions.add(subscription);
     return subscription;
@@ -274,7 +280,7 @@ export class KafkaBus implements Bus {
     }
   }
 
-  private runConfig(consumer: Consumer, { topics, handler, groupId }: SubscribeOptions): ConsumerRunConfig {
+  private runConfig(consumer: Consumer, { topics, handler, groupId, commitOffsets = true }: SubscribeOptions): ConsumerRunConfig {
     const byPrefixedName = new Map(topics.map((t) => [this.topicName(t), t]));
     return {
       autoCommit: false,
@@ -295,11 +301,43 @@ export class KafkaBus implements Bus {
         await handleObserved(groupId, messages, () => handler(messages, { heartbeat }));
         const last = batch.messages[batch.messages.length - 1].offset;
         resolveOffset(last);
-        await consumer.commitOffsets([
-          { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() },
-        ]);
+        if (commitOffsets) {
+          await consumer.commitOffsets([
+            { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() },
+          ]);
+        }
         await heartbeat();
       },
     };
   }
+}
+
+/** A consumer that has not fetched for this long is not consuming (it fetches every 100 ms or so when idle). */
+const CONSUMING_FETCH_GAP_MS = 1000;
+
+/**
+ * Follows a consumer's instrumentation events: consuming while in its group and fetching; a
+ * new session on each join and on fetches resuming after a gap (`ConsumingState`).
+ */
+function watchConsuming(consumer: Consumer, onJoin?: () => void): () => ConsumingState {
+  let joined = false;
+  let lastFetch = 0;
+  let session = 0;
+  consumer.on(consumer.events.GROUP_JOIN, () => {
+    joined = true;
+    session += 1;
+    lastFetch = Date.now();
+    onJoin?.();
+  });
+  for (const event of [consumer.events.REBALANCING, consumer.events.CRASH, consumer.events.STOP, consumer.events.DISCONNECT]) {
+    consumer.on(event, () => {
+      joined = false;
+    });
+  }
+  consumer.on(consumer.events.FETCH, () => {
+    const now = Date.now();
+    if (now - lastFetch >= CONSUMING_FETCH_GAP_MS) session += 1;
+    lastFetch = now;
+  });
+  return () => ({ consuming: joined && Date.now() - lastFetch < CONSUMING_FETCH_GAP_MS, session });
 }

@@ -38,10 +38,31 @@ export interface SubscribeOptions {
   handler: BatchHandler;
   /** Where a group with no committed offset starts; default: the beginning. */
   fromBeginning?: boolean;
+  /**
+   * false: offsets are never committed (default true). For a group of one process alone that
+   * reads only what comes while it runs (`fromBeginning: false`), e.g. every replica hearing
+   * every message of a topic: with no offsets, Kafka drops the group once its process left.
+   */
+  commitOffsets?: boolean;
+  /** Called each time the consumer joins its group (Kafka), or once when subscribed (in-process). */
+  onJoin?: () => void;
+}
+
+/** Whether a subscription is consuming now (`Subscription.consuming`). */
+export interface ConsumingState {
+  /** In its group and fetched from the broker within the last second. */
+  consuming: boolean;
+  /**
+   * Grows each time consuming starts anew (joined the group, or fetches resumed after a gap):
+   * a holder of anything derived from the messages learns that some may have come late.
+   */
+  session: number;
 }
 
 export interface Subscription {
   stop(): Promise<void>;
+  /** Where the consumer stands (cheap: no call to the broker). */
+  consuming(): ConsumingState;
 }
 
 /**

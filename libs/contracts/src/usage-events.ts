@@ -329,6 +329,16 @@ export const usageRecordedMessageSchema = z.object({
 });
 export type UsageRecordedMessage = z.infer<typeof usageRecordedMessageSchema>;
 
+/**
+ * Also on the usage-recorded topic: notifications may have been missed before `stored_at` (an
+ * aggregator replica joined the usage consumer group, so a predecessor may have died between
+ * a commit and its notifications). A holder of usage read before it reads again (ADR 0026).
+ */
+export const usageResetMessageSchema = z.object({ reset: z.literal(true), stored_at: z.string() });
+export type UsageResetMessage = z.infer<typeof usageResetMessageSchema>;
+/** The key of `UsageResetMessage`s (no customer key has this form: theirs hold two colons). */
+export const USAGE_RESET_KEY = 'reset';
+
 const TIMESTAMP_PARTS = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:?\d{2})$/;
 
 /**

@@ -11,6 +11,7 @@ import { HttpCustomerLookup } from './customers/http-lookup';
 import { CustomerAccess } from './entitlements/access';
 import { AccessCache } from './entitlements/access-cache';
 import { AccessNotices } from './entitlements/access-notices';
+import { UsageNotices } from './entitlements/usage-notices';
 import { EntitlementStore } from './entitlements/entitlement-store';
 import { EntitlementService } from './entitlements/entitlements';
 import { FeatureStore } from './entitlements/feature-store';
@@ -104,11 +105,14 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   const published = () => relay.nudge();
   const planStore = new PlanStore();
   const priceStore = new PriceStore();
-  const customerStore = new CustomerStore();
-  // Features and entitlements (issue #14, ADR 0022): the check's cache forgets a customer's grants once a write of its subscriptions ends.
+  // Features and entitlements (issue #14, ADR 0022): the check's cache forgets a customer's grants once a write of its subscriptions ends,
+  // and the customer itself once its record in the projection is written (ADR 0026).
   const accessCache = new AccessCache();
+  const customerStore = new CustomerStore((conn, scope, id) => accessCache.customerChangedAfter(conn, scope, id));
   // Replicas tell each other of access changes (ADR 0025): grants are kept 15 s instead of 1 s while they do.
   const accessNotices = new AccessNotices(db, accessCache, logger);
+  // Every replica hears every usage-recorded notice (ADR 0026): usage is kept 30 s instead of 1 s while it does.
+  const usageNotices = new UsageNotices(bus, accessCache, logger);
   const subscriptionStore = new SubscriptionStore((trx, s) => accessCache.customerChangedAfter(trx, s, s.customerId));
   const httpLookup = new HttpCustomerLookup(getter(config.customerServiceUrl), config.internalToken);
   const httpMeters = new HttpMeters(getter(config.ingestionServiceUrl), config.internalToken);
@@ -237,6 +241,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     async start() {
       await migrate(db, SCHEMA, migrations);
       accessNotices.start();
+      await usageNotices.start();
       consumer = await subscribeCustomerEvents({ db, bus, logger, customers: customerStore, subscriptions: subscriptionStore, clock, maker, published });
       walletConsumer = await subscribeWalletEvents({ bus, logger, topups });
       relay.start();
@@ -255,6 +260,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       await walletConsumer?.stop();
       await relay.stop();
       await accessNotices.stop();
+      await usageNotices.stop();
       await httpLookup.close();
       await httpMeters.close();
       await httpWallets.close();

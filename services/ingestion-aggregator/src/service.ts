@@ -81,6 +81,8 @@ export function createIngestionService({ db, bus, logger }: ServiceDeps, config:
           groupId: USAGE_EVENTS_GROUP,
           topics: [TOPICS.usageEvents],
           handler: usageEventsHandler({ db, events, deadLetters, partitions, logger, parallelism: config.storeParallelism, recorded: notifications.recorded }),
+          // A predecessor of this member may have died between a commit and its notifications (ADR 0026).
+          onJoin: () => notifications.reset(),
         }),
       );
       relay.start();
@@ -90,7 +92,7 @@ export function createIngestionService({ db, bus, logger }: ServiceDeps, config:
       if (partitionTimer) clearInterval(partitionTimer);
       await rollups.stop();
       for (const s of subscriptions.splice(0)) await s.stop();
-      await notifications.drain();
+      await notifications.close();
       await relay.stop();
     },
   };

@@ -520,5 +520,42 @@ describe('features, entitlements and the check through the gateway', () => {
       expect((await stack.api.delete(`/v1/features/${f.id}`)).status).toBe(204);
       expect((await ask()).status).toBe(404);
     });
+
+    it('cache (ADR 0026): kept usage is dropped by the aggregator\'s usage-recorded notice, a kept customer by its deletion', async () => {
+      const f = await feature('METERED');
+      const b = await feature('BOOLEAN');
+      const p = await plan();
+      await entitle(p, f.id, { usage_limit: '10', usage_reset_period: 'NEVER' });
+      await entitle(p, b.id);
+      const c = await customer();
+      await subscribe(c.id, p);
+      const metered = { external_customer_id: c.external, feature_lookup_key: f.lookup_key };
+      // Usage is now kept 30 s while notices are heard: twice the same answer, from the cache.
+      expect((await check(metered)).body).toMatchObject({ usage: '0', remaining: '10' });
+      expect((await check(metered)).body).toMatchObject({ usage: '0', remaining: '10' });
+      for (let i = 1; i <= 2; i += 1) {
+        await usage(c.external, [now()]);
+        // Stored: the notice follows within moments, far within the 30 s the usage is kept.
+        const shown = await waitFor(async () => {
+          const res = await check(metered);
+          return res.body.usage === String(i) && res;
+        }, { timeoutMs: 10_000, what: `usage ${i} shown` });
+        expect(shown.body).toMatchObject({ remaining: String(10 - i) });
+      }
+      // The customer is kept too (by id and by external id); its deletion reaches the projection and drops it.
+      const byId = { customer_id: c.id, feature_lookup_key: b.lookup_key };
+      expect((await check(byId)).body.allowed).toBe(true);
+      expect((await stack.api.delete(`/v1/customers/${c.id}`)).status).toBe(204);
+      // A customer with no subscription (nothing else of it changes when it is deleted) too.
+      const bare = await customer();
+      const bareCheck = { external_customer_id: bare.external, feature_lookup_key: b.lookup_key };
+      expect((await check(bareCheck)).body.allowed).toBe(false);
+      expect((await check(bareCheck)).body.allowed).toBe(false);
+      expect((await stack.api.delete(`/v1/customers/${bare.id}`)).status).toBe(204);
+      // Within 10 s: the customer is kept up to 15 s when no notice drops it.
+      for (const body of [byId, metered, bareCheck]) {
+        await waitFor(async () => (await check(body)).status === 404, { timeoutMs: 10_000, what: 'the deleted customer gone from the check' });
+      }
+    });
   });
 });

@@ -27,8 +27,13 @@ const fromRow = (r: CustomerRow): KnownCustomer => ({
   deleted: r.deleted_at !== null,
 });
 
+/** Told of every write of a customer's record, on the connection that wrote it (the check's cache, ADR 0026). */
+export type CustomerWritten = (conn: Conn, scope: Scope, customerId: string) => void;
+
 /** Billing's projection of customers (from customer-events and lookups): id, scope, external id. */
 export class CustomerStore {
+  constructor(private readonly written: CustomerWritten = () => undefined) {}
+
   async find(conn: Conn, id: string): Promise<KnownCustomer | undefined> {
     const row = await conn<CustomerRow>('customers').where({ id }).first();
     return row && fromRow(row);
@@ -63,6 +68,7 @@ export class CustomerStore {
       .insert({ id, tenant_id: scope.tenantId, environment_id: scope.environmentId, external_id: externalId, updated_at: at })
       .onConflict('id')
       .merge({ external_id: externalId, updated_at: at });
+    this.written(conn, scope, id);
   }
 
   /** Marks a customer deleted (inserting the tombstone when it was never seen). */
@@ -71,5 +77,6 @@ export class CustomerStore {
       .insert({ id, tenant_id: scope.tenantId, environment_id: scope.environmentId, external_id: externalId, deleted_at: at, updated_at: at })
       .onConflict('id')
       .merge({ deleted_at: at, updated_at: at });
+    this.written(conn, scope, id);
   }
 }

@@ -1,4 +1,5 @@
-import { AccessCache } from './access-cache';
+import type { ConsumingState } from '@billstream/bus';
+import { AccessCache, USAGE_LATE_HOLD_MS, USAGE_TTL_MS, USAGE_TTL_NOTIFIED_MS } from './access-cache';
 
 const scope = { tenantId: 't', environmentId: 'e' };
 const other = { tenantId: 't', environmentId: 'sandbox' };
@@ -86,5 +87,127 @@ describe('AccessCache', () => {
   it('a failed load is not kept and does not block the next one', async () => {
     await expect(cache.get(scope, 'c1', 'grants', 1000, () => Promise.reject(new Error('down')))).rejects.toThrow('down');
     expect(await cache.get(scope, 'c1', 'grants', 1000, load('up'))).toBe('up');
+  });
+
+  describe('usage (ADR 0026)', () => {
+    let state: ConsumingState;
+    const usage = (customer: string, value: string) => cache.getUsage(scope, customer, 'meter|from|to', load(value));
+    beforeEach(() => {
+      state = { consuming: true, session: 1 };
+    });
+
+    it('without usage notices: kept 1 s', async () => {
+      expect(cache.usageTtlMs()).toBe(USAGE_TTL_MS);
+      expect(await usage('x', 'a')).toBe('a');
+      now += USAGE_TTL_MS - 1;
+      expect(await usage('x', 'b')).toBe('a');
+      now += 1;
+      expect(await usage('x', 'c')).toBe('c');
+    });
+
+    it('while notices are heard: kept long, and a notice of the customer drops its usage only', async () => {
+      cache.hearUsage(() => state);
+      expect(cache.usageTtlMs()).toBe(USAGE_TTL_NOTIFIED_MS);
+      await usage('x', 'x1');
+      await usage('y', 'y1');
+      now += USAGE_TTL_NOTIFIED_MS - 1;
+      expect([await usage('x', 'x2'), await usage('y', 'y2')]).toEqual(['x1', 'y1']);
+      cache.usageRecorded(scope, 'x');
+      expect([await usage('x', 'x3'), await usage('y', 'y3')]).toEqual(['x3', 'y1']);
+      // The same external id in another environment is another customer.
+      await cache.getUsage(other, 'y', 'meter|from|to', load('o1'));
+      cache.usageRecorded(other, 'y');
+      expect(await usage('y', 'y4')).toBe('y1');
+      now += 1;
+      expect(await usage('y', 'y5')).toBe('y5');
+    });
+
+    it('a load that began before the notice is not kept', async () => {
+      cache.hearUsage(() => state);
+      let release!: (v: string) => void;
+      const slow = cache.getUsage(scope, 'x', 'k', () => new Promise<string>((r) => (release = r)));
+      cache.usageRecorded(scope, 'x');
+      release('old');
+      expect(await slow).toBe('old');
+      expect(await cache.getUsage(scope, 'x', 'k', load('new'))).toBe('new');
+    });
+
+    it('while the consumer is not consuming: 1 s; a new session (rejoined, or fetching after a gap) forgets all usage', async () => {
+      cache.hearUsage(() => state);
+      await usage('x', 'x1');
+      state = { consuming: false, session: 1 };
+      expect(cache.usageTtlMs()).toBe(USAGE_TTL_MS);
+      now += USAGE_TTL_MS;
+      expect(await usage('x', 'x2')).toBe('x2');
+      // Consuming again in the same session (a short pause): long again, nothing missed.
+      state = { consuming: true, session: 1 };
+      now += 5000;
+      expect(await usage('x', 'x3')).toBe('x2');
+      // A new session: notices may have been missed in between, even if nobody asked meanwhile.
+      state = { consuming: true, session: 2 };
+      expect(await usage('x', 'x4')).toBe('x4');
+      expect(await usage('x', 'x5')).toBe('x4');
+    });
+
+    it('a reset forgets all usage; a late notice also keeps usage 1 s for a while', async () => {
+      cache.hearUsage(() => state);
+      await usage('x', 'x1');
+      cache.forgetUsage();
+      expect(await usage('x', 'x2')).toBe('x2');
+      expect(cache.usageTtlMs()).toBe(USAGE_TTL_NOTIFIED_MS);
+      cache.forgetUsage(true);
+      expect(await usage('x', 'x3')).toBe('x3');
+      expect(cache.usageTtlMs()).toBe(USAGE_TTL_MS);
+      now += USAGE_LATE_HOLD_MS;
+      expect(cache.usageTtlMs()).toBe(USAGE_TTL_NOTIFIED_MS);
+    });
+
+    it('grants and features are not touched by usage notices', async () => {
+      cache.hearUsage(() => state);
+      await cache.get(scope, 'c1', 'grants', 1000, load('g1'));
+      cache.usageRecorded(scope, 'x');
+      cache.forgetUsage(true);
+      expect(await cache.get(scope, 'c1', 'grants', 1000, load('g2'))).toBe('g1');
+    });
+  });
+
+  describe('customers (ADR 0026)', () => {
+    const customer = (id: string, tag: string) => async () => {
+      loads += 1;
+      return { id, tag };
+    };
+
+    it('kept like grants; a change of that customer (its record or subscriptions, here or heard) drops it, not others', async () => {
+      expect(await cache.getCustomer(scope, 'id|c1', customer('c1', 'a'))).toEqual({ id: 'c1', tag: 'a' });
+      await cache.getCustomer(scope, 'ext|x1', customer('c1', 'a'));
+      await cache.getCustomer(scope, 'ext|x2', customer('c2', 'a'));
+      expect((await cache.getCustomer(scope, 'id|c1', customer('c1', 'b'))).tag).toBe('a');
+      cache.customerChanged(scope, 'c1');
+      expect((await cache.getCustomer(scope, 'id|c1', customer('c1', 'c'))).tag).toBe('c');
+      expect((await cache.getCustomer(scope, 'ext|x1', customer('c1', 'c'))).tag).toBe('c');
+      expect((await cache.getCustomer(scope, 'ext|x2', customer('c2', 'c'))).tag).toBe('a');
+      cache.heard(scope, 'c2');
+      expect((await cache.getCustomer(scope, 'ext|x2', customer('c2', 'd'))).tag).toBe('d');
+      now += cache.grantsTtlMs();
+      expect((await cache.getCustomer(scope, 'ext|x2', customer('c2', 'e'))).tag).toBe('e');
+    });
+
+    it('a read during which any customer changed is not kept; a failed read is not kept', async () => {
+      let release!: (v: { id: string; tag: string }) => void;
+      const slow = cache.getCustomer(scope, 'ext|x1', () => new Promise<{ id: string; tag: string }>((r) => (release = r)));
+      cache.customerChanged(scope, 'c9');
+      release({ id: 'c1', tag: 'old' });
+      expect((await slow).tag).toBe('old');
+      expect((await cache.getCustomer(scope, 'ext|x1', customer('c1', 'new'))).tag).toBe('new');
+      await expect(cache.getCustomer(scope, 'id|c3', () => Promise.reject(new Error('404')))).rejects.toThrow('404');
+      expect((await cache.getCustomer(scope, 'id|c3', customer('c3', 'ok'))).tag).toBe('ok');
+    });
+
+    it('a write outside a transaction is announced at once to the other replicas', () => {
+      const announced: Array<string | undefined> = [];
+      cache.connect((_s, c) => announced.push(c));
+      cache.customerChangedAfter({} as unknown as Parameters<AccessCache['customerChangedAfter']>[0], scope, 'c1');
+      expect(announced).toEqual(['c1']);
+    });
   });
 });

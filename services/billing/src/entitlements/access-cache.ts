@@ -1,5 +1,6 @@
+import type { ConsumingState } from '@billstream/bus';
 import type { Scope } from '@billstream/contracts';
-import type { Trx } from '@billstream/db';
+import type { Conn, Trx } from '@billstream/db';
 
 /** How long a replica keeps what it read: bounds what a change made on another replica takes to count here (ADR 0022). */
 export const GRANTS_TTL_MS = 1000;
@@ -11,6 +12,14 @@ export const GRANTS_TTL_MS = 1000;
 export const GRANTS_TTL_NOTIFIED_MS = 15_000;
 /** Usage read from the aggregator is served for at most this long (BILLING.md: usage at most 2 s old). */
 export const USAGE_TTL_MS = 1000;
+/**
+ * The same while this replica hears every usage-recorded notification (`UsageNotices`, ADR
+ * 0026): a notice drops the customer's usage at once, and this bounds only what no notice and
+ * no reset covers.
+ */
+export const USAGE_TTL_NOTIFIED_MS = 30_000;
+/** After a notice that came late (the notices' path lags): usage is kept 1 s for this long. */
+export const USAGE_LATE_HOLD_MS = 10_000;
 const MAX_ENTRIES = 100_000;
 
 interface Entry<T> {
@@ -39,12 +48,52 @@ export class AccessCache {
   private notified = false;
   /** Tells the other replicas of a change made here (`AccessNotices.announce`). */
   private announce: (scope: Scope, customerId?: string) => void = () => undefined;
+  /** Part of every usage generation: bumped when usage notices may have been missed. */
+  private usageEpoch = 0;
+  /** Where the usage notices' consumer stands (`UsageNotices`); absent: not heard. */
+  private usageState?: () => ConsumingState;
+  private usageSession = -1;
+  private usageLateUntil = 0;
+  /** Customer changes so far: a customer read during which one happened is not kept. */
+  private customerBumps = 0;
 
   constructor(private readonly now: () => number = () => Date.now()) {}
 
   /** How long grants and features are kept: long while other replicas' changes are heard, 1 s otherwise. */
   grantsTtlMs(): number {
     return this.notified ? GRANTS_TTL_NOTIFIED_MS : GRANTS_TTL_MS;
+  }
+
+  /**
+   * How long usage is kept: long while every usage notice reaches this replica (its consumer
+   * is consuming, no notice came late lately), 1 s otherwise. A new consumer session (joined
+   * anew, or fetching again after a gap) forgets all usage: notices may have been missed.
+   */
+  usageTtlMs(): number {
+    if (!this.usageState) return USAGE_TTL_MS;
+    const state = this.usageState();
+    if (state.session !== this.usageSession) {
+      this.usageSession = state.session;
+      this.usageEpoch += 1;
+    }
+    return state.consuming && this.now() >= this.usageLateUntil ? USAGE_TTL_NOTIFIED_MS : USAGE_TTL_MS;
+  }
+
+  /** Connects the cache to the usage notices' consumer (`UsageNotices`); undefined disconnects. */
+  hearUsage(state: (() => ConsumingState) | undefined): void {
+    this.usageState = state;
+    this.usageEpoch += 1;
+  }
+
+  /** Usage of the customer (by external id) was stored: its usage read before counts no more. */
+  usageRecorded(scope: Scope, externalCustomerId: string): void {
+    this.bump(usageKey(scope, externalCustomerId));
+  }
+
+  /** Usage notices may have been missed (a reset), or came late: forget all usage; when late, keep it 1 s for a while. */
+  forgetUsage(late = false): void {
+    this.usageEpoch += 1;
+    if (late) this.usageLateUntil = this.now() + USAGE_LATE_HOLD_MS;
   }
 
   /** Connects the cache to the replicas' notice channel (`AccessNotices`). */
@@ -69,7 +118,7 @@ export class AccessCache {
   /** Another replica changed a feature or entitlement of the scope (`customerId` absent) or a subscription of the customer. */
   heard(scope: Scope, customerId?: string): void {
     if (customerId === undefined) this.bump(scopeKey(scope));
-    else this.bump(`${scopeKey(scope)}|${customerId}`);
+    else this.customerChanged(scope, customerId);
   }
 
   /** The value under `key` for `scope` (and `customerId`, when it depends on the customer's subscriptions), loaded when missing or old. */
@@ -92,11 +141,57 @@ export class AccessCache {
 
   private async load<T>(full: string, scope: Scope, customerId: string | null, generation: number, at: number, load: () => Promise<T>): Promise<T> {
     const value = await load();
-    if (this.generation(scope, customerId) === generation) {
-      this.entries.delete(full);
-      this.entries.set(full, { generation, loadedAt: at, value });
-      if (this.entries.size > MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
-    }
+    if (this.generation(scope, customerId) === generation) this.keep(full, generation, at, value);
+    return value;
+  }
+
+  private keep<T>(full: string, generation: number, loadedAt: number, value: T): void {
+    this.entries.delete(full);
+    this.entries.set(full, { generation, loadedAt, value });
+    if (this.entries.size > MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  /**
+   * A customer's usage under `key`, kept `usageTtlMs()` and dropped by a notice of the
+   * customer's stored usage (`usageRecorded`), a reset or a new consumer session.
+   */
+  async getUsage<T>(scope: Scope, externalCustomerId: string, key: string, load: () => Promise<T>): Promise<T> {
+    const ttl = this.usageTtlMs();
+    const gkey = usageKey(scope, externalCustomerId);
+    const generation = () => this.epoch + this.usageEpoch + (this.generations.get(gkey) ?? 0);
+    const full = `${gkey}|${key}`;
+    const g = generation();
+    const at = this.now();
+    const hit = this.entries.get(full) as Entry<T> | undefined;
+    if (hit && hit.generation === g && at - hit.loadedAt < ttl) return hit.value;
+    const flight = `${full}|${g}`;
+    const pending = this.loading.get(flight) as Promise<T> | undefined;
+    if (pending) return pending;
+    const loaded = load().then((value) => {
+      if (generation() === g) this.keep(full, g, at, value);
+      return value;
+    });
+    this.loading.set(flight, loaded);
+    const landed = () => this.loading.delete(flight);
+    loaded.then(landed, landed);
+    return loaded;
+  }
+
+  /**
+   * A live customer by reference (`refKey`: its id or external id), kept like grants and
+   * dropped by any change of that customer's record or subscriptions (`customerChanged`,
+   * here or heard from another replica). A read during which any customer changed is not
+   * kept (it could not tell whether its row was read before that change).
+   */
+  async getCustomer<T extends { id: string }>(scope: Scope, refKey: string, load: () => Promise<T>): Promise<T> {
+    const full = `${scopeKey(scope)}|ref|${refKey}`;
+    const at = this.now();
+    const hit = this.entries.get(full) as Entry<T> | undefined;
+    if (hit && hit.generation === this.generation(scope, hit.value.id) && at - hit.loadedAt < this.grantsTtlMs()) return hit.value;
+    const bumps = this.customerBumps;
+    const epoch = this.epoch;
+    const value = await load();
+    if (this.customerBumps === bumps && this.epoch === epoch) this.keep(full, this.generation(scope, value.id), at, value);
     return value;
   }
 
@@ -106,16 +201,18 @@ export class AccessCache {
     this.announce(scope);
   }
 
-  /** One of the customer's subscriptions changed. */
+  /** One of the customer's subscriptions, or its record in the projection, changed. */
   customerChanged(scope: Scope, customerId: string): void {
+    this.customerBumps += 1;
     this.bump(`${scopeKey(scope)}|${customerId}`);
   }
 
   /**
-   * `customerChanged` now and again once the transaction that wrote the subscription has ended
-   * (committed or not): a load between the two saw the old rows and is not kept.
+   * `customerChanged` now and again once the transaction that wrote the subscription or the
+   * customer has ended (committed or not): a load between the two saw the old rows and is not
+   * kept. A write outside a transaction is announced at once.
    */
-  customerChangedAfter(trx: Trx, scope: Scope, customerId: string): void {
+  customerChangedAfter(conn: Conn, scope: Scope, customerId: string): void {
     const changed = () => this.customerChanged(scope, customerId);
     changed();
     // The other replicas hear of it once it is committed (or rolled back: a harmless reload).
@@ -123,7 +220,8 @@ export class AccessCache {
       changed();
       this.announce(scope, customerId);
     };
-    if (trx.executionPromise) trx.executionPromise.then(ended, ended);
+    const execution = (conn as Partial<Trx>).executionPromise;
+    if (execution) execution.then(ended, ended);
     else this.announce(scope, customerId);
   }
 
@@ -138,3 +236,4 @@ export class AccessCache {
 }
 
 const scopeKey = (scope: Scope) => `${scope.tenantId}|${scope.environmentId}`;
+const usageKey = (scope: Scope, externalCustomerId: string) => `${scopeKey(scope)}|usage|${externalCustomerId}`;

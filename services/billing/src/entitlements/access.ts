@@ -7,7 +7,7 @@ import type { KnownCustomer } from '../customers/store';
 import type { Meters } from '../meters/domain';
 import type { Subscription } from '../subscriptions/domain';
 import type { SubscriptionStore } from '../subscriptions/store';
-import { USAGE_TTL_MS, type AccessCache } from './access-cache';
+import type { AccessCache } from './access-cache';
 import { Coalescer } from './coalescer';
 import { usageInBatch, type AskedUsage, type MeterQuery } from './usage-batch';
 import type { Entitlement, Feature } from './domain';
@@ -119,7 +119,8 @@ export class CustomerAccess {
     if (!feature || feature.status === 'archived') {
       throw new NotFoundError(`Feature with lookup_key "${lookupKey}" not found`, { field: 'feature_lookup_key', feature_lookup_key: lookupKey });
     }
-    const customer = await this.customers.resolveCoalesced(scope, ref, requestId);
+    const refKey = 'id' in ref ? `id|${ref.id}` : `ext|${ref.externalId}`;
+    const customer = await this.cache.getCustomer(scope, refKey, () => this.customers.resolveCoalesced(scope, ref, requestId));
     const sources = (await this.grants(scope, customer)).get(feature.id) ?? [];
     const c = combine(feature, sources, this.clock());
     if (feature.type !== 'METERED') {
@@ -127,7 +128,7 @@ export class CustomerAccess {
     }
     if (!c.isEnabled) return { allowed: false, feature, usage: null, limit: '0', remaining: '0', isSoftLimit: false, window: null };
     const q = this.usageQuery(customer, feature, c.window!);
-    const usage = await this.cache.get(scope, null, `usage|${customer.id}|${customer.externalId}|${q.meterId}|${q.from.toISOString()}|${q.to.toISOString()}`, USAGE_TTL_MS, () =>
+    const usage = await this.cache.getUsage(scope, customer.externalId, `${q.meterId}|${q.from.toISOString()}|${q.to.toISOString()}`, () =>
       this.usageLoader(scope).load({ query: q, requestId }),
     );
     const limit = c.usageLimit;

@@ -1,5 +1,5 @@
 import { TOPICS, type Bus, type Subscription } from '@billstream/bus';
-import { usageRecordedMessageSchema } from '@billstream/contracts';
+import { USAGE_RESET_KEY, usageRecordedMessageSchema } from '@billstream/contracts';
 import type { Logger } from '@billstream/logger';
 import type { UnbilledRefresher } from './refresher';
 
@@ -19,6 +19,8 @@ export function subscribeUsageRecorded(bus: Bus, refresher: UnbilledRefresher, l
     fromBeginning: false,
     handler: async (messages) => {
       for (const m of messages) {
+        // A reset (ADR 0026) names no customer: the sweep covers balances.
+        if (m.key === USAGE_RESET_KEY) continue;
         let parsed;
         try {
           parsed = usageRecordedMessageSchema.safeParse(JSON.parse(m.value));

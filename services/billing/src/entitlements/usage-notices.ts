@@ -1,0 +1,95 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { TOPICS, type Bus, type ConsumedMessage, type Subscription } from '@billstream/bus';
+import { USAGE_RESET_KEY } from '@billstream/contracts';
+import type { Logger } from '@billstream/logger';
+import type { AccessCache } from './access-cache';
+
+/** Each replica's own group on usage-recorded (a suffix per process): every replica hears every notice. */
+export const USAGE_NOTICES_GROUP_PREFIX = 'billing.check-usage.';
+/** A notice heard this long after its usage was stored says the notices' path lags. */
+export const USAGE_NOTICE_LATE_MS = 1000;
+
+/**
+ * Drops the entitlement check's cached usage of a customer when the aggregator announces its
+ * stored usage (`usage-recorded`, ADR 0026), so that usage can be kept `USAGE_TTL_NOTIFIED_MS`
+ * instead of 1 s. Every billing replica reads every notice with a group of its own that commits
+ * no offsets (it reads only what comes while it runs; Kafka drops the group once it left).
+ * A reset, a message it cannot read or a notice that came late forgets all usage; while the
+ * consumer is not consuming (or after a late notice, for a while) usage is kept 1 s.
+ */
+export class UsageNotices {
+  private subscription?: Subscription;
+
+  constructor(
+    private readonly bus: Bus,
+    private readonly cache: AccessCache,
+    private readonly logger: Logger,
+    private readonly now: () => number = () => Date.now(),
+  ) {}
+
+  async start(): Promise<void> {
+    const groupId = `${USAGE_NOTICES_GROUP_PREFIX}${hostname()}.${process.pid}.${randomBytes(4).toString('hex')}`;
+    const subscription = await this.bus.subscribe({
+      groupId,
+      topics: [TOPICS.usageRecorded],
+      fromBeginning: false,
+      commitOffsets: false,
+      handler: async (messages) => this.heard(messages),
+    });
+    this.subscription = subscription;
+    this.cache.hearUsage(() => subscription.consuming());
+  }
+
+  async stop(): Promise<void> {
+    this.cache.hearUsage(undefined);
+    await this.subscription?.stop();
+    this.subscription = undefined;
+  }
+
+  /** Applies a batch of notices (exported for tests through the bus). */
+  private heard(messages: ConsumedMessage[]): void {
+    let late = 0;
+    const now = this.now();
+    for (const m of messages) {
+      const notice = readNotice(m);
+      if (notice === 'reset') {
+        this.cache.forgetUsage();
+        continue;
+      }
+      if (!notice) {
+        this.logger.warn('usage-recorded message not understood; forgetting all cached usage', { partition: m.partition, offset: m.offset });
+        this.cache.forgetUsage();
+        continue;
+      }
+      this.cache.usageRecorded({ tenantId: notice.tenant_id, environmentId: notice.environment_id }, notice.external_customer_id);
+      const storedAt = Date.parse(notice.stored_at);
+      if (!(now - storedAt <= USAGE_NOTICE_LATE_MS)) late = Math.max(late, Number.isFinite(storedAt) ? now - storedAt : Infinity);
+    }
+    if (late > 0) {
+      this.logger.warn('usage-recorded notices came late; the check keeps usage 1 s for a while', { late_ms: late });
+      this.cache.forgetUsage(true);
+    }
+  }
+}
+
+interface Notice {
+  tenant_id: string;
+  environment_id: string;
+  external_customer_id: string;
+  stored_at: string;
+}
+
+const isText = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
+
+function readNotice(m: ConsumedMessage): Notice | 'reset' | undefined {
+  if (m.key === USAGE_RESET_KEY) return 'reset';
+  let v: Partial<Notice> | null;
+  try {
+    v = JSON.parse(m.value) as Partial<Notice> | null;
+  } catch {
+    return undefined;
+  }
+  if (!v || !isText(v.tenant_id) || !isText(v.environment_id) || !isText(v.external_customer_id) || !isText(v.stored_at)) return undefined;
+  return v as Notice;
+}
