@@ -10,3 +10,4 @@ export * from './path-guard';
 export * from './query';
 export * from './internal-client';
 export * from './observe';
+export * from './static-routes';

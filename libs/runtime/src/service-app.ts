@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import type { ServiceName } from '@billstream/contracts';
-import { assertRoutesMounted, createHttpApp, finishApp, internalAuth, mountHealth, type HttpAppOptions } from '@billstream/http';
+import { assertRoutesMounted, createHttpApp, finishApp, internalAuth, mountHealth, staticRoutes, type HttpAppOptions } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
 
 export interface ServiceAppOptions {
@@ -22,6 +22,7 @@ export function createServiceApp({ service, logger, internalToken, ready, mount,
   const app = createHttpApp({ logger, service, bodyLimits });
   mountHealth(app, ready);
   app.use(internalAuth(internalToken));
+  app.use(staticRoutes(app));
   mount(app);
   assertRoutesMounted(app, service);
   return finishApp(app, logger);

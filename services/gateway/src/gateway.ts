@@ -2,7 +2,7 @@ import type { Express, Request, Response } from 'express';
 import { TOPICS } from '@billstream/bus';
 import { ALL_ROUTES, type ServiceName } from '@billstream/contracts';
 import { migrate, pingDb } from '@billstream/db';
-import { assertRoutesMounted, createHttpApp, finishApp, MiB, mountHealth, mountRoute, parseRouteInput, templateResolver, type RouteRunner } from '@billstream/http';
+import { assertRoutesMounted, createHttpApp, finishApp, MiB, mountHealth, mountRoute, parseRouteInput, staticRoutes, templateResolver, type RouteRunner } from '@billstream/http';
 import type { Service, ServiceDeps } from '@billstream/runtime';
 import { apiKeyHandlers } from './api-keys/routes';
 import { ApiKeyService } from './api-keys/service';
@@ -49,6 +49,8 @@ export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayC
   mountHealth(app, ready);
   app.get(OPENAPI_PATH, openApiHandler());
   app.use('/v1', authenticate(apiKeys, limiter));
+  // A static route (the entitlement check, event ingestion) is reached without testing the layers before it.
+  app.use(staticRoutes(app));
   // One route layer per registry route, the permission check first in it: a request walks
   // half the layers it would with the check mounted as a layer of its own.
   for (const def of ALL_ROUTES) {
