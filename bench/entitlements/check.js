@@ -57,6 +57,7 @@ const EVENT_BULK = Number(process.env.EVENT_BULK || 20);
 const CUSTOMERS = Number(process.env.CUSTOMERS || 1000);
 const PROBE_POLL_MS = Number(process.env.PROBE_POLL_MS || 20);
 const PROFILE = process.env.PROFILE || '';
+const TIMELINE = process.env.TIMELINE === '1';
 const BROKERS = process.env.KAFKA_BROKERS || '127.0.0.1:9092';
 const TENANT = 'bench-tenant';
 const ENV = 'production';
@@ -149,6 +150,7 @@ const FEATURES = (process.env.FEATURES || 'api_calls,api_calls,sso,seats_tier').
 async function driveChecks(api, customers, rate, seconds, stop) {
   const total = Math.round(rate * seconds);
   const latencies = [];
+  const timeline = [];
   const errors = {};
   const inflight = new Set();
   const start = performance.now() + 20;
@@ -168,6 +170,7 @@ async function driveChecks(api, customers, rate, seconds, stop) {
         .then((res) => {
           if (res.status === 200) {
             latencies.push(performance.now() - slot);
+            if (TIMELINE) timeline.push([slot - start, performance.now() - slot]);
             if (res.body.allowed !== true) wrong += 1;
           } else errors[res.status] = (errors[res.status] || 0) + 1;
         })
@@ -181,6 +184,7 @@ async function driveChecks(api, customers, rate, seconds, stop) {
   }
   await Promise.all(inflight);
   stop.done = true;
+  if (TIMELINE) printTimeline(timeline);
   const elapsed = (performance.now() - start) / 1000;
   latencies.sort((a, b) => a - b);
   return {
@@ -196,8 +200,23 @@ async function driveChecks(api, customers, rate, seconds, stop) {
   };
 }
 
+/** TIMELINE=1: the checks' latency per 250 ms of their slots (p50, p99, max), to see stalls. */
+function printTimeline(samples) {
+  const buckets = new Map();
+  for (const [at, latency] of samples) {
+    const b = Math.floor(at / 250);
+    if (!buckets.has(b)) buckets.set(b, []);
+    buckets.get(b).push(latency);
+  }
+  for (const [b, values] of [...buckets].sort((x, y) => x[0] - y[0])) {
+    values.sort((x, y) => x - y);
+    console.log(`t=${(b / 4).toFixed(2)}s n=${values.length} p50=${percentile(values, 50).toFixed(1)} p99=${percentile(values, 99).toFixed(1)} max=${values[values.length - 1].toFixed(1)}`);
+  }
+}
+
 /** Usage events at EVENT_RATE per second in bulks of EVENT_BULK until `stop.done`. */
 async function driveEvents(api, customers, stop, label) {
+  if (!(EVENT_RATE > 0)) return { accepted: 0, per_s: 0, errors: {} };
   const every = (EVENT_BULK * 1000) / EVENT_RATE;
   const start = performance.now();
   let n = 0;

@@ -1,5 +1,7 @@
 import type { ConsumingState } from '@billstream/bus';
-import { AccessCache, USAGE_LATE_HOLD_MS, USAGE_TTL_MS, USAGE_TTL_NOTIFIED_MS } from './access-cache';
+import { AccessCache, USAGE_LATE_HOLD_MS, USAGE_REFRESH_GRACE_MS, USAGE_TTL_MS, USAGE_TTL_NOTIFIED_MS } from './access-cache';
+
+const flush = () => new Promise((r) => setImmediate(r));
 
 const scope = { tenantId: 't', environmentId: 'e' };
 const other = { tenantId: 't', environmentId: 'sandbox' };
@@ -105,21 +107,82 @@ describe('AccessCache', () => {
       expect(await usage('x', 'c')).toBe('c');
     });
 
-    it('while notices are heard: kept long, and a notice of the customer drops its usage only', async () => {
+    it('while notices are heard: kept long, and a notice of the customer reads its usage anew, only its', async () => {
       cache.hearUsage(() => state);
       expect(cache.usageTtlMs()).toBe(USAGE_TTL_NOTIFIED_MS);
-      await usage('x', 'x1');
-      await usage('y', 'y1');
+      const source: Record<string, string> = { x: 'x1', y: 'y1' };
+      const read = (c: string, s = scope) =>
+        cache.getUsage(s, c, 'meter|from|to', async () => {
+          loads += 1;
+          return source[c];
+        });
+      expect([await read('x'), await read('y')]).toEqual(['x1', 'y1']);
+      source.x = 'x2';
+      source.y = 'y2';
       now += USAGE_TTL_NOTIFIED_MS - 1;
-      expect([await usage('x', 'x2'), await usage('y', 'y2')]).toEqual(['x1', 'y1']);
+      expect([await read('x'), await read('y')]).toEqual(['x1', 'y1']);
+      expect(loads).toBe(2);
       cache.usageRecorded(scope, 'x');
-      expect([await usage('x', 'x3'), await usage('y', 'y3')]).toEqual(['x3', 'y1']);
+      // Read again at once (refresh ahead), before any check asks.
+      expect(loads).toBe(3);
+      await flush();
+      expect([await read('x'), await read('y')]).toEqual(['x2', 'y1']);
+      expect(loads).toBe(3);
       // The same external id in another environment is another customer.
       await cache.getUsage(other, 'y', 'meter|from|to', load('o1'));
       cache.usageRecorded(other, 'y');
-      expect(await usage('y', 'y4')).toBe('y1');
+      await flush();
+      expect(await read('y')).toBe('y1');
       now += 1;
-      expect(await usage('y', 'y5')).toBe('y5');
+      expect(await read('y')).toBe('y2');
+    });
+
+    it('while the notice\'s read is out, a check gets the value it made old, for at most the grace; then it waits for the read', async () => {
+      cache.hearUsage(() => state);
+      let release: (v: string) => void = () => undefined;
+      let reads = 0;
+      const slow = () =>
+        cache.getUsage(scope, 'x', 'k', () => {
+          reads += 1;
+          return new Promise<string>((r) => (release = r));
+        });
+      const first = slow();
+      release('v1');
+      expect(await first).toBe('v1');
+      cache.usageRecorded(scope, 'x');
+      expect(reads).toBe(2);
+      expect(await slow()).toBe('v1');
+      now += USAGE_REFRESH_GRACE_MS - 1;
+      expect(await slow()).toBe('v1');
+      now += 1;
+      const waiting = slow();
+      expect(reads).toBe(2);
+      release('v2');
+      expect(await waiting).toBe('v2');
+      expect(await slow()).toBe('v2');
+      expect(reads).toBe(2);
+    });
+
+    it('a reset during the notice\'s read leaves no old value to serve', async () => {
+      cache.hearUsage(() => state);
+      await usage('x', 'x1');
+      let release: (v: string) => void = () => undefined;
+      // Served from the cache; the notice reads again the way this check would have (slowly).
+      expect(await cache.getUsage(scope, 'x', 'meter|from|to', () => new Promise<string>((r) => (release = r)))).toBe('x1');
+      cache.usageRecorded(scope, 'x');
+      cache.forgetUsage();
+      expect(await usage('x', 'x2')).toBe('x2');
+      release('late');
+    });
+
+    it('usage no check asked for within the notified lifetime is dropped by a notice, not read again', async () => {
+      cache.hearUsage(() => state);
+      await usage('x', 'x1');
+      now += USAGE_TTL_NOTIFIED_MS;
+      cache.usageRecorded(scope, 'x');
+      expect(loads).toBe(1);
+      expect(await usage('x', 'x2')).toBe('x2');
+      expect(loads).toBe(2);
     });
 
     it('a load that began before the notice is not kept', async () => {

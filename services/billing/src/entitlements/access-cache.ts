@@ -18,6 +18,11 @@ export const USAGE_TTL_MS = 1000;
  * no reset covers.
  */
 export const USAGE_TTL_NOTIFIED_MS = 30_000;
+/**
+ * After a notice, a check may still be answered with the usage it made old while that usage is
+ * being read again, for at most this long; then it waits for the read (ADR 0026).
+ */
+export const USAGE_REFRESH_GRACE_MS = 250;
 /** After a notice that came late (the notices' path lags): usage is kept 1 s for this long. */
 export const USAGE_LATE_HOLD_MS = 10_000;
 const MAX_ENTRIES = 100_000;
@@ -26,6 +31,16 @@ interface Entry<T> {
   generation: number;
   loadedAt: number;
   value: T;
+}
+
+interface UsageEntry<T> extends Entry<T> {
+  /** How the last check read it: a notice reads it again the same way. */
+  load: () => Promise<T>;
+  /** When a check was last answered with it. */
+  servedAt: number;
+  /** When a notice made it old, and the generation that notice started (-1: none). */
+  noticedAt: number;
+  noticedGeneration: number;
 }
 
 /**
@@ -41,6 +56,9 @@ export class AccessCache {
   private readonly entries = new Map<string, Entry<unknown>>();
   private readonly generations = new Map<string, number>();
   private readonly loading = new Map<string, Promise<unknown>>();
+  /** Usage by tenant, environment, external customer id and query; and those keys per customer. */
+  private readonly usage = new Map<string, UsageEntry<unknown>>();
+  private readonly usageKeys = new Map<string, Set<string>>();
 
   /** Bumped by `clear`: part of every generation. */
   private epoch = 0;
@@ -85,9 +103,31 @@ export class AccessCache {
     this.usageEpoch += 1;
   }
 
-  /** Usage of the customer (by external id) was stored: its usage read before counts no more. */
+  /**
+   * Usage of the customer (by external id) was stored: its usage read before counts no more.
+   * What checks asked for within the notified lifetime is read again at once (`getUsage`);
+   * the rest is dropped.
+   */
   usageRecorded(scope: Scope, externalCustomerId: string): void {
-    this.bump(usageKey(scope, externalCustomerId));
+    const gkey = usageKey(scope, externalCustomerId);
+    this.bump(gkey);
+    const keys = this.usageKeys.get(gkey);
+    if (!keys) return;
+    const g = this.usageGeneration(gkey);
+    const at = this.now();
+    for (const full of keys) {
+      const entry = this.usage.get(full);
+      if (!entry || at - entry.servedAt >= USAGE_TTL_NOTIFIED_MS) {
+        this.usage.delete(full);
+        keys.delete(full);
+        continue;
+      }
+      entry.noticedAt = at;
+      entry.noticedGeneration = g;
+      // A failed read fails nobody here: the next check reads for itself.
+      this.loadUsage(full, gkey, g, at, entry.load).catch(() => undefined);
+    }
+    if (keys.size === 0) this.usageKeys.delete(gkey);
   }
 
   /** Usage notices may have been missed (a reset), or came late: forget all usage; when late, keep it 1 s for a while. */
@@ -152,23 +192,52 @@ export class AccessCache {
   }
 
   /**
-   * A customer's usage under `key`, kept `usageTtlMs()` and dropped by a notice of the
-   * customer's stored usage (`usageRecorded`), a reset or a new consumer session.
+   * A customer's usage under `key`, kept `usageTtlMs()` and made old by a notice of the
+   * customer's stored usage (`usageRecorded`), a reset or a new consumer session. A notice
+   * reads anew, at once, the customer's usage that checks asked for lately (refresh ahead):
+   * while that read is out, and for at most `USAGE_REFRESH_GRACE_MS` after the notice, a check
+   * is answered with the value the notice made old rather than waiting for it. A reset, a new
+   * session or a lost channel never leaves an old value to serve.
    */
   async getUsage<T>(scope: Scope, externalCustomerId: string, key: string, load: () => Promise<T>): Promise<T> {
     const ttl = this.usageTtlMs();
     const gkey = usageKey(scope, externalCustomerId);
-    const generation = () => this.epoch + this.usageEpoch + (this.generations.get(gkey) ?? 0);
     const full = `${gkey}|${key}`;
-    const g = generation();
+    const g = this.usageGeneration(gkey);
     const at = this.now();
-    const hit = this.entries.get(full) as Entry<T> | undefined;
-    if (hit && hit.generation === g && at - hit.loadedAt < ttl) return hit.value;
+    const entry = this.usage.get(full) as UsageEntry<T> | undefined;
+    if (entry) {
+      entry.load = load;
+      const fresh = at - entry.loadedAt < ttl;
+      const current = entry.generation === g;
+      const refreshing = entry.noticedGeneration === g && at - entry.noticedAt < USAGE_REFRESH_GRACE_MS && this.loading.has(`${full}|${g}`);
+      if (fresh && (current || refreshing)) {
+        entry.servedAt = at;
+        return entry.value;
+      }
+    }
+    return this.loadUsage(full, gkey, g, at, load);
+  }
+
+  private usageGeneration(gkey: string): number {
+    return this.epoch + this.usageEpoch + (this.generations.get(gkey) ?? 0);
+  }
+
+  /** Reads usage under generation `g` (one read per key and generation); kept only if `g` still holds when it lands. */
+  private loadUsage<T>(full: string, gkey: string, g: number, at: number, load: () => Promise<T>): Promise<T> {
     const flight = `${full}|${g}`;
     const pending = this.loading.get(flight) as Promise<T> | undefined;
     if (pending) return pending;
     const loaded = load().then((value) => {
-      if (generation() === g) this.keep(full, g, at, value);
+      if (this.usageGeneration(gkey) === g) {
+        const before = this.usage.get(full);
+        this.usage.delete(full);
+        this.usage.set(full, { generation: g, loadedAt: at, value, load, servedAt: before?.servedAt ?? at, noticedAt: 0, noticedGeneration: -1 });
+        if (this.usage.size > MAX_ENTRIES) this.usage.delete(this.usage.keys().next().value!);
+        let keys = this.usageKeys.get(gkey);
+        if (!keys) this.usageKeys.set(gkey, (keys = new Set()));
+        keys.add(full);
+      }
       return value;
     });
     this.loading.set(flight, loaded);

@@ -39,7 +39,11 @@ describe('UsageNotices (ADR 0026)', () => {
     now += USAGE_TTL_MS * 5;
     expect([await usage('x'), await usage('y')]).toEqual(['x-1', 'y-2']);
     await bus.publish(TOPICS.usageRecorded, [notice('x')]);
+    // The notice read x's usage again at once (ADR 0026: refresh ahead).
+    expect(loads).toBe(3);
+    await new Promise((r) => setImmediate(r));
     expect([await usage('x'), await usage('y')]).toEqual(['x-3', 'y-2']);
+    expect(loads).toBe(3);
   });
 
   it('a reset, or a message it cannot read, forgets all usage', async () => {
