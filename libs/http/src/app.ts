@@ -1,4 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { ALL_ROUTES } from '@billstream/contracts';
 import { NotFoundError, PayloadTooLargeError, UnauthenticatedError, ValidationError } from '@billstream/errors';
@@ -162,25 +163,35 @@ function safeEqual(a: string, b: string): boolean {
 }
 
 /**
+ * The request context of a call forwarded by the gateway: the internal token must match, and
+ * the tenant, environment and actor headers become the context (401 otherwise).
+ */
+export function internalContextOf(headers: IncomingHttpHeaders, token: string, requestId: string): RequestContext {
+  const one = (name: string) => {
+    const v = headers[name];
+    return Array.isArray(v) ? v[0] : v;
+  };
+  const given = one(INTERNAL_HEADERS.token) ?? '';
+  const tenantId = one(INTERNAL_HEADERS.tenant);
+  const environmentId = one(INTERNAL_HEADERS.environment);
+  if (!safeEqual(given, token) || !tenantId || !environmentId) {
+    throw new UnauthenticatedError('Internal calls need the internal token and a tenant');
+  }
+  return { tenantId, environmentId, actor: one(INTERNAL_HEADERS.actor) ?? 'system', requestId };
+}
+
+/**
  * Accepts only calls forwarded by the gateway: the internal token must match, and the
  * tenant, environment and actor headers become the request context.
  */
 export function internalAuth(token: string) {
   return (req: Request, res: Response, next: NextFunction) => {
     if (req.path === '/healthz' || req.path === '/readyz') return next();
-    const given = req.header(INTERNAL_HEADERS.token) ?? '';
-    const tenantId = req.header(INTERNAL_HEADERS.tenant);
-    const environmentId = req.header(INTERNAL_HEADERS.environment);
-    if (!safeEqual(given, token) || !tenantId || !environmentId) {
-      return next(new UnauthenticatedError('Internal calls need the internal token and a tenant'));
+    try {
+      res.locals.ctx = internalContextOf(req.headers, token, String(res.locals.requestId));
+    } catch (err) {
+      return next(err);
     }
-    const ctx: RequestContext = {
-      tenantId,
-      environmentId,
-      actor: req.header(INTERNAL_HEADERS.actor) ?? 'system',
-      requestId: String(res.locals.requestId),
-    };
-    res.locals.ctx = ctx;
     next();
   };
 }

@@ -11,3 +11,4 @@ export * from './query';
 export * from './internal-client';
 export * from './observe';
 export * from './static-routes';
+export * from './lean-routes';

@@ -64,10 +64,49 @@ export function routeTableOf(app: Express): Map<string, RouteRunner> {
   return (holder[ROUTE_TABLE] ??= new Map());
 }
 
+const HANDLER_TABLE = Symbol('billstream.handlerTable');
+
+/** The handlers mounted on `app` with `mountRoute` (and no middleware before them), by operationId. */
+export function handlerTableOf(app: Express): Map<string, { def: RouteDef; handler: RouteHandler<RouteDef> }> {
+  const holder = app as unknown as { [HANDLER_TABLE]?: Map<string, { def: RouteDef; handler: RouteHandler<RouteDef> }> };
+  return (holder[HANDLER_TABLE] ??= new Map());
+}
+
 export function mountRoute<D extends RouteDef>(app: Express, def: D, handler: RouteHandler<D>, logger: Logger, ...before: RequestHandler[]): void {
   const run = routeRunner(def, handler, logger);
   routeTableOf(app).set(def.operationId, run);
+  if (before.length === 0) handlerTableOf(app).set(def.operationId, { def, handler: handler as unknown as RouteHandler<RouteDef> });
   app[def.method](def.path, ...before, run);
+}
+
+/**
+ * The answer of a `mountRoute` handler to a lean request (ADR 0027), as its route runner would
+ * give it: the handler's body with the route's status, or an `HttpResult`'s status and headers.
+ * Only for handlers that use the validated input and the context, not express's `req`/`res`.
+ */
+export async function leanAnswerOf<D extends RouteDef>(
+  def: D,
+  handler: RouteHandler<D>,
+  logger: Logger,
+  input: { body: unknown; ctx: RequestContext; req: unknown },
+): Promise<{ status: number; body?: unknown; headers?: Record<string, string> }> {
+  let child: Logger | undefined;
+  const result = await handler({
+    params: undefined as InputOf<D['params']>,
+    query: undefined as InputOf<D['query']>,
+    body: input.body as InputOf<D['body']>,
+    ctx: input.ctx,
+    get logger() {
+      return (child ??= logger.child({ requestId: input.ctx.requestId }));
+    },
+    req: input.req as Request,
+    res: undefined as unknown as Response,
+  });
+  if (result instanceof HttpResult) {
+    const status = result.status ?? def.status;
+    return { status, headers: result.headers, body: status === 204 ? undefined : result.body };
+  }
+  return def.status === 204 ? { status: 204 } : { status: def.status, body: result };
 }
 
 function routeRunner<D extends RouteDef>(def: D, handler: RouteHandler<D>, logger: Logger): RouteRunner {

@@ -1,7 +1,8 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import type { Logger } from '@billstream/logger';
+import { requestListener } from './lean-routes';
 
 export interface Listening {
   server: Server;
@@ -13,7 +14,9 @@ export interface Listening {
 /** Listens on host:port (0 picks a free port) and resolves once bound. */
 export function listen(app: Express, port: number, host = '0.0.0.0'): Promise<Listening> {
   return new Promise((resolve, reject) => {
-    const server = app.listen(port, host);
+    // Lean routes (ADR 0027) first, express for the rest.
+    const server = createServer(requestListener(app));
+    server.listen(port, host);
     server.keepAliveTimeout = 65_000;
     server.headersTimeout = 66_000;
     server.once('error', reject);

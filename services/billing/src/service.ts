@@ -210,6 +210,8 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     logger,
     internalToken: config.internalToken,
     ready,
+    // The entitlement check is on client systems' hot path (issue #14, ADR 0027).
+    lean: ['checkEntitlement'],
     mount: (a) => {
       mountPlanRoutes(a, plans, logger);
       mountPriceRoutes(a, prices, logger);

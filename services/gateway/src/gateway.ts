@@ -2,12 +2,12 @@ import type { Express, Request, Response } from 'express';
 import { TOPICS } from '@billstream/bus';
 import { ALL_ROUTES, type ServiceName } from '@billstream/contracts';
 import { migrate, pingDb } from '@billstream/db';
-import { assertRoutesMounted, createHttpApp, finishApp, MiB, mountHealth, mountRoute, parseRouteInput, staticRoutes, templateResolver, type RouteRunner } from '@billstream/http';
+import { assertRoutesMounted, createHttpApp, finishApp, MiB, mountHealth, mountLeanRoute, mountRoute, parseRouteInput, staticRoutes, templateResolver, type RouteRunner } from '@billstream/http';
 import type { Service, ServiceDeps } from '@billstream/runtime';
 import { apiKeyHandlers } from './api-keys/routes';
 import { ApiKeyService } from './api-keys/service';
 import { ApiKeyStore } from './api-keys/store';
-import { authenticate, requirePermission } from './auth';
+import { assertPermitted, authenticate, callerOf, keyOfHeaders, requirePermission } from './auth';
 import { eventHandlers } from './events/routes';
 import { UsageEventPublisher } from './events/publisher';
 import type { GatewayHandlers } from './handlers';
@@ -33,6 +33,12 @@ export interface GatewayConfig {
 export interface Gateway extends Service {
   apiKeys: ApiKeyService;
 }
+
+/**
+ * Proxied routes also served without express for ordinary requests (ADR 0027): the entitlement
+ * check is on client systems' hot path (issue #14).
+ */
+const LEAN_ROUTES = new Set(['checkEntitlement']);
 
 /** The public entry: authentication, tenant scoping, rate limits, validation, forwarding. */
 export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayConfig): Gateway {
@@ -68,6 +74,18 @@ export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayC
       continue;
     }
     const upload = def.rawBody;
+    if (LEAN_ROUTES.has(def.operationId)) {
+      // Also served without express for ordinary requests (ADR 0027): the same checks in the same order.
+      mountLeanRoute(app, { service: 'gateway', logger, limit: MiB }, {
+        def,
+        context: async (req, requestId) => {
+          const { principal, ctx } = await callerOf(keyOfHeaders(req.headers), apiKeys, limiter, requestId);
+          assertPermitted(principal, def.permission);
+          return ctx;
+        },
+        answer: ({ raw, ctx, req }) => proxy.forwardLean(service, ctx, def.method.toUpperCase(), def.path, raw, req.headers),
+      });
+    }
     app[def.method](def.path, permitted, async (req: Request, res: Response) => {
       parseRouteInput(def, req);
       if (upload) await proxy.forwardUpload(service, req, res, upload.maxBytes);

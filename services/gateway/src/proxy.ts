@@ -1,10 +1,11 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
 import { Pool, type Dispatcher } from 'undici';
 import type { ServiceName } from '@billstream/contracts';
 import { PayloadTooLargeError, ServiceUnavailableError } from '@billstream/errors';
-import { INTERNAL_HEADERS, contextOf } from '@billstream/http';
+import { INTERNAL_HEADERS, contextOf, type RequestContext } from '@billstream/http';
 import { injectTraceHeaders, inSpan, SpanKind } from '@billstream/observability';
 
 const PASSED_REQUEST_HEADERS = ['if-match', 'idempotency-key'];
@@ -136,6 +137,38 @@ export class ServiceProxy {
       throw new ServiceUnavailableError(`The ${service} service is unavailable; retry later`, undefined, { cause: err });
     }
     await this.answer(upstream, res);
+  }
+
+  /**
+   * `forward` for a lean route (ADR 0027): the body as the client sent it, to `path` (a static
+   * path, no query), the owner's answer to send as it is.
+   */
+  async forwardLean(service: ServiceName, ctx: RequestContext, method: string, path: string, body: unknown, requestHeaders: IncomingHttpHeaders): Promise<{ status: number; payload: Buffer; headers: Record<string, string> }> {
+    const headers: Record<string, string> = {
+      [INTERNAL_HEADERS.token]: this.internalToken,
+      [INTERNAL_HEADERS.tenant]: ctx.tenantId,
+      [INTERNAL_HEADERS.environment]: ctx.environmentId,
+      [INTERNAL_HEADERS.actor]: ctx.actor,
+      [INTERNAL_HEADERS.requestId]: ctx.requestId,
+    };
+    for (const h of PASSED_REQUEST_HEADERS) {
+      const v = requestHeaders[h];
+      if (typeof v === 'string' && v) headers[h] = v;
+    }
+    headers['content-type'] = 'application/json';
+    let upstream: Dispatcher.ResponseData;
+    try {
+      upstream = await this.pool(service).request({ path, method: method as 'POST', headers, body: JSON.stringify(body ?? {}) });
+    } catch (err) {
+      throw new ServiceUnavailableError(`The ${service} service is unavailable; retry later`, undefined, { cause: err });
+    }
+    const payload = Buffer.from(await upstream.body.arrayBuffer());
+    const passed: Record<string, string> = {};
+    for (const h of PASSED_RESPONSE_HEADERS) {
+      const v = upstream.headers[h];
+      if (typeof v === 'string') passed[h] = v;
+    }
+    return { status: upstream.statusCode, payload, headers: passed };
   }
 
   private async answer(upstream: Dispatcher.ResponseData, res: Response): Promise<void> {

@@ -1,0 +1,117 @@
+import type { Express, NextFunction, Request, Response } from 'express';
+import { z } from 'zod';
+import { defineRoute } from '@billstream/contracts';
+import { NotFoundError } from '@billstream/errors';
+import { createLogger } from '@billstream/logger';
+import { createHttpApp, finishApp, internalAuth, internalContextOf, MiB } from './app';
+import { mountLeanRoute } from './lean-routes';
+import { HttpResult, leanAnswerOf, mountRoute, type RouteHandler } from './routes';
+import { listen, type Listening } from './server';
+
+const logger = createLogger({ service: 'test', level: 'silent' });
+
+const def = defineRoute({
+  operationId: 'leanThing',
+  method: 'post',
+  path: '/v1/lean/check',
+  service: 'billing',
+  permission: 'plans:read',
+  summary: 'x',
+  tag: 'x',
+  body: z.strictObject({ name: z.string().min(1), quantity: z.string().default('1') }),
+  response: z.object({ name: z.string(), quantity: z.string(), tenant: z.string() }),
+  status: 200,
+});
+
+/** The same route through express and through the lean path answers the same, for every outcome. */
+describe('lean routes (ADR 0027): served without express, answered as express answers', () => {
+  let http: Listening;
+  let throughExpress = 0;
+
+  beforeAll(async () => {
+    const app: Express = createHttpApp({ logger, service: 'test' });
+    app.use(internalAuth('tok'));
+    app.use((_req: Request, _res: Response, next: NextFunction) => {
+      throughExpress += 1;
+      next();
+    });
+    const handler: RouteHandler<typeof def> = async ({ body, ctx }) => {
+      if (body.name === 'missing') throw new NotFoundError('No such thing', { field: 'name' });
+      if (body.name === 'tagged') return new HttpResult({ name: body.name, quantity: body.quantity, tenant: ctx.tenantId }, 200, { ETag: '"7"' });
+      return { name: body.name, quantity: body.quantity, tenant: ctx.tenantId };
+    };
+    mountRoute(app, def, handler, logger);
+    mountLeanRoute(app, { service: 'test', logger, limit: MiB }, {
+      def,
+      context: (req, requestId) => internalContextOf(req.headers, 'tok', requestId),
+      answer: (input) => leanAnswerOf(def, handler, logger, input),
+    });
+    finishApp(app, logger);
+    http = await listen(app, 0, '127.0.0.1');
+  });
+  afterAll(async () => {
+    await http.close();
+  });
+
+  const HEADERS = { 'x-internal-token': 'tok', 'x-tenant-id': 't1', 'x-environment-id': 'production', 'x-request-id': 'req-1' };
+  /** lean: an ordinary JSON request; express: the same with a quoted charset, which only express takes. */
+  async function call(path: 'lean' | 'express', body: string, headers: Record<string, string> = HEADERS) {
+    const before = throughExpress;
+    const res = await fetch(`${http.url}/v1/lean/check`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': path === 'lean' ? 'application/json' : 'application/json; charset="utf-8"' },
+      body,
+    });
+    const text = await res.text();
+    const parsed = text ? JSON.parse(text) : undefined;
+    if (parsed?.error?.details?.reference) parsed.error.details.reference = '<ref>';
+    return {
+      status: res.status,
+      body: parsed,
+      contentType: res.headers.get('content-type'),
+      requestId: res.headers.get('x-request-id'),
+      etag: res.headers.get('etag'),
+      viaExpress: throughExpress > before,
+    };
+  }
+
+  it.each([
+    ['an answer', '{"name":"a"}', HEADERS],
+    ['an HttpResult with headers', '{"name":"tagged","quantity":"2"}', HEADERS],
+    ['the handler throws', '{"name":"missing"}', HEADERS],
+    ['invalid JSON', '{"name":', HEADERS],
+    ['a JSON text that is not an object', '"a"', HEADERS],
+    ['a NUL in a string', '{"name":"a\\u0000b"}', HEADERS],
+    ['a schema error', '{"name":"","colour":"red"}', HEADERS],
+    ['no internal token', '{"name":"a"}', { 'x-tenant-id': 't1', 'x-environment-id': 'production' }],
+    ['a bad request id', '{"name":"a"}', { ...HEADERS, 'x-request-id': 'bad id!' }],
+  ])('%s: the same status, body and headers', async (_case, body, headers) => {
+    const lean = await call('lean', body, headers);
+    const viaExpress = await call('express', body, headers);
+    expect(lean.viaExpress).toBe(false);
+    expect(viaExpress.viaExpress || viaExpress.status === 400 || viaExpress.status === 401).toBe(true);
+    const same = (r: typeof lean) => ({ ...r, viaExpress: undefined, requestId: r.requestId === 'req-1' ? 'req-1' : typeof r.requestId });
+    expect(same(lean)).toEqual(same(viaExpress));
+  });
+
+  it('leaves to express (its body unread) what is not ordinary: a query string, another content type, a chunked body', async () => {
+    const query = await fetch(`${http.url}/v1/lean/check?x=1`, { method: 'POST', headers: { ...HEADERS, 'content-type': 'application/json' }, body: '{"name":"a"}' });
+    expect([query.status, ((await query.json()) as { error: { details: { field: string } } }).error.details.field]).toEqual([400, 'x']);
+    const text = await fetch(`${http.url}/v1/lean/check`, { method: 'POST', headers: { ...HEADERS, 'content-type': 'text/plain' }, body: '{"name":"a"}' });
+    expect([text.status, ((await text.json()) as { error: { details: { field: string } } }).error.details.field]).toEqual([400, 'name']);
+    const before = throughExpress;
+    const chunked = await fetch(`${http.url}/v1/lean/check`, {
+      method: 'POST',
+      headers: { ...HEADERS, 'content-type': 'application/json' },
+      body: new ReadableStream({
+        start(c) {
+          c.enqueue(new TextEncoder().encode('{"name":"chunked"}'));
+          c.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    expect([chunked.status, await chunked.json()]).toEqual([200, { name: 'chunked', quantity: '1', tenant: 't1' }]);
+    expect(throughExpress).toBe(before + 1);
+  });
+});
