@@ -46,7 +46,11 @@ export class ServiceProxy {
   }
 
   private headersOf(req: Request, res: Response): Record<string, string> {
-    const ctx = contextOf(res);
+    return this.internalHeaders(contextOf(res), req.headers);
+  }
+
+  /** The internal headers of a forwarded call: token, tenant, environment, actor, request id, and the passed request headers. */
+  private internalHeaders(ctx: RequestContext, requestHeaders: IncomingHttpHeaders): Record<string, string> {
     const headers: Record<string, string> = {
       [INTERNAL_HEADERS.token]: this.internalToken,
       [INTERNAL_HEADERS.tenant]: ctx.tenantId,
@@ -55,8 +59,8 @@ export class ServiceProxy {
       [INTERNAL_HEADERS.requestId]: ctx.requestId,
     };
     for (const h of PASSED_REQUEST_HEADERS) {
-      const v = req.header(h);
-      if (v) headers[h] = v;
+      const v = requestHeaders[h];
+      if (typeof v === 'string' && v) headers[h] = v;
     }
     return headers;
   }
@@ -144,17 +148,7 @@ export class ServiceProxy {
    * path, no query), the owner's answer to send as it is.
    */
   async forwardLean(service: ServiceName, ctx: RequestContext, method: string, path: string, body: unknown, requestHeaders: IncomingHttpHeaders): Promise<{ status: number; payload: Buffer; headers: Record<string, string> }> {
-    const headers: Record<string, string> = {
-      [INTERNAL_HEADERS.token]: this.internalToken,
-      [INTERNAL_HEADERS.tenant]: ctx.tenantId,
-      [INTERNAL_HEADERS.environment]: ctx.environmentId,
-      [INTERNAL_HEADERS.actor]: ctx.actor,
-      [INTERNAL_HEADERS.requestId]: ctx.requestId,
-    };
-    for (const h of PASSED_REQUEST_HEADERS) {
-      const v = requestHeaders[h];
-      if (typeof v === 'string' && v) headers[h] = v;
-    }
+    const headers = this.internalHeaders(ctx, requestHeaders);
     headers['content-type'] = 'application/json';
     let upstream: Dispatcher.ResponseData;
     try {
