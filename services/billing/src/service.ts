@@ -243,7 +243,8 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     async start() {
       await migrate(db, SCHEMA, migrations);
       accessNotices.start();
-      await usageNotices.start();
+      // The first check that reads usage starts the notices' consumer (ADR 0026).
+      accessCache.onFirstUsage(() => usageNotices.ensureStarted());
       consumer = await subscribeCustomerEvents({ db, bus, logger, customers: customerStore, subscriptions: subscriptionStore, clock, maker, published });
       walletConsumer = await subscribeWalletEvents({ bus, logger, topups });
       relay.start();

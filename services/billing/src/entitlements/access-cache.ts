@@ -97,6 +97,14 @@ export class AccessCache {
     return state.consuming && this.now() >= this.usageLateUntil ? USAGE_TTL_NOTIFIED_MS : USAGE_TTL_MS;
   }
 
+  /** Called once, at the first usage read: `UsageNotices` starts hearing then. */
+  private firstUsage?: () => void;
+
+  /** Calls `start` at the first usage read (once). */
+  onFirstUsage(start: () => void): void {
+    this.firstUsage = start;
+  }
+
   /** Connects the cache to the usage notices' consumer (`UsageNotices`); undefined disconnects. */
   hearUsage(state: (() => ConsumingState) | undefined): void {
     this.usageState = state;
@@ -200,6 +208,8 @@ export class AccessCache {
    * session or a lost channel never leaves an old value to serve.
    */
   async getUsage<T>(scope: Scope, externalCustomerId: string, key: string, load: () => Promise<T>): Promise<T> {
+    this.firstUsage?.();
+    this.firstUsage = undefined;
     const ttl = this.usageTtlMs();
     const gkey = usageKey(scope, externalCustomerId);
     const full = `${gkey}|${key}`;

@@ -28,6 +28,19 @@ export class UsageNotices {
     private readonly now: () => number = () => Date.now(),
   ) {}
 
+  private starting?: Promise<void>;
+
+  /**
+   * Starts hearing notices once, in the background: called by the first check that reads usage
+   * (a replica that serves no check keeps no usage and needs no consumer). Until the consumer
+   * consumes, usage is kept 1 s.
+   */
+  ensureStarted(): void {
+    this.starting ??= this.start().catch((err: unknown) => {
+      this.logger.warn('usage-recorded notices not heard; the check keeps usage 1 s', { err });
+    });
+  }
+
   async start(): Promise<void> {
     const groupId = `${USAGE_NOTICES_GROUP_PREFIX}${hostname()}.${process.pid}.${randomBytes(4).toString('hex')}`;
     const subscription = await this.bus.subscribe({
@@ -42,6 +55,7 @@ export class UsageNotices {
   }
 
   async stop(): Promise<void> {
+    await this.starting;
     this.cache.hearUsage(undefined);
     await this.subscription?.stop();
     this.subscription = undefined;
