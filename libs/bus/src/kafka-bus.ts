@@ -236,7 +236,16 @@ export class KafkaBus implements Bus {
     });
     const state = { stopped: false };
     const consuming = watchConsuming(consumer, options.onJoin);
-    const running = this.runConsumer(consumer, options, state);
+    let running = this.runConsumer(consumer, options, state);
+    // kafkajs restarts a crashed consumer only after a retriable error; after another (e.g.
+    // "Failed to find group coordinator" while a broker comes back) the consumer would stay
+    // stopped for good and its messages wait forever. Start it again, as at subscribe.
+    consumer.on(consumer.events.CRASH, (event) => {
+      const restart = (event as { payload?: { restart?: boolean } }).payload?.restart;
+      if (restart !== false || state.stopped) return;
+      this.logger.warn('consumer crashed and was not restarted by kafkajs; starting it again', { groupId: options.groupId });
+      running = new Promise<void>((r) => setTimeout(r, this.timing.retryMaxMs)).then(() => (state.stopped ? undefined : this.runConsumer(consumer, options, state)));
+    });
     // The group's lag on each of its topics, read from the broker when Prometheus scrapes.
     // (A group that commits no offsets has no lag to tell.)
     const removeLag =
