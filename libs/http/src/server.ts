@@ -29,7 +29,14 @@ export function listen(app: Express, port: number, host = '0.0.0.0'): Promise<Li
         url: `http://${shownHost}:${actual}`,
         close: () =>
           new Promise<void>((done) => {
-            server.close(() => done());
+            // A keep-alive connection whose request was still running when close began turns
+            // idle later and would hold the close for keepAliveTimeout (65 s): close those too
+            // as they turn idle.
+            const sweep = setInterval(() => server.closeIdleConnections(), 100);
+            server.close(() => {
+              clearInterval(sweep);
+              done();
+            });
             server.closeIdleConnections();
           }),
       });
