@@ -184,7 +184,7 @@ async function driveChecks(api, customers, rate, seconds, stop) {
   }
   await Promise.all(inflight);
   stop.done = true;
-  if (TIMELINE) printTimeline(timeline);
+  if (TIMELINE) printTimeline(timeline, performance.timeOrigin + start);
   const elapsed = (performance.now() - start) / 1000;
   latencies.sort((a, b) => a - b);
   return {
@@ -200,8 +200,8 @@ async function driveChecks(api, customers, rate, seconds, stop) {
   };
 }
 
-/** TIMELINE=1: the checks' latency per 250 ms of their slots (p50, p99, max), to see stalls. */
-function printTimeline(samples) {
+/** TIMELINE=1: the checks' latency per 250 ms of their slots (p50, p99, max; `at` the window's start in epoch ms, to match with other logs), to see stalls. */
+function printTimeline(samples, epochStart) {
   const buckets = new Map();
   for (const [at, latency] of samples) {
     const b = Math.floor(at / 250);
@@ -210,7 +210,7 @@ function printTimeline(samples) {
   }
   for (const [b, values] of [...buckets].sort((x, y) => x[0] - y[0])) {
     values.sort((x, y) => x - y);
-    console.log(`t=${(b / 4).toFixed(2)}s n=${values.length} p50=${percentile(values, 50).toFixed(1)} p99=${percentile(values, 99).toFixed(1)} max=${values[values.length - 1].toFixed(1)}`);
+    console.log(`t=${(b / 4).toFixed(2)}s at=${Math.round(epochStart + b * 250)} n=${values.length} p50=${percentile(values, 50).toFixed(1)} p99=${percentile(values, 99).toFixed(1)} max=${values[values.length - 1].toFixed(1)}`);
   }
 }
 

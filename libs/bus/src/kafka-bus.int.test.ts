@@ -167,3 +167,62 @@ describe('KafkaBus subscription without offsets, its joins and its consuming sta
     expect(sub.consuming().consuming).toBe(false);
   }, 60_000);
 });
+
+describe('KafkaBus joinPartitions (real Kafka)', () => {
+  const prefix = uniqueTopicPrefix('bus-join');
+  let bus: KafkaBus;
+
+  beforeAll(async () => {
+    bus = new KafkaBus({ brokers: kafkaBrokers(), clientId: 'bus-join', logger: testLogger(), topicPrefix: prefix, partitions: 4 });
+    await bus.start();
+    await bus.ensureTopics(['joined']);
+    // 40 keys over the 4 partitions, three messages each, before anyone subscribes: the first fetch brings every partition.
+    const keys = Array.from({ length: 40 }, (_, i) => `key-${i}`);
+    for (let round = 0; round < 3; round += 1) await bus.publish('joined', keys.map((key) => ({ key, value: `${key}#${round}` })));
+  });
+  afterAll(async () => {
+    await bus?.stop();
+  });
+
+  /** The calls a group's handler got: per call, the partitions of its messages in order of appearance; and every message. */
+  async function consume(groupId: string, joinPartitions: boolean, failFirst: boolean) {
+    const calls: number[][] = [];
+    const values: string[] = [];
+    let outOfOrder = 0;
+    let failures = failFirst ? 1 : 0;
+    const sub = await bus.subscribe({
+      groupId,
+      topics: ['joined'],
+      joinPartitions,
+      handler: async (messages) => {
+        calls.push([...new Set(messages.map((m) => m.partition))]);
+        // Each partition's messages in offset order within the call.
+        for (const p of new Set(messages.map((m) => m.partition))) {
+          const offsets = messages.filter((m) => m.partition === p).map((m) => BigInt(m.offset));
+          if (offsets.some((o, i) => i > 0 && o <= offsets[i - 1])) outOfOrder += 1;
+        }
+        if (failures > 0) {
+          failures -= 1;
+          throw new Error('handler failed');
+        }
+        values.push(...messages.map((m) => m.value));
+      },
+    });
+    await waitFor(() => values.length >= 120, { timeoutMs: 30_000, what: 'every message handled' });
+    await waitFor(async () => (await bus.lag(groupId, 'joined')) === 0, { timeoutMs: 30_000, what: 'every partition committed' });
+    await sub.stop();
+    return { calls, values, outOfOrder };
+  }
+
+  it('hands one fetch\'s batches of several partitions to one call, commits every partition, and delivers them all again when it fails', async () => {
+    const joined = await consume('join-on', true, true);
+    expect(joined.values.sort()).toEqual(Array.from({ length: 40 }, (_, i) => [0, 1, 2].map((r) => `key-${i}#${r}`)).flat().sort());
+    // The failed first call held several partitions; the next call brought them all again.
+    expect(joined.calls[0].length).toBeGreaterThan(1);
+    expect(new Set(joined.calls[1])).toEqual(new Set(joined.calls[0]));
+    expect(joined.outOfOrder).toBe(0);
+    const separate = await consume('join-off', false, false);
+    expect(separate.values).toHaveLength(120);
+    expect(separate.calls.every((partitions) => partitions.length === 1)).toBe(true);
+  }, 90_000);
+});

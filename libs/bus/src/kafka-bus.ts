@@ -2,6 +2,7 @@ import { Admin, Consumer, ConsumerRunConfig, Kafka, logLevel as KafkaLogLevel, L
 import type { Logger } from '@billstream/logger';
 import { addConsumerLagSource, recordPublish } from '@billstream/observability';
 import { handleObserved } from './observed';
+import { BatchJoiner, type PartitionBatch } from './join';
 import type { Bus, ConsumedMessage, ConsumingState, OutgoingMessage, SubscribeOptions, Subscription } from './types';
 
 export interface KafkaBusOptions {
@@ -289,14 +290,24 @@ export class KafkaBus implements Bus {
     }
   }
 
-  private runConfig(consumer: Consumer, { topics, handler, groupId, commitOffsets = true }: SubscribeOptions): ConsumerRunConfig {
+  private runConfig(consumer: Consumer, { topics, handler, groupId, commitOffsets = true, joinPartitions = false }: SubscribeOptions): ConsumerRunConfig {
     const byPrefixedName = new Map(topics.map((t) => [this.topicName(t), t]));
+    let beat: () => Promise<void> = async () => undefined;
+    const handle = async (batches: PartitionBatch[]) => {
+      const messages = batches.length === 1 ? batches[0].messages : batches.flatMap((b) => b.messages);
+      await handleObserved(groupId, messages, () => handler(messages, { heartbeat: () => beat() }));
+      if (commitOffsets) {
+        await consumer.commitOffsets(batches.map((b) => ({ topic: b.topic, partition: b.partition, offset: (BigInt(b.last) + 1n).toString() })));
+      }
+    };
+    const joiner = joinPartitions ? new BatchJoiner(handle) : undefined;
     return {
       autoCommit: false,
       eachBatchAutoResolve: false,
       partitionsConsumedConcurrently: this.concurrency,
       eachBatch: async ({ batch, heartbeat, resolveOffset, isRunning, isStale }) => {
         if (!isRunning() || isStale() || batch.messages.length === 0) return;
+        beat = heartbeat;
         const messages: ConsumedMessage[] = batch.messages.map((m) => ({
           topic: byPrefixedName.get(batch.topic) ?? batch.topic,
           partition: batch.partition,
@@ -307,14 +318,10 @@ export class KafkaBus implements Bus {
             Object.entries(m.headers ?? {}).map(([k, v]) => [k, Array.isArray(v) ? String(v[0]) : String(v ?? '')]),
           ),
         }));
-        await handleObserved(groupId, messages, () => handler(messages, { heartbeat }));
         const last = batch.messages[batch.messages.length - 1].offset;
+        const part: PartitionBatch = { topic: batch.topic, partition: batch.partition, messages, last };
+        await (joiner ? joiner.add(part) : handle([part]));
         resolveOffset(last);
-        if (commitOffsets) {
-          await consumer.commitOffsets([
-            { topic: batch.topic, partition: batch.partition, offset: (BigInt(last) + 1n).toString() },
-          ]);
-        }
         await heartbeat();
       },
     };

@@ -46,6 +46,15 @@ export interface SubscribeOptions {
   commitOffsets?: boolean;
   /** Called each time the consumer joins its group (Kafka), or once when subscribed (in-process). */
   onJoin?: () => void;
+  /**
+   * true: the batches of several partitions of a topic that one fetch delivers together go to
+   * the handler as one call (each partition's messages in order, one partition after another),
+   * and their offsets are committed together once it resolved; when it fails, each of them is
+   * delivered again. For a handler whose cost is mostly per call (a transaction, a publish), so
+   * that one fetch costs one call rather than one per partition. Default false: one call per
+   * partition's batch.
+   */
+  joinPartitions?: boolean;
 }
 
 /** Whether a subscription is consuming now (`Subscription.consuming`). */

@@ -83,6 +83,8 @@ export function createIngestionService({ db, bus, logger }: ServiceDeps, config:
           handler: usageEventsHandler({ db, events, deadLetters, partitions, logger, parallelism: config.storeParallelism, recorded: notifications.recorded }),
           // A predecessor of this member may have died between a commit and its notifications (ADR 0026).
           onJoin: () => notifications.reset(),
+          // One transaction, offset commit and notice per fetch rather than per partition (ADR 0028).
+          joinPartitions: true,
         }),
       );
       relay.start();

@@ -1,5 +1,5 @@
 import type { ConsumingState } from '@billstream/bus';
-import { AccessCache, USAGE_LATE_HOLD_MS, USAGE_REFRESH_GRACE_MS, USAGE_TTL_MS, USAGE_TTL_NOTIFIED_MS } from './access-cache';
+import { AccessCache, REFRESH_AHEAD_FROM, REFRESH_AHEAD_TO, USAGE_LATE_HOLD_MS, USAGE_REFRESH_GRACE_MS, USAGE_TTL_MS, USAGE_TTL_NOTIFIED_MS } from './access-cache';
 
 const flush = () => new Promise((r) => setImmediate(r));
 
@@ -17,16 +17,105 @@ describe('AccessCache', () => {
   beforeEach(() => {
     now = 1_000_000;
     loads = 0;
-    cache = new AccessCache(() => now);
+    // Every entry's refresh point at REFRESH_AHEAD_TO of its lifetime, unless a test says otherwise.
+    cache = new AccessCache(() => now, () => 1);
   });
 
   it('serves a value until it is ttl old, then loads it again', async () => {
     expect(await cache.get(scope, 'c1', 'grants', 1000, load('a'))).toBe('a');
-    now += 999;
+    now += 1000 * REFRESH_AHEAD_TO - 1;
     expect(await cache.get(scope, 'c1', 'grants', 1000, load('b'))).toBe('a');
-    now += 1;
+    now += 1000 - 1000 * REFRESH_AHEAD_TO + 1;
     expect(await cache.get(scope, 'c1', 'grants', 1000, load('c'))).toBe('c');
     expect(loads).toBe(2);
+  });
+
+  describe('refresh ahead', () => {
+    const slowLoad = () => {
+      let release!: (v: string) => void;
+      let fail!: (e: Error) => void;
+      const fn = () => {
+        loads += 1;
+        return new Promise<string>((resolve, reject) => {
+          release = resolve;
+          fail = reject;
+        });
+      };
+      return { fn, release: (v: string) => release(v), fail: (e: Error) => fail(e) };
+    };
+
+    it('a hit past its refresh point is answered at once and reads the value again in the background, once', async () => {
+      await cache.get(scope, 'c1', 'grants', 1000, load('a'));
+      now += 1000 * REFRESH_AHEAD_TO;
+      const reload = slowLoad();
+      expect(await cache.get(scope, 'c1', 'grants', 1000, reload.fn)).toBe('a');
+      expect(await cache.get(scope, 'c1', 'grants', 1000, reload.fn)).toBe('a');
+      expect(loads).toBe(2);
+      reload.release('b');
+      await flush();
+      // Kept from the reload's start: the refresh point again REFRESH_AHEAD_TO later.
+      now += 1000 * REFRESH_AHEAD_TO - 1;
+      expect(await cache.get(scope, 'c1', 'grants', 1000, load('never'))).toBe('b');
+      expect(loads).toBe(2);
+    });
+
+    it('spreads the refresh points of entries loaded together over REFRESH_AHEAD_FROM..TO of the lifetime', async () => {
+      const draws = [0, 0.5, 1];
+      cache = new AccessCache(() => now, () => draws.shift() ?? 1);
+      for (const c of ['c0', 'c5', 'c1']) await cache.get(scope, c, 'grants', 1000, load('a'));
+      const reloadedAt = async (ms: number) => {
+        now = 1_000_000 + ms;
+        const before = loads;
+        for (const c of ['c0', 'c5', 'c1']) await cache.get(scope, c, 'grants', 1000, load('b'));
+        return loads - before;
+      };
+      expect(await reloadedAt(1000 * REFRESH_AHEAD_FROM - 1)).toBe(0);
+      expect(await reloadedAt(1000 * REFRESH_AHEAD_FROM)).toBe(1);
+      expect(await reloadedAt(1000 * ((REFRESH_AHEAD_FROM + REFRESH_AHEAD_TO) / 2) + 1)).toBe(1);
+      expect(await reloadedAt(1000 * REFRESH_AHEAD_TO)).toBe(1);
+    });
+
+    it('a failed reload leaves the value until its lifetime ends; then a check reads for itself', async () => {
+      await cache.get(scope, 'c1', 'grants', 1000, load('a'));
+      now += 1000 * REFRESH_AHEAD_TO;
+      const reload = slowLoad();
+      expect(await cache.get(scope, 'c1', 'grants', 1000, reload.fn)).toBe('a');
+      reload.fail(new Error('down'));
+      await flush();
+      expect(await cache.get(scope, 'c1', 'grants', 1000, load('b'))).toBe('a');
+      now = 1_000_000 + 1000;
+      expect(await cache.get(scope, 'c1', 'grants', 1000, load('c'))).toBe('c');
+    });
+
+    it('a reload that began before a change is not kept, and the change is served at once', async () => {
+      await cache.get(scope, 'c1', 'grants', 1000, load('a'));
+      now += 1000 * REFRESH_AHEAD_TO;
+      const reload = slowLoad();
+      expect(await cache.get(scope, 'c1', 'grants', 1000, reload.fn)).toBe('a');
+      cache.customerChanged(scope, 'c1');
+      expect(await cache.get(scope, 'c1', 'grants', 1000, load('new'))).toBe('new');
+      reload.release('old');
+      await flush();
+      expect(await cache.get(scope, 'c1', 'grants', 1000, load('never'))).toBe('new');
+    });
+
+    it('customers too: a hit past its refresh point reads the customer again in the background; a change meanwhile is not undone', async () => {
+      const ttl = cache.grantsTtlMs();
+      await cache.getCustomer(scope, 'ext|x1', async () => ({ id: 'c1', tag: 'a' }));
+      now += ttl * REFRESH_AHEAD_TO;
+      let release!: (v: { id: string; tag: string }) => void;
+      const slow = () => new Promise<{ id: string; tag: string }>((r) => (release = r));
+      expect((await cache.getCustomer(scope, 'ext|x1', slow)).tag).toBe('a');
+      release({ id: 'c1', tag: 'b' });
+      await flush();
+      expect((await cache.getCustomer(scope, 'ext|x1', async () => ({ id: 'c1', tag: 'never' }))).tag).toBe('b');
+      now += ttl * REFRESH_AHEAD_TO;
+      expect((await cache.getCustomer(scope, 'ext|x1', slow)).tag).toBe('b');
+      cache.customerChanged(scope, 'c1');
+      release({ id: 'c1', tag: 'old' });
+      await flush();
+      expect((await cache.getCustomer(scope, 'ext|x1', async () => ({ id: 'c1', tag: 'new' }))).tag).toBe('new');
+    });
   });
 
   it('a change of a feature or entitlement drops every value of its tenant and environment, only those', async () => {

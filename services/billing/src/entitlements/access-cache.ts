@@ -26,11 +26,22 @@ export const USAGE_REFRESH_GRACE_MS = 250;
 /** After a notice that came late (the notices' path lags): usage is kept 1 s for this long. */
 export const USAGE_LATE_HOLD_MS = 10_000;
 const MAX_ENTRIES = 100_000;
+/**
+ * Grants, features and customers in use are read again in the background once they are older
+ * than this share of their lifetime, drawn per entry between the two bounds: entries loaded
+ * together (a replica's first second of checks) spread their reloads over a third of the
+ * lifetime instead of all expiring at once, and no check waits for a reload of what it uses.
+ * The lifetime itself still bounds what a served value may have missed.
+ */
+export const REFRESH_AHEAD_FROM = 0.55;
+export const REFRESH_AHEAD_TO = 0.9;
 
 interface Entry<T> {
   generation: number;
   loadedAt: number;
   value: T;
+  /** The share of the lifetime after which a hit reads it again in the background. */
+  refreshAfter?: number;
 }
 
 interface UsageEntry<T> extends Entry<T> {
@@ -75,7 +86,10 @@ export class AccessCache {
   /** Customer changes so far: a customer read during which one happened is not kept. */
   private customerBumps = 0;
 
-  constructor(private readonly now: () => number = () => Date.now()) {}
+  constructor(
+    private readonly now: () => number = () => Date.now(),
+    private readonly random: () => number = Math.random,
+  ) {}
 
   /** How long grants and features are kept: long while other replicas' changes are heard, 1 s otherwise. */
   grantsTtlMs(): number {
@@ -169,18 +183,33 @@ export class AccessCache {
     else this.customerChanged(scope, customerId);
   }
 
-  /** The value under `key` for `scope` (and `customerId`, when it depends on the customer's subscriptions), loaded when missing or old. */
+  /**
+   * The value under `key` for `scope` (and `customerId`, when it depends on the customer's
+   * subscriptions), loaded when missing or old; read again in the background when a hit finds
+   * it past its refresh point (`REFRESH_AHEAD_FROM`..`_TO` of `ttlMs`).
+   */
   async get<T>(scope: Scope, customerId: string | null, key: string, ttlMs: number, load: () => Promise<T>): Promise<T> {
     const full = `${scopeKey(scope)}|${customerId ?? ''}|${key}`;
     const generation = this.generation(scope, customerId);
     const at = this.now();
     const hit = this.entries.get(full) as Entry<T> | undefined;
-    if (hit && hit.generation === generation && at - hit.loadedAt < ttlMs) return hit.value;
-    // Concurrent checks of one key under one generation share one load.
+    if (hit && hit.generation === generation && at - hit.loadedAt < ttlMs) {
+      if (at - hit.loadedAt >= ttlMs * (hit.refreshAfter ?? 1)) {
+        hit.refreshAfter = undefined;
+        // A failed reload fails nobody: the entry serves until its lifetime ends, then a check reads for itself.
+        this.shared(full, generation, () => this.load(full, scope, customerId, generation, at, load)).catch(() => undefined);
+      }
+      return hit.value;
+    }
+    return this.shared(full, generation, () => this.load(full, scope, customerId, generation, at, load));
+  }
+
+  /** Concurrent reads of one key under one generation share one load. */
+  private shared<T>(full: string, generation: number, start: () => Promise<T>): Promise<T> {
     const flight = `${full}|${generation}`;
     const pending = this.loading.get(flight) as Promise<T> | undefined;
     if (pending) return pending;
-    const loaded = this.load(full, scope, customerId, generation, at, load);
+    const loaded = start();
     this.loading.set(flight, loaded);
     const landed = () => this.loading.delete(flight);
     loaded.then(landed, landed);
@@ -195,7 +224,8 @@ export class AccessCache {
 
   private keep<T>(full: string, generation: number, loadedAt: number, value: T): void {
     this.entries.delete(full);
-    this.entries.set(full, { generation, loadedAt, value });
+    const refreshAfter = REFRESH_AHEAD_FROM + (REFRESH_AHEAD_TO - REFRESH_AHEAD_FROM) * this.random();
+    this.entries.set(full, { generation, loadedAt, value, refreshAfter });
     if (this.entries.size > MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
   }
 
@@ -265,8 +295,19 @@ export class AccessCache {
   async getCustomer<T extends { id: string }>(scope: Scope, refKey: string, load: () => Promise<T>): Promise<T> {
     const full = `${scopeKey(scope)}|ref|${refKey}`;
     const at = this.now();
+    const ttl = this.grantsTtlMs();
     const hit = this.entries.get(full) as Entry<T> | undefined;
-    if (hit && hit.generation === this.generation(scope, hit.value.id) && at - hit.loadedAt < this.grantsTtlMs()) return hit.value;
+    if (hit && hit.generation === this.generation(scope, hit.value.id) && at - hit.loadedAt < ttl) {
+      if (at - hit.loadedAt >= ttl * (hit.refreshAfter ?? 1)) {
+        hit.refreshAfter = undefined;
+        this.shared(full, -1, () => this.loadCustomer(full, scope, at, load)).catch(() => undefined);
+      }
+      return hit.value;
+    }
+    return this.loadCustomer(full, scope, at, load);
+  }
+
+  private async loadCustomer<T extends { id: string }>(full: string, scope: Scope, at: number, load: () => Promise<T>): Promise<T> {
     const bumps = this.customerBumps;
     const epoch = this.epoch;
     const value = await load();

@@ -48,6 +48,8 @@ export class UsageNotices {
       topics: [TOPICS.usageRecorded],
       fromBeginning: false,
       commitOffsets: false,
+      // One fetch's notices in one call: the usage they make old is read again in one batch (ADR 0028).
+      joinPartitions: true,
       handler: async (messages) => this.heard(messages),
     });
     this.subscription = subscription;

@@ -17,6 +17,8 @@ export function subscribeUsageRecorded(bus: Bus, refresher: UnbilledRefresher, l
     topics: [TOPICS.usageRecorded],
     // Only what is stored from now on matters; older notifications are covered by the sweep.
     fromBeginning: false,
+    // One offset commit per fetch rather than per partition (ADR 0028).
+    joinPartitions: true,
     handler: async (messages) => {
       for (const m of messages) {
         // A reset (ADR 0026) names no customer: the sweep covers balances.

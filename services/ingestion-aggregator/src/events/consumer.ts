@@ -114,8 +114,8 @@ export function usageEventsHandler({ db, events, deadLetters, partitions, logger
     recordEventsStored('duplicate', result.received - result.stored);
     recordEventsStored('dead_lettered', letters.length);
     logger.info('usage event batch stored', {
-      partition: messages[0]?.partition,
-      first_offset: messages[0]?.offset,
+      // One fetch's batches of several partitions come as one (`joinPartitions`): the first offset of each.
+      first_offsets: firstOffsets(messages),
       messages: messages.length,
       stored: result.stored,
       duplicates: result.received - result.stored,
@@ -124,4 +124,11 @@ export function usageEventsHandler({ db, events, deadLetters, partitions, logger
       duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
     });
   };
+}
+
+/** `{partition: first offset}` of a batch that may join several partitions. */
+function firstOffsets(messages: ConsumedMessage[]): Record<number, string> {
+  const out: Record<number, string> = {};
+  for (const m of messages) if (!(m.partition in out)) out[m.partition] = m.offset;
+  return out;
 }
