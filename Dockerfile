@@ -62,7 +62,7 @@ FROM runtime AS gateway
 COPY --from=app /app/services/gateway ./services/gateway
 ENV PORT=8080
 EXPOSE 8080
-CMD ["node", "--max-semi-space-size=16", "services/gateway/dist/main.js"]
+CMD ["node", "--max-semi-space-size=16", "--no-allocation-site-pretenuring", "services/gateway/dist/main.js"]
 
 FROM runtime AS customer
 COPY --from=app /app/services/customer ./services/customer

@@ -250,8 +250,9 @@ function apiClient(url, key, { connections = 64, pipelining = 1 } = {}) {
   const { Pool } = require('undici');
   const pool = new Pool(url, { connections, pipelining, keepAliveTimeout: 30_000 });
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-  const call = async (method, p, body) => {
-    const res = await pool.request({ method, path: p, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
+  /** `extra`: headers of this call only. */
+  const call = async (method, p, body, extra) => {
+    const res = await pool.request({ method, path: p, headers: extra ? { ...headers, ...extra } : headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body) });
     const text = await res.body.text();
     return { status: res.statusCode, body: text ? JSON.parse(text) : undefined };
   };

@@ -34,7 +34,8 @@
  * RUNS (default 3) runs, each on fresh processes on a copy of the set-up (CREATE DATABASE ...
  * TEMPLATE); the worst of each figure is reported. Settings: RATE (1000), DURATION_S (30),
  * WARMUP_S (5), EVENT_RATE (200), EVENT_BULK (20), CUSTOMERS (1000), PROBE_POLL_MS (20),
- * PROFILE=<service> (CPU profile summary of that process over the run), KEEP_DB=1,
+ * PROFILE=<service> (CPU profile summary of that process over the run), TRACE_DIR=<dir> (per-hop
+ * and per-process traces of the checks, then `node bench/entitlements/trace/analyze.js <dir>`), KEEP_DB=1,
  * WRITE_README=0 (else the figures go to bench/entitlements/README.md between the RESULTS
  * markers).
  */
@@ -58,6 +59,12 @@ const CUSTOMERS = Number(process.env.CUSTOMERS || 1000);
 const PROBE_POLL_MS = Number(process.env.PROBE_POLL_MS || 20);
 const PROFILE = process.env.PROFILE || '';
 const TIMELINE = process.env.TIMELINE === '1';
+/** Diagnostics (trace/preload.js, trace/analyze.js): where each check's time went, per hop and process. */
+const TRACE_DIR = process.env.TRACE_DIR || '';
+if (TRACE_DIR) {
+  fs.mkdirSync(TRACE_DIR, { recursive: true });
+  process.env.NODE_OPTIONS = [process.env.NODE_OPTIONS, '--require', path.join(__dirname, 'trace', 'preload.js')].filter(Boolean).join(' ');
+}
 const BROKERS = process.env.KAFKA_BROKERS || '127.0.0.1:9092';
 const TENANT = 'bench-tenant';
 const ENV = 'production';
@@ -153,6 +160,7 @@ async function driveChecks(api, customers, rate, seconds, stop) {
   const timeline = [];
   const errors = {};
   const inflight = new Set();
+  const traced = [];
   const start = performance.now() + 20;
   let sent = 0;
   let wrong = 0;
@@ -165,9 +173,12 @@ async function driveChecks(api, customers, rate, seconds, stop) {
       const feature = FEATURES[sent % FEATURES.length];
       const body = sent % 2 === 0 ? { customer_id: c.id, feature_lookup_key: feature } : { external_customer_id: c.external, feature_lookup_key: feature };
       sent += 1;
+      const rid = `chk-${sent}`;
+      const sentAt = performance.timeOrigin + performance.now();
       const p = api
-        .call('POST', '/v1/entitlements/check', body)
+        .call('POST', '/v1/entitlements/check', body, TRACE_DIR ? { 'x-request-id': rid } : undefined)
         .then((res) => {
+          if (TRACE_DIR) traced.push(`${rid} ${(performance.timeOrigin + slot).toFixed(3)} ${sentAt.toFixed(3)} ${(performance.timeOrigin + performance.now()).toFixed(3)}`);
           if (res.status === 200) {
             latencies.push(performance.now() - slot);
             if (TIMELINE) timeline.push([slot - start, performance.now() - slot]);
@@ -185,6 +196,7 @@ async function driveChecks(api, customers, rate, seconds, stop) {
   await Promise.all(inflight);
   stop.done = true;
   if (TIMELINE) printTimeline(timeline, performance.timeOrigin + start);
+  if (TRACE_DIR) fs.writeFileSync(path.join(TRACE_DIR, `client-${Date.now()}.txt`), traced.join('\n'));
   const elapsed = (performance.now() - start) / 1000;
   latencies.sort((a, b) => a - b);
   return {
