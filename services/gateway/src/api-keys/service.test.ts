@@ -51,6 +51,16 @@ describe('ApiKeyService.resolve', () => {
   /** A service whose entries refresh at 90 % of their lifetime. */
   const service = (store: ApiKeyStore) => new ApiKeyService(null as unknown as Db, store, ttl, () => now, () => 1);
 
+  /** A service that has resolved the key once (one lookup, at `now`). */
+  async function resolvedOnce() {
+    const fake = fakeStore();
+    const keys = service(fake.store);
+    const first = keys.resolve(KEY);
+    await fake.release();
+    await first;
+    return { keys, ...fake };
+  }
+
   it('concurrent resolves of a key share one lookup', async () => {
     const { store, state, release } = fakeStore();
     const keys = service(store);
@@ -62,11 +72,7 @@ describe('ApiKeyService.resolve', () => {
   });
 
   it('a key in use is looked up again in the background before it expires; requests never wait for it', async () => {
-    const { store, state, release } = fakeStore();
-    const keys = service(store);
-    const first = keys.resolve(KEY);
-    await release();
-    await first;
+    const { keys, state, release } = await resolvedOnce();
     now += ttl * 0.9 - 1;
     expect((await keys.resolve(KEY))?.keyId).toBe('key_1');
     expect(state.lookups).toBe(1);
@@ -83,11 +89,7 @@ describe('ApiKeyService.resolve', () => {
   });
 
   it('the lifetime still bounds a key nobody refreshed: past it, the request waits for a lookup', async () => {
-    const { store, state, release } = fakeStore();
-    const keys = service(store);
-    const first = keys.resolve(KEY);
-    await release();
-    await first;
+    const { keys, state, release } = await resolvedOnce();
     now += ttl;
     state.revoked = true;
     const again = keys.resolve(KEY);
@@ -97,11 +99,7 @@ describe('ApiKeyService.resolve', () => {
   });
 
   it('a revoke through this gateway counts at once, and a background lookup that began before it is not kept', async () => {
-    const { store, state, release } = fakeStore();
-    const keys = service(store);
-    const first = keys.resolve(KEY);
-    await release();
-    await first;
+    const { keys, state, release } = await resolvedOnce();
     now += ttl * 0.9;
     expect((await keys.resolve(KEY))?.keyId).toBe('key_1');
     expect(state.lookups).toBe(2);
