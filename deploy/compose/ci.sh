@@ -28,6 +28,15 @@ ROOT=$(pwd)
 started=$(date +%s)
 step() { printf '\n== compose: %s (%ss)\n' "$*" "$(($(date +%s) - started))"; }
 die() { echo "compose: ERROR: $*" >&2; exit 1; }
+# Waits until the webhook relay container $1 listens on each of its ports (it prints one line per
+# port): the smoke suite's first delivery must not find the relay still starting.
+wait_relay() {
+  local name=$1 want=$2 deadline=$((SECONDS + 30))
+  until (( $({ "$DOCKER" logs "$name" 2>&1 || true; } | grep -c '^relay 127.0.0.1:' || true) >= want )); do
+    ((SECONDS < deadline)) || { "$DOCKER" logs --tail 20 "$name"; die "the webhook relay $name did not listen within 30 s"; }
+    sleep 0.2
+  done
+}
 
 DOCKER=/usr/bin/docker
 # Debian's client first: docker-compose and check scripts call `docker`, and a newer client
@@ -248,6 +257,7 @@ dispatcher=$("$DOCKER" ps -q --filter "label=com.docker.compose.project=$COMPOSE
 "$DOCKER" run -d --name "$RELAY" --network "container:$dispatcher" --read-only --user 1000:1000 --cap-drop ALL \
   -e RELAY_TARGET="$WEBHOOK_HOST" -e RELAY_PORTS="$SMOKE_HOOK_PORT $DEMO_HOOK_PORT" \
   -v "$ROOT/deploy/compose/webhook-relay.js:/relay/webhook-relay.js:ro" "$NODE_IMAGE" node /relay/webhook-relay.js >/dev/null
+wait_relay "$RELAY" 2
 echo "webhook receivers listen on $WEBHOOK_HOST (the $NETWORK gateway), relayed from the dispatcher's 127.0.0.1:{$SMOKE_HOOK_PORT,$DEMO_HOOK_PORT}"
 
 # ------------------------------------------------------------------ containers
@@ -279,8 +289,10 @@ stack_up=0
 # ------------------------------------------------------------------ standalone
 step "standalone image: docker run on a read-only root filesystem, the smoke suite against it"
 standalone_up=1
+# The compose stack's retry schedule: with the default (5s, 5m, ...) a delivery that fails twice
+# waits 5 min, past the smoke suite's 30 s.
 "$DOCKER" run -d --name "$STANDALONE" --read-only --tmpfs /tmp --cap-drop ALL --security-opt no-new-privileges:true \
-  -e WEBHOOK_ALLOW_INSECURE=true -e BOOTSTRAP_API_KEY="$BILLSTREAM_API_KEY" -v "$STANDALONE:/data" \
+  -e WEBHOOK_ALLOW_INSECURE=true -e WEBHOOK_RETRY_SCHEDULE="$WEBHOOK_RETRY_SCHEDULE" -e BOOTSTRAP_API_KEY="$BILLSTREAM_API_KEY" -v "$STANDALONE:/data" \
   -p "127.0.0.1:$COMPOSE_GATEWAY_PORT:8080" billstream/standalone:local >/dev/null
 deadline=$((SECONDS + 120))
 until curl -fsS "$BASE_URL/readyz" >/dev/null 2>&1; do
@@ -291,8 +303,13 @@ bridge=$("$DOCKER" network inspect -f '{{(index .IPAM.Config 0).Gateway}}' bridg
 "$DOCKER" run -d --name "$STANDALONE-relay" --network "container:$STANDALONE" --read-only --user 1000:1000 --cap-drop ALL \
   -e RELAY_TARGET="$bridge" -e RELAY_PORTS="$SMOKE_HOOK_PORT" \
   -v "$ROOT/deploy/compose/webhook-relay.js:/relay/webhook-relay.js:ro" "$NODE_IMAGE" node /relay/webhook-relay.js >/dev/null
-BASE_URL="$BASE_URL" WEBHOOK_LISTEN="$bridge:$SMOKE_HOOK_PORT" WEBHOOK_URL="http://127.0.0.1:$SMOKE_HOOK_PORT/hooks" \
-  npx jest -c jest.compose.config.js --runInBand
+wait_relay "$STANDALONE-relay" 1
+if ! BASE_URL="$BASE_URL" WEBHOOK_LISTEN="$bridge:$SMOKE_HOOK_PORT" WEBHOOK_URL="http://127.0.0.1:$SMOKE_HOOK_PORT/hooks" \
+  npx jest -c jest.compose.config.js --runInBand; then
+  echo "--- the standalone container's last log lines"; "$DOCKER" logs --tail 60 "$STANDALONE" 2>&1
+  echo "--- the relay's"; "$DOCKER" logs --tail 20 "$STANDALONE-relay" 2>&1
+  die "the smoke suite failed against the standalone image"
+fi
 "$DOCKER" rm -f "$STANDALONE-relay" "$STANDALONE" >/dev/null
 "$DOCKER" volume rm "$STANDALONE" >/dev/null
 standalone_up=0
