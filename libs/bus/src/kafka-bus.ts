@@ -3,6 +3,7 @@ import type { Logger } from '@billstream/logger';
 import { addConsumerLagSource, recordPublish } from '@billstream/observability';
 import { handleObserved } from './observed';
 import { BatchJoiner, type PartitionBatch } from './join';
+import { leaveGroupMember } from './leave-group';
 import type { Bus, ConsumedMessage, ConsumingState, OutgoingMessage, SubscribeOptions, Subscription } from './types';
 
 export interface KafkaBusOptions {
@@ -233,19 +234,29 @@ export class KafkaBus implements Bus {
       heartbeatInterval: this.timing.heartbeatIntervalMs,
       rebalanceTimeout: this.timing.rebalanceTimeoutMs,
       maxWaitTimeInMs: 100,
-      retry: { initialRetryTime: 100, maxRetryTime: this.timing.retryMaxMs, retries: Number.MAX_SAFE_INTEGER },
+      // Every restart after a crash is the bus's own (below), never kafkajs's.
+      retry: { initialRetryTime: 100, maxRetryTime: this.timing.retryMaxMs, retries: Number.MAX_SAFE_INTEGER, restartOnFailure: async () => false },
     });
     const state = { stopped: false };
     const consuming = watchConsuming(consumer, options.onJoin);
     let running = this.runConsumer(consumer, options, state);
-    // kafkajs restarts a crashed consumer only after a retriable error; after another (e.g.
-    // "Failed to find group coordinator" while a broker comes back) the consumer would stay
-    // stopped for good and its messages wait forever. Start it again, as at subscribe.
+    let memberId: string | undefined;
+    consumer.on(consumer.events.GROUP_JOIN, (event) => {
+      memberId = event.payload.memberId;
+    });
+    // A crashed consumer is started again, as at subscribe: kafkajs would restart it only
+    // after a retriable error, and after another (e.g. "Failed to find group coordinator" while
+    // a broker comes back) it stayed stopped for good. The restart joins as a new member; the
+    // crashed member tried to leave, which fails while the broker is down, so the new member
+    // first removes it (see leaveGroupMember).
     consumer.on(consumer.events.CRASH, (event) => {
-      const restart = (event as { payload?: { restart?: boolean } }).payload?.restart;
-      if (restart !== false || state.stopped) return;
-      this.logger.warn('consumer crashed and was not restarted by kafkajs; starting it again', { groupId: options.groupId });
-      running = new Promise<void>((r) => setTimeout(r, this.timing.retryMaxMs)).then(() => (state.stopped ? undefined : this.runConsumer(consumer, options, state)));
+      if (state.stopped) return;
+      const crashed = memberId;
+      memberId = undefined;
+      this.logger.warn('consumer crashed; starting it again', { groupId: options.groupId, memberId: crashed, err: event.payload.error });
+      running = new Promise<void>((r) => setTimeout(r, this.timing.retryMaxMs)).then(() =>
+        state.stopped ? undefined : this.runConsumer(consumer, options, state, crashed),
+      );
     });
     // The group's lag on each of its topics, read from the broker when Prometheus scrapes.
     // (A group that commits no offsets has no lag to tell.)
@@ -271,13 +282,26 @@ export class KafkaBus implements Bus {
     return subscription;
   }
 
-  /** Connects, subscribes and runs the consumer, trying again until it runs or is stopped. */
-  private async runConsumer(consumer: Consumer, options: SubscribeOptions, state: { stopped: boolean }): Promise<void> {
+  /**
+   * Connects, subscribes and runs the consumer, trying again until it runs or is stopped.
+   * `crashedMember`: the member id this consumer had before it crashed, removed from the
+   * group before the consumer joins again.
+   */
+  private async runConsumer(consumer: Consumer, options: SubscribeOptions, state: { stopped: boolean }, crashedMember?: string): Promise<void> {
     const { groupId, topics, fromBeginning = true } = options;
     for (let attempt = 1; !state.stopped; attempt += 1) {
       try {
         await this.ensureTopics(topics);
         await consumer.connect();
+        if (crashedMember) {
+          const memberId = crashedMember;
+          crashedMember = undefined;
+          // At worst (it fails) the join waits for the crashed member's session to expire.
+          await leaveGroupMember(this.kafka, this.prefix + groupId, memberId).then(
+            (outcome) => this.logger.info('removed the crashed consumer from its group', { groupId, memberId, outcome }),
+            (err) => this.logger.warn('could not remove the crashed consumer from its group; the join waits for its session to expire', { groupId, memberId, err }),
+          );
+        }
         await consumer.subscribe({ topics: topics.map((t) => this.topicName(t)), fromBeginning });
         if (state.stopped) return;
         // Resolves once joined; from then on kafkajs rejoins and reconnects by itself.
