@@ -299,7 +299,18 @@ until curl -fsS "$BASE_URL/readyz" >/dev/null 2>&1; do
   ((SECONDS < deadline)) || { "$DOCKER" logs --tail 40 "$STANDALONE"; die "the standalone image did not answer /readyz within 120 s"; }
   sleep 1
 done
-bridge=$("$DOCKER" network inspect -f '{{(index .IPAM.Config 0).Gateway}}' bridge)
+# The default bridge's gateway address (where the relay reaches this machine). One CI run read it
+# empty from `network inspect`; then docker0's own address, which is the same.
+bridge=""
+for _ in 1 2 3 4 5; do
+  bridge=$("$DOCKER" network inspect -f '{{range .IPAM.Config}}{{if .Gateway}}{{.Gateway}} {{end}}{{end}}' bridge 2>/dev/null | awk '{print $1}' || true)
+  [[ -n "$bridge" ]] && break
+  bridge=$(ip -4 -o addr show docker0 2>/dev/null | awk '{split($4, a, "/"); print a[1]; exit}' || true)
+  [[ -n "$bridge" ]] && break
+  sleep 1
+done
+[[ -n "$bridge" ]] || die "no address for the default bridge network (docker network inspect bridge, ip addr show docker0)"
+echo "the standalone container's relay reaches this machine at $bridge"
 "$DOCKER" run -d --name "$STANDALONE-relay" --network "container:$STANDALONE" --read-only --user 1000:1000 --cap-drop ALL \
   -e RELAY_TARGET="$bridge" -e RELAY_PORTS="$SMOKE_HOOK_PORT" \
   -v "$ROOT/deploy/compose/webhook-relay.js:/relay/webhook-relay.js:ro" "$NODE_IMAGE" node /relay/webhook-relay.js >/dev/null
