@@ -75,7 +75,10 @@ function nodeFlagsOf(name) {
 
 /**
  * Starts services/<name>/dist/main.js with `env` and the node flags of its Dockerfile target
- * (the benchmark runs what is deployed); with `profileDir`, under --cpu-prof.
+ * (the benchmark runs what is deployed); with `profileDir`, under --cpu-prof. With
+ * BENCH_LOG_DIR=<dir> in the environment, each process's whole stdout also goes to
+ * <dir>/<name>-<pid>.out (e.g. V8's --trace-gc-nvp lines, with the flag added to the target's
+ * CMD for the run).
  */
 function launch(name, env, profileDir) {
   const args = [...nodeFlagsOf(name)];
@@ -90,6 +93,10 @@ function launch(name, env, profileDir) {
   };
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
+  if (process.env.BENCH_LOG_DIR) {
+    const f = fs.createWriteStream(path.join(process.env.BENCH_LOG_DIR, `${name}-${child.pid}.out`));
+    child.stdout.pipe(f);
+  }
   return { child, output: () => out };
 }
 
