@@ -77,11 +77,13 @@ function nodeFlagsOf(name) {
  * Starts services/<name>/dist/main.js with `env` and the node flags of its Dockerfile target
  * (the benchmark runs what is deployed); with `profileDir`, under --cpu-prof. With
  * BENCH_LOG_DIR=<dir> in the environment, each process's whole stdout also goes to
- * <dir>/<name>-<pid>.out (e.g. V8's --trace-gc-nvp lines, with the flag added to the target's
- * CMD for the run).
+ * <dir>/<name>-<pid>.out (e.g. V8's --trace-gc-nvp lines). BENCH_NODE_FLAGS_<name> (the
+ * service's name with `-` as `_`, e.g. BENCH_NODE_FLAGS_billing="--trace-gc-nvp") adds node
+ * flags to that process's, for diagnostics.
  */
 function launch(name, env, profileDir) {
-  const args = [...nodeFlagsOf(name)];
+  const extra = process.env[`BENCH_NODE_FLAGS_${name.replace(/-/g, '_')}`];
+  const args = [...nodeFlagsOf(name), ...(extra ? extra.split(/\s+/).filter(Boolean) : [])];
   if (profileDir) args.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`);
   args.push(path.join(ROOT, 'services', name, 'dist', 'main.js'));
   // METRICS_PORT 0: the metrics listener on a free port (the default, PORT + 1000, may be taken);

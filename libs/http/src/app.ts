@@ -5,7 +5,7 @@ import { ALL_ROUTES } from '@billstream/contracts';
 import { NotFoundError, PayloadTooLargeError, UnauthenticatedError, ValidationError } from '@billstream/errors';
 import { newUlid } from '@billstream/ids';
 import type { Logger } from '@billstream/logger';
-import { INTERNAL_HEADERS, type RequestContext } from './context';
+import { INTERNAL_HEADERS, loggerOf, type RequestContext } from './context';
 import { errorResponse } from './errors';
 import { assertStorableJson, mayHoldUnstorableText } from './json-guard';
 import { assertDecodablePath } from './path-guard';
@@ -69,13 +69,10 @@ export function createHttpApp({ logger, service, resolveRoute, bodyLimits = [] }
     const incoming = req.header(INTERNAL_HEADERS.requestId);
     const requestId = incoming && REQUEST_ID_PATTERN.test(incoming) ? incoming : newUlid();
     res.locals.requestId = requestId;
-    // The request's logger is made on first use: most requests never log.
-    let child: Logger | undefined;
-    Object.defineProperty(res.locals, 'logger', {
-      get: () => (child ??= logger.child({ requestId })),
-      configurable: true,
-      enumerable: true,
-    });
+    // The request's logger is made on first use (`loggerOf`): most requests never log. Plain
+    // data properties: an accessor defined per request would give each `locals` a hidden class
+    // of its own, which young-generation GCs keep alive with the request (ADR 0029).
+    res.locals.appLogger = logger;
     res.setHeader('X-Request-Id', requestId);
     // winston formats a line before its transports drop it by level: skip it up front.
     if (!logger.isLevelEnabled('http')) return next();
@@ -83,7 +80,7 @@ export function createHttpApp({ logger, service, resolveRoute, bodyLimits = [] }
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       const ctx = res.locals.ctx as RequestContext | undefined;
-      (res.locals.logger as Logger).http('request', {
+      loggerOf(res, logger).http('request', {
         method: req.method,
         path: req.path,
         status: res.statusCode,
@@ -139,7 +136,7 @@ export function finishApp(app: Express, logger: Logger): Express {
   });
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     void _next;
-    sendError(res, err, (res.locals.logger as Logger | undefined) ?? logger, req.path);
+    sendError(res, err, loggerOf(res, logger), req.path);
   });
   return app;
 }

@@ -21,8 +21,24 @@ export function requestIdOf(res: Response): string {
   return String(res.locals.requestId ?? '');
 }
 
+/** What `createHttpApp` keeps in `res.locals` for the request's logger (`loggerOf`). */
+interface LoggerLocals {
+  requestId?: string;
+  /** The app's logger, the parent of the request's. */
+  appLogger?: Logger;
+  /** The request's logger, made on first use: most requests never log. */
+  logger?: Logger;
+}
+
+/**
+ * The request's logger: a child of the app's logger with the request id, made on first use;
+ * `fallback` for a response that did not pass `createHttpApp`'s middleware.
+ */
 export function loggerOf(res: Response, fallback: Logger): Logger {
-  return (res.locals.logger as Logger | undefined) ?? fallback;
+  const locals = res.locals as LoggerLocals;
+  if (locals.logger) return locals.logger;
+  if (!locals.appLogger || locals.requestId === undefined) return fallback;
+  return (locals.logger = locals.appLogger.child({ requestId: locals.requestId }));
 }
 
 export function contextOf(res: Response): RequestContext {
