@@ -328,3 +328,48 @@ describe('KafkaBus consumer crashed while the broker was down (a broker of the t
     }
   }, 180_000);
 });
+
+/**
+ * ADR 0030: kafkajs 2.2.4 spun every idle broker connection on a 1 ms timer (each response
+ * re-armed a check of the request queue that re-armed itself). The bus patches it.
+ */
+describe('KafkaBus at rest: no request queue spinning (real Kafka)', () => {
+  const prefix = uniqueTopicPrefix('bus-rest');
+  let bus: KafkaBus;
+
+  beforeAll(async () => {
+    bus = new KafkaBus({ brokers: kafkaBrokers(), clientId: 'bus-rest', logger: testLogger(), topicPrefix: prefix, partitions: 2 });
+    await bus.start();
+    await bus.ensureTopics(['quiet']);
+  });
+  afterAll(async () => {
+    jest.restoreAllMocks();
+    await bus?.stop();
+  });
+
+  it('an idle consumer and producer check their request queues as responses come, not every millisecond', async () => {
+    const got: string[] = [];
+    const sub = await bus.subscribe({ groupId: 'quiet', topics: ['quiet'], handler: async (messages) => void got.push(...messages.map((m) => m.value)) });
+    try {
+      await waitFor(() => sub.consuming().consuming, { timeoutMs: 30_000, what: 'consuming' });
+      await bus.publish('quiet', [{ key: 'a', value: 'one' }]);
+      await waitFor(() => got.length === 1, { timeoutMs: 30_000, what: 'the message' });
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const RequestQueue = require('kafkajs/src/network/requestQueue/index.js') as { prototype: { checkPendingRequests(): void } };
+      const checks = jest.spyOn(RequestQueue.prototype, 'checkPendingRequests');
+      const timers = jest.spyOn(global, 'setTimeout');
+      await new Promise((r) => setTimeout(r, 2000));
+      const checked = checks.mock.calls.length;
+      const armed = timers.mock.calls.length;
+      checks.mockRestore();
+      timers.mockRestore();
+      // One check per response: ~10 fetches a second, heartbeats. Unpatched it was ~1,000 per connection a second.
+      expect(checked).toBeGreaterThan(0);
+      expect(checked).toBeLessThan(200);
+      expect(armed).toBeLessThan(200);
+      expect(sub.consuming().consuming).toBe(true);
+    } finally {
+      await sub.stop();
+    }
+  }, 60_000);
+});

@@ -5,6 +5,7 @@ import { handleObserved } from './observed';
 import { BatchJoiner, type PartitionBatch } from './join';
 import { leaveGroupMember } from './leave-group';
 import type { Bus, ConsumedMessage, ConsumingState, OutgoingMessage, SubscribeOptions, Subscription } from './types';
+import { PATCHED_KAFKAJS_VERSION, patchKafkajsRequestQueue } from './request-queue-patch';
 
 export interface KafkaBusOptions {
   brokers: string[];
@@ -101,6 +102,10 @@ export class KafkaBus implements Bus {
     this.publishTimeoutMs = options.publishTimeoutMs ?? 5000;
     this.timing = { ...KAFKA_TIMING_DEFAULTS, ...options.timing };
     this.logger = options.logger;
+    // kafkajs 2.2.4 spins every idle connection on a 1 ms timer (ADR 0030).
+    if (patchKafkajsRequestQueue() === 'not applied') {
+      this.logger.warn(`kafkajs is not ${PATCHED_KAFKAJS_VERSION}: its request queue is left unpatched; review libs/bus/src/request-queue-patch.ts`);
+    }
     const client = (retries: number) =>
       new Kafka({
         clientId: options.clientId,
