@@ -1,5 +1,5 @@
 import type { ConsumingState } from '@billstream/bus';
-import { AccessCache, REFRESH_AHEAD_FROM, REFRESH_AHEAD_TO, USAGE_LATE_HOLD_MS, USAGE_REFRESH_GRACE_MS, USAGE_TTL_MS, USAGE_TTL_NOTIFIED_MS } from './access-cache';
+import { AccessCache, REFRESH_AHEAD_FROM, REFRESH_GATHER_MS, REFRESH_AHEAD_TO, USAGE_LATE_HOLD_MS, USAGE_REFRESH_GRACE_MS, USAGE_TTL_MS, USAGE_TTL_NOTIFIED_MS } from './access-cache';
 
 const flush = () => new Promise((r) => setImmediate(r));
 
@@ -17,8 +17,9 @@ describe('AccessCache', () => {
   beforeEach(() => {
     now = 1_000_000;
     loads = 0;
-    // Every entry's refresh point at REFRESH_AHEAD_TO of its lifetime, unless a test says otherwise.
-    cache = new AccessCache(() => now, () => 1);
+    // Every entry's refresh point at REFRESH_AHEAD_TO of its lifetime, unless a test says otherwise;
+    // background reloads go out at once (gathering has a test of its own).
+    cache = new AccessCache(() => now, () => 1, 0);
   });
 
   it('serves a value until it is ttl old, then loads it again', async () => {
@@ -61,7 +62,7 @@ describe('AccessCache', () => {
 
     it('spreads the refresh points of entries loaded together over REFRESH_AHEAD_FROM..TO of the lifetime', async () => {
       const draws = [0, 0.5, 1];
-      cache = new AccessCache(() => now, () => draws.shift() ?? 1);
+      cache = new AccessCache(() => now, () => draws.shift() ?? 1, 0);
       for (const c of ['c0', 'c5', 'c1']) await cache.get(scope, c, 'grants', 1000, load('a'));
       const reloadedAt = async (ms: number) => {
         now = 1_000_000 + ms;
@@ -73,6 +74,35 @@ describe('AccessCache', () => {
       expect(await reloadedAt(1000 * REFRESH_AHEAD_FROM)).toBe(1);
       expect(await reloadedAt(1000 * ((REFRESH_AHEAD_FROM + REFRESH_AHEAD_TO) / 2) + 1)).toBe(1);
       expect(await reloadedAt(1000 * REFRESH_AHEAD_TO)).toBe(1);
+    });
+
+    it('background reloads due within REFRESH_GATHER_MS go out together, as of when they were due', async () => {
+      expect(REFRESH_GATHER_MS).toBeGreaterThan(0);
+      cache = new AccessCache(() => now, () => 1, 40);
+      for (const c of ['c1', 'c2']) await cache.get(scope, c, 'grants', 1000, load('a'));
+      await cache.getCustomer(scope, 'ext|x1', async () => ({ id: 'c3', tag: 'a' }));
+      now += 1000 * REFRESH_AHEAD_TO;
+      const started: string[] = [];
+      const reload = (c: string) => async () => {
+        started.push(c);
+        return 'b';
+      };
+      expect(await cache.get(scope, 'c1', 'grants', 1000, reload('c1'))).toBe('a');
+      await new Promise((r) => setTimeout(r, 10));
+      expect(await cache.get(scope, 'c2', 'grants', 1000, reload('c2'))).toBe('a');
+      const ttl = cache.grantsTtlMs();
+      now = 1_000_000 + ttl * REFRESH_AHEAD_TO;
+      expect((await cache.getCustomer(scope, 'ext|x1', async () => (started.push('x1'), { id: 'c3', tag: 'b' }))).tag).toBe('a');
+      expect(started).toEqual([]);
+      now = 1_000_000 + 1000 * REFRESH_AHEAD_TO + 30;
+      await new Promise((r) => setTimeout(r, 60));
+      // All three in one turn of the event loop: one batch per loader.
+      expect(started).toEqual(['c1', 'c2', 'x1']);
+      // Kept as of when they were due (before the read), not of when the read went out 30 ms later.
+      now = 1_000_000 + 1000 * REFRESH_AHEAD_TO + 1000 * REFRESH_AHEAD_TO - 1;
+      expect(await cache.get(scope, 'c1', 'grants', 1000, load('never'))).toBe('b');
+      now = 1_000_000 + 1000 * REFRESH_AHEAD_TO + 1000;
+      expect(await cache.get(scope, 'c1', 'grants', 1000, load('c'))).toBe('c');
     });
 
     it('a failed reload leaves the value until its lifetime ends; then a check reads for itself', async () => {
