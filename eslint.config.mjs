@@ -52,7 +52,7 @@ export default tseslint.config(
   },
   {
     files: ['**/*.test.js'],
-    languageOptions: { globals: { describe: 'readonly', it: 'readonly', expect: 'readonly' } },
+    languageOptions: { globals: { describe: 'readonly', it: 'readonly', expect: 'readonly', beforeAll: 'readonly', afterAll: 'readonly' } },
   },
   {
     files: ['**/*.js', '**/*.cjs'],

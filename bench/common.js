@@ -96,6 +96,7 @@ function launch(name, env, profileDir) {
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
   if (process.env.BENCH_LOG_DIR) {
+    fs.mkdirSync(process.env.BENCH_LOG_DIR, { recursive: true });
     const f = fs.createWriteStream(path.join(process.env.BENCH_LOG_DIR, `${name}-${child.pid}.out`));
     child.stdout.pipe(f);
   }

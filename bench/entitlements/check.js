@@ -19,7 +19,7 @@
  *     not earlier ones have answered, and its latency counts from its slot (no coordinated
  *     omission); a random customer of the set-up, the feature METERED 50 %, BOOLEAN 25 %,
  *     STATIC 25 %, the customer named by `customer_id` or `external_customer_id` alternately;
- *     undici keep-alive pool;
+ *     keep-alive connections of bench/lean-client.js (CLIENT=undici: an undici pool instead);
  *   - usage events at EVENT_RATE per second (bulks of EVENT_BULK every EVENT_BULK/EVENT_RATE s)
  *     for random customers of the set-up, so the aggregator stores while the checks read;
  *   - staleness probe: one event for the probe customer, then its METERED check every
@@ -34,7 +34,7 @@
  * RUNS (default 3) runs, each on fresh processes on a copy of the set-up (CREATE DATABASE ...
  * TEMPLATE); the worst of each figure is reported. Settings: RATE (1000), DURATION_S (30),
  * WARMUP_S (5), EVENT_RATE (200), EVENT_BULK (20), CUSTOMERS (1000), PROBE_POLL_MS (20),
- * PROFILE=<service> (CPU profile summary of that process over the run), TRACE_DIR=<dir> (per-hop
+ * CLIENT (lean), PROFILE=<service> (CPU profile summary of that process over the run), TRACE_DIR=<dir> (per-hop
  * and per-process traces of the checks, then `node bench/entitlements/trace/analyze.js <dir>`), KEEP_DB=1,
  * WRITE_README=0 (else the figures go to bench/entitlements/README.md between the RESULTS
  * markers).
@@ -46,6 +46,7 @@ const path = require('node:path');
 const { Client } = require('pg');
 const { performance } = require('node:perf_hooks');
 
+const { leanClient } = require('../lean-client');
 const { apiClient, inParallel, commonServiceEnv, launchAll, settleSetup, cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, stopProcess, summarizeProfile } = require('../common');
 
 const README = path.join(__dirname, 'README.md');
@@ -58,6 +59,9 @@ const EVENT_BULK = Number(process.env.EVENT_BULK || 20);
 const CUSTOMERS = Number(process.env.CUSTOMERS || 1000);
 const PROBE_POLL_MS = Number(process.env.PROBE_POLL_MS || 20);
 const PROFILE = process.env.PROFILE || '';
+/** The measured checks' client: `lean` (bench/lean-client.js) or `undici` (the pool the set-up, events and probe use). */
+const CLIENT = process.env.CLIENT || 'lean';
+if (!['lean', 'undici'].includes(CLIENT)) throw new Error(`CLIENT must be lean or undici, not ${CLIENT}`);
 const TIMELINE = process.env.TIMELINE === '1';
 /** Diagnostics (trace/preload.js, trace/analyze.js): where each check's time went, per hop and process. */
 const TRACE_DIR = process.env.TRACE_DIR || '';
@@ -299,10 +303,10 @@ async function probe(api, customer, stop, label) {
 }
 
 /** Checks, events and the probe together for `seconds`. */
-async function phase(api, setup, rate, seconds, label) {
+async function phase(api, checkApi, setup, rate, seconds, label) {
   const stop = { done: false };
   const [checks, events, staleness] = await Promise.all([
-    driveChecks(api, setup.customers, rate, seconds, stop),
+    driveChecks(checkApi, setup.customers, rate, seconds, stop),
     driveEvents(api, setup.customers, stop, label),
     probe(api, setup.probe, stop, label),
   ]);
@@ -313,18 +317,20 @@ async function run(dbName, key, setup, index) {
   const profileDir = PROFILE ? fs.mkdtempSync(path.join(os.tmpdir(), 'billstream-prof-')) : undefined;
   const stack = await startStack(dbName, key, profileDir);
   const api = apiClient(stack.url, key, { connections: 256 });
+  const checkApi = CLIENT === 'undici' ? api : leanClient(stack.url, { headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, connections: 256 });
   try {
     const load = os.loadavg()[0];
-    if (WARMUP_S > 0) await phase(api, setup, RATE, WARMUP_S, `r${index}-warm`);
+    if (WARMUP_S > 0) await phase(api, checkApi, setup, RATE, WARMUP_S, `r${index}-warm`);
     const pids = { ...stack.pids, client: process.pid };
     const before = cpuSeconds(pids);
     const t0 = performance.now();
-    const result = await phase(api, setup, RATE, DURATION_S, `r${index}`);
+    const result = await phase(api, checkApi, setup, RATE, DURATION_S, `r${index}`);
     const cores = coresBusy(before, cpuSeconds(pids), (performance.now() - t0) / 1000);
     // CPU per check (events and probe included), per process: what other work on the machine disturbs least.
     const cpuMsPerCheck = Object.fromEntries(Object.entries(cores).map(([k, v]) => [k, Number(((v * 1000) / result.checks.achieved_rps).toFixed(2))]));
     return { ...result, cores, cpu_ms_per_check: cpuMsPerCheck, load_at_start: Number(load.toFixed(1)) };
   } finally {
+    if (checkApi !== api) await checkApi.close();
     await api.pool.close();
     await stack.stop();
     if (profileDir) console.log(JSON.stringify(summarizeProfile(profileDir), null, 2));
@@ -341,7 +347,7 @@ function writeReadme(runs, meta) {
   );
   const lines = [
     '<!-- RESULTS:START -->',
-    `Run ${meta.date} on ${meta.cpus} cores (${meta.cpuModel}), load average at start ${meta.load}; Kafka ${BROKERS}; ${runs.length} runs of ${DURATION_S} s after ${WARMUP_S} s of warm-up, each on fresh processes; ${RATE} checks/s, ${EVENT_RATE} events/s, ${CUSTOMERS} customers.`,
+    `Run ${meta.date} on ${meta.cpus} cores (${meta.cpuModel}), load average at start ${meta.load}; Kafka ${BROKERS}; ${runs.length} runs of ${DURATION_S} s after ${WARMUP_S} s of warm-up, each on fresh processes; ${RATE} checks/s, ${EVENT_RATE} events/s, ${CUSTOMERS} customers; the checks sent by the ${CLIENT} client.`,
     '',
     '| run | load | achieved | ok | errors | p50 | p95 | p99 | max | events | staleness samples | staleness p50 | staleness p99 | staleness max | cores busy | CPU ms per check |',
     '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',

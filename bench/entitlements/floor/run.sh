@@ -2,6 +2,7 @@
 # The HTTP floor on this machine (bench/entitlements/README.md): CPU per request of a server
 # answering POST /v1/entitlements/check behind a minimal undici proxy, at 1,000 requests/s.
 #   bash bench/entitlements/floor/run.sh            # plain node:http, then express variants (V=A2 A3 A B C D E of up3.js)
+#   CLIENT=undici bash bench/entitlements/floor/run.sh   # the client an undici pool (default: bench/lean-client.js)
 # Needs `npx tsc -b tsconfig.build.json` first (up3.js uses libs/http).
 set -euo pipefail
 cd "$(dirname "$0")"
