@@ -47,6 +47,11 @@ function leanClient(url, { headers = {}, connections = 256 } = {}) {
   }
 
   function onData(conn, chunk) {
+    // Bytes while no request is on the connection (say a 408 before closing): not an answer to anything.
+    if (!conn.pending) {
+      conn.socket.destroy();
+      return;
+    }
     conn.buf = conn.buf ? Buffer.concat([conn.buf, chunk]) : chunk;
     const parsed = parse(conn.buf);
     if (!parsed) return;

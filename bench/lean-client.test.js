@@ -1,4 +1,5 @@
 const http = require('node:http');
+const net = require('node:net');
 const { leanClient, parseResponse } = require('./lean-client');
 
 const head = (lines) => Buffer.from(`${lines.join('\r\n')}\r\n\r\n`);
@@ -77,5 +78,24 @@ describe('leanClient', () => {
     await new Promise((r) => setTimeout(r, 400));
     expect((await client.call('POST', '/v1/x', { after: true })).body).toEqual({ echo: { after: true } });
     await client.close();
+  });
+
+  it('drops a connection that sends bytes while no request is on it', async () => {
+    let connections = 0;
+    const raw = net.createServer((socket) => {
+      connections += 1;
+      socket.once('data', () => {
+        socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}');
+        setTimeout(() => socket.write('HTTP/1.1 408 Request Timeout\r\ncontent-length: 0\r\n\r\n'), 50);
+      });
+    });
+    await new Promise((r) => raw.listen(0, '127.0.0.1', r));
+    const client = leanClient(`http://127.0.0.1:${raw.address().port}`);
+    expect(await client.call('GET', '/a')).toEqual({ status: 200, body: {} });
+    await new Promise((r) => setTimeout(r, 150));
+    expect(await client.call('GET', '/b')).toEqual({ status: 200, body: {} });
+    expect(connections).toBe(2);
+    await client.close();
+    await new Promise((r) => raw.close(r));
   });
 });
