@@ -256,6 +256,23 @@ describe('AccessCache', () => {
       expect(await read('y')).toBe('y2');
     });
 
+    it('a notice reads again with the read that filled the entry: a hit does not keep its own read (its closure would live in the entry)', async () => {
+      cache.hearUsage(() => state);
+      const reads: string[] = [];
+      const read = (by: string) =>
+        cache.getUsage(scope, 'x', 'meter|from|to', async () => {
+          reads.push(by);
+          return `v${reads.length}`;
+        });
+      expect(await read('first')).toBe('v1');
+      expect(await read('second')).toBe('v1');
+      expect(await read('third')).toBe('v1');
+      cache.usageRecorded(scope, 'x');
+      await flush();
+      expect(reads).toEqual(['first', 'first']);
+      expect(await read('fourth')).toBe('v2');
+    });
+
     it('while the notice\'s read is out, a check gets the value it made old, for at most the grace; then it waits for the read', async () => {
       cache.hearUsage(() => state);
       let release: (v: string) => void = () => undefined;

@@ -53,7 +53,12 @@ interface Entry<T> {
 }
 
 interface UsageEntry<T> extends Entry<T> {
-  /** How the last check read it: a notice reads it again the same way. */
+  /**
+   * How the check that read it read it: a notice reads it again the same way. The key names
+   * the meter and the window, so every check of it would read the same; keeping the first
+   * read's closure (not each hit's) keeps a closure, its query and dates per check from
+   * living for seconds in the entry (ADR 0029's scavenge cost).
+   */
   load: () => Promise<T>;
   /** When a check was last answered with it. */
   servedAt: number;
@@ -277,7 +282,6 @@ export class AccessCache {
     const at = this.now();
     const entry = this.usage.get(full) as UsageEntry<T> | undefined;
     if (entry) {
-      entry.load = load;
       const fresh = at - entry.loadedAt < ttl;
       const current = entry.generation === g;
       const refreshing = entry.noticedGeneration === g && at - entry.noticedAt < USAGE_REFRESH_GRACE_MS && this.loading.has(`${full}|${g}`);
