@@ -372,4 +372,69 @@ describe('KafkaBus at rest: no request queue spinning (real Kafka)', () => {
       await sub.stop();
     }
   }, 60_000);
+
+  it('an idle consumer asks the broker once per fetch wait (1 s), not every 100 ms', async () => {
+    const sub = await bus.subscribe({ groupId: 'quiet-fetches', topics: ['quiet'], handler: async () => undefined });
+    try {
+      await waitFor(() => sub.consuming().consuming, { timeoutMs: 30_000, what: 'consuming' });
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const Broker = require('kafkajs/src/broker/index.js') as { prototype: { fetch(...args: unknown[]): Promise<unknown> } };
+      const fetches = jest.spyOn(Broker.prototype, 'fetch');
+      await new Promise((r) => setTimeout(r, 3000));
+      const asked = fetches.mock.calls.length;
+      fetches.mockRestore();
+      // ~3 in 3 s; with the old 100 ms wait it was ~30.
+      expect(asked).toBeGreaterThan(0);
+      expect(asked).toBeLessThanOrEqual(6);
+    } finally {
+      await sub.stop();
+    }
+  }, 60_000);
+});
+
+/**
+ * ADR 0030, amended: the fetch wait bounds only how often an idle consumer asks. A message
+ * that arrives while a fetch waits answers it at once.
+ */
+describe('KafkaBus long fetch wait (real Kafka)', () => {
+  const prefix = uniqueTopicPrefix('bus-wait');
+  let bus: KafkaBus;
+
+  beforeAll(async () => {
+    bus = new KafkaBus({
+      brokers: kafkaBrokers(),
+      clientId: 'bus-wait',
+      logger: testLogger(),
+      topicPrefix: prefix,
+      partitions: 2,
+      timing: { sessionTimeoutMs: 15_000, fetchMaxWaitMs: 5000 },
+    });
+    await bus.start();
+    await bus.ensureTopics(['waiting']);
+  });
+  afterAll(async () => {
+    await bus?.stop();
+  });
+
+  it('delivers a message published during a 5 s fetch wait within a second', async () => {
+    const got = new Map<string, number>();
+    const sub = await bus.subscribe({ groupId: 'waiting', topics: ['waiting'], handler: async (messages) => void messages.forEach((m) => got.set(m.value, Date.now())) });
+    try {
+      await waitFor(() => sub.consuming().consuming, { timeoutMs: 30_000, what: 'consuming' });
+      // Three messages at different points of the wait; a fetch that waited its whole 5 s would
+      // deliver each 0-5 s late.
+      const latencies: number[] = [];
+      for (const [i, pause] of [1300, 2700, 900].entries()) {
+        await new Promise((r) => setTimeout(r, pause));
+        const value = `m${i}`;
+        const sent = Date.now();
+        await bus.publish('waiting', [{ key: value, value }]);
+        await waitFor(() => got.has(value), { timeoutMs: 10_000, what: value });
+        latencies.push(got.get(value)! - sent);
+      }
+      expect(Math.max(...latencies)).toBeLessThan(1000);
+    } finally {
+      await sub.stop();
+    }
+  }, 60_000);
 });

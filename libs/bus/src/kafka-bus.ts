@@ -41,6 +41,12 @@ export interface KafkaTiming {
   rebalanceTimeoutMs: number;
   /** Longest pause between two attempts to reach the broker (connections, fetches, joins, sends). */
   retryMaxMs: number;
+  /**
+   * How long the broker holds a fetch that finds nothing new. A message that arrives meanwhile
+   * answers the fetch at once, so this bounds only how often an idle consumer asks (ADR 0030,
+   * amended). Members heartbeat between fetches: keep it well under the session timeout.
+   */
+  fetchMaxWaitMs: number;
 }
 
 /**
@@ -53,6 +59,7 @@ export const KAFKA_TIMING_DEFAULTS: KafkaTiming = {
   heartbeatIntervalMs: 1000,
   rebalanceTimeoutMs: 10_000,
   retryMaxMs: 1000,
+  fetchMaxWaitMs: 1000,
 };
 
 function kafkaLogCreator(logger: Logger) {
@@ -238,7 +245,7 @@ export class KafkaBus implements Bus {
       sessionTimeout: this.timing.sessionTimeoutMs,
       heartbeatInterval: this.timing.heartbeatIntervalMs,
       rebalanceTimeout: this.timing.rebalanceTimeoutMs,
-      maxWaitTimeInMs: 100,
+      maxWaitTimeInMs: this.timing.fetchMaxWaitMs,
       // Every restart after a crash is the bus's own (below), never kafkajs's.
       retry: { initialRetryTime: 100, maxRetryTime: this.timing.retryMaxMs, retries: Number.MAX_SAFE_INTEGER, restartOnFailure: async () => false },
     });

@@ -39,4 +39,15 @@ describe('loadConfig', () => {
       KAFKA_HEARTBEAT_INTERVAL_MS: 3000,
     });
   });
+
+  it('refuses a Kafka fetch wait above half the session timeout, naming the variable (members heartbeat between fetches)', () => {
+    const schema = z.object(commonServiceEnv).superRefine(checkKafkaTiming);
+    const base = { DATABASE_URL: 'postgres://x', KAFKA_BROKERS: 'k:9092', INTERNAL_TOKEN: 'x'.repeat(16) };
+    expect(() => loadConfig(schema, { ...base, KAFKA_SESSION_TIMEOUT_MS: '6000', KAFKA_FETCH_MAX_WAIT_MS: '3001' })).toThrow(
+      /KAFKA_FETCH_MAX_WAIT_MS: must be at most half of KAFKA_SESSION_TIMEOUT_MS/,
+    );
+    expect(() => loadConfig(schema, { ...base, KAFKA_SESSION_TIMEOUT_MS: '1500' })).toThrow(/KAFKA_FETCH_MAX_WAIT_MS/);
+    expect(loadConfig(schema, base)).toMatchObject({ KAFKA_FETCH_MAX_WAIT_MS: 1000 });
+    expect(loadConfig(schema, { ...base, KAFKA_SESSION_TIMEOUT_MS: '6000', KAFKA_FETCH_MAX_WAIT_MS: '3000' })).toMatchObject({ KAFKA_FETCH_MAX_WAIT_MS: 3000 });
+  });
 });

@@ -58,6 +58,7 @@ export const commonServiceEnv = {
   KAFKA_HEARTBEAT_INTERVAL_MS: env.int(1000, 100),
   KAFKA_REBALANCE_TIMEOUT_MS: env.int(10_000, 1000),
   KAFKA_RETRY_MAX_MS: env.int(1000, 100),
+  KAFKA_FETCH_MAX_WAIT_MS: env.int(1000, 10),
   INTERNAL_TOKEN: z.string().min(16, 'must be at least 16 characters'),
   LOG_LEVEL: env.logLevel(),
   HOST: z.string().default('0.0.0.0'),
@@ -71,6 +72,15 @@ export function checkKafkaTiming(config: unknown, ctx: z.RefinementCtx): void {
       code: 'custom',
       path: ['KAFKA_HEARTBEAT_INTERVAL_MS'],
       message: `must be lower than KAFKA_SESSION_TIMEOUT_MS (${session}); a third of it or less`,
+    });
+  }
+  // Members heartbeat between fetches: a fetch held longer than half the session risks it.
+  const { KAFKA_FETCH_MAX_WAIT_MS: fetchWait } = config as Record<string, unknown>;
+  if (typeof session === 'number' && typeof fetchWait === 'number' && fetchWait * 2 > session) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['KAFKA_FETCH_MAX_WAIT_MS'],
+      message: `must be at most half of KAFKA_SESSION_TIMEOUT_MS (${session}): members heartbeat between fetches`,
     });
   }
 }

@@ -27,6 +27,7 @@ export function kafkaTimingOf(config: CommonServiceConfig): KafkaTiming {
     heartbeatIntervalMs: config.KAFKA_HEARTBEAT_INTERVAL_MS,
     rebalanceTimeoutMs: config.KAFKA_REBALANCE_TIMEOUT_MS,
     retryMaxMs: config.KAFKA_RETRY_MAX_MS,
+    fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS,
   };
 }
 
