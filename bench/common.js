@@ -291,4 +291,30 @@ async function inParallel(count, limit, fn) {
   );
 }
 
-module.exports = { apiClient, inParallel, commonServiceEnv, launchAll, settleSetup, nodeFlagsOf, cpuSeconds, coresBusy, ADMIN_URL, adminQuery, percentile, sleep, freePort, launch, waitReady, stopProcess, summarizeProfile };
+/**
+ * The machine's speed now: milliseconds a fresh node process takes for a fixed loop of
+ * integer arithmetic (~1.2 s on the Firecracker AMD EPYC of 2026-11-27, nothing else running).
+ * On a shared host the same code runs slower in some periods than in others; a run's figures
+ * read with the spin before and after it.
+ */
+function spinMs() {
+  const { execFileSync } = require('node:child_process');
+  const out = execFileSync(process.execPath, ['-e', 'const t=process.hrtime.bigint();let x=0;for(let i=0;i<2e8;i++){x=(x*31+i)|0;}process.stdout.write(String(Number(process.hrtime.bigint()-t)/1e6)+" "+(x&1))']);
+  return Math.round(Number(out.toString().split(' ')[0]));
+}
+
+/** Deletes the Kafka topics whose names start with `prefix` (a bench's own, after its run). */
+async function deleteTopics(brokers, prefix) {
+  const { Kafka, logLevel } = require('kafkajs');
+  const admin = new Kafka({ brokers: brokers.split(','), clientId: 'bench-cleanup', logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  try {
+    const topics = (await admin.listTopics()).filter((t) => t.startsWith(prefix));
+    if (topics.length > 0) await admin.deleteTopics({ topics, timeout: 30_000 });
+    return topics.length;
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+module.exports = { spinMs, deleteTopics, apiClient, inParallel, commonServiceEnv, launchAll, settleSetup, nodeFlagsOf, cpuSeconds, coresBusy, ADMIN_URL, adminQuery, percentile, sleep, freePort, launch, waitReady, stopProcess, summarizeProfile };

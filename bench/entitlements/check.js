@@ -29,7 +29,9 @@
  *
  * Reports per run p50/p95/p99/max of the checks, errors, the achieved rate, the staleness
  * samples, the cores each process used and CPU ms per check (`postgres` and `kafka` count every
- * such process on the machine, other work included).
+ * such process on the machine, other work included), and the machine's speed before and after
+ * the run (`spin_ms`: a fixed loop in a fresh node process, bench/common.js spinMs; a shared host
+ * runs the same code slower in some periods). The run's Kafka topics are deleted after it.
  *
  * RUNS (default 3) runs, each on fresh processes on a copy of the set-up (CREATE DATABASE ...
  * TEMPLATE); the worst of each figure is reported. Settings: RATE (1000), DURATION_S (30),
@@ -47,7 +49,7 @@ const { Client } = require('pg');
 const { performance } = require('node:perf_hooks');
 
 const { leanClient } = require('../lean-client');
-const { apiClient, inParallel, commonServiceEnv, launchAll, settleSetup, cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, stopProcess, summarizeProfile } = require('../common');
+const { spinMs, deleteTopics, apiClient, inParallel, commonServiceEnv, launchAll, settleSetup, cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, stopProcess, summarizeProfile } = require('../common');
 
 const README = path.join(__dirname, 'README.md');
 const RUNS = Number(process.env.RUNS || 3);
@@ -315,6 +317,7 @@ async function phase(api, checkApi, setup, rate, seconds, label) {
 
 async function run(dbName, key, setup, index) {
   const profileDir = PROFILE ? fs.mkdtempSync(path.join(os.tmpdir(), 'billstream-prof-')) : undefined;
+  const spin = { before: spinMs(), after: undefined };
   const stack = await startStack(dbName, key, profileDir);
   const api = apiClient(stack.url, key, { connections: 256 });
   const checkApi = CLIENT === 'undici' ? api : leanClient(stack.url, { headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, connections: 256 });
@@ -328,11 +331,14 @@ async function run(dbName, key, setup, index) {
     const cores = coresBusy(before, cpuSeconds(pids), (performance.now() - t0) / 1000);
     // CPU per check (events and probe included), per process: what other work on the machine disturbs least.
     const cpuMsPerCheck = Object.fromEntries(Object.entries(cores).map(([k, v]) => [k, Number(((v * 1000) / result.checks.achieved_rps).toFixed(2))]));
-    return { ...result, cores, cpu_ms_per_check: cpuMsPerCheck, load_at_start: Number(load.toFixed(1)) };
+    return { ...result, cores, cpu_ms_per_check: cpuMsPerCheck, load_at_start: Number(load.toFixed(1)), spin_ms: spin };
   } finally {
     if (checkApi !== api) await checkApi.close();
     await api.pool.close();
     await stack.stop();
+    // The run's topics go with it: a broker shared by many runs would keep hundreds of partitions.
+    await deleteTopics(BROKERS, `bench-${dbName}.`).catch((err) => console.error(`could not delete the run's topics: ${err.message}`));
+    spin.after = spinMs();
     if (profileDir) console.log(JSON.stringify(summarizeProfile(profileDir), null, 2));
   }
 }
@@ -343,14 +349,14 @@ function writeReadme(runs, meta) {
   const worst = (f) => Math.max(...runs.map(f));
   const rows = runs.map(
     (r, i) =>
-      `| ${i + 1} | ${r.load_at_start} | ${r.checks.achieved_rps}/s | ${r.checks.ok} | ${JSON.stringify(r.checks.errors)} | ${ms(r.checks.p50)} | ${ms(r.checks.p95)} | ${ms(r.checks.p99)} | ${ms(r.checks.max)} | ${r.events.per_s}/s | ${r.staleness.samples} | ${ms(r.staleness.p50)} | ${ms(r.staleness.p99)} | ${ms(r.staleness.max)} | ${Object.entries(r.cores).map(([k, v]) => `${k} ${v}`).join(', ')} | ${Object.entries(r.cpu_ms_per_check).map(([k, v]) => `${k} ${v}`).join(', ')} |`,
+      `| ${i + 1} | ${r.load_at_start} | ${r.checks.achieved_rps}/s | ${r.checks.ok} | ${JSON.stringify(r.checks.errors)} | ${ms(r.checks.p50)} | ${ms(r.checks.p95)} | ${ms(r.checks.p99)} | ${ms(r.checks.max)} | ${r.events.per_s}/s | ${r.staleness.samples} | ${ms(r.staleness.p50)} | ${ms(r.staleness.p99)} | ${ms(r.staleness.max)} | ${Object.entries(r.cores).map(([k, v]) => `${k} ${v}`).join(', ')} | ${Object.entries(r.cpu_ms_per_check).map(([k, v]) => `${k} ${v}`).join(', ')} | ${r.spin_ms.before} / ${r.spin_ms.after} ms |`,
   );
   const lines = [
     '<!-- RESULTS:START -->',
     `Run ${meta.date} on ${meta.cpus} cores (${meta.cpuModel}), load average at start ${meta.load}; Kafka ${BROKERS}; ${runs.length} runs of ${DURATION_S} s after ${WARMUP_S} s of warm-up, each on fresh processes; ${RATE} checks/s, ${EVENT_RATE} events/s, ${CUSTOMERS} customers; the checks sent by the ${CLIENT} client.`,
     '',
-    '| run | load | achieved | ok | errors | p50 | p95 | p99 | max | events | staleness samples | staleness p50 | staleness p99 | staleness max | cores busy | CPU ms per check |',
-    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
+    '| run | load | achieved | ok | errors | p50 | p95 | p99 | max | events | staleness samples | staleness p50 | staleness p99 | staleness max | cores busy | CPU ms per check | spin before / after |',
+    '|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|',
     ...rows,
     '',
     `Worst of ${runs.length}: check p99 **${ms(worst((r) => r.checks.p99))}** (goal < ${P99_GOAL_MS} ms: ${worst((r) => r.checks.p99) < P99_GOAL_MS ? 'met' : 'MISSED'}), lowest achieved rate ${Math.min(...runs.map((r) => r.checks.achieved_rps))}/s, staleness p99 **${ms(worst((r) => r.staleness.p99))}** (goal <= ${STALENESS_GOAL_MS} ms: ${worst((r) => r.staleness.p99) <= STALENESS_GOAL_MS ? 'met' : 'MISSED'}).`,
@@ -392,6 +398,7 @@ async function main() {
     if (process.env.WRITE_README !== '0') writeReadme(runs, meta);
   } finally {
     if (!process.env.KEEP_DB) for (const db of dbs.reverse()) await admin(`DROP DATABASE IF EXISTS "${db}" WITH (FORCE)`);
+    await deleteTopics(BROKERS, `bench-${base}`).catch((err) => console.error(`could not delete the set-up's topics: ${err.message}`));
   }
 }
 
