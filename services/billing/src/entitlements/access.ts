@@ -5,7 +5,7 @@ import { exact, exactSum, toDecimalString } from '@billstream/money';
 import type { CustomerDirectory, CustomerRef } from '../customers/directory';
 import type { KnownCustomer } from '../customers/store';
 import type { Meters } from '../meters/domain';
-import type { Subscription } from '../subscriptions/domain';
+import type { GrantingSubscription } from '../subscriptions/domain';
 import type { SubscriptionStore } from '../subscriptions/store';
 import type { AccessCache } from './access-cache';
 import { Coalescer } from './coalescer';
@@ -17,8 +17,37 @@ import { combinedWindow, resetWindow, type UsageWindow } from './windows';
 
 /** One entitlement of one of the customer's active or trialing subscriptions. */
 export interface GrantSource {
-  subscription: Subscription;
+  subscription: GrantingSubscription;
   entitlement: Entitlement;
+}
+
+/**
+ * A customer's grants, as the check cache keeps them for seconds (ADR 0028): its active and
+ * trialing subscriptions (only what a check needs of them) and, shared by every customer loaded
+ * in the same batch, their plans' entitlements per feature. A check builds the few `GrantSource`s
+ * of its feature as it goes; they die young instead of outliving scavenges (ADR 0029, amended).
+ */
+export class CustomerGrants {
+  constructor(
+    private readonly subscriptions: readonly GrantingSubscription[],
+    private readonly ofPlan: ReadonlyMap<string, ReadonlyMap<string, readonly Entitlement[]>>,
+  ) {}
+
+  /** The grants of one feature: per subscription (in id order), its plan's entitlements to it (in id order). */
+  of(featureId: string): GrantSource[] {
+    const sources: GrantSource[] = [];
+    for (const subscription of this.subscriptions) {
+      for (const entitlement of this.ofPlan.get(subscription.planId)?.get(featureId) ?? []) sources.push({ subscription, entitlement });
+    }
+    return sources;
+  }
+
+  /** The features granted, each once, in the order their first grant comes. */
+  featureIds(): string[] {
+    const ids = new Set<string>();
+    for (const subscription of this.subscriptions) for (const featureId of this.ofPlan.get(subscription.planId)?.keys() ?? []) ids.add(featureId);
+    return [...ids];
+  }
 }
 
 /** A feature as a customer holds it over all its subscriptions (BILLING.md, Features and entitlements). */
@@ -84,7 +113,7 @@ export interface CheckResult {
  * the aggregator.
  */
 export class CustomerAccess {
-  private readonly grantLoaders = new Map<string, Coalescer<string, Map<string, GrantSource[]>>>();
+  private readonly grantLoaders = new Map<string, Coalescer<string, CustomerGrants>>();
   private readonly usageLoaders = new Map<string, Coalescer<AskedUsage, string>>();
 
   constructor(
@@ -101,11 +130,12 @@ export class CustomerAccess {
   async ofCustomer(scope: Scope, customerId: string, requestId: string): Promise<CustomerFeature[]> {
     const customer = await this.customers.resolve(scope, { id: customerId }, requestId);
     const now = this.clock();
-    const byFeature = await this.grants(scope, customer);
-    const features = new Map((await this.features.byIds(this.db, scope, [...byFeature.keys()])).filter((f) => f.status === 'active').map((f) => [f.id, f]));
-    const combined = [...byFeature.entries()]
-      .filter(([featureId]) => features.has(featureId))
-      .map(([featureId, sources]) => combine(features.get(featureId)!, sources, now))
+    const grants = await this.grants(scope, customer);
+    const featureIds = grants.featureIds();
+    const features = new Map((await this.features.byIds(this.db, scope, featureIds)).filter((f) => f.status === 'active').map((f) => [f.id, f]));
+    const combined = featureIds
+      .filter((featureId) => features.has(featureId))
+      .map((featureId) => combine(features.get(featureId)!, grants.of(featureId), now))
       .sort((a, b) => a.feature.lookupKey.localeCompare(b.feature.lookupKey));
     const metered = combined.filter((c) => c.window);
     const values = metered.length === 0 ? [] : await this.meters.usageMany(scope, metered.map((c) => this.usageQuery(customer, c.feature, c.window!)), requestId);
@@ -121,7 +151,7 @@ export class CustomerAccess {
     }
     const refKey = 'id' in ref ? `id|${ref.id}` : `ext|${ref.externalId}`;
     const customer = await this.cache.getCustomer(scope, refKey, () => this.customers.resolveCoalesced(scope, ref, requestId));
-    const sources = (await this.grants(scope, customer)).get(feature.id) ?? [];
+    const sources = (await this.grants(scope, customer)).of(feature.id);
     const c = combine(feature, sources, this.clock());
     if (feature.type !== 'METERED') {
       return { allowed: c.isEnabled, feature, usage: null, limit: null, remaining: null, isSoftLimit: false, window: null };
@@ -142,11 +172,11 @@ export class CustomerAccess {
   }
 
   /** The customer's grants per feature id, over its active and trialing subscriptions (cached: `AccessCache`). */
-  private grants(scope: Scope, customer: KnownCustomer): Promise<Map<string, GrantSource[]>> {
+  private grants(scope: Scope, customer: KnownCustomer): Promise<CustomerGrants> {
     return this.cache.get(scope, customer.id, 'grants', this.cache.grantsTtlMs(), () => this.grantLoader(scope).load(customer.id));
   }
 
-  private grantLoader(scope: Scope): Coalescer<string, Map<string, GrantSource[]>> {
+  private grantLoader(scope: Scope): Coalescer<string, CustomerGrants> {
     const key = `${scope.tenantId}|${scope.environmentId}`;
     let loader = this.grantLoaders.get(key);
     if (!loader) {
@@ -157,19 +187,24 @@ export class CustomerAccess {
   }
 
   /** The grants of each customer of `customerIds`, in their order: two statements for all. */
-  private async loadGrants(scope: Scope, customerIds: string[]): Promise<Array<Map<string, GrantSource[]>>> {
+  private async loadGrants(scope: Scope, customerIds: string[]): Promise<CustomerGrants[]> {
     const subscriptions = await this.subscriptions.grantingOfCustomers(this.db, scope, customerIds);
     const entitlements = await this.entitlements.ofPlans(this.db, scope, [...new Set(subscriptions.map((s) => s.planId))]);
-    const ofPlan = new Map<string, Entitlement[]>();
-    for (const e of entitlements) ofPlan.set(e.planId, [...(ofPlan.get(e.planId) ?? []), e]);
-    const byCustomer = new Map<string, Map<string, GrantSource[]>>(customerIds.map((id) => [id, new Map()]));
-    for (const subscription of subscriptions) {
-      const byFeature = byCustomer.get(subscription.customerId)!;
-      for (const entitlement of ofPlan.get(subscription.planId) ?? []) {
-        byFeature.set(entitlement.featureId, [...(byFeature.get(entitlement.featureId) ?? []), { subscription, entitlement }]);
-      }
+    const ofPlan = new Map<string, Map<string, Entitlement[]>>();
+    for (const e of entitlements) {
+      let byFeature = ofPlan.get(e.planId);
+      if (!byFeature) ofPlan.set(e.planId, (byFeature = new Map()));
+      const list = byFeature.get(e.featureId);
+      if (list) list.push(e);
+      else byFeature.set(e.featureId, [e]);
     }
-    return customerIds.map((id) => byCustomer.get(id)!);
+    const ofCustomer = new Map<string, GrantingSubscription[]>();
+    for (const subscription of subscriptions) {
+      const list = ofCustomer.get(subscription.customerId);
+      if (list) list.push(subscription);
+      else ofCustomer.set(subscription.customerId, [subscription]);
+    }
+    return customerIds.map((id) => new CustomerGrants(ofCustomer.get(id) ?? [], ofPlan));
   }
 
   private usageLoader(scope: Scope): Coalescer<AskedUsage, string> {

@@ -1,6 +1,6 @@
 import { ValidationError } from '@billstream/errors';
 import type { Subscription } from '../subscriptions/domain';
-import { combine, type GrantSource } from './access';
+import { combine, CustomerGrants, type GrantSource } from './access';
 import type { Entitlement, Feature } from './domain';
 import { changedGrant, newGrant } from './grant';
 import { resetWindow } from './windows';
@@ -93,5 +93,37 @@ describe('combining grants', () => {
       source(newest, { featureType: 'STATIC', staticValue: 'off', usageResetPeriod: null, isEnabled: false }),
     ], now);
     expect(s).toMatchObject({ isEnabled: true, staticValue: 'gold', usageLimit: null, window: null });
+  });
+});
+
+describe("a customer's grants as the check cache keeps them", () => {
+  const at = new Date('2026-11-01T00:00:00Z');
+  const subscription = (id: string, planId: string) => ({ id, customerId: 'cus_1', planId, startDate: at, currentPeriodStart: null, currentPeriodEnd: null, createdAt: at });
+  const entitlement = (id: string, planId: string, featureId: string): Entitlement => ({
+    id, tenantId: 't', environmentId: 'e', planId, featureId, featureType: 'BOOLEAN', isEnabled: true,
+    usageLimit: null, usageResetPeriod: null, isSoftLimit: false, staticValue: null, createdAt: at, updatedAt: at,
+  });
+  const ofPlan = new Map([
+    ['plan_a', new Map([['f1', [entitlement('ent_a1', 'plan_a', 'f1')]], ['f2', [entitlement('ent_a2', 'plan_a', 'f2')]]])],
+    ['plan_b', new Map([['f2', [entitlement('ent_b2', 'plan_b', 'f2')]], ['f3', [entitlement('ent_b3', 'plan_b', 'f3')]]])],
+  ]);
+
+  it('per feature, each subscription with its plan\'s entitlements, in subscription order; every feature once', () => {
+    const grants = new CustomerGrants([subscription('sub_1', 'plan_a'), subscription('sub_2', 'plan_b')], ofPlan);
+    expect(grants.featureIds()).toEqual(['f1', 'f2', 'f3']);
+    expect(grants.of('f2').map((g) => [g.subscription.id, g.entitlement.id])).toEqual([
+      ['sub_1', 'ent_a2'],
+      ['sub_2', 'ent_b2'],
+    ]);
+    expect(grants.of('f3').map((g) => g.entitlement.id)).toEqual(['ent_b3']);
+    expect(grants.of('f9')).toEqual([]);
+  });
+
+  it('customers of one batch share the plans\' entitlements; a customer without subscriptions has none', () => {
+    const one = new CustomerGrants([subscription('sub_1', 'plan_a')], ofPlan);
+    const other = new CustomerGrants([subscription('sub_3', 'plan_a')], ofPlan);
+    expect(one.of('f1')[0].entitlement).toBe(other.of('f1')[0].entitlement);
+    expect(new CustomerGrants([], ofPlan).featureIds()).toEqual([]);
+    expect(new CustomerGrants([subscription('sub_4', 'plan_gone')], ofPlan).of('f1')).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import type { UsageResetPeriod } from '@billstream/contracts';
-import type { Subscription } from '../subscriptions/domain';
+import type { GrantingSubscription } from '../subscriptions/domain';
 
 /** A usage window: half-open [start, end); end null when usage never resets. */
 export interface UsageWindow {
@@ -12,7 +12,7 @@ export interface UsageWindow {
  * subscription's current period; DAILY and MONTHLY are the UTC calendar day and month; NEVER
  * runs from the subscription's start (a subscription without a period yet counts from its start too).
  */
-export function resetWindow(period: UsageResetPeriod, s: Subscription, now: Date): UsageWindow {
+export function resetWindow(period: UsageResetPeriod, s: Pick<GrantingSubscription, 'startDate' | 'createdAt' | 'currentPeriodStart' | 'currentPeriodEnd'>, now: Date): UsageWindow {
   const since = s.startDate ?? s.createdAt;
   switch (period) {
     case 'BILLING_PERIOD':

@@ -1,6 +1,6 @@
 import type { Scope } from '@billstream/contracts';
 import type { Db, Trx } from '@billstream/db';
-import type { Subscription, SubscriptionListQuery } from './domain';
+import type { GrantingSubscription, Subscription, SubscriptionListQuery } from './domain';
 
 type Conn = Db | Trx;
 
@@ -171,10 +171,22 @@ export class SubscriptionStore {
   }
 
   /** The active and trialing subscriptions of any of `customerIds` (the entitlement check's batch). */
-  async grantingOfCustomers(conn: Conn, scope: Scope, customerIds: string[]): Promise<Subscription[]> {
+  async grantingOfCustomers(conn: Conn, scope: Scope, customerIds: string[]): Promise<GrantingSubscription[]> {
     if (customerIds.length === 0) return [];
-    const rows = await scoped(conn, scope).whereIn('customer_id', [...new Set(customerIds)]).whereIn('status', ['active', 'trialing']).orderBy('id');
-    return rows.map(fromRow);
+    const rows = await scoped(conn, scope)
+      .select('id', 'customer_id', 'plan_id', 'start_date', 'current_period_start', 'current_period_end', 'created_at')
+      .whereIn('customer_id', [...new Set(customerIds)])
+      .whereIn('status', ['active', 'trialing'])
+      .orderBy('id');
+    return rows.map((r) => ({
+      id: r.id,
+      customerId: r.customer_id,
+      planId: r.plan_id,
+      startDate: r.start_date,
+      currentPeriodStart: r.current_period_start,
+      currentPeriodEnd: r.current_period_end,
+      createdAt: r.created_at,
+    }));
   }
 
   /** The running (active and trialing) subscriptions of several customers of one scope (unbilled usage, ADR 0024). */
