@@ -10,11 +10,49 @@ import { injectTraceHeaders, inSpan, SpanKind } from '@billstream/observability'
 
 const PASSED_REQUEST_HEADERS = ['if-match', 'idempotency-key'];
 const PASSED_RESPONSE_HEADERS = ['content-type', 'etag', 'location', 'retry-after'];
+const PASSED = new Set(PASSED_RESPONSE_HEADERS);
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 /** Headers of a streamed file answer (downloads). */
 const STREAMED_RESPONSE_HEADERS = ['content-length', 'content-disposition'];
 /** An upload of 100 MiB is stored before the owner answers: far longer than a JSON call. */
 const UPLOAD_TIMEOUT_MS = 300_000;
+
+/**
+ * One call through undici's dispatcher, its answer collected whole: the status, the passed
+ * headers and the body. `request()` would make a body stream and its promises per call, all
+ * garbage a moment later; a lean route's answer is small and read whole anyway (ADR 0027,
+ * amended). An error before or during the answer rejects.
+ */
+function whole(pool: Pool, options: Dispatcher.DispatchOptions): Promise<{ status: number; payload: Buffer; headers: Record<string, string> }> {
+  return new Promise((resolve, reject) => {
+    let status = 0;
+    const passed: Record<string, string> = {};
+    const chunks: Buffer[] = [];
+    pool.dispatch(options, {
+      onConnect() {},
+      onHeaders(statusCode, rawHeaders) {
+        // 1xx answers come before the final one.
+        if (statusCode < 200) return true;
+        status = statusCode;
+        for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+          const name = rawHeaders[i].toString('latin1').toLowerCase();
+          if (PASSED.has(name)) passed[name] = rawHeaders[i + 1].toString('utf8');
+        }
+        return true;
+      },
+      onData(chunk) {
+        chunks.push(chunk);
+        return true;
+      },
+      onComplete() {
+        resolve({ status, payload: chunks.length === 1 ? chunks[0] : Buffer.concat(chunks), headers: passed });
+      },
+      onError(err) {
+        reject(err);
+      },
+    });
+  });
+}
 
 /**
  * Forwards a validated public call to the service that owns it, over a keep-alive pool,
@@ -150,19 +188,11 @@ export class ServiceProxy {
   async forwardLean(service: ServiceName, ctx: RequestContext, method: string, path: string, body: unknown, requestHeaders: IncomingHttpHeaders): Promise<{ status: number; payload: Buffer; headers: Record<string, string> }> {
     const headers = this.internalHeaders(ctx, requestHeaders);
     headers['content-type'] = 'application/json';
-    let upstream: Dispatcher.ResponseData;
     try {
-      upstream = await this.pool(service).request({ path, method: method as 'POST', headers, body: JSON.stringify(body ?? {}) });
+      return await whole(this.pool(service), { path, method: method as 'POST', headers, body: JSON.stringify(body ?? {}) });
     } catch (err) {
       throw new ServiceUnavailableError(`The ${service} service is unavailable; retry later`, undefined, { cause: err });
     }
-    const payload = Buffer.from(await upstream.body.arrayBuffer());
-    const passed: Record<string, string> = {};
-    for (const h of PASSED_RESPONSE_HEADERS) {
-      const v = upstream.headers[h];
-      if (typeof v === 'string') passed[h] = v;
-    }
-    return { status: upstream.statusCode, payload, headers: passed };
   }
 
   private async answer(upstream: Dispatcher.ResponseData, res: Response): Promise<void> {
