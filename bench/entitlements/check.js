@@ -64,6 +64,9 @@ const PROFILE = process.env.PROFILE || '';
 /** The measured checks' client: `lean` (bench/lean-client.js) or `undici` (the pool the set-up, events and probe use). */
 const CLIENT = process.env.CLIENT || 'lean';
 if (!['lean', 'undici'].includes(CLIENT)) throw new Error(`CLIENT must be lean or undici, not ${CLIENT}`);
+/** What serves: `processes` (customer, ingestion-aggregator, billing and gateway, one process each) or `standalone` (one process). */
+const STACK = process.env.STACK || 'processes';
+if (!['processes', 'standalone'].includes(STACK)) throw new Error(`STACK must be processes or standalone, not ${STACK}`);
 const TIMELINE = process.env.TIMELINE === '1';
 /** Diagnostics (trace/preload.js, trace/analyze.js): where each check's time went, per hop and process. */
 const TRACE_DIR = process.env.TRACE_DIR || '';
@@ -77,10 +80,11 @@ const ENV = 'production';
 const P99_GOAL_MS = 10;
 const STALENESS_GOAL_MS = 2000;
 
-/** The four services on database `dbName`, as separate processes. */
+/** The four services on database `dbName`, as separate processes (STACK=processes) or one (STACK=standalone). */
 async function startStack(dbName, key, profileDir) {
   const dbUrl = new URL(ADMIN_URL);
   dbUrl.pathname = `/${dbName}`;
+  if (STACK === 'standalone') return startStandalone(dbUrl, dbName, key, profileDir);
   const names = ['customer', 'ingestion-aggregator', 'billing', 'gateway'];
   const ports = {};
   for (const n of names) ports[n] = await freePort();
@@ -117,6 +121,36 @@ async function startStack(dbName, key, profileDir) {
     pids: Object.fromEntries(names.map((n, i) => [n, procs[i].child.pid])),
     stop: async () => {
       for (const proc of [...procs].reverse()) await stopProcess(proc);
+    },
+  };
+}
+
+/**
+ * Every service in one process (services/standalone, `npm start` with DATABASE_URL and
+ * KAFKA_BROKERS): the gateway answers the check through billing's route in its own process.
+ */
+async function startStandalone(dbUrl, dbName, key, profileDir) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const env = {
+    ...commonServiceEnv({ dbUrl, dbName, brokers: BROKERS }),
+    PORT: String(port),
+    DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'bench-standalone-')),
+    BOOTSTRAP_API_KEY: key,
+    BOOTSTRAP_TENANT_ID: TENANT,
+    BOOTSTRAP_ENVIRONMENT_ID: ENV,
+    RATE_LIMIT_RPS: '1000000',
+    RATE_LIMIT_BURST: '1000000',
+    BILLING_INTERVAL_MS: '3600000',
+  };
+  const [proc] = await launchAll(['standalone'], () => env, () => url, () => (PROFILE === 'standalone' ? profileDir : undefined));
+  return {
+    url,
+    databaseUrl: dbUrl.toString(),
+    pids: { standalone: proc.child.pid },
+    stop: async () => {
+      await stopProcess(proc);
+      fs.rmSync(env.DATA_DIR, { recursive: true, force: true });
     },
   };
 }

@@ -1,5 +1,5 @@
 import type { ConsumingState } from '@billstream/bus';
-import { AccessCache, REFRESH_AHEAD_FROM, REFRESH_GATHER_MS, REFRESH_AHEAD_TO, USAGE_LATE_HOLD_MS, USAGE_REFRESH_GRACE_MS, USAGE_TTL_MS, USAGE_TTL_NOTIFIED_MS } from './access-cache';
+import { AccessCache, REFRESH_AHEAD_FROM, REFRESH_GATHER_MS, REFRESH_AHEAD_TO, REFRESH_SWEEP_MS, USAGE_LATE_HOLD_MS, USAGE_REFRESH_GRACE_MS, USAGE_TTL_MS, USAGE_TTL_NOTIFIED_MS } from './access-cache';
 
 const flush = () => new Promise((r) => setImmediate(r));
 
@@ -19,7 +19,7 @@ describe('AccessCache', () => {
     loads = 0;
     // Every entry's refresh point at REFRESH_AHEAD_TO of its lifetime, unless a test says otherwise;
     // background reloads go out at once (gathering has a test of its own).
-    cache = new AccessCache(() => now, () => 1, 0);
+    cache = new AccessCache(() => now, () => 1, 0, 0);
   });
 
   it('serves a value until it is ttl old, then loads it again', async () => {
@@ -62,7 +62,7 @@ describe('AccessCache', () => {
 
     it('spreads the refresh points of entries loaded together over REFRESH_AHEAD_FROM..TO of the lifetime', async () => {
       const draws = [0, 0.5, 1];
-      cache = new AccessCache(() => now, () => draws.shift() ?? 1, 0);
+      cache = new AccessCache(() => now, () => draws.shift() ?? 1, 0, 0);
       for (const c of ['c0', 'c5', 'c1']) await cache.get(scope, c, 'grants', 1000, load('a'));
       const reloadedAt = async (ms: number) => {
         now = 1_000_000 + ms;
@@ -78,7 +78,7 @@ describe('AccessCache', () => {
 
     it('background reloads due within REFRESH_GATHER_MS go out together, as of when they were due', async () => {
       expect(REFRESH_GATHER_MS).toBeGreaterThan(0);
-      cache = new AccessCache(() => now, () => 1, 40);
+      cache = new AccessCache(() => now, () => 1, 40, 0);
       for (const c of ['c1', 'c2']) await cache.get(scope, c, 'grants', 1000, load('a'));
       await cache.getCustomer(scope, 'ext|x1', async () => ({ id: 'c3', tag: 'a' }));
       now += 1000 * REFRESH_AHEAD_TO;
@@ -127,6 +127,91 @@ describe('AccessCache', () => {
       reload.release('old');
       await flush();
       expect(await cache.get(scope, 'c1', 'grants', 1000, load('never'))).toBe('new');
+    });
+
+    describe('the sweep (refreshDue)', () => {
+      // Past an entry's refresh point (REFRESH_AHEAD_TO with the draw of 1) and its sweep slot.
+      const pastRefresh = (ttl: number) => 1_000_000 + ttl * REFRESH_AHEAD_TO + REFRESH_SWEEP_MS;
+
+      it('reads an entry a check used again at its refresh point, though no check comes after that point', async () => {
+        await cache.get(scope, 'c1', 'grants', 1000, load('a'));
+        await cache.get(scope, 'c1', 'grants', 1000, load('never'));
+        now = pastRefresh(1000) - REFRESH_SWEEP_MS - 1;
+        cache.refreshDue();
+        expect(loads).toBe(1);
+        now = pastRefresh(1000);
+        // The read that filled the entry reads it again: no check's closure is needed.
+        cache.refreshDue();
+        await flush();
+        expect(loads).toBe(2);
+        // Kept as of its refresh point: served past the first value's end without a read.
+        now = 1_000_000 + 1000 + 1;
+        expect(await cache.get(scope, 'c1', 'grants', 1000, load('never'))).toBe('a');
+        expect(loads).toBe(2);
+        now = 1_000_000 + 1000 * REFRESH_AHEAD_TO + 1000;
+        expect(await cache.get(scope, 'c1', 'grants', 1000, load('b'))).toBe('b');
+        expect(loads).toBe(3);
+      });
+
+      it("a check's own read counts as a use; a value no check used since a background reload is left to end", async () => {
+        await cache.get(scope, 'c1', 'grants', 1000, load('a'));
+        now = pastRefresh(1000);
+        cache.refreshDue();
+        await flush();
+        expect(loads).toBe(2);
+        // Nobody used the reloaded value: its refresh point passes without a read.
+        now += 1000;
+        cache.refreshDue();
+        await flush();
+        expect(loads).toBe(2);
+      });
+
+      it('reads nothing that a change made old, or that a hit is already reading again', async () => {
+        await cache.get(scope, 'c1', 'grants', 1000, load('a'));
+        await cache.get(scope, 'c2', 'grants', 1000, load('a'));
+        await cache.get(scope, 'c3', 'grants', 1000, load('a'));
+        cache.customerChanged(scope, 'c1');
+        now = 1_000_000 + 1000 * REFRESH_AHEAD_TO;
+        expect(await cache.get(scope, 'c2', 'grants', 1000, load('b'))).toBe('a');
+        await flush();
+        expect(loads).toBe(4);
+        now = pastRefresh(1000);
+        cache.refreshDue();
+        await flush();
+        // c3 only: c1 was made old by the change, c2 is read again already.
+        expect(loads).toBe(5);
+      });
+
+      it('customers too, and every due read goes out in one turn of the event loop', async () => {
+        const ttl = cache.grantsTtlMs();
+        const turns: number[] = [];
+        let turn = 0;
+        const tick = setInterval(() => (turn += 1), 0);
+        try {
+          await cache.getCustomer(scope, 'ext|x1', async () => (turns.push(turn), { id: 'c1', tag: 'a' }));
+          await cache.getCustomer(scope, 'id|c2', async () => (turns.push(turn), { id: 'c2', tag: 'a' }));
+          await cache.get(scope, 'c1', 'grants', ttl, async () => (turns.push(turn), 'g'));
+          turns.length = 0;
+          await new Promise((r) => setTimeout(r, 5));
+          now = pastRefresh(ttl);
+          cache.refreshDue();
+          await flush();
+          expect(turns).toHaveLength(3);
+          expect(new Set(turns).size).toBe(1);
+        } finally {
+          clearInterval(tick);
+        }
+        now = 1_000_000 + ttl + 1;
+        expect((await cache.getCustomer(scope, 'ext|x1', async () => ({ id: 'c1', tag: 'never' }))).tag).toBe('a');
+      });
+
+      it('with a sweep period, runs by itself', async () => {
+        cache = new AccessCache(() => now, () => 1, 0, 5);
+        await cache.get(scope, 'c1', 'grants', 1000, load('a'));
+        now = pastRefresh(1000);
+        await new Promise((r) => setTimeout(r, 30));
+        expect(loads).toBe(2);
+      });
     });
 
     it('customers too: a hit past its refresh point reads the customer again in the background; a change meanwhile is not undone', async () => {

@@ -1,6 +1,6 @@
 import { InProcessBus, TOPICS } from '@billstream/bus';
 import { testLogger } from '@billstream/testing';
-import { AccessCache, USAGE_TTL_MS, USAGE_TTL_NOTIFIED_MS } from './access-cache';
+import { AccessCache, REFRESH_GATHER_MS, USAGE_TTL_MS, USAGE_TTL_NOTIFIED_MS } from './access-cache';
 import { USAGE_NOTICE_LATE_MS, UsageNotices } from './usage-notices';
 
 const scope = { tenantId: 't', environmentId: 'e' };
@@ -25,7 +25,7 @@ describe('UsageNotices (ADR 0026)', () => {
     now = Date.parse('2026-11-26T12:00:00Z');
     loads = 0;
     bus = new InProcessBus();
-    cache = new AccessCache(() => now);
+    cache = new AccessCache(() => now, Math.random, REFRESH_GATHER_MS, 0);
     notices = new UsageNotices(bus, cache, testLogger(), () => now);
     await notices.start();
   });
