@@ -33,6 +33,10 @@
  * the run (`spin_ms`: a fixed loop in a fresh node process, bench/common.js spinMs; a shared host
  * runs the same code slower in some periods). The run's Kafka topics are deleted after it.
  *
+ * STACK=standalone runs the one-process deployment instead (services/standalone, `npm start`
+ * with DATABASE_URL and KAFKA_BROKERS): the gateway answers the check through billing's route
+ * in its own process; its cores are reported as `standalone`.
+ *
  * RUNS (default 3) runs, each on fresh processes on a copy of the set-up (CREATE DATABASE ...
  * TEMPLATE); the worst of each figure is reported. Settings: RATE (1000), DURATION_S (30),
  * WARMUP_S (5), EVENT_RATE (200), EVENT_BULK (20), CUSTOMERS (1000), PROBE_POLL_MS (20),
