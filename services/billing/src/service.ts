@@ -264,6 +264,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       await relay.stop();
       await accessNotices.stop();
       await usageNotices.stop();
+      accessCache.close();
       await httpLookup.close();
       await httpMeters.close();
       await httpWallets.close();

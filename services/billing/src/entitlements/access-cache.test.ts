@@ -211,6 +211,12 @@ describe('AccessCache', () => {
         now = pastRefresh(1000);
         await new Promise((r) => setTimeout(r, 30));
         expect(loads).toBe(2);
+        // Closed (the service stops): no timer, nothing read again.
+        cache.close();
+        await cache.get(scope, 'c2', 'grants', 1000, load('a'));
+        now += 2000;
+        await new Promise((r) => setTimeout(r, 30));
+        expect(loads).toBe(3);
       });
     });
 

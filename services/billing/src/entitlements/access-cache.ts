@@ -118,6 +118,7 @@ export class AccessCache {
   /** Kept entries by the `REFRESH_SWEEP_MS` slot of their refresh point (`refreshDue`). */
   private readonly due = new Map<number, Array<[string, Entry<unknown>]>>();
   private sweepTimer: NodeJS.Timeout | undefined;
+  private closed = false;
 
   constructor(
     private readonly now: () => number = () => Date.now(),
@@ -127,6 +128,14 @@ export class AccessCache {
     /** 0: no timer; `refreshDue` is called by the owner (tests). */
     private readonly sweepMs = REFRESH_SWEEP_MS,
   ) {}
+
+  /** Stops the sweep's timer (the service stops); kept values still serve. */
+  close(): void {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = undefined;
+    this.due.clear();
+    this.closed = true;
+  }
 
   /**
    * Reads again, in the background and together (one batch per loader), every entry whose
@@ -313,7 +322,7 @@ export class AccessCache {
     const list = this.due.get(slot);
     if (list) list.push([full, entry]);
     else this.due.set(slot, [[full, entry]]);
-    if (this.sweepMs > 0 && !this.sweepTimer) {
+    if (this.sweepMs > 0 && !this.sweepTimer && !this.closed) {
       this.sweepTimer = setInterval(() => this.refreshDue(), this.sweepMs);
       this.sweepTimer.unref();
     }
