@@ -26,7 +26,8 @@ describe('a Kafka outage (separate processes, real Postgres, a broker of the tes
     await broker.start();
     stack = await startProcessStack({
       commonEnv: { KAFKA_BROKERS: broker.brokers.join(',') },
-      env: { 'webhook-dispatcher': { WEBHOOK_ALLOW_INSECURE: 'true', WEBHOOK_POLL_MS: '100' } },
+      // At info: the bus's and the relay's own lines (a crashed member removed, a round retried) show when a return is slow.
+      env: { customer: { LOG_LEVEL: 'info' }, 'webhook-dispatcher': { WEBHOOK_ALLOW_INSECURE: 'true', WEBHOOK_POLL_MS: '100', LOG_LEVEL: 'info' } },
     });
     receiver = await startArrivalReceiver();
     const endpoint = await stack.api.post('/v1/webhook-endpoints', { url: receiver.url, events: ['customer.created'] });
@@ -72,6 +73,11 @@ describe('a Kafka outage (separate processes, real Postgres, a broker of the tes
     const lastMs = Math.max(...during.map((id) => receiver.arrivals.get(id)! - backAt));
     const firstMs = Math.min(...during.map((id) => receiver.arrivals.get(id)! - backAt));
     process.stdout.write(`kafka outage (issue #11): the 5 webhooks written during it arrived ${firstMs}-${lastMs} ms after the broker was back\n`);
+    if (lastMs >= BACK_LIMIT_MS) {
+      // Rare (ADR 0009: 2 of 26 runs, one with nothing logged at warn): what the relay and the
+      // dispatcher said, at info, to tell a late relay from a late consumer next time.
+      process.stdout.write(`--- customer ---\n${stack.logs('customer').slice(-8000)}\n--- webhook-dispatcher ---\n${stack.logs('webhook-dispatcher').slice(-8000)}\n`);
+    }
 
     expect(lastMs).toBeLessThan(BACK_LIMIT_MS);
   }, 240_000);

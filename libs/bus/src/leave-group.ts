@@ -14,8 +14,18 @@ const CREATE_CLUSTER = 'private:Kafka:createCluster';
 
 /** Errors that mean the member is not in the group (any more): nothing to leave. */
 const GONE = new Set(['UNKNOWN_MEMBER_ID']);
-/** Errors worth another try: the coordinator is loading or moving (a broker just came back). */
-const TRANSIENT = new Set(['COORDINATOR_LOAD_IN_PROGRESS', 'COORDINATOR_NOT_AVAILABLE', 'GROUP_COORDINATOR_NOT_AVAILABLE', 'NOT_COORDINATOR', 'NOT_COORDINATOR_FOR_GROUP']);
+/**
+ * Errors worth another try: the coordinator is loading or moving (a broker just came back).
+ * kafkajs's names for codes 14-16 (`GROUP_LOAD_IN_PROGRESS`, ...), and the protocol's.
+ */
+const TRANSIENT = new Set([
+  'GROUP_LOAD_IN_PROGRESS',
+  'COORDINATOR_LOAD_IN_PROGRESS',
+  'GROUP_COORDINATOR_NOT_AVAILABLE',
+  'COORDINATOR_NOT_AVAILABLE',
+  'NOT_COORDINATOR_FOR_GROUP',
+  'NOT_COORDINATOR',
+]);
 
 export type LeaveOutcome = 'left' | 'gone';
 
