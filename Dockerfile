@@ -92,7 +92,7 @@ FROM runtime AS billing
 COPY --from=app /app/services/billing ./services/billing
 ENV PORT=8085
 EXPOSE 8085
-CMD ["node", "services/billing/dist/main.js"]
+CMD ["node", "--heap-growing-percent=300", "services/billing/dist/main.js"]
 
 # All six in one process (the embedded default: PGlite in /data and the in-process bus,
 # or DATABASE_URL and KAFKA_BROKERS). `docker run -p 8080:8080 -v billstream:/data billstream/standalone`
