@@ -1,7 +1,7 @@
 import type { Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { NotFoundError } from '@billstream/errors';
-import { Coalescer } from '../entitlements/coalescer';
+import { Coalescer } from '../shared/coalescer';
 import type { CustomerStore, KnownCustomer } from './store';
 
 export type CustomerRef = { id: string } | { externalId: string };

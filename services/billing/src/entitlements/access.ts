@@ -4,15 +4,15 @@ import { NotFoundError } from '@billstream/errors';
 import { exact, exactSum, toDecimalString } from '@billstream/money';
 import type { CustomerDirectory, CustomerRef } from '../customers/directory';
 import type { KnownCustomer } from '../customers/store';
-import type { Meters } from '../meters/domain';
+import type { Meters } from '../clients/meters/domain';
 import type { GrantingSubscription } from '../subscriptions/domain';
 import type { SubscriptionStore } from '../subscriptions/store';
 import type { AccessCache } from './access-cache';
-import { Coalescer } from './coalescer';
+import { Coalescer } from '../shared/coalescer';
 import { usageInBatch, type AskedUsage, type MeterQuery } from './usage-batch';
 import type { Entitlement, Feature } from './domain';
-import type { EntitlementStore } from './entitlement-store';
-import type { FeatureStore } from './feature-store';
+import type { EntitlementStore } from './store';
+import type { FeatureStore } from '../features/store';
 import { combinedWindow, resetWindow, type UsageWindow } from './windows';
 
 /** One entitlement of one of the customer's active or trialing subscriptions. */

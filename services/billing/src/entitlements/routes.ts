@@ -4,8 +4,8 @@ import { mountRoute, type RequestContext } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
 import type { GrantInput } from './domain';
 import type { CustomerAccess } from './access';
-import type { EntitlementService } from './entitlements';
-import type { FeatureService } from './features';
+import type { EntitlementService } from './service';
+import type { FeatureService } from '../features/service';
 import { toEntitlementView, toFeatureView } from './view';
 
 const eventContextOf = (ctx: RequestContext) => ({ tenantId: ctx.tenantId, environmentId: ctx.environmentId, actor: ctx.actor, requestId: ctx.requestId });

@@ -1,5 +1,5 @@
 import { NotFoundError, ServiceUnavailableError } from '@billstream/errors';
-import type { Meters, UsageQuery } from '../meters/domain';
+import type { Meters, UsageQuery } from '../clients/meters/domain';
 import { usageInBatch, type AskedUsage } from './usage-batch';
 
 const scope = { tenantId: 't', environmentId: 'e' };

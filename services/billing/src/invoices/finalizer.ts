@@ -7,11 +7,11 @@ import { newId } from '@billstream/ids';
 import type { Logger } from '@billstream/logger';
 import { outboxInsertMany } from '@billstream/outbox';
 import { failpoint } from '@billstream/runtime';
-import type { Allocation, AllocationRequest, Wallets } from '../wallets/domain';
+import type { Allocation, AllocationRequest, Wallets } from '../clients/wallets/domain';
 import { INVOICE_EVENTS, paymentStatusOf, totalsOf, type Invoice, type Payment } from './domain';
 import { announceInvoice, invoiceEvent } from './maker';
 import type { PaidHook } from './paid-hook';
-import { paymentEvent, type PaymentStore } from './payment-store';
+import { paymentEvent, type PaymentStore } from '../payments/store';
 import type { InvoiceStore } from './store';
 
 const DAY_MS = 86_400_000;

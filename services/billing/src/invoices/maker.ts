@@ -5,7 +5,7 @@ import { newId } from '@billstream/ids';
 import { newDomainEvent, outboxInsertMany, writeOutbox } from '@billstream/outbox';
 import type { BillingReason, DomainEvent } from '@billstream/contracts';
 import type { CustomerStore } from '../customers/store';
-import type { Meters, UsageQuery } from '../meters/domain';
+import type { Meters, UsageQuery } from '../clients/meters/domain';
 import type { Period } from '../periods';
 import type { Price } from '../prices/domain';
 import type { PriceStore } from '../prices/store';

@@ -5,7 +5,7 @@ import { ValidationError } from '@billstream/errors';
 import { nextStep } from '../subscriptions/lifecycle';
 import { subscriptionNotFound } from '../subscriptions/events';
 import type { SubscriptionStore } from '../subscriptions/store';
-import type { Wallets } from '../wallets/domain';
+import type { Wallets } from '../clients/wallets/domain';
 import { totalsOf, type Invoice } from './domain';
 import type { InvoiceMaker } from './maker';
 

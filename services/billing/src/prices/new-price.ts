@@ -1,7 +1,7 @@
 import type { Scope } from '@billstream/contracts';
 import { NotFoundError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
-import type { Meters } from '../meters/domain';
+import type { Meters } from '../clients/meters/domain';
 import type { NewPrice, Price } from './domain';
 
 export function priceOf(scope: Scope, planId: string, input: NewPrice, at: Date): Price {

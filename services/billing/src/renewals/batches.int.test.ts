@@ -1,7 +1,7 @@
 import { ServiceUnavailableError, ValidationError } from '@billstream/errors';
 import type { NewPrice } from '../prices/domain';
 import { CTX, monthlyFixed, startBillingHarness, type BillingHarness } from '../testing/harness';
-import type { Allocation, AllocationRequest, Wallets } from '../wallets/domain';
+import type { Allocation, AllocationRequest, Wallets } from '../clients/wallets/domain';
 
 /**
  * The period job in batches (issue #13's close speed): usage read with one aggregator call per

@@ -2,7 +2,7 @@ import type { Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { ValidationError } from '@billstream/errors';
 import type { CustomerStore } from '../customers/store';
-import type { Meters } from '../meters/domain';
+import type { Meters } from '../clients/meters/domain';
 import type { Price } from '../prices/domain';
 import type { PriceStore } from '../prices/store';
 import { chargeOf } from '../prices/charge';

@@ -1,10 +1,10 @@
 import { InProcessBus } from '@billstream/bus';
 import type { Db } from '@billstream/db';
 import { createTestDatabase, migratedDb, testLogger, type TestDatabase } from '@billstream/testing';
-import type { Meters } from '../meters/domain';
+import type { Meters } from '../clients/meters/domain';
 import { migrations, SCHEMA } from '../migrations';
 import type { NewPrice } from '../prices/domain';
-import type { Wallets } from '../wallets/domain';
+import type { Wallets } from '../clients/wallets/domain';
 import { createBillingService, type BillingServiceHandle } from '../service';
 
 export const TENANT = 'tenant-b';

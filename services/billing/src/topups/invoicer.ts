@@ -5,7 +5,7 @@ import { INVOICE_EVENTS, type Invoice } from '../invoices/domain';
 import type { InvoiceFinalizer } from '../invoices/finalizer';
 import { announceInvoice } from '../invoices/maker';
 import type { InvoiceStore } from '../invoices/store';
-import type { Wallets } from '../wallets/domain';
+import type { Wallets } from '../clients/wallets/domain';
 import { topupInvoice, topupSourceKey } from './topup-invoice';
 
 /** The facts of a pending invoiced credit, as the wallet published them. */

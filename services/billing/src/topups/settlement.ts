@@ -3,7 +3,7 @@ import type { Logger } from '@billstream/logger';
 import type { Invoice } from '../invoices/domain';
 import type { PaidHook } from '../invoices/paid-hook';
 import type { InvoiceStore } from '../invoices/store';
-import type { Wallets } from '../wallets/domain';
+import type { Wallets } from '../clients/wallets/domain';
 
 /**
  * Paying an invoiced top-up in full settles its pending wallet credit COMPLETED, exactly once:

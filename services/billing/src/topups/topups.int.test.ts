@@ -4,7 +4,7 @@ import { ServiceUnavailableError } from '@billstream/errors';
 import { newDomainEvent } from '@billstream/outbox';
 import { testLogger } from '@billstream/testing';
 import { CTX, ENVIRONMENT, TENANT, startBillingHarness, type BillingHarness } from '../testing/harness';
-import type { Allocation, WalletInfo, Wallets, WalletPaymentResult } from '../wallets/domain';
+import type { Allocation, WalletInfo, Wallets, WalletPaymentResult } from '../clients/wallets/domain';
 import { subscribeWalletEvents } from './consumer';
 
 type Settled = 'COMPLETED' | 'FAILED';

@@ -3,7 +3,7 @@ import type { Db } from '@billstream/db';
 import type { CustomerStore } from '../customers/store';
 import type { InvoiceMaker } from '../invoices/maker';
 import { invoiceLines, wholeWindow, type UsageByPrice } from '../invoices/lines';
-import type { Meters, UsageQuery } from '../meters/domain';
+import type { Meters, UsageQuery } from '../clients/meters/domain';
 import type { SubscriptionStore } from '../subscriptions/store';
 import type { UnbilledStore } from './store';
 

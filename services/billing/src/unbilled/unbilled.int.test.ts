@@ -1,7 +1,7 @@
 import type { UnbilledUsageBody } from '@billstream/contracts';
 import type { NewPrice } from '../prices/domain';
 import { CTX, ENVIRONMENT, TENANT, monthlyFixed, startBillingHarness, type BillingHarness } from '../testing/harness';
-import type { Wallets } from '../wallets/domain';
+import type { Wallets } from '../clients/wallets/domain';
 
 /**
  * What billing reports as unbilled usage (ADR 0024), on real Postgres with a fake aggregator

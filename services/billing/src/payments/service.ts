@@ -5,12 +5,12 @@ import type { Db, Trx } from '@billstream/db';
 import { IdempotencyConflictError, NotFoundError, ValidationError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
 import type { Logger } from '@billstream/logger';
-import type { Wallets } from '../wallets/domain';
-import { INVOICE_EVENTS, paymentStatusOf, type Invoice, type Payment } from './domain';
-import { announceInvoice } from './maker';
-import type { PaidHook } from './paid-hook';
-import { announcePayment, type PaymentStore } from './payment-store';
-import type { InvoiceStore } from './store';
+import type { Wallets } from '../clients/wallets/domain';
+import { INVOICE_EVENTS, paymentStatusOf, type Invoice, type Payment } from '../invoices/domain';
+import { announceInvoice } from '../invoices/maker';
+import type { PaidHook } from '../invoices/paid-hook';
+import { announcePayment, type PaymentStore } from './store';
+import type { InvoiceStore } from '../invoices/store';
 
 export interface PaymentDeps {
   db: Db;

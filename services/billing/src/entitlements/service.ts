@@ -7,10 +7,10 @@ import type { AccessCache } from './access-cache';
 import { planNotFound } from '../plans/service';
 import type { PlanStore } from '../plans/store';
 import type { Entitlement, EntitlementListQuery, GrantInput } from './domain';
-import type { EntitlementStore } from './entitlement-store';
+import type { EntitlementStore } from './store';
 import { announceEntitlement } from './events';
-import type { FeatureStore } from './feature-store';
-import { featureNotFound } from './features';
+import type { FeatureStore } from '../features/store';
+import { featureNotFound } from '../features/service';
 import { changedGrant, newGrant } from './grant';
 
 type Ctx = EventContext & { requestId: string };

@@ -4,7 +4,7 @@ import { testLogger } from '@billstream/testing';
 import { CTX, ENVIRONMENT, TENANT, monthlyFixed, startBillingHarness, type BillingHarness } from '../testing/harness';
 import { subscribeCustomerEvents } from './consumer';
 import { SubscriptionStore } from '../subscriptions/store';
-import { CustomerStore } from './store';
+import { CustomerStore } from '../customers/store';
 
 function customerEvent(type: string, id: string, externalId: string) {
   const event = newDomainEvent(type, { tenantId: TENANT, environmentId: ENVIRONMENT, actor: 'key_x' }, {

@@ -2,9 +2,9 @@ import type { Express } from 'express';
 import { invoiceApi, type InvoiceResponse } from '@billstream/contracts';
 import { mountRoute } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
-import type { PaymentService } from './payments';
-import type { UpcomingInvoices } from './upcoming';
-import { toInvoiceView, toPaymentView } from './view';
+import type { PaymentService } from './service';
+import type { UpcomingInvoices } from '../invoices/upcoming';
+import { toInvoiceView, toPaymentView } from '../invoices/view';
 
 export function mountPaymentRoutes(app: Express, payments: PaymentService, upcoming: UpcomingInvoices, logger: Logger): void {
   mountRoute(app, invoiceApi.createPayment, async ({ body, ctx }) => toPaymentView(await payments.create(ctx, body, ctx.requestId)), logger);

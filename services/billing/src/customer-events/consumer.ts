@@ -8,7 +8,7 @@ import type { InvoiceMaker } from '../invoices/maker';
 import { cancel, stepsUntil } from '../subscriptions/lifecycle';
 import { announce } from '../subscriptions/events';
 import type { SubscriptionStore } from '../subscriptions/store';
-import type { CustomerStore } from './store';
+import type { CustomerStore } from '../customers/store';
 
 export const CUSTOMER_CONSUMER_GROUP = 'billing.customers';
 

@@ -3,11 +3,11 @@ import type { Db } from '@billstream/db';
 import { AlreadyExistsError, NotFoundError, PG_UNIQUE_VIOLATION, pgErrorCode } from '@billstream/errors';
 import { newId } from '@billstream/ids';
 import type { EventContext } from '@billstream/outbox';
-import type { AccessCache } from './access-cache';
+import type { AccessCache } from '../entitlements/access-cache';
 import type { MeterCheck } from '../prices/new-price';
-import type { Feature, FeatureChanges, FeatureListQuery } from './domain';
-import { announceFeature } from './events';
-import type { FeatureStore } from './feature-store';
+import type { Feature, FeatureChanges, FeatureListQuery } from '../entitlements/domain';
+import { announceFeature } from '../entitlements/events';
+import type { FeatureStore } from './store';
 
 export interface NewFeature {
   name: string;
