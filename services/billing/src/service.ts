@@ -16,6 +16,7 @@ import { EntitlementStore } from './entitlements/store';
 import { EntitlementService } from './entitlements/service';
 import { FeatureStore } from './features/store';
 import { FeatureService } from './features/service';
+import { mountFeatureRoutes } from './features/routes';
 import { mountEntitlementRoutes } from './entitlements/routes';
 import { CustomerStore } from './customers/store';
 import type { Meters } from './clients/meters/domain';
@@ -219,7 +220,8 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       mountInvoiceRoutes(a, { db, invoices: invoiceStore, finalizer, periods }, logger);
       mountPaymentRoutes(a, payments, upcoming, logger);
       mountTaskRoutes(a, tasks, logger);
-      mountEntitlementRoutes(a, features, entitlements, access, logger);
+      mountFeatureRoutes(a, features, logger);
+      mountEntitlementRoutes(a, entitlements, access, logger);
     },
   });
   return {

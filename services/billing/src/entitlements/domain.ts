@@ -1,36 +1,5 @@
 import type { FeatureType, UsageResetPeriod } from '@billstream/contracts';
 
-export type FeatureStatus = 'active' | 'archived';
-
-export interface Feature {
-  id: string;
-  tenantId: string;
-  environmentId: string;
-  name: string;
-  lookupKey: string;
-  type: FeatureType;
-  meterId: string | null;
-  description: string | null;
-  metadata: Record<string, string>;
-  status: FeatureStatus;
-  createdAt: Date;
-  updatedAt: Date;
-}
-
-export interface FeatureChanges {
-  name?: string;
-  description?: string | null;
-  metadata?: Record<string, string>;
-}
-
-export interface FeatureListQuery {
-  status?: FeatureStatus;
-  type?: FeatureType;
-  lookupKey?: string;
-  limit: number;
-  offset: number;
-}
-
 /** What an entitlement grants; which fields a feature type allows is checked in `grant.ts`. */
 export interface Grant {
   isEnabled: boolean;

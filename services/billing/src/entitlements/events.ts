@@ -1,16 +1,10 @@
 import { TOPICS } from '@billstream/bus';
 import type { Trx } from '@billstream/db';
 import { newDomainEvent, writeOutbox, type EventContext } from '@billstream/outbox';
-import type { Entitlement, Feature } from './domain';
-import { toEntitlementView, toFeatureView } from './view';
+import type { Entitlement } from './domain';
+import { toEntitlementView } from './view';
 
-export type FeatureEventType = 'feature.created' | 'feature.updated' | 'feature.deleted';
 export type EntitlementEventType = 'entitlement.created' | 'entitlement.updated' | 'entitlement.deleted';
-
-/** Records a feature event in the outbox, keyed by the feature id (payload `feature`, as it is after the change). */
-export async function announceFeature(trx: Trx, ctx: EventContext, type: FeatureEventType, f: Feature): Promise<void> {
-  await writeOutbox(trx, TOPICS.billingEvents, f.id, newDomainEvent(type, ctx, { feature: toFeatureView(f) }));
-}
 
 /** Records an entitlement event in the outbox, keyed by the entitlement id (payload `entitlement`). */
 export async function announceEntitlement(trx: Trx, ctx: EventContext, type: EntitlementEventType, e: Entitlement): Promise<void> {

@@ -1,7 +1,8 @@
 import { ValidationError } from '@billstream/errors';
 import type { Subscription } from '../subscriptions/domain';
 import { combine, CustomerGrants, type GrantSource } from './access';
-import type { Entitlement, Feature } from './domain';
+import type { Feature } from '../features/domain';
+import type { Entitlement } from './domain';
 import { changedGrant, newGrant } from './grant';
 import { resetWindow } from './windows';
 

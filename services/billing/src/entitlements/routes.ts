@@ -5,8 +5,7 @@ import type { Logger } from '@billstream/logger';
 import type { GrantInput } from './domain';
 import type { CustomerAccess } from './access';
 import type { EntitlementService } from './service';
-import type { FeatureService } from '../features/service';
-import { toEntitlementView, toFeatureView } from './view';
+import { toEntitlementView } from './view';
 
 const eventContextOf = (ctx: RequestContext) => ({ tenantId: ctx.tenantId, environmentId: ctx.environmentId, actor: ctx.actor, requestId: ctx.requestId });
 
@@ -20,41 +19,7 @@ const grantOf = (b: { is_enabled?: boolean; usage_limit?: string | null; usage_r
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
-export function mountEntitlementRoutes(app: Express, features: FeatureService, entitlements: EntitlementService, access: CustomerAccess, logger: Logger): void {
-  mountRoute(
-    app,
-    entitlementApi.createFeature,
-    async ({ body, ctx }) =>
-      toFeatureView(
-        await features.create(eventContextOf(ctx), {
-          name: body.name,
-          lookupKey: body.lookup_key,
-          type: body.type,
-          meterId: body.meter_id ?? null,
-          description: body.description ?? null,
-          metadata: body.metadata ?? {},
-        }),
-      ),
-    logger,
-  );
-  mountRoute(
-    app,
-    entitlementApi.listFeatures,
-    async ({ query, ctx }) => {
-      const page = await features.list(ctx, { status: query.status, type: query.type, lookupKey: query.lookup_key, limit: query.limit, offset: query.offset });
-      return { items: page.items.map(toFeatureView), pagination: { total: page.total, limit: query.limit, offset: query.offset } };
-    },
-    logger,
-  );
-  mountRoute(app, entitlementApi.getFeature, async ({ params, ctx }) => toFeatureView(await features.get(ctx, params.id)), logger);
-  mountRoute(
-    app,
-    entitlementApi.updateFeature,
-    async ({ params, body, ctx }) => toFeatureView(await features.update(eventContextOf(ctx), params.id, { name: body.name, description: body.description, metadata: body.metadata })),
-    logger,
-  );
-  mountRoute(app, entitlementApi.archiveFeature, async ({ params, ctx }) => features.archive(eventContextOf(ctx), params.id), logger);
-
+export function mountEntitlementRoutes(app: Express, entitlements: EntitlementService, access: CustomerAccess, logger: Logger): void {
   mountRoute(
     app,
     entitlementApi.createEntitlement,

@@ -3,10 +3,9 @@ import type { Db } from '@billstream/db';
 import { AlreadyExistsError, NotFoundError, PG_UNIQUE_VIOLATION, pgErrorCode } from '@billstream/errors';
 import { newId } from '@billstream/ids';
 import type { EventContext } from '@billstream/outbox';
-import type { AccessCache } from '../entitlements/access-cache';
 import type { MeterCheck } from '../prices/new-price';
-import type { Feature, FeatureChanges, FeatureListQuery } from '../entitlements/domain';
-import { announceFeature } from '../entitlements/events';
+import type { Feature, FeatureChanges, FeatureListQuery } from './domain';
+import { announceFeature } from './events';
 import type { FeatureStore } from './store';
 
 export interface NewFeature {
@@ -20,6 +19,14 @@ export interface NewFeature {
 
 type Ctx = EventContext & { requestId: string };
 
+/**
+ * Told of every feature change once it committed: the entitlement check's cache
+ * (entitlements/access-cache.ts, a layer above) forgets what it holds of the tenant and environment.
+ */
+export interface FeatureChangeListener {
+  scopeChanged(scope: Scope): void;
+}
+
 export function featureNotFound(id: string, field = 'id'): NotFoundError {
   return new NotFoundError(`Feature ${id} not found`, { field, feature_id: id });
 }
@@ -32,7 +39,7 @@ export class FeatureService {
     private readonly meters: MeterCheck,
     private readonly clock: () => Date,
     private readonly published: () => void,
-    private readonly cache: AccessCache,
+    private readonly cache: FeatureChangeListener,
   ) {}
 
   async create(ctx: Ctx, input: NewFeature): Promise<Feature> {
