@@ -1,15 +1,9 @@
 import type { Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { NotFoundError } from '@billstream/errors';
+import type { CustomerLookup, CustomerRef } from '../clients/customers/domain';
 import { Coalescer } from '../shared/coalescer';
 import type { CustomerStore, KnownCustomer } from './store';
-
-export type CustomerRef = { id: string } | { externalId: string };
-
-/** Asks the customer service for a customer of a tenant and environment (undefined: none). */
-export interface CustomerLookup {
-  find(scope: Scope, ref: CustomerRef, requestId: string): Promise<{ id: string; externalId: string } | undefined>;
-}
 
 function notFound(ref: CustomerRef): NotFoundError {
   return 'id' in ref

@@ -1,7 +1,7 @@
 import type { Scope } from '@billstream/contracts';
 import { ServiceUnavailableError } from '@billstream/errors';
 import { InternalClient } from '@billstream/http';
-import type { CustomerLookup, CustomerRef } from '../../customers/directory';
+import type { CustomerLookup, CustomerRef } from './domain';
 
 /** `GET /v1/customers/{id}` or `/v1/customers/external/{external_id}` on the customer service: 200 found, 404 not. */
 export class HttpCustomerLookup implements CustomerLookup {
