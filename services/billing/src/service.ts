@@ -39,6 +39,7 @@ import { InvoiceFinalizer } from './invoices/finalizer';
 import { InvoiceMaker } from './invoices/maker';
 import { mountPaymentRoutes } from './payments/routes';
 import { PaymentStore } from './payments/store';
+import { PostpaidPayments } from './payments/postpaid';
 import { PaymentService } from './payments/service';
 import { PeriodBilling } from './invoices/period-billing';
 import { mountInvoiceRoutes } from './invoices/routes';
@@ -143,7 +144,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   const finalizer = new InvoiceFinalizer({
     db,
     invoices: invoiceStore,
-    payments: paymentStore,
+    postpaid: new PostpaidPayments(paymentStore),
     wallets,
     logger,
     clock,
@@ -218,8 +219,8 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       mountPlanRoutes(a, plans, logger);
       mountPriceRoutes(a, prices, logger);
       mountSubscriptionRoutes(a, subscriptions, usage, logger);
-      mountInvoiceRoutes(a, { db, invoices: invoiceStore, finalizer, periods }, logger);
-      mountPaymentRoutes(a, payments, upcoming, logger);
+      mountInvoiceRoutes(a, { db, invoices: invoiceStore, finalizer, periods, upcoming }, logger);
+      mountPaymentRoutes(a, payments, logger);
       mountTaskRoutes(a, tasks, logger);
       mountFeatureRoutes(a, features, logger);
       mountEntitlementRoutes(a, entitlements, access, logger);

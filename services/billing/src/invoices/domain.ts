@@ -1,4 +1,4 @@
-import type { BillingReason, InvoicePaymentStatus, InvoiceStatus, PaymentMethodType } from '@billstream/contracts';
+import type { BillingReason, InvoicePaymentStatus, InvoiceStatus } from '@billstream/contracts';
 
 export type LinePriceType = 'FIXED' | 'USAGE';
 
@@ -61,24 +61,6 @@ export interface Invoice {
   updatedAt: Date;
 }
 
-export interface Payment {
-  id: string;
-  tenantId: string;
-  environmentId: string;
-  invoiceId: string;
-  amount: number;
-  currency: string;
-  paymentMethodType: PaymentMethodType;
-  walletId: string | null;
-  walletTransactionId: string | null;
-  reference: string | null;
-  idempotencyKey: string | null;
-  requestHash: string | null;
-  paymentStatus: 'pending' | 'succeeded' | 'failed';
-  createdAt: Date;
-  updatedAt: Date;
-}
-
 export const INVOICE_EVENTS = {
   drafted: 'invoice.create.drafted',
   finalized: 'invoice.update.finalized',
@@ -88,8 +70,6 @@ export const INVOICE_EVENTS = {
   overdue: 'invoice.payment.overdue',
 } as const;
 export type InvoiceEventType = (typeof INVOICE_EVENTS)[keyof typeof INVOICE_EVENTS];
-
-export const PAYMENT_EVENTS = { success: 'payment.success' } as const;
 
 export interface InvoiceListQuery {
   customerId?: string;

@@ -3,15 +3,13 @@ import type { DomainEvent, Scope } from '@billstream/contracts';
 import { minorDigits } from '@billstream/contracts';
 import type { Db, Trx } from '@billstream/db';
 import { NotFoundError, ServiceUnavailableError, ValidationError } from '@billstream/errors';
-import { newId } from '@billstream/ids';
 import type { Logger } from '@billstream/logger';
 import { outboxInsertMany } from '@billstream/outbox';
 import { failpoint } from '@billstream/runtime';
 import type { Allocation, AllocationRequest, Wallets } from '../clients/wallets/domain';
-import { INVOICE_EVENTS, paymentStatusOf, totalsOf, type Invoice, type Payment } from './domain';
+import { INVOICE_EVENTS, paymentStatusOf, totalsOf, type Invoice } from './domain';
 import { announceInvoice, invoiceEvent } from './maker';
 import type { PaidHook } from './paid-hook';
-import { paymentEvent, type PaymentStore } from '../payments/store';
 import type { InvoiceStore } from './store';
 
 const DAY_MS = 86_400_000;
@@ -20,10 +18,28 @@ export function invoiceNotFound(id: string, field = 'id'): NotFoundError {
   return new NotFoundError(`Invoice ${id} not found`, { field, invoice_id: id });
 }
 
+/** What a postpaid wallet paid of an invoice at its finalization (the allocation's `postpaid`). */
+export interface PostpaidPayment {
+  walletId: string;
+  transactionId: string;
+  /** Minor units. */
+  amount: number;
+  at: Date;
+}
+
+/**
+ * Writes the CREDITS payment a postpaid wallet made, in the finalization's transaction, and
+ * answers its `payment.success` event (written after `invoice.update.finalized`). payments/
+ * implements it (`PostpaidPayments`): payments sit above invoices, which name no payment.
+ */
+export interface PostpaidRecorder {
+  record(trx: Trx, invoice: Invoice, paid: PostpaidPayment, actor: string): Promise<DomainEvent>;
+}
+
 export interface FinalizerDeps {
   db: Db;
   invoices: InvoiceStore;
-  payments: PaymentStore;
+  postpaid: PostpaidRecorder;
   wallets: Wallets;
   logger: Logger;
   clock: () => Date;
@@ -121,16 +137,16 @@ export class InvoiceFinalizer {
    * held only for the invoice's update, one insert of its events and the commit.
    */
   private async record(trx: Trx, draft: Invoice, allocation: Allocation | undefined, actor: string): Promise<Invoice> {
-    const prepared = await this.prepare(trx, draft, allocation);
+    const prepared = await this.prepare(trx, draft, allocation, actor);
     const n = await this.deps.invoices.nextNumber(trx, draft);
     // Read after the number's lock: numbers increase with finalized_at.
     return this.complete(trx, prepared, n, this.deps.clock(), actor);
   }
 
   /** What needs no number: the lines' credits and the CREDITS payment, checked and written. */
-  private async prepare(trx: Trx, draft: Invoice, allocation: Allocation | undefined): Promise<Prepared> {
+  private async prepare(trx: Trx, draft: Invoice, allocation: Allocation | undefined, actor: string): Promise<Prepared> {
     const prepared = this.preparedOf(draft, allocation);
-    await this.writePrepared(trx, [prepared]);
+    await this.writePrepared(trx, [prepared], actor);
     return prepared;
   }
 
@@ -145,37 +161,20 @@ export class InvoiceFinalizer {
     const paidByWallet = allocation?.postpaid?.amount ?? 0;
     const totals = totalsOf(lines, paidByWallet);
     if (totals.amountRemaining < 0) throw new Error(`allocation of ${draft.id} pays ${paidByWallet} of ${totals.amountDue}`);
-    let payment: Payment | undefined;
-    if (allocation?.postpaid && allocation.postpaid.amount > 0) {
-      const paidAt = this.deps.clock();
-      payment = {
-        id: newId('payment'),
-        tenantId: draft.tenantId,
-        environmentId: draft.environmentId,
-        invoiceId: draft.id,
-        amount: allocation.postpaid.amount,
-        currency: draft.currency,
-        paymentMethodType: 'CREDITS',
-        walletId: allocation.postpaid.wallet_id,
-        walletTransactionId: allocation.postpaid.transaction_id,
-        reference: null,
-        idempotencyKey: null,
-        requestHash: null,
-        paymentStatus: 'succeeded',
-        createdAt: paidAt,
-        updatedAt: paidAt,
-      };
-    }
-    return { draft, lines, totals, payment };
+    const postpaid =
+      allocation?.postpaid && allocation.postpaid.amount > 0
+        ? { walletId: allocation.postpaid.wallet_id, transactionId: allocation.postpaid.transaction_id, amount: allocation.postpaid.amount, at: this.deps.clock() }
+        : undefined;
+    return { draft, lines, totals, postpaid };
   }
 
-  /** The lines' credits of all (one statement) and their CREDITS payments. */
-  private async writePrepared(trx: Trx, prepared: Prepared[]): Promise<void> {
+  /** The lines' credits of all (one statement) and their CREDITS payments (each answers its event). */
+  private async writePrepared(trx: Trx, prepared: Prepared[], actor: string): Promise<void> {
     await this.deps.invoices.updateApplied(
       trx,
       prepared.flatMap((p) => p.lines),
     );
-    for (const p of prepared) if (p.payment) await this.deps.payments.insert(trx, p.payment);
+    for (const p of prepared) if (p.postpaid) p.paymentEvent = await this.deps.postpaid.record(trx, p.draft, p.postpaid, actor);
   }
 
   /** Saves the numbered invoice and writes its events (after the number's lock). */
@@ -187,7 +186,7 @@ export class InvoiceFinalizer {
   }
 
   /** Saves the numbered invoice; answers it and its events (to insert, in this order, keyed by the invoice id). */
-  private async saveNumbered(trx: Trx, { draft, lines, totals, payment }: Prepared, n: number, now: Date, actor: string) {
+  private async saveNumbered(trx: Trx, { draft, lines, totals, paymentEvent }: Prepared, n: number, now: Date, actor: string) {
     const finalized: Invoice = {
       ...draft,
       ...totals,
@@ -201,7 +200,7 @@ export class InvoiceFinalizer {
     };
     const saved = await this.deps.invoices.save(trx, finalized);
     const events: DomainEvent[] = [invoiceEvent(INVOICE_EVENTS.finalized, saved, actor)];
-    if (payment) events.push(paymentEvent(payment, actor), invoiceEvent(INVOICE_EVENTS.payment, saved, actor));
+    if (paymentEvent) events.push(paymentEvent, invoiceEvent(INVOICE_EVENTS.payment, saved, actor));
     return { saved, events: events.map((event) => ({ key: saved.id, event })) };
   }
 
@@ -293,7 +292,7 @@ export class InvoiceFinalizer {
         prepared.push(this.preparedOf({ ...row, lines: current.lines }, allocation));
       }
       if (prepared.length === 0) return [];
-      await this.writePrepared(trx, prepared);
+      await this.writePrepared(trx, prepared, actor);
       const first = await this.deps.invoices.nextNumbers(trx, scope, prepared.length);
       // Read after the number's lock: numbers increase with finalized_at.
       const now = this.deps.clock();
@@ -386,7 +385,9 @@ interface Prepared {
   draft: Invoice;
   lines: Invoice['lines'];
   totals: ReturnType<typeof totalsOf>;
-  payment: Payment | undefined;
+  postpaid: PostpaidPayment | undefined;
+  /** The postpaid payment's event, once it is written. */
+  paymentEvent?: DomainEvent;
 }
 
 function allocationRequest(i: Invoice): AllocationRequest {

@@ -1,10 +1,11 @@
 import type { Express } from 'express';
-import { invoiceApi } from '@billstream/contracts';
+import { invoiceApi, type InvoiceResponse } from '@billstream/contracts';
 import { mountRoute } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
 import type { PeriodJob } from '../renewals/period-job';
 import type { InvoiceFinalizer } from './finalizer';
 import type { InvoiceStore } from './store';
+import type { UpcomingInvoices } from './upcoming';
 import type { Db } from '@billstream/db';
 import { toInvoiceView } from './view';
 
@@ -13,6 +14,7 @@ export interface InvoiceRouteDeps {
   invoices: InvoiceStore;
   finalizer: InvoiceFinalizer;
   periods: PeriodJob;
+  upcoming: UpcomingInvoices;
 }
 
 export function mountInvoiceRoutes(app: Express, deps: InvoiceRouteDeps, logger: Logger): void {
@@ -55,6 +57,16 @@ export function mountInvoiceRoutes(app: Express, deps: InvoiceRouteDeps, logger:
         invoices_finalized: r.invoices_finalized,
         invoices_marked_overdue: r.invoices_marked_overdue,
       };
+    },
+    logger,
+  );
+  mountRoute(
+    app,
+    invoiceApi.upcomingInvoice,
+    async ({ params, ctx }) => {
+      const u = await deps.upcoming.of(ctx, params.id, ctx.requestId);
+      const { id: _id, invoice_number: _n, finalized_at: _f, voided_at: _v, created_at: _c, updated_at: _u, ...view }: InvoiceResponse = toInvoiceView(u);
+      return { ...view, as_of: u.asOf.toISOString() };
     },
     logger,
   );

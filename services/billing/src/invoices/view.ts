@@ -1,5 +1,5 @@
-import type { InvoiceResponse, PaymentResponse } from '@billstream/contracts';
-import type { Invoice, InvoiceLine, Payment } from './domain';
+import type { InvoiceResponse } from '@billstream/contracts';
+import type { Invoice, InvoiceLine } from './domain';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -47,22 +47,5 @@ export function toInvoiceView(i: Invoice): InvoiceResponse {
     updated_at: i.updatedAt.toISOString(),
     tenant_id: i.tenantId,
     environment_id: i.environmentId,
-  };
-}
-
-export function toPaymentView(p: Payment): PaymentResponse {
-  return {
-    id: p.id,
-    invoice_id: p.invoiceId,
-    amount: p.amount,
-    currency: p.currency,
-    payment_method_type: p.paymentMethodType,
-    wallet_id: p.walletId,
-    reference: p.reference,
-    idempotency_key: p.idempotencyKey,
-    payment_status: p.paymentStatus === 'succeeded' ? 'succeeded' : 'pending',
-    created_at: p.createdAt.toISOString(),
-    tenant_id: p.tenantId,
-    environment_id: p.environmentId,
   };
 }

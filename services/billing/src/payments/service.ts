@@ -6,9 +6,10 @@ import { IdempotencyConflictError, NotFoundError, ValidationError } from '@bills
 import { newId } from '@billstream/ids';
 import type { Logger } from '@billstream/logger';
 import type { Wallets } from '../clients/wallets/domain';
-import { INVOICE_EVENTS, paymentStatusOf, type Invoice, type Payment } from '../invoices/domain';
+import { INVOICE_EVENTS, paymentStatusOf, type Invoice } from '../invoices/domain';
 import { announceInvoice } from '../invoices/maker';
 import type { PaidHook } from '../invoices/paid-hook';
+import type { Payment } from './domain';
 import { announcePayment, type PaymentStore } from './store';
 import type { InvoiceStore } from '../invoices/store';
 

@@ -2,8 +2,8 @@ import { TOPICS } from '@billstream/bus';
 import type { Scope } from '@billstream/contracts';
 import { type Db, type Trx, pageOf } from '@billstream/db';
 import { newDomainEvent, writeOutbox } from '@billstream/outbox';
-import { PAYMENT_EVENTS, type Payment } from '../invoices/domain';
-import { toPaymentView } from '../invoices/view';
+import { PAYMENT_EVENTS, type Payment } from './domain';
+import { toPaymentView } from './view';
 
 type Conn = Db | Trx;
 
