@@ -31,6 +31,7 @@ import { mountPriceRoutes } from './prices/routes';
 import { PriceService } from './prices/service';
 import { PriceStore } from './prices/store';
 import { PeriodJob } from './renewals/period-job';
+import { mountRenewalRoutes } from './renewals/routes';
 import { mountSubscriptionRoutes } from './subscriptions/routes';
 import { SubscriptionService } from './subscriptions/service';
 import { SubscriptionStore } from './subscriptions/store';
@@ -219,7 +220,8 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       mountPlanRoutes(a, plans, logger);
       mountPriceRoutes(a, prices, logger);
       mountSubscriptionRoutes(a, subscriptions, usage, logger);
-      mountInvoiceRoutes(a, { db, invoices: invoiceStore, finalizer, periods, upcoming }, logger);
+      mountInvoiceRoutes(a, { db, invoices: invoiceStore, finalizer, upcoming }, logger);
+      mountRenewalRoutes(a, periods, logger);
       mountPaymentRoutes(a, payments, logger);
       mountTaskRoutes(a, tasks, logger);
       mountFeatureRoutes(a, features, logger);

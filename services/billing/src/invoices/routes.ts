@@ -2,7 +2,6 @@ import type { Express } from 'express';
 import { invoiceApi, type InvoiceResponse } from '@billstream/contracts';
 import { mountRoute } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
-import type { PeriodJob } from '../renewals/period-job';
 import type { InvoiceFinalizer } from './finalizer';
 import type { InvoiceStore } from './store';
 import type { UpcomingInvoices } from './upcoming';
@@ -13,7 +12,6 @@ export interface InvoiceRouteDeps {
   db: Db;
   invoices: InvoiceStore;
   finalizer: InvoiceFinalizer;
-  periods: PeriodJob;
   upcoming: UpcomingInvoices;
 }
 
@@ -44,20 +42,6 @@ export function mountInvoiceRoutes(app: Express, deps: InvoiceRouteDeps, logger:
     app,
     invoiceApi.voidInvoice,
     async ({ params, ctx }) => toInvoiceView(await deps.finalizer.void(ctx, params.id, ctx.requestId, ctx.actor)),
-    logger,
-  );
-  mountRoute(
-    app,
-    invoiceApi.billSubscriptions,
-    async () => {
-      const r = await deps.periods.runOnce();
-      return {
-        invoices_created: r.invoices_created,
-        subscriptions_billed: r.subscriptions_billed,
-        invoices_finalized: r.invoices_finalized,
-        invoices_marked_overdue: r.invoices_marked_overdue,
-      };
-    },
     logger,
   );
   mountRoute(
