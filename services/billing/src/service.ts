@@ -43,6 +43,7 @@ import { PaymentStore } from './payments/store';
 import { PostpaidPayments } from './payments/postpaid';
 import { PaymentService } from './payments/service';
 import { PeriodBilling } from './invoices/period-billing';
+import { SubscriptionInvoices } from './invoices/subscription-invoicing';
 import { mountInvoiceRoutes } from './invoices/routes';
 import { InvoiceStore } from './invoices/store';
 import { UpcomingInvoices } from './invoices/upcoming';
@@ -140,7 +141,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     finalizeDelayMs: settings.finalizeDelayMs,
   });
   const billing = new PeriodBilling(db, subscriptionStore, invoiceStore, maker, clock, published);
-  const subscriptions = new SubscriptionService(db, subscriptionStore, planStore, priceStore, directory, clock, published, maker, billing);
+  const subscriptions = new SubscriptionService(db, subscriptionStore, planStore, priceStore, directory, clock, published, new SubscriptionInvoices(db, maker, billing));
   const usage = new UsageService(db, subscriptionStore, priceStore, customerStore, meters, clock);
   const finalizer = new InvoiceFinalizer({
     db,

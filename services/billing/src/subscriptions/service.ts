@@ -5,8 +5,6 @@ import { newId } from '@billstream/ids';
 import type { EventContext } from '@billstream/outbox';
 import type { CustomerRef } from '../clients/customers/domain';
 import type { CustomerDirectory } from '../customers/directory';
-import type { InvoiceMaker } from '../invoices/maker';
-import type { PeriodBilling } from '../invoices/period-billing';
 import { assertTimeZone, type BillingCycle, type BillingPeriod } from '../periods';
 import { planNotFound } from '../plans/service';
 import type { PlanStore } from '../plans/store';
@@ -14,6 +12,7 @@ import type { PriceStore } from '../prices/store';
 import type { CancelAt, Subscription, SubscriptionListQuery } from './domain';
 import { SUBSCRIPTION_EVENTS } from './domain';
 import { announce, subscriptionNotFound } from './events';
+import type { SubscriptionInvoicing } from './invoicing';
 import { activate, cancel, pause, resume, start, stepsUntil, type Change } from './lifecycle';
 import { termsOf } from './plan-terms';
 import type { SubscriptionStore } from './store';
@@ -47,15 +46,13 @@ export class SubscriptionService {
     private readonly customers: CustomerDirectory,
     private readonly clock: () => Date,
     private readonly published: () => void,
-    private readonly maker: InvoiceMaker,
-    private readonly billing: PeriodBilling,
+    private readonly invoicing: SubscriptionInvoicing,
   ) {}
 
   /**
    * Creates a subscription. One that starts active gets its SUBSCRIPTION_CREATE invoice (the
-   * first period's ADVANCE charges) in the same transaction; a backdated one then has every
-   * period that already ended invoiced at once (PeriodBilling, right after the commit; the
-   * period job does it if this process stops first).
+   * first period's ADVANCE charges) in the same transaction, with those of every period a
+   * backdated one already ended (`SubscriptionInvoicing`).
    */
   async create(ctx: EventContext & { requestId: string }, input: NewSubscription): Promise<Subscription> {
     const timezone = assertTimeZone(input.timezone);
@@ -97,8 +94,7 @@ export class SubscriptionService {
     };
     const started = input.draft ? draft : start(draft, input.startDate ?? now, input.startDate ?? now, now);
     const steps = started.status === 'draft' ? [] : stepsUntil(started, now);
-    const first = started.status === 'active' ? this.maker.advanceInvoice(started, 'SUBSCRIPTION_CREATE', terms.prices, now) : undefined;
-    const invoices = [...(first ? [first] : []), ...(await this.maker.forSteps(started, steps, terms.prices, now, ctx.requestId))];
+    const invoices = await this.invoicing.forCreate(started, steps, terms.prices, now, ctx.requestId);
     const subscription = steps.at(-1)?.subscription ?? started;
     await this.db.transaction(async (trx) => {
       const locked = await this.plans.getForShare(trx, ctx, input.planId);
@@ -106,7 +102,7 @@ export class SubscriptionService {
       if (locked.status === 'archived') throw planArchived(locked.id);
       await this.subscriptions.insert(trx, subscription, terms.prices.map((p) => p.id));
       await announce(trx, ctx, input.draft ? SUBSCRIPTION_EVENTS.draftCreated : SUBSCRIPTION_EVENTS.created, subscription);
-      await this.maker.write(trx, invoices);
+      await invoices.write(trx);
     });
     this.published();
     return subscription;
@@ -115,7 +111,7 @@ export class SubscriptionService {
   /** The subscription after its ended periods were invoiced (itself when none had ended). */
   private async caughtUp(s: Subscription, requestId: string): Promise<Subscription> {
     if (stepsUntil(s, this.clock()).length === 0) return s;
-    await this.billing.catchUp(s.id, requestId);
+    await this.invoicing.catchUp(s.id, requestId);
     return (await this.subscriptions.get(this.db, s, s.id)) ?? s;
   }
 
@@ -146,7 +142,7 @@ export class SubscriptionService {
   }
 
   /**
-   * One transition. Periods that ended are invoiced first (PeriodBilling), then the invoice the
+   * One transition. Periods that ended are invoiced first (`catchUp`), then the invoice the
    * transition makes (a pause's or an immediate cancel's ARREAR charges up to now, read from the
    * aggregator; a start's or a resume's ADVANCE charges) is prepared, and the transition, its
    * event and its invoice commit together under the subscription's row lock, if the subscription
@@ -160,15 +156,14 @@ export class SubscriptionService {
       const now = this.clock();
       if (stepsUntil(current, now).length > 0) continue;
       const { subscription, event } = transition(current, now);
-      const prices = await this.maker.pricesOf(this.db, current);
-      const invoice = await this.maker.forChange(current, subscription, prices, now, ctx.requestId);
+      const invoice = await this.invoicing.forChange(current, subscription, now, ctx.requestId);
       const saved = await this.db.transaction(async (trx) => {
         const locked = await this.subscriptions.getForUpdate(trx, ctx, id);
         if (!locked) throw subscriptionNotFound(id);
         if (locked.version !== current.version) return undefined;
         const stored = await this.subscriptions.save(trx, subscription);
         await announce(trx, ctx, event, stored);
-        if (invoice) await this.maker.write(trx, [invoice]);
+        await invoice.write(trx);
         return stored;
       });
       if (!saved) continue;
