@@ -6,7 +6,8 @@ const PACKAGE_PATHS = [
   { group: ['@billstream/*/src/*', '@billstream/*/dist/*'], message: 'Import a package through its index, never a deep path.' },
   { group: ['../../libs/*', '../../services/*', '../../../libs/*', '../../../services/*'], message: 'Import other packages by their @billstream name.' },
 ];
-const SERVICES = readdirSync(new URL('./services', import.meta.url)).map((name) => `@billstream/${name}`);
+const SERVICE_NAMES = readdirSync(new URL('./services', import.meta.url));
+const SERVICES = SERVICE_NAMES.map((name) => `@billstream/${name}`);
 
 export default tseslint.config(
   { ignores: ['**/dist/**', '**/node_modules/**', '**/.data/**', 'coverage/**'] },
@@ -36,6 +37,26 @@ export default tseslint.config(
       ],
     },
   },
+  // No service imports another (docs/adr/0011-import-rules.md): they talk over HTTP and Kafka.
+  // services/standalone runs them all in one process and is the one exception; test-e2e/ may
+  // import any. .dependency-cruiser.cjs (no-service-imports-another) checks resolved paths too.
+  ...SERVICE_NAMES.filter((name) => name !== 'standalone').map((name) => ({
+    files: [`services/${name}/**`],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...PACKAGE_PATHS,
+            {
+              group: SERVICES.filter((s) => s !== `@billstream/${name}`),
+              message: 'A service never imports another service: call its API, consume its events, or move the shared code into a library.',
+            },
+          ],
+        },
+      ],
+    },
+  })),
   {
     // @billstream/client is published on its own: it imports no package of this repository.
     files: ['libs/client/**'],
