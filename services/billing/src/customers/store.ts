@@ -1,7 +1,5 @@
 import type { Scope } from '@billstream/contracts';
-import type { Db, Trx } from '@billstream/db';
-
-type Conn = Db | Trx;
+import type { Conn } from '@billstream/db';
 
 export interface KnownCustomer {
   id: string;

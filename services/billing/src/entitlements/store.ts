@@ -1,9 +1,7 @@
 import type { Scope } from '@billstream/contracts';
-import { type Db, type Trx, pageOf } from '@billstream/db';
+import { pageOf, type Conn, type Trx } from '@billstream/db';
 import { toDecimalString } from '@billstream/money';
 import type { Entitlement, EntitlementListQuery, Grant } from './domain';
-
-type Conn = Db | Trx;
 
 interface EntitlementRow {
   id: string;

@@ -1,8 +1,6 @@
 import type { Scope } from '@billstream/contracts';
-import { type Db, type Trx, pageOf } from '@billstream/db';
+import { pageOf, type Conn, type Trx } from '@billstream/db';
 import type { Feature, FeatureChanges, FeatureListQuery } from './domain';
-
-type Conn = Db | Trx;
 
 interface FeatureRow {
   id: string;

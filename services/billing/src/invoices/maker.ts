@@ -1,5 +1,5 @@
 import { TOPICS } from '@billstream/bus';
-import type { Db, Trx } from '@billstream/db';
+import type { Conn, Db, Trx } from '@billstream/db';
 import { ServiceUnavailableError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
 import { newDomainEvent, outboxInsertMany, writeOutbox } from '@billstream/outbox';
@@ -41,7 +41,7 @@ export class InvoiceMaker {
   constructor(private readonly deps: MakerDeps) {}
 
   /** The prices a subscription bills (fixed at its creation). */
-  async pricesOf(conn: Db | Trx, s: Subscription): Promise<Price[]> {
+  async pricesOf(conn: Conn, s: Subscription): Promise<Price[]> {
     return this.deps.prices.ofSubscription(conn, s, s.id);
   }
 
@@ -150,7 +150,7 @@ export class InvoiceMaker {
   }
 
   /** The prices of many subscriptions, keyed by subscription id (one query). */
-  pricesOfMany(conn: Db | Trx, subscriptions: Subscription[]): Promise<Map<string, Price[]>> {
+  pricesOfMany(conn: Conn, subscriptions: Subscription[]): Promise<Map<string, Price[]>> {
     return this.deps.prices.ofSubscriptions(conn, subscriptions);
   }
 

@@ -1,8 +1,6 @@
 import type { Scope } from '@billstream/contracts';
-import type { Db, Trx } from '@billstream/db';
+import type { Conn, Db, Trx } from '@billstream/db';
 import type { Invoice, InvoiceLine, InvoiceListQuery } from './domain';
-
-type Conn = Db | Trx;
 
 interface InvoiceRow {
   id: string;

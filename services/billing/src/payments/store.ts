@@ -1,11 +1,9 @@
 import { TOPICS } from '@billstream/bus';
 import type { Scope } from '@billstream/contracts';
-import { type Db, type Trx, pageOf } from '@billstream/db';
+import { pageOf, type Conn, type Trx } from '@billstream/db';
 import { newDomainEvent, writeOutbox } from '@billstream/outbox';
 import { PAYMENT_EVENTS, type Payment } from './domain';
 import { toPaymentView } from './view';
-
-type Conn = Db | Trx;
 
 interface PaymentRow {
   id: string;

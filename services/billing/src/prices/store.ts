@@ -1,8 +1,6 @@
 import type { Scope } from '@billstream/contracts';
-import type { Db, Trx } from '@billstream/db';
+import type { Conn } from '@billstream/db';
 import type { Price } from './domain';
-
-type Conn = Db | Trx;
 
 interface PriceRow {
   id: string;

@@ -1,8 +1,6 @@
 import type { Scope } from '@billstream/contracts';
-import type { Db, Trx } from '@billstream/db';
+import type { Conn, Db, Trx } from '@billstream/db';
 import type { GrantingSubscription, Subscription, SubscriptionListQuery } from './domain';
-
-type Conn = Db | Trx;
 
 interface SubscriptionRow {
   id: string;

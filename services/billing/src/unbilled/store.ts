@@ -1,7 +1,5 @@
 import type { Scope } from '@billstream/contracts';
-import { rowsOf, type Db, type Trx } from '@billstream/db';
-
-type Conn = Db | Trx;
+import { rowsOf, type Conn } from '@billstream/db';
 
 /** A draft invoice's usage lines (minor units): unbilled until the wallet allocated it. */
 export interface DraftUsage {

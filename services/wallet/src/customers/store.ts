@@ -1,7 +1,5 @@
-import type { Db, Trx } from '@billstream/db';
+import type { Conn, Trx } from '@billstream/db';
 import type { Scope } from '@billstream/contracts';
-
-type Conn = Db | Trx;
 
 export interface KnownCustomer {
   id: string;

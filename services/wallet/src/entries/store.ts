@@ -1,5 +1,5 @@
 import type { Scope } from '@billstream/contracts';
-import { rowsOf, type Db, type Knex, type Trx } from '@billstream/db';
+import { rowsOf, type Conn, type Knex, type Trx } from '@billstream/db';
 import { exact, toDecimalString } from '@billstream/money';
 import type { Decimal } from 'decimal.js';
 import {
@@ -11,8 +11,6 @@ import {
   type EntryType,
   type LedgerEntry,
 } from './domain';
-
-type Conn = Db | Trx;
 
 export interface EntryRow {
   id: string;

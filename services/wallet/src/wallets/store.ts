@@ -1,9 +1,7 @@
 import type { Scope } from '@billstream/contracts';
-import { rowsOf, type Db, type Knex, type Trx } from '@billstream/db';
+import { rowsOf, type Conn, type Knex, type Trx } from '@billstream/db';
 import { exact, toDecimalString } from '@billstream/money';
 import type { AlertLevel, AlertSettings, AlertState, AutoTopup, PriceType, Wallet, WalletStatus, WalletType } from './domain';
-
-type Conn = Db | Trx;
 
 /** The active wallets an invoice of a customer in a currency pays from (`WalletStore.activeIdsOf`). */
 export interface ActiveWalletIds {
