@@ -32,7 +32,7 @@ export class CustomerDirectory {
   ) {}
 
   async resolve(scope: Scope, ref: CustomerRef, requestId: string): Promise<KnownCustomer> {
-    const known = 'id' in ref ? await this.store.find(this.db, ref.id) : await this.store.findByExternalId(this.db, scope, ref.externalId);
+    const known = 'id' in ref ? await this.store.getById(this.db, ref.id) : await this.store.getByExternalId(this.db, scope, ref.externalId);
     if (known) {
       if (!live(known, scope)) throw notFound(ref);
       return known;
@@ -40,7 +40,7 @@ export class CustomerDirectory {
     const found = await this.lookup.find(scope, ref, requestId);
     if (!found) throw notFound(ref);
     await this.store.remember(this.db, scope, found.id, found.externalId, this.clock());
-    const remembered = await this.store.find(this.db, found.id);
+    const remembered = await this.store.getById(this.db, found.id);
     if (!live(remembered, scope)) throw notFound(ref);
     return remembered!;
   }
@@ -64,12 +64,12 @@ export class CustomerDirectory {
   private async readProjection(scope: Scope, refs: CustomerRef[]): Promise<Array<KnownCustomer | undefined>> {
     const ids = refs.flatMap((r) => ('id' in r ? [r.id] : []));
     const externalIds = refs.flatMap((r) => ('externalId' in r ? [r.externalId] : []));
-    const [byId, byExternalId] = await Promise.all([this.store.findMany(this.db, ids), this.store.findManyByExternalIds(this.db, scope, externalIds)]);
+    const [byId, byExternalId] = await Promise.all([this.store.getByIds(this.db, ids), this.store.getByExternalIds(this.db, scope, externalIds)]);
     return refs.map((r) => ('id' in r ? byId.get(r.id) : byExternalId.get(r.externalId)));
   }
 
   /** The projection's record of a customer the service already knows (a subscription's). */
   async known(id: string): Promise<KnownCustomer | undefined> {
-    return this.store.find(this.db, id);
+    return this.store.getById(this.db, id);
   }
 }

@@ -32,20 +32,20 @@ export type CustomerWritten = (conn: Conn, scope: Scope, customerId: string) => 
 export class CustomerStore {
   constructor(private readonly written: CustomerWritten = () => undefined) {}
 
-  async find(conn: Conn, id: string): Promise<KnownCustomer | undefined> {
+  async getById(conn: Conn, id: string): Promise<KnownCustomer | undefined> {
     const row = await conn<CustomerRow>('customers').where({ id }).first();
     return row && fromRow(row);
   }
 
   /** Known customers by id (the period job's batch). */
-  async findMany(conn: Conn, ids: string[]): Promise<Map<string, KnownCustomer>> {
+  async getByIds(conn: Conn, ids: string[]): Promise<Map<string, KnownCustomer>> {
     if (ids.length === 0) return new Map();
     const rows = await conn<CustomerRow>('customers').whereIn('id', [...new Set(ids)]);
     return new Map(rows.map((r) => [r.id, fromRow(r as CustomerRow)]));
   }
 
   /** Known live customers of the tenant and environment by external id (the entitlement check's batch). */
-  async findManyByExternalIds(conn: Conn, scope: Scope, externalIds: string[]): Promise<Map<string, KnownCustomer>> {
+  async getByExternalIds(conn: Conn, scope: Scope, externalIds: string[]): Promise<Map<string, KnownCustomer>> {
     if (externalIds.length === 0) return new Map();
     const rows = await conn<CustomerRow>('customers')
       .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId, deleted_at: null })
@@ -53,7 +53,7 @@ export class CustomerStore {
     return new Map(rows.map((r) => [r.external_id, fromRow(r as CustomerRow)]));
   }
 
-  async findByExternalId(conn: Conn, scope: Scope, externalId: string): Promise<KnownCustomer | undefined> {
+  async getByExternalId(conn: Conn, scope: Scope, externalId: string): Promise<KnownCustomer | undefined> {
     const row = await conn<CustomerRow>('customers')
       .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId, external_id: externalId, deleted_at: null })
       .first();

@@ -134,7 +134,7 @@ export class CustomerAccess {
     const now = this.clock();
     const grants = await this.grants(scope, customer);
     const featureIds = grants.featureIds();
-    const features = new Map((await this.features.byIds(this.db, scope, featureIds)).filter((f) => f.status === 'active').map((f) => [f.id, f]));
+    const features = new Map((await this.features.getMany(this.db, scope, featureIds)).filter((f) => f.status === 'active').map((f) => [f.id, f]));
     const combined = featureIds
       .filter((featureId) => features.has(featureId))
       .map((featureId) => combine(features.get(featureId)!, grants.of(featureId), now))
@@ -147,7 +147,7 @@ export class CustomerAccess {
 
   /** allowed = enabled and (no limit, soft limit, or usage + quantity <= limit); remaining = limit − usage. */
   async check(scope: Scope, ref: CustomerRef, lookupKey: string, quantity: string, requestId: string): Promise<CheckResult> {
-    const feature = await this.cache.get(scope, null, `feature|${lookupKey}`, this.cache.grantsTtlMs(), () => this.features.byLookupKey(this.db, scope, lookupKey));
+    const feature = await this.cache.get(scope, null, `feature|${lookupKey}`, this.cache.grantsTtlMs(), () => this.features.getByLookupKey(this.db, scope, lookupKey));
     if (!feature || feature.status === 'archived') {
       throw new NotFoundError(`Feature with lookup_key "${lookupKey}" not found`, { field: 'feature_lookup_key', feature_lookup_key: lookupKey });
     }

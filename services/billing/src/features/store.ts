@@ -66,12 +66,12 @@ export class FeatureStore {
     return row && fromRow(row);
   }
 
-  async byLookupKey(conn: Conn, scope: Scope, lookupKey: string): Promise<Feature | undefined> {
+  async getByLookupKey(conn: Conn, scope: Scope, lookupKey: string): Promise<Feature | undefined> {
     const row = await scoped(conn, scope).where({ lookup_key: lookupKey }).first();
     return row && fromRow(row);
   }
 
-  async byIds(conn: Conn, scope: Scope, ids: string[]): Promise<Feature[]> {
+  async getMany(conn: Conn, scope: Scope, ids: string[]): Promise<Feature[]> {
     if (ids.length === 0) return [];
     return (await scoped(conn, scope).whereIn('id', ids)).map(fromRow);
   }

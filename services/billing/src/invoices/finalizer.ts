@@ -96,7 +96,7 @@ export class InvoiceFinalizer {
     if (current.status !== 'draft') return { invoice: current, wrote: false };
     if (!current.frozenAt && this.deps.reprice) {
       const frozen = await this.deps.reprice(current, requestId);
-      if (!frozen) return { invoice: (await this.deps.invoices.byId(this.deps.db, draft.id))!, wrote: false };
+      if (!frozen) return { invoice: (await this.deps.invoices.getById(this.deps.db, draft.id))!, wrote: false };
       current = frozen;
     }
     // Crash points of the exactly-once proofs (ADR 0017); nothing unless BILLSTREAM_FAILPOINTS names them.
@@ -110,7 +110,7 @@ export class InvoiceFinalizer {
       if (!row) throw invoiceNotFound(current.id);
       // Finalized by a concurrent call, or voided: the wallet refunds whatever this call's
       // allocation took when the void's refund runs (it serializes with the allocation there).
-      if (row.status !== 'draft') return { invoice: (await this.deps.invoices.byId(trx, current.id))!, wrote: false };
+      if (row.status !== 'draft') return { invoice: (await this.deps.invoices.getById(trx, current.id))!, wrote: false };
       if (allocation?.status === 'voided') throw new ServiceUnavailableError(`Invoice ${row.id} is being voided; retry later`);
       if (row.version !== current.version) throw new ServiceUnavailableError(`Invoice ${row.id} changed while it was finalized; retry`);
       const recorded = await this.record(trx, { ...row, lines: current.lines }, allocation, actor);
@@ -215,7 +215,7 @@ export class InvoiceFinalizer {
   async finalizeMany(ids: string[], requestId: string, actor: string): Promise<Map<string, { finalized: boolean } | { error: unknown }>> {
     const out = new Map<string, { finalized: boolean } | { error: unknown }>(ids.map((id) => [id, { finalized: false }]));
     const alone: Invoice[] = [];
-    const drafts = (await this.deps.invoices.byIds(this.deps.db, ids)).filter((d) => d.status === 'draft');
+    const drafts = (await this.deps.invoices.getByIds(this.deps.db, ids)).filter((d) => d.status === 'draft');
     const byScope = new Map<string, Invoice[]>();
     for (const d of drafts) {
       if (!d.frozenAt && this.deps.reprice) {
@@ -245,7 +245,7 @@ export class InvoiceFinalizer {
     const worker = async () => {
       for (let d = alone.shift(); d !== undefined; d = alone.shift()) {
         try {
-          const current = (await this.deps.invoices.byId(this.deps.db, d.id)) ?? d;
+          const current = (await this.deps.invoices.getById(this.deps.db, d.id)) ?? d;
           const { wrote } = await this.run(current, requestId, actor);
           out.set(d.id, { finalized: wrote });
         } catch (error) {

@@ -49,7 +49,7 @@ export class InvoiceMaker {
   async usage(s: Subscription, prices: Price[], window: ChargeWindow, requestId: string): Promise<UsageByPrice> {
     const out: UsageByPrice = new Map();
     if (!needsUsage(prices) || window.end.getTime() <= window.start.getTime()) return out;
-    const customer = await this.deps.customers.find(this.deps.db, s.customerId);
+    const customer = await this.deps.customers.getById(this.deps.db, s.customerId);
     if (!customer) throw new ServiceUnavailableError(`Customer ${s.customerId} of subscription ${s.id} is not known to billing yet; retry later`);
     await Promise.all(
       prices
@@ -164,7 +164,7 @@ export class InvoiceMaker {
     work: Array<{ s: Subscription; steps: PeriodStep[]; prices: Price[] }>,
     requestId: string,
   ): Promise<{ lookup: (s: Subscription, window: ChargeWindow) => UsageByPrice; missing: Set<string> }> {
-    const customers = await this.deps.customers.findMany(
+    const customers = await this.deps.customers.getByIds(
       this.deps.db,
       work.map((w) => w.s.customerId),
     );

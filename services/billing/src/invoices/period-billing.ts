@@ -38,7 +38,7 @@ export class PeriodBilling {
 
   async catchUp(id: string, requestId: string): Promise<CatchUp> {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-      const s = await this.subscriptions.byId(this.db, id);
+      const s = await this.subscriptions.getById(this.db, id);
       if (!s) return { periods: 0, invoices: 0 };
       const now = this.clock();
       const steps = stepsUntil(s, now);
@@ -73,7 +73,7 @@ export class PeriodBilling {
     const alone = new Set<string>();
     try {
       const now = this.clock();
-      const due = (await this.subscriptions.byIds(this.db, ids)).map((s) => ({ s, steps: stepsUntil(s, now) })).filter((d) => d.steps.length > 0);
+      const due = (await this.subscriptions.getByIds(this.db, ids)).map((s) => ({ s, steps: stepsUntil(s, now) })).filter((d) => d.steps.length > 0);
       const prices = await this.maker.pricesOfMany(this.db, due.map((d) => d.s));
       const work = due.map((d) => ({ ...d, prices: prices.get(d.s.id) ?? [] }));
       const { lookup, missing } = await this.maker.usageOfMany(work, requestId);
@@ -143,7 +143,7 @@ export class PeriodBilling {
    */
   async reprice(draft: Invoice, requestId: string): Promise<Invoice | undefined> {
     if (!draft.subscriptionId || !draft.periodStart || !draft.periodEnd || !draft.lines.some((l) => l.priceType === 'USAGE')) return draft;
-    const s = await this.subscriptions.byId(this.db, draft.subscriptionId);
+    const s = await this.subscriptions.getById(this.db, draft.subscriptionId);
     if (!s) return draft;
     const prices = await this.maker.pricesOf(this.db, s);
     if (!needsUsage(prices)) return draft;

@@ -216,13 +216,13 @@ export class InvoiceStore {
   }
 
   /** Any tenant's invoice by id (the period job works across tenants). */
-  async byId(conn: Conn, id: string): Promise<Invoice | undefined> {
+  async getById(conn: Conn, id: string): Promise<Invoice | undefined> {
     const row = await conn<InvoiceRow>('invoices').where({ id }).first();
     return row && (await this.withLines(conn, [row]))[0];
   }
 
   /** Any tenant's invoices by id, with their lines (the period job's batch), in no particular order. */
-  async byIds(conn: Conn, ids: string[]): Promise<Invoice[]> {
+  async getByIds(conn: Conn, ids: string[]): Promise<Invoice[]> {
     if (ids.length === 0) return [];
     return this.withLines(conn, await conn<InvoiceRow>('invoices').whereIn('id', ids));
   }
@@ -246,7 +246,7 @@ export class InvoiceStore {
     return row && fromRow(row, []);
   }
 
-  async bySourceKey(conn: Conn, scope: Scope, sourceKey: string): Promise<Invoice | undefined> {
+  async getBySourceKey(conn: Conn, scope: Scope, sourceKey: string): Promise<Invoice | undefined> {
     const row = await scoped(conn, scope).where({ source_key: sourceKey }).first();
     return row && (await this.withLines(conn, [row]))[0];
   }

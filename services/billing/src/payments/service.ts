@@ -46,7 +46,7 @@ export class PaymentService {
   async create(scope: Scope & { actor: string }, body: CreatePaymentBody, requestId: string): Promise<Payment> {
     const hash = requestHash(body);
     if (body.idempotency_key) {
-      const earlier = await this.deps.payments.byIdempotencyKey(this.deps.db, scope, body.idempotency_key);
+      const earlier = await this.deps.payments.getByIdempotencyKey(this.deps.db, scope, body.idempotency_key);
       if (earlier) return this.replay(earlier, hash, requestId);
     }
     const now = this.deps.clock();
@@ -75,7 +75,7 @@ export class PaymentService {
       return { raced: false as const, payment: row, invoice: after };
     });
     if (first.raced) {
-      const earlier = await this.deps.payments.byIdempotencyKey(this.deps.db, scope, body.idempotency_key!);
+      const earlier = await this.deps.payments.getByIdempotencyKey(this.deps.db, scope, body.idempotency_key!);
       return this.replay(earlier!, hash, requestId);
     }
     if (first.payment.paymentStatus === 'succeeded') {
@@ -91,7 +91,7 @@ export class PaymentService {
       throw new IdempotencyConflictError('This idempotency_key was already used with another payment', { field: 'idempotency_key', payment_id: earlier.id });
     }
     if (earlier.paymentStatus !== 'pending') return earlier;
-    const invoice = await this.deps.invoices.byId(this.deps.db, earlier.invoiceId);
+    const invoice = await this.deps.invoices.getById(this.deps.db, earlier.invoiceId);
     return this.completeCredits(earlier, invoice!.customerId, requestId, 'system');
   }
 
@@ -208,9 +208,9 @@ export class PaymentService {
   async completePending(requestId: string): Promise<number> {
     let done = 0;
     for (const id of await this.deps.payments.pendingIds(this.deps.db, 100)) {
-      const p = await this.deps.payments.byId(this.deps.db, id);
+      const p = await this.deps.payments.getById(this.deps.db, id);
       if (!p || p.paymentStatus !== 'pending') continue;
-      const invoice = await this.deps.invoices.byId(this.deps.db, p.invoiceId);
+      const invoice = await this.deps.invoices.getById(this.deps.db, p.invoiceId);
       try {
         await this.completeCredits(p, invoice!.customerId, requestId, 'system');
         done += 1;

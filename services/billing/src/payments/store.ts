@@ -77,12 +77,12 @@ export class PaymentStore {
     return row && fromRow(row);
   }
 
-  async byId(conn: Conn, id: string): Promise<Payment | undefined> {
+  async getById(conn: Conn, id: string): Promise<Payment | undefined> {
     const row = await conn<PaymentRow>('payments').where({ id }).first();
     return row && fromRow(row);
   }
 
-  async byIdempotencyKey(conn: Conn, scope: Scope, key: string): Promise<Payment | undefined> {
+  async getByIdempotencyKey(conn: Conn, scope: Scope, key: string): Promise<Payment | undefined> {
     const row = await scoped(conn, scope).where({ idempotency_key: key }).first();
     return row && fromRow(row);
   }

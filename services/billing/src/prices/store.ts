@@ -96,7 +96,7 @@ export class PriceStore {
     return row && fromRow(row);
   }
 
-  async byIds(conn: Conn, scope: Scope, ids: string[]): Promise<Price[]> {
+  async getMany(conn: Conn, scope: Scope, ids: string[]): Promise<Price[]> {
     if (ids.length === 0) return [];
     const rows = await scoped(conn, scope).whereIn('id', ids).orderBy([{ column: 'created_at' }, { column: 'id' }]);
     return rows.map(fromRow);

@@ -138,7 +138,7 @@ export class PeriodJob {
     await this.drain(
       () => this.parts.invoices.claim(this.db, 'refunds', this.clock(), lease, CLAIM_BATCH),
       async (id) => {
-        const voided = await this.parts.invoices.byId(this.db, id);
+        const voided = await this.parts.invoices.getById(this.db, id);
         if (voided) await this.parts.finalizer.completeVoid(voided, requestId);
       },
       'giving back the credits of a voided invoice',

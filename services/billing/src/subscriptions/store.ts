@@ -114,13 +114,13 @@ export class SubscriptionStore {
   }
 
   /** Any tenant's subscription by id (the period job works across tenants). */
-  async byId(conn: Conn, id: string): Promise<Subscription | undefined> {
+  async getById(conn: Conn, id: string): Promise<Subscription | undefined> {
     const row = await conn<SubscriptionRow>('subscriptions').where({ id }).first();
     return row && fromRow(row);
   }
 
   /** Any tenant's subscriptions by id (the period job's batch), in no particular order. */
-  async byIds(conn: Conn, ids: string[]): Promise<Subscription[]> {
+  async getByIds(conn: Conn, ids: string[]): Promise<Subscription[]> {
     if (ids.length === 0) return [];
     const rows = await conn<SubscriptionRow>('subscriptions').whereIn('id', ids);
     return rows.map((r) => fromRow(r as SubscriptionRow));

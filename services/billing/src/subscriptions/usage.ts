@@ -49,9 +49,9 @@ export class UsageService {
     if (!s.currentPeriodStart || !s.currentPeriodEnd) {
       throw new ValidationError(`Subscription ${id} is a draft: it has no period yet`, { field: 'status', status: s.status });
     }
-    const customer = await this.customers.find(this.db, s.customerId);
+    const customer = await this.customers.getById(this.db, s.customerId);
     if (!customer) throw subscriptionNotFound(id);
-    const billed = await this.prices.byIds(this.db, scope, await this.subscriptions.priceIds(this.db, s.id));
+    const billed = await this.prices.getMany(this.db, scope, await this.subscriptions.priceIds(this.db, s.id));
     const items: PriceUsage[] = [];
     for (const price of billed.filter((p) => p.type === 'USAGE' && p.meterId)) {
       const quantity = await this.meters.usage(

@@ -137,7 +137,7 @@ export class TaskRunner {
     try {
       if (task.task_type === 'EXPORT') await this.runExport(task, advance);
       else await this.runImport(task, advance);
-      const row = await store.byId(db, task.id);
+      const row = await store.getById(db, task.id);
       const failed = Number(row?.failed_records ?? 0);
       const summary = failed > 0 ? `${failed} row(s) could not be imported; see errors (the first ${MAX_TASK_ERRORS} by line)` : null;
       if (await store.finish(db, task.id, this.worker, 'COMPLETED', summary, clock())) {

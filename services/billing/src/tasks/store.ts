@@ -127,7 +127,7 @@ export class TaskStore {
     await q.delete();
   }
 
-  async byId(conn: Conn, id: string): Promise<TaskRow | undefined> {
+  async getById(conn: Conn, id: string): Promise<TaskRow | undefined> {
     return conn<TaskRow>('tasks').where({ id }).first();
   }
 

@@ -42,7 +42,7 @@ export class TopupInvoicer {
   async invoice(topup: PendingTopup, requestId: string): Promise<Invoice | undefined> {
     const { db, invoices } = this.deps;
     const key = topupSourceKey(topup.transactionId);
-    const existing = await invoices.bySourceKey(db, topup.scope, key);
+    const existing = await invoices.getBySourceKey(db, topup.scope, key);
     const invoice = existing ?? (await this.draft(topup, key, requestId));
     if (!invoice) return undefined;
     return this.deps.finalizer.finalize(invoice, requestId, 'system');
@@ -73,7 +73,7 @@ export class TopupInvoicer {
       this.deps.clock(),
     );
     const written = await this.deps.db.transaction(async (trx) => {
-      if (!(await this.deps.invoices.insert(trx, draft))) return this.deps.invoices.bySourceKey(trx, topup.scope, key);
+      if (!(await this.deps.invoices.insert(trx, draft))) return this.deps.invoices.getBySourceKey(trx, topup.scope, key);
       await announceInvoice(trx, INVOICE_EVENTS.drafted, draft);
       return draft;
     });

@@ -36,7 +36,7 @@ export class TopupSettlement implements PaidHook {
 
   /** Settles the credit of an invoice marked pending (the period job's retry too); true when it did. */
   async settle(invoiceId: string, requestId: string): Promise<boolean> {
-    const invoice = await this.invoices.byId(this.db, invoiceId);
+    const invoice = await this.invoices.getById(this.db, invoiceId);
     if (!invoice || invoice.settleState !== 'pending' || !invoice.source) {
       if (invoice) await this.invoices.releaseLease(this.db, invoiceId);
       return false;

@@ -40,7 +40,7 @@ export class UnbilledCalculator {
       { isolationLevel: 'repeatable read' },
     );
     const prices = await this.maker.pricesOfMany(this.db, running);
-    const known = await this.customers.findMany(this.db, customerIds);
+    const known = await this.customers.getByIds(this.db, customerIds);
     const queries: Array<UsageQuery & { meterId: string }> = [];
     const into: Array<{ subscriptionId: string; priceId: string }> = [];
     for (const s of running) {
