@@ -150,14 +150,14 @@ async function primeSpendable(
   walletsOf: ActiveWalletIds[],
   byId: Map<string, WalletChange>,
 ): Promise<void> {
-  // Per wallet: the credits that would pay every line it may pay (each invoice in its own exponent).
+  // Per wallet: the credits that would pay every line it may pay (each invoice in its own minor digits).
   const most = new Map<string, { change: WalletChange; credits: Decimal }>();
   for (const [i, { request }] of items.entries()) {
     for (const id of [walletsOf[i].prepaid, walletsOf[i].postpaid]) {
       const change = changeOf(byId, id);
       if (!change) continue;
       const payable = exactSum(request.lines.filter((l) => allows(change.wallet.allowedPriceTypes, l.priceType)).map((l) => l.amount));
-      const credits = creditsFor(payable, minorPerCredit(change.wallet.conversionRate, request.exponent), change.wallet.creditBalance);
+      const credits = creditsFor(payable, minorPerCredit(change.wallet.conversionRate, request.minorDigits), change.wallet.creditBalance);
       const entry = most.get(change.wallet.id);
       if (entry) entry.credits = entry.credits.plus(credits);
       else most.set(change.wallet.id, { change, credits });
@@ -198,12 +198,13 @@ async function estimate(deps: InvoiceDeps, ctx: EventContext, invoiceId: string,
   throw new Error('a dry run must roll back');
 }
 
+/** The request's hash, over its wire names (`exponent`): hashes stored by earlier versions keep matching. */
 function allocationHash(request: AllocationRequest): string {
   return requestHash({
     op: 'allocation',
     customer_id: request.customerId,
     currency: request.currency,
-    exponent: request.exponent,
+    exponent: request.minorDigits,
     lines: request.lines.map((l) => [l.id, l.priceType, l.amount.toFixed()]),
   });
 }
@@ -224,7 +225,7 @@ function storedAnswer(stored: InvoiceRecord, hash: string, field: string): Alloc
 async function applyPrepaid(change: WalletChange | undefined, invoiceId: string, request: AllocationRequest): Promise<Allocation['prepaid']> {
   if (!change) return null;
   const { wallet } = change;
-  const perCredit = minorPerCredit(wallet.conversionRate, request.exponent);
+  const perCredit = minorPerCredit(wallet.conversionRate, request.minorDigits);
   const lines = prepaidApplications(request.lines, wallet.allowedPriceTypes, worthInMinor(wallet.creditBalance, perCredit));
   const part = await debitFor(change, exactSum(lines.map((l) => l.amount)), perCredit, {
     reason: 'INVOICE_CREDIT_APPLIED',
@@ -243,7 +244,7 @@ async function payPostpaid(
 ): Promise<DebitPart | null> {
   if (!change) return null;
   const { wallet } = change;
-  const perCredit = minorPerCredit(wallet.conversionRate, request.exponent);
+  const perCredit = minorPerCredit(wallet.conversionRate, request.minorDigits);
   const due = postpaidDue(request.lines, wallet.allowedPriceTypes, prepaid);
   const worth = worthInMinor(wallet.creditBalance, perCredit);
   return debitFor(change, due.lessThan(worth) ? due : worth, perCredit, {

@@ -10,11 +10,11 @@ export interface InvoiceLine {
   amount: Decimal;
 }
 
-/** The currency of an invoice: its code and its minor digits (usd 2, jpy 0, kwd 3). */
+/** The currency of an invoice: its code and its minor digits (usd 2, jpy 0, kwd 3; `exponent` on the wire). */
 export interface InvoiceMoney {
   customerId: string;
   currency: string;
-  exponent: number;
+  minorDigits: number;
 }
 
 export interface AllocationRequest extends InvoiceMoney {

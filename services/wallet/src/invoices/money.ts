@@ -12,9 +12,9 @@ import type { InvoiceLine, LineApplication, LinePriceType } from './domain';
 /** Decimals of the credits debited for an invoice. */
 export const CREDIT_DECIMALS = 12;
 
-/** Minor units per credit: conversion_rate x 10^exponent. */
-export function minorPerCredit(conversionRate: Decimal, exponent: number): Decimal {
-  return conversionRate.times(exact(10).pow(exponent));
+/** Minor units per credit: conversion_rate x 10^minorDigits. */
+export function minorPerCredit(conversionRate: Decimal, minorDigits: number): Decimal {
+  return conversionRate.times(exact(10).pow(minorDigits));
 }
 
 /** What `credits` are worth in minor units, rounded down. */

@@ -14,13 +14,14 @@ import { creditsFor, minorPerCredit, worthInMinor } from './money';
  * credits worth `amount` minor units, once per payment id. A voided invoice takes no payment.
  */
 export async function payInvoice(deps: InvoiceDeps, ctx: EventContext, invoiceId: string, request: PaymentRequest): Promise<PaymentResult> {
+  // Over the wire names (`exponent`): hashes stored by earlier versions keep matching.
   const hash = requestHash({
     op: 'payment',
     invoice_id: invoiceId,
     wallet_id: request.walletId,
     customer_id: request.customerId,
     currency: request.currency,
-    exponent: request.exponent,
+    exponent: request.minorDigits,
     amount: request.amount.toFixed(),
   });
   const key = debitKeys.payment(request.paymentId);
@@ -33,7 +34,7 @@ export async function payInvoice(deps: InvoiceDeps, ctx: EventContext, invoiceId
     const { result: written, events } = await deps.ledger.changeManyIn(trx, [{ ctx, walletId: request.walletId }], async ([change]) => {
       if (!change) throw new NotFoundError(`Wallet ${request.walletId} not found`, { field: 'wallet_id', wallet_id: request.walletId });
       refuseOtherWallet(change, request);
-      const perCredit = minorPerCredit(change.wallet.conversionRate, request.exponent);
+      const perCredit = minorPerCredit(change.wallet.conversionRate, request.minorDigits);
       const usable = change.wallet.creditBalance;
       if (request.amount.greaterThan(worthInMinor(usable, perCredit))) {
         throw new ValidationError('Insufficient credits: the payment is larger than the usable credits of the wallet', {

@@ -13,7 +13,7 @@ function allocationRequest(body: Pick<z.output<typeof invoiceAllocationsBatchIte
   return {
     customerId: body.customer_id,
     currency: body.currency,
-    exponent: body.exponent,
+    minorDigits: body.exponent,
     lines: body.lines.map((l) => ({ id: l.id, priceType: l.price_type, amount: exact(l.amount) })),
   };
 }
@@ -55,7 +55,7 @@ export function mountInvoiceRoutes(app: Express, invoices: InvoiceCreditService,
         walletId: body.wallet_id,
         customerId: body.customer_id,
         currency: body.currency,
-        exponent: body.exponent,
+        minorDigits: body.exponent,
         amount: exact(body.amount),
       });
       return paymentView(payment);

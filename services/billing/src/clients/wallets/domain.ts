@@ -10,6 +10,7 @@ export interface AllocationLine {
 export interface AllocationRequest {
   customer_id: string;
   currency: string;
+  /** The currency's minor digits (`minorDigits` of @billstream/contracts); `exponent` is its wire name. */
   exponent: number;
   lines: AllocationLine[];
   /** Answer what would be applied now, writing and debiting nothing (the upcoming invoice). */
@@ -29,6 +30,7 @@ export interface WalletPaymentRequest {
   wallet_id: string;
   customer_id: string;
   currency: string;
+  /** The currency's minor digits (`minorDigits`); `exponent` is its wire name. */
   exponent: number;
   amount: number;
 }
