@@ -1,4 +1,5 @@
 import type { BillingReason, InvoicePaymentStatus, InvoiceStatus } from '@billstream/contracts';
+import { sumAmounts } from '../pricing';
 
 export type LinePriceType = 'FIXED' | 'USAGE';
 
@@ -81,8 +82,8 @@ export interface InvoiceListQuery {
 
 /** Sums of the lines; amounts after credits and payments. Pure: the totals always add up. */
 export function totalsOf(lines: Pick<InvoiceLine, 'amount' | 'prepaidCreditsApplied'>[], amountPaid: number) {
-  const subtotal = lines.reduce((s, l) => s + l.amount, 0);
-  const credits = lines.reduce((s, l) => s + l.prepaidCreditsApplied, 0);
+  const subtotal = sumAmounts(lines);
+  const credits = sumAmounts(lines.map((l) => ({ amount: l.prepaidCreditsApplied })));
   const total = subtotal - credits;
   return { subtotal, totalPrepaidCreditsApplied: credits, total, amountDue: total, amountPaid, amountRemaining: total - amountPaid };
 }

@@ -1,11 +1,10 @@
-import type Decimal from 'decimal.js';
-import { exact, toDecimalString as decimalString } from '@billstream/money';
+import { exact, toDecimalString as decimalString, type Exact } from '@billstream/money';
 import type { LineAmount, PackageSpec } from './domain';
 import { parseQuantity } from './quantity';
 import { toMinorUnits } from './rounding';
 
 /** Whole packages for a usage: usage / size, rounded UP (any started package counts) or DOWN. */
-export function packagesFor(usage: Decimal, spec: PackageSpec): Decimal {
+export function packagesFor(usage: Exact, spec: PackageSpec): Exact {
   const whole = usage.dividedToIntegerBy(spec.size);
   const rest = usage.minus(whole.times(spec.size));
   return spec.round === 'UP' && rest.gt(0) ? whole.plus(1) : whole;

@@ -1,14 +1,13 @@
-import type Decimal from 'decimal.js';
 import { ValidationError } from '@billstream/errors';
 import { minorDigits } from '@billstream/contracts';
-import { Exact } from '@billstream/money';
+import { Exact, exact } from '@billstream/money';
 
 /**
  * The one rounding of a line: an exact amount in major units to integer minor units of the
  * currency, half up (0.5 minor units and more go up). Amounts are never negative.
  */
-export function toMinorUnits(majorAmount: Decimal, currency: string): number {
-  const minor = majorAmount.times(new Exact(10).pow(minorDigits(currency))).toDecimalPlaces(0, Exact.ROUND_HALF_UP);
+export function toMinorUnits(majorAmount: Exact, currency: string): number {
+  const minor = majorAmount.times(exact(10).pow(minorDigits(currency))).toDecimalPlaces(0, Exact.ROUND_HALF_UP);
   if (minor.gt(Number.MAX_SAFE_INTEGER)) {
     throw new ValidationError(`line amount ${majorAmount.toFixed()} ${currency} is too large to bill`, { field: 'amount' });
   }

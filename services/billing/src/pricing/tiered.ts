@@ -1,6 +1,5 @@
-import type Decimal from 'decimal.js';
 import { ValidationError } from '@billstream/errors';
-import { exact, toDecimalString as decimalString } from '@billstream/money';
+import { exact, toDecimalString as decimalString, type Exact } from '@billstream/money';
 import type { LineAmount, Tier, TierInfo } from './domain';
 import { parseQuantity } from './quantity';
 import { toMinorUnits } from './rounding';
@@ -23,7 +22,7 @@ function describe(description: string, info: TierInfo): string {
 }
 
 /** units x unit amount + the tier's flat amount; no usage bills nothing, flat amount included. */
-function tierLine(currency: string, tiers: Tier[], index: number, units: Decimal, description: string): LineAmount {
+function tierLine(currency: string, tiers: Tier[], index: number, units: Exact, description: string): LineAmount {
   const info = tierInfo(tiers, index);
   const flat = units.isZero() || info.flatAmount === null ? exact(0) : exact(info.flatAmount);
   return {
@@ -43,7 +42,7 @@ function assertOpenEnded(tiers: Tier[]): void {
 }
 
 /** The index of the tier that holds a usage: the first whose inclusive `upTo` reaches it. */
-export function tierIndexFor(tiers: Tier[], usage: Decimal): number {
+export function tierIndexFor(tiers: Tier[], usage: Exact): number {
   assertOpenEnded(tiers);
   return tiers.findIndex((t) => t.upTo === null || usage.lte(t.upTo));
 }

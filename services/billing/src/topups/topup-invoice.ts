@@ -1,6 +1,6 @@
 import type { Scope } from '@billstream/contracts';
 import { newId } from '@billstream/ids';
-import { Exact, toDecimalString } from '@billstream/money';
+import { exact, toDecimalString } from '@billstream/money';
 import { totalsOf, type Invoice } from '../invoices/domain';
 import { toMinorUnits } from '../pricing';
 
@@ -21,7 +21,7 @@ export interface InvoicedTopup {
 export const topupSourceKey = (transactionId: string) => `topup:${transactionId}`;
 
 function describe(credits: string): string {
-  return `Purchase of ${credits} ${new Exact(credits).eq(1) ? 'credit' : 'credits'}`;
+  return `Purchase of ${credits} ${exact(credits).eq(1) ? 'credit' : 'credits'}`;
 }
 
 /**
@@ -33,7 +33,7 @@ function describe(credits: string): string {
 export function topupInvoice(t: InvoicedTopup, now: Date): Invoice {
   const credits = toDecimalString(t.credits);
   const rate = toDecimalString(t.topupConversionRate);
-  const amount = toMinorUnits(new Exact(credits).times(rate), t.currency);
+  const amount = toMinorUnits(exact(credits).times(rate), t.currency);
   const lines = [
     {
       id: newId('invoiceLineItem'),

@@ -4,6 +4,7 @@ import type { CustomerStore } from '../customers/store';
 import type { InvoiceMaker } from '../invoices/maker';
 import { invoiceLines, wholeWindow, type UsageByPrice } from '../invoices/lines';
 import type { Meters, UsageQuery } from '../clients/meters/domain';
+import { sumAmounts } from '../pricing';
 import type { SubscriptionStore } from '../subscriptions/store';
 import type { UnbilledStore } from './store';
 
@@ -75,7 +76,8 @@ export class UnbilledCalculator {
       if (!of) continue;
       const window = wholeWindow(s, { start: s.currentPeriodStart!, end: s.currentPeriodEnd! });
       const lines = invoiceLines(prices.get(s.id) ?? [], { window, usage: of }, null).filter((l) => l.priceType === 'USAGE');
-      entry(s.customerId, s.currency).amount += lines.reduce((sum, l) => sum + l.amount, 0);
+      const open = entry(s.customerId, s.currency);
+      open.amount = sumAmounts([open, ...lines]);
     }
     for (const d of drafts) if (d.amount > 0) entry(d.customerId, d.currency).invoices.push({ invoice_id: d.invoiceId, amount: d.amount });
     return {
