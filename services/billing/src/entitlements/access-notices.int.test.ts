@@ -1,6 +1,7 @@
 import { createDb, type Db } from '@billstream/db';
 import { createTestDatabase, testLogger, waitFor, type TestDatabase } from '@billstream/testing';
-import { AccessCache, GRANTS_TTL_MS, GRANTS_TTL_NOTIFIED_MS } from './access-cache';
+import { AccessCache } from './access-cache';
+import { GRANTS_TTL_MS, GRANTS_TTL_NOTIFIED_MS } from './access-cache-timing';
 import { AccessNotices } from './access-notices';
 
 /**

@@ -1,6 +1,7 @@
 import { InProcessBus, TOPICS } from '@billstream/bus';
 import { testLogger } from '@billstream/testing';
-import { AccessCache, REFRESH_GATHER_MS, USAGE_TTL_MS, USAGE_TTL_NOTIFIED_MS } from './access-cache';
+import { AccessCache } from './access-cache';
+import { REFRESH_GATHER_MS, USAGE_TTL_MS, USAGE_TTL_NOTIFIED_MS } from './access-cache-timing';
 import { USAGE_NOTICE_LATE_MS, UsageNotices } from './usage-notices';
 
 const scope = { tenantId: 't', environmentId: 'e' };

@@ -10,30 +10,13 @@ import type { Allocation, AllocationRequest, Wallets } from '../clients/wallets/
 import { INVOICE_EVENTS, paymentStatusOf, totalsOf, type Invoice } from './domain';
 import { announceInvoice, invoiceEvent } from './maker';
 import type { PaidHook } from './paid-hook';
+import type { PostpaidPayment, PostpaidRecorder } from './postpaid-recorder';
 import type { InvoiceStore } from './store';
 
 const DAY_MS = 86_400_000;
 
 export function invoiceNotFound(id: string, field = 'id'): NotFoundError {
   return new NotFoundError(`Invoice ${id} not found`, { field, invoice_id: id });
-}
-
-/** What a postpaid wallet paid of an invoice at its finalization (the allocation's `postpaid`). */
-export interface PostpaidPayment {
-  walletId: string;
-  transactionId: string;
-  /** Minor units. */
-  amount: number;
-  at: Date;
-}
-
-/**
- * Writes the CREDITS payment a postpaid wallet made, in the finalization's transaction, and
- * answers its `payment.success` event (written after `invoice.update.finalized`). payments/
- * implements it (`PostpaidPayments`): payments sit above invoices, which name no payment.
- */
-export interface PostpaidRecorder {
-  record(trx: Trx, invoice: Invoice, paid: PostpaidPayment, actor: string): Promise<DomainEvent>;
 }
 
 export interface FinalizerDeps {

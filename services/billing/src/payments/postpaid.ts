@@ -2,7 +2,7 @@ import type { DomainEvent } from '@billstream/contracts';
 import type { Trx } from '@billstream/db';
 import { newId } from '@billstream/ids';
 import type { Invoice } from '../invoices/domain';
-import type { PostpaidPayment, PostpaidRecorder } from '../invoices/finalizer';
+import type { PostpaidPayment, PostpaidRecorder } from '../invoices/postpaid-recorder';
 import type { Payment } from './domain';
 import { paymentEvent, type PaymentStore } from './store';
 
