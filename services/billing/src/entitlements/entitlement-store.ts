@@ -17,6 +17,7 @@ interface EntitlementRow {
   usage_reset_period: Entitlement['usageResetPeriod'];
   is_soft_limit: boolean;
   static_value: string | null;
+  version: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -34,6 +35,7 @@ function fromRow(r: EntitlementRow): Entitlement {
     usageResetPeriod: r.usage_reset_period,
     isSoftLimit: r.is_soft_limit,
     staticValue: r.static_value,
+    version: r.version,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -60,6 +62,7 @@ export class EntitlementStore {
       feature_id: e.featureId,
       feature_type: e.featureType,
       ...grantColumns(e),
+      version: e.version,
       created_at: e.createdAt,
       updated_at: e.updatedAt,
     });
@@ -92,7 +95,7 @@ export class EntitlementStore {
   }
 
   async save(trx: Trx, e: Entitlement): Promise<void> {
-    await trx('entitlements').where({ id: e.id }).update({ ...grantColumns(e), updated_at: e.updatedAt });
+    await trx('entitlements').where({ id: e.id }).update({ ...grantColumns(e), version: e.version, updated_at: e.updatedAt });
   }
 
   async delete(trx: Trx, id: string): Promise<void> {

@@ -1,8 +1,8 @@
 import type { Express } from 'express';
 import { entitlementApi } from '@billstream/contracts';
-import { mountRoute, type RequestContext } from '@billstream/http';
+import { etagOf, HttpResult, mountRoute, type RequestContext } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
-import type { GrantInput } from './domain';
+import type { Entitlement, Feature, GrantInput } from './domain';
 import type { CustomerAccess } from './access';
 import type { EntitlementService } from './entitlements';
 import type { FeatureService } from './features';
@@ -20,12 +20,16 @@ const grantOf = (b: { is_enabled?: boolean; usage_limit?: string | null; usage_r
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
+/** A feature's or an entitlement's view with its ETag (`"<version>"`), for If-Match on a later PUT. */
+const featureAnswer = (f: Feature) => new HttpResult(toFeatureView(f), undefined, { ETag: etagOf(f.version) });
+const entitlementAnswer = (e: Entitlement) => new HttpResult(toEntitlementView(e), undefined, { ETag: etagOf(e.version) });
+
 export function mountEntitlementRoutes(app: Express, features: FeatureService, entitlements: EntitlementService, access: CustomerAccess, logger: Logger): void {
   mountRoute(
     app,
     entitlementApi.createFeature,
     async ({ body, ctx }) =>
-      toFeatureView(
+      featureAnswer(
         await features.create(eventContextOf(ctx), {
           name: body.name,
           lookupKey: body.lookup_key,
@@ -46,11 +50,12 @@ export function mountEntitlementRoutes(app: Express, features: FeatureService, e
     },
     logger,
   );
-  mountRoute(app, entitlementApi.getFeature, async ({ params, ctx }) => toFeatureView(await features.get(ctx, params.id)), logger);
+  mountRoute(app, entitlementApi.getFeature, async ({ params, ctx }) => featureAnswer(await features.get(ctx, params.id)), logger);
   mountRoute(
     app,
     entitlementApi.updateFeature,
-    async ({ params, body, ctx }) => toFeatureView(await features.update(eventContextOf(ctx), params.id, { name: body.name, description: body.description, metadata: body.metadata })),
+    async ({ params, body, ctx, req }) =>
+      featureAnswer(await features.update(eventContextOf(ctx), params.id, { name: body.name, description: body.description, metadata: body.metadata }, req.header('if-match'))),
     logger,
   );
   mountRoute(app, entitlementApi.archiveFeature, async ({ params, ctx }) => features.archive(eventContextOf(ctx), params.id), logger);
@@ -58,7 +63,7 @@ export function mountEntitlementRoutes(app: Express, features: FeatureService, e
   mountRoute(
     app,
     entitlementApi.createEntitlement,
-    async ({ body, ctx }) => toEntitlementView(await entitlements.create(eventContextOf(ctx), body.plan_id, body.feature_id, grantOf(body))),
+    async ({ body, ctx }) => entitlementAnswer(await entitlements.create(eventContextOf(ctx), body.plan_id, body.feature_id, grantOf(body))),
     logger,
   );
   mountRoute(
@@ -70,11 +75,11 @@ export function mountEntitlementRoutes(app: Express, features: FeatureService, e
     },
     logger,
   );
-  mountRoute(app, entitlementApi.getEntitlement, async ({ params, ctx }) => toEntitlementView(await entitlements.get(ctx, params.id)), logger);
+  mountRoute(app, entitlementApi.getEntitlement, async ({ params, ctx }) => entitlementAnswer(await entitlements.get(ctx, params.id)), logger);
   mountRoute(
     app,
     entitlementApi.updateEntitlement,
-    async ({ params, body, ctx }) => toEntitlementView(await entitlements.update(eventContextOf(ctx), params.id, grantOf(body))),
+    async ({ params, body, ctx, req }) => entitlementAnswer(await entitlements.update(eventContextOf(ctx), params.id, grantOf(body), req.header('if-match'))),
     logger,
   );
   mountRoute(app, entitlementApi.deleteEntitlement, async ({ params, ctx }) => entitlements.delete(eventContextOf(ctx), params.id), logger);

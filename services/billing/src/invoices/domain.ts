@@ -1,4 +1,4 @@
-import type { BillingReason, InvoicePaymentStatus, InvoiceStatus, PaymentMethodType } from '@billstream/contracts';
+import type { BillingReason, InvoicePaymentStatus, InvoiceStatus, PaymentMethodType, WebhookEventName } from '@billstream/contracts';
 
 export type LinePriceType = 'FIXED' | 'USAGE';
 
@@ -13,6 +13,8 @@ export interface InvoiceLine {
   quantity: string;
   unitAmount: string;
   amount: number;
+  /** Only on a prorated FIXED line: part / whole of the period, 12 decimals, half up (BILLING.md, Prices); amount = unit amount x factor, rounded once. */
+  prorationFactor: string | null;
   prepaidCreditsApplied: number;
   periodStart: Date | null;
   periodEnd: Date | null;
@@ -86,10 +88,10 @@ export const INVOICE_EVENTS = {
   voided: 'invoice.update.voided',
   updated: 'invoice.update',
   overdue: 'invoice.payment.overdue',
-} as const;
+} as const satisfies Record<string, WebhookEventName>;
 export type InvoiceEventType = (typeof INVOICE_EVENTS)[keyof typeof INVOICE_EVENTS];
 
-export const PAYMENT_EVENTS = { success: 'payment.success' } as const;
+export const PAYMENT_EVENTS = { success: 'payment.success' } as const satisfies Record<string, WebhookEventName>;
 
 export interface InvoiceListQuery {
   customerId?: string;

@@ -47,8 +47,9 @@ export function mountInvoiceRoutes(app: Express, deps: InvoiceRouteDeps, logger:
   mountRoute(
     app,
     invoiceApi.billSubscriptions,
-    async () => {
-      const r = await deps.periods.runOnce();
+    // The caller's tenant and environment only (ADR 0035): the counts are theirs.
+    async ({ ctx }) => {
+      const r = await deps.periods.runOnce({ tenantId: ctx.tenantId, environmentId: ctx.environmentId });
       return {
         invoices_created: r.invoices_created,
         subscriptions_billed: r.subscriptions_billed,
