@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 /**
+ * One file: the demo is the story a new user reads beside its output, step by step in the order it runs.
+ *
  * First-run demo (`npm run demo`) against a running Billstream stack: creates customers,
  * wallets with prepaid credits, meters, a plan (a monthly platform fee and a price per token)
  * and a webhook endpoint; sends last month's usage as a realistic stream of events in bulk with

@@ -1,3 +1,4 @@
+/** One file: billing's part of the route registry, a few lines of data per route; one list shows the service's whole surface in the order the OpenAPI document gives it. */
 import { z } from 'zod';
 import { listResponse, paginationQuery } from '../common';
 import { defineRoute, type RouteDef } from '../routes';
