@@ -11,6 +11,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
 const YAML = require('yaml');
+const { composeEnv, parseEnv } = require('./compose-env');
 
 const ROOT = path.resolve(__dirname, '..');
 const K8S_DIR = path.join(ROOT, 'deploy', 'k8s');
@@ -22,6 +23,9 @@ const SERVICES = {
   'webhook-dispatcher': { port: 8084, schema: 'webhook' },
   billing: { port: 8085, schema: 'billing' },
 };
+/** Variables holding a secret: compose must require them (`${X:?...}`) and never give a default (ADR 0034). */
+const SECRET_NAME = /(TOKEN|PASSWORD|API_KEY|SECRET)$/;
+const REQUIRED_REF = /^\$\{[A-Z][A-Z0-9_]*:\?[^}]+\}$/;
 const CONDITIONS = new Set(['service_started', 'service_healthy', 'service_completed_successfully']);
 
 const problems = [];
@@ -71,11 +75,29 @@ function withDefaults(value) {
   return String(value ?? '').replace(/\$\{[A-Z0-9_]+:-([^}]*)\}/g, '$1');
 }
 
+/** No secret of the compose file has a default; every one is required from .env or the environment. */
+function checkComposeSecrets(text, services) {
+  for (const m of text.matchAll(/\$\{([A-Z][A-Z0-9_]*):?-/g)) {
+    check(!SECRET_NAME.test(m[1]), `compose: \${${m[1]}} has a default; a secret must be required (\${${m[1]}:?...}, written by npm run compose:env)`);
+  }
+  for (const [name, service] of Object.entries(services)) {
+    for (const [variable, value] of Object.entries(service.environment ?? {})) {
+      if (SECRET_NAME.test(variable)) check(REQUIRED_REF.test(String(value)), `compose: ${name} ${variable} must be a required variable (\${X:?...}), is ${value}`);
+      if (variable === 'DATABASE_URL') {
+        const password = /^postgres:\/\/[^:]+:(.*)@[^@]+$/.exec(String(value))?.[1] ?? '';
+        check(REQUIRED_REF.test(password), `compose: ${name} DATABASE_URL must take its password from a required variable (\${X_DB_PASSWORD:?...})`);
+      }
+    }
+  }
+}
+
 function checkCompose(variables) {
   const file = path.join(ROOT, 'docker-compose.yml');
   if (!check(fs.existsSync(file), 'docker-compose.yml is missing')) return;
-  const [compose] = parseYaml('docker-compose.yml', fs.readFileSync(file, 'utf8'));
+  const text = fs.readFileSync(file, 'utf8');
+  const [compose] = parseYaml('docker-compose.yml', text);
   const services = compose?.services ?? {};
+  checkComposeSecrets(text, services);
   for (const name of ['postgres', 'kafka', 'kafka-init', ...Object.keys(SERVICES)]) {
     check(services[name], `compose: service ${name} is missing`);
   }
@@ -135,7 +157,9 @@ function checkCompose(variables) {
 
   const binary = spawnSync('docker-compose', ['version', '--short'], { encoding: 'utf8' });
   if (binary.status === 0) {
-    const parsed = spawnSync('docker-compose', ['-f', file, 'config', '-q'], { cwd: ROOT, encoding: 'utf8' });
+    // The secrets as `npm run compose:env` writes them: compose requires them.
+    const secrets = parseEnv(composeEnv(fs.readFileSync(path.join(ROOT, 'deploy', 'compose', 'env.example'), 'utf8')));
+    const parsed = spawnSync('docker-compose', ['-f', file, 'config', '-q'], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, ...secrets } });
     check(parsed.status === 0, `compose: docker-compose config failed:\n${parsed.stderr}`);
     console.log(`check-deploy: docker-compose ${binary.stdout.trim()} parsed docker-compose.yml (config -q: ${parsed.status === 0 ? 'ok' : 'failed'})`);
   } else {
@@ -185,6 +209,26 @@ function containerProblems(where, container) {
   check(container.securityContext?.allowPrivilegeEscalation === false, `${where}: allowPrivilegeEscalation must be false`);
 }
 
+/**
+ * The Secrets shipped in deploy/k8s hold placeholders no service starts with (ADR 0034): the
+ * internal token and bootstrap key are refused by the config lib, the connection strings are
+ * no postgres:// URL. Real ones are created from random values (deploy/k8s/README.md).
+ */
+function checkShippedSecrets(secrets) {
+  const common = path.join(ROOT, 'libs', 'config', 'dist', 'index.js');
+  if (!fs.existsSync(common)) return;
+  const { commonServiceEnv, isPlaceholderSecret } = require(common);
+  const token = secrets.get('billstream-internal')?.INTERNAL_TOKEN;
+  check(token !== undefined && !commonServiceEnv.INTERNAL_TOKEN.safeParse(token).success, 'k8s: Secret billstream-internal must ship an INTERNAL_TOKEN no service accepts (a deny-listed placeholder)');
+  const key = secrets.get('billstream-bootstrap')?.BOOTSTRAP_API_KEY;
+  check(key === undefined || isPlaceholderSecret(key), 'k8s: Secret billstream-bootstrap must ship a deny-listed placeholder BOOTSTRAP_API_KEY');
+  for (const [name, data] of secrets) {
+    if (data.DATABASE_URL !== undefined) {
+      check(!commonServiceEnv.DATABASE_URL.safeParse(data.DATABASE_URL).success, `k8s: Secret ${name} must ship a DATABASE_URL no service accepts (a placeholder, not a postgres:// URL)`);
+    }
+  }
+}
+
 function checkK8s(variables) {
   if (!check(fs.existsSync(K8S_DIR), 'deploy/k8s is missing')) return;
   const files = fs.readdirSync(K8S_DIR).filter((f) => /\.ya?ml$/.test(f));
@@ -205,6 +249,7 @@ function checkK8s(variables) {
   const byKind = (kind) => objects.filter((o) => o.kind === kind);
   const secrets = new Map(byKind('Secret').map((s) => [s.metadata.name, { ...(s.data ?? {}), ...(s.stringData ?? {}) }]));
   const configMaps = new Map(byKind('ConfigMap').map((c) => [c.metadata.name, c.data ?? {}]));
+  checkShippedSecrets(secrets);
 
   for (const [name, meta] of Object.entries(SERVICES)) {
     const deployment = byKind('Deployment').find((d) => d.metadata.name === name);

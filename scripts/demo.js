@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 /**
+ * One file: the demo is the story a new user reads beside its output, step by step in the order it runs.
+ *
  * First-run demo (`npm run demo`) against a running Billstream stack: creates customers,
  * wallets with prepaid credits, meters, a plan (a monthly platform fee and a price per token)
  * and a webhook endpoint; sends last month's usage as a realistic stream of events in bulk with
@@ -9,7 +11,8 @@
  * invoices, balances, usage and the webhooks it received (signatures checked).
  *
  *   BILLSTREAM_URL      gateway base URL (default http://127.0.0.1:8080)
- *   BILLSTREAM_API_KEY  API key with `*` (default: the key `npm start` keeps in $DATA_DIR/dev-api-key)
+ *   BILLSTREAM_API_KEY  API key with `*` (default: the key `npm start` keeps in $DATA_DIR/dev-api-key,
+ *                       else BILLSTREAM_API_KEY of the .env of `npm run compose:env`)
  *   DEMO_EVENTS         number of usage events (default 5000)
  *   DEMO_WEBHOOK_LISTEN host:port the webhook receiver listens on (default 127.0.0.1:0)
  *   DEMO_WEBHOOK_URL    the URL the endpoint is registered with (default http://<that address>/...):
@@ -28,6 +31,7 @@ const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
 const cliProgress = require('cli-progress');
+const { parseEnv } = require('./compose-env');
 const { BillstreamError, createClient, verifyWebhook } = loadClient();
 
 function loadClient() {
@@ -65,15 +69,23 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 class DemoStop extends Error {}
 
+/**
+ * BILLSTREAM_API_KEY; else the development key of `npm start` in $DATA_DIR/dev-api-key; else
+ * BILLSTREAM_API_KEY of the .env that `npm run compose:env` wrote for docker compose. There is
+ * no default key (ADR 0034).
+ */
 function apiKey() {
   if (process.env.BILLSTREAM_API_KEY) return process.env.BILLSTREAM_API_KEY.trim();
   const file = path.resolve(process.env.DATA_DIR || '.data', 'dev-api-key');
   if (fs.existsSync(file)) return fs.readFileSync(file, 'utf8').trim();
+  const dotEnv = path.resolve(__dirname, '..', '.env');
+  const fromDotEnv = fs.existsSync(dotEnv) ? parseEnv(fs.readFileSync(dotEnv, 'utf8')).BILLSTREAM_API_KEY : undefined;
+  if (fromDotEnv) return fromDotEnv.trim();
   throw new DemoStop(
     [
       'No API key: set BILLSTREAM_API_KEY, or run the demo beside the data directory of `npm start`',
       `(it keeps its development key in ${file}).`,
-      'With docker compose the gateway ensures BILLSTREAM_API_KEY (default bsk_compose_local_development_key).',
+      `With docker compose the gateway ensures BILLSTREAM_API_KEY of ${dotEnv} (written by \`npm run compose:env\`).`,
     ].join('\n'),
   );
 }

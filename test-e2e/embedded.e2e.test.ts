@@ -177,6 +177,27 @@ describe('npm start: the embedded default', () => {
     expect(file.text.trimEnd().split('\n')).toHaveLength(301);
   });
 
+  it('answers other requests while a long import holds the one database between its steps (issue #30)', async () => {
+    const api = new ApiClient(apiUrl, devKey);
+    const n = 30_000;
+    const lines = Array.from({ length: n }, (_, i) =>
+      JSON.stringify({ event_id: `emb-long-${i}`, event_name: 'api_call', external_customer_id: `emb-long-${i % 50}`, timestamp: new Date(Date.UTC(2026, 1, 1) + i * 1000).toISOString() }),
+    );
+    const imported = await api.post('/v1/tasks/imports?entity_type=EVENTS&file_type=JSONL', lines.join('\n'), { 'content-type': 'application/x-ndjson' });
+    expect(imported.status).toBe(202);
+    // Once it runs, requests are answered between its steps: before it ends, not after it.
+    await waitFor(async () => (await api.get(`/v1/tasks/${imported.body.id}`)).body.processed_records > 0, { timeoutMs: 60_000, intervalMs: 20, what: 'the import to start' });
+    for (let i = 0; i < 5; i += 1) expect((await api.get('/v1/customers?limit=20')).status).toBe(200);
+    const during = (await api.get(`/v1/tasks/${imported.body.id}`)).body;
+    expect(['PENDING', 'PROCESSING']).toContain(during.task_status);
+    expect(during.processed_records).toBeLessThan(n);
+    const done = await waitFor(async () => {
+      const t = (await api.get(`/v1/tasks/${imported.body.id}`)).body;
+      return t.task_status === 'COMPLETED' ? t : undefined;
+    }, { timeoutMs: 300_000, intervalMs: 250, what: 'the long import to complete' });
+    expect(done).toMatchObject({ successful_records: n, failed_records: 0 });
+  });
+
   it('keeps one database in DATA_DIR/pglite, every service\'s tables in its own schema', async () => {
     await stop(running!);
     running = undefined;

@@ -1,3 +1,4 @@
+/** One file: every case runs on the one six-process stack started in beforeAll; another file would start another (tens of seconds on two cores). */
 import { createDb, type Db } from '@billstream/db';
 import { ApiClient, waitFor } from '@billstream/testing';
 import { startProcessStack, TEST_ENVIRONMENT, TEST_TENANT, type ProcessStack, type Replica } from './support/stack';

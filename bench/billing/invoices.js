@@ -1,4 +1,6 @@
 /**
+ * One file: a benchmark is one program, read and run top to bottom; its set-up, load, checks and report share the state of one run.
+ *
  * Billing invoices (issue #13): closing a period for many subscriptions, and the invoice list.
  *
  *   npx tsc -b tsconfig.build.json && node bench/billing/invoices.js

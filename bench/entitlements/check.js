@@ -1,4 +1,6 @@
 /**
+ * One file: a benchmark is one program, read and run top to bottom; its set-up, load, probes and report share the state of one run.
+ *
  * The entitlement check on the hot path (issue #14 item 4): p99 < 10 ms at 1,000 checks/s
  * through the gateway, with usage at most 2 s old.
  *

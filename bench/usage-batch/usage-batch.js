@@ -20,7 +20,8 @@ const EVENTS = Number(process.env.EVENTS || 1000000);
 const BATCH = Number(process.env.BATCH || 200);
 const RUNS = Number(process.env.RUNS || 3);
 const BATCHES = Number(process.env.BATCHES || 10);
-const TOKEN = 'usage-batch-bench';
+// 48 random hex characters: a service refuses a shorter INTERNAL_TOKEN (ADR 0034).
+const TOKEN = require('node:crypto').randomBytes(24).toString('hex');
 const HEADERS = { 'content-type': 'application/json', 'x-internal-token': TOKEN, 'x-tenant-id': 'tenant-a', 'x-environment-id': 'production' };
 
 async function post(url, body) {

@@ -32,7 +32,8 @@ const USERS = Number(process.env.USERS || 1000);
 const QUERIES = Number(process.env.QUERIES || 200);
 const RAW_CHECK = process.env.RAW_CHECK !== '0';
 const KEEP_SETUP = process.env.KEEP_SETUP === '1' || Boolean(process.env.SETUP_DB);
-const TOKEN = 'usage-rollups-bench';
+// 48 random hex characters: a service refuses a shorter INTERNAL_TOKEN (ADR 0034).
+const TOKEN = require('node:crypto').randomBytes(24).toString('hex');
 const HEADERS = { 'content-type': 'application/json', 'x-internal-token': TOKEN, 'x-tenant-id': 'tenant-a', 'x-environment-id': 'production' };
 const CUSTOMER = 'cust-big';
 const TYPES = [

@@ -47,7 +47,14 @@ WORK=$(mktemp -d -t billstream-compose-XXXXXX)
 export COMPOSE_PROJECT_NAME="${COMPOSE_PROJECT_NAME:-billstream-ci}"
 export COMPOSE_GATEWAY_PORT="${COMPOSE_GATEWAY_PORT:-8080}"
 export DOCKER_HOST="unix:///var/run/docker.sock"
-export BILLSTREAM_API_KEY="${BILLSTREAM_API_KEY:-bsk_compose_ci_key_$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')}"
+# The stack's secrets, random for this run as `npm run compose:env` writes them for a developer
+# (docker-compose.yml has no default for any): exported, so compose, the smoke suite, the demo and
+# restart-under-traffic.js all take INTERNAL_TOKEN, BILLSTREAM_API_KEY and the passwords from here.
+node scripts/compose-env.js --out "$WORK/compose.env" >/dev/null
+set -a
+# shellcheck disable=SC1091
+. "$WORK/compose.env"
+set +a
 # The smoke suite and the demo run their webhook receivers on this machine, reached through a
 # relay on the dispatcher container's loopback: plain http to loopback hosts, in this stack only.
 export WEBHOOK_ALLOW_INSECURE=true WEBHOOK_RETRY_SCHEDULE=1s,2s,5s

@@ -5,19 +5,34 @@
  * must be counted by the meter exactly once afterwards. Refusals while the container is down are
  * allowed (the client was told); a lost or a doubled accepted event fails.
  *
- *   BASE_URL=http://127.0.0.1:8080 BILLSTREAM_API_KEY=... node deploy/compose/restart-under-traffic.js ingestion-aggregator
+ *   BASE_URL=http://127.0.0.1:8080 node deploy/compose/restart-under-traffic.js ingestion-aggregator
+ *
+ * The API key: BILLSTREAM_API_KEY, else the one in the .env of `npm run compose:env`.
  */
+const fs = require('node:fs');
+const path = require('node:path');
 const { execFileSync } = require('node:child_process');
+const { parseEnv } = require('../../scripts/compose-env');
 
 const DOCKER = process.env.DOCKER ?? '/usr/bin/docker';
 const PROJECT = process.env.COMPOSE_PROJECT_NAME ?? 'billstream';
 const BASE_URL = (process.env.BASE_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
-const KEY = process.env.BILLSTREAM_API_KEY ?? 'bsk_compose_local_development_key';
+const KEY = apiKey();
 const SERVICE = process.argv[2] ?? 'ingestion-aggregator';
 const run = `restart-${Date.now().toString(36)}`;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const docker = (...args) => execFileSync(DOCKER, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 const log = (s) => console.log(`restart-under-traffic: ${s}`);
+
+/** BILLSTREAM_API_KEY of the environment, else of the .env of `npm run compose:env`; there is no default key (ADR 0034). */
+function apiKey() {
+  if (process.env.BILLSTREAM_API_KEY) return process.env.BILLSTREAM_API_KEY;
+  const file = path.resolve(__dirname, '..', '..', '.env');
+  const key = fs.existsSync(file) ? parseEnv(fs.readFileSync(file, 'utf8')).BILLSTREAM_API_KEY : undefined;
+  if (key) return key;
+  console.error('restart-under-traffic: no API key: set BILLSTREAM_API_KEY, or run beside the .env of `npm run compose:env`');
+  process.exit(2);
+}
 
 async function call(method, path, body) {
   const res = await fetch(BASE_URL + path, {

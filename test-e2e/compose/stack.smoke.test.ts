@@ -1,5 +1,7 @@
+import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { ApiClient, waitFor } from '@billstream/testing';
 
 /**
@@ -12,9 +14,19 @@ import { ApiClient, waitFor } from '@billstream/testing';
  * dispatcher allows plain http to loopback hosts only (WEBHOOK_ALLOW_INSECURE=true).
  */
 const BASE_URL = (process.env.BASE_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
-const KEY = process.env.BILLSTREAM_API_KEY ?? 'bsk_compose_local_development_key';
+const KEY = apiKey();
 const [WEBHOOK_HOST, WEBHOOK_PORT] = (process.env.WEBHOOK_LISTEN ?? '127.0.0.1:0').split(':');
 const run = `smoke-${Date.now().toString(36)}`;
+
+/** BILLSTREAM_API_KEY, else the one in the .env of `npm run compose:env`; there is no default key (ADR 0034). */
+function apiKey(): string {
+  if (process.env.BILLSTREAM_API_KEY) return process.env.BILLSTREAM_API_KEY;
+  const file = path.resolve(__dirname, '..', '..', '.env');
+  const line = existsSync(file) ? readFileSync(file, 'utf8').split('\n').find((l) => l.startsWith('BILLSTREAM_API_KEY=')) : undefined;
+  const key = line?.slice('BILLSTREAM_API_KEY='.length).trim();
+  if (!key) throw new Error('No API key: set BILLSTREAM_API_KEY, or run beside the .env of `npm run compose:env`');
+  return key;
+}
 
 interface Delivery {
   event_name: string;

@@ -66,7 +66,9 @@ export function createClient(options: ClientOptions): BillstreamClient {
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
 
   async function call(method: Method, path: string, init: RawInit = {}): Promise<unknown> {
-    const body = withIdempotency(method, path, init.body);
+    const given = { ...stringValues(init.params?.header), ...init.headers };
+    const headerKey = Object.entries(given).find(([name]) => name.toLowerCase() === 'idempotency-key')?.[1];
+    const body = withIdempotency(method, path, init.body, randomUUID, headerKey);
     const url = baseUrl + fillPath(path, init.params?.path) + queryString(init.params?.query);
     const safe = isSafeToRepeat(method, body);
     const requestId = init.requestId ?? randomUUID();
@@ -77,8 +79,7 @@ export function createClient(options: ClientOptions): BillstreamClient {
       'user-agent': options.userAgent ?? USER_AGENT,
       'x-request-id': requestId,
       ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
-      ...stringValues(init.params?.header),
-      ...init.headers,
+      ...given,
     };
     for (let attempt = 1; ; attempt++) {
       const outcome = await attemptOnce(doFetch, url, { method: method.toUpperCase(), headers, body: payload }, init.timeoutMs ?? timeoutMs, requestId, init.signal);

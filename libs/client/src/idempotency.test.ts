@@ -11,6 +11,14 @@ describe('withIdempotency', () => {
     expect(withIdempotency('POST', '/v1/wallets/wallet_1/debit', given, key)).toBe(given);
   });
 
+  it('puts the key of an Idempotency-Key header in the body instead of a new one (ADR 0035: equal keys are one key)', () => {
+    expect(withIdempotency('POST', '/v1/wallets/wallet_1/topup', { credits_to_add: '5' }, key, 'from-header')).toEqual({ credits_to_add: '5', idempotency_key: 'from-header' });
+    const given = { credits: '1', idempotency_key: 'mine' };
+    expect(withIdempotency('POST', '/v1/wallets/wallet_1/debit', given, key, 'from-header')).toBe(given);
+    const customer = { external_customer_id: 'c' };
+    expect(withIdempotency('POST', '/v1/customers', customer, key, 'from-header')).toBe(customer);
+  });
+
   it('gives every usage event an event_id unless it has one, and leaves other calls alone', () => {
     expect(withIdempotency('POST', '/v1/events', { event_name: 'x' }, key)).toEqual({ event_name: 'x', event_id: 'generated' });
     expect(withIdempotency('POST', '/v1/events/bulk', { events: [{ event_id: 'a' }, { event_name: 'b' }] }, key)).toEqual({

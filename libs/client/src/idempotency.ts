@@ -7,12 +7,16 @@ import { randomUUID } from 'node:crypto';
 
 const KEYED_WRITES = [/^\/v1\/wallets\/[^/]+\/topup$/, /^\/v1\/wallets\/[^/]+\/debit$/, /^\/v1\/payments$/];
 
-/** The body to send: `body` itself, or a copy with the missing key or event ids filled in. */
-export function withIdempotency(method: string, path: string, body: unknown, newKey: () => string = randomUUID): unknown {
+/**
+ * The body to send: `body` itself, or a copy with the missing key or event ids filled in. A
+ * keyed write whose caller sent the `Idempotency-Key` header (`headerKey`) gets that key in
+ * the body, not a new one: the API takes both when they are equal (ADR 0035).
+ */
+export function withIdempotency(method: string, path: string, body: unknown, newKey: () => string = randomUUID, headerKey?: string): unknown {
   if (method.toUpperCase() !== 'POST' || typeof body !== 'object' || body === null || Array.isArray(body)) return body;
   const record = body as Record<string, unknown>;
   if (KEYED_WRITES.some((pattern) => pattern.test(path))) {
-    return record.idempotency_key === undefined ? { ...record, idempotency_key: newKey() } : body;
+    return record.idempotency_key === undefined ? { ...record, idempotency_key: headerKey ?? newKey() } : body;
   }
   if (path === '/v1/events') return withEventId(record, newKey);
   if (path === '/v1/events/bulk' && Array.isArray(record.events)) {

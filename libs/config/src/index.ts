@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { INTERNAL_TOKEN_MIN_LENGTH, secretEnv } from './secrets';
+
+export { INTERNAL_TOKEN_MIN_LENGTH, KNOWN_PLACEHOLDER_SECRETS, isPlaceholderSecret, secretEnv } from './secrets';
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -59,7 +62,8 @@ export const commonServiceEnv = {
   KAFKA_REBALANCE_TIMEOUT_MS: env.int(10_000, 1000),
   KAFKA_RETRY_MAX_MS: env.int(1000, 100),
   KAFKA_FETCH_MAX_WAIT_MS: env.int(1000, 10),
-  INTERNAL_TOKEN: z.string().min(16, 'must be at least 16 characters'),
+  /** Shared secret of gateway -> service calls: 32+ characters, no value known from the repository (ADR 0034). */
+  INTERNAL_TOKEN: secretEnv(INTERNAL_TOKEN_MIN_LENGTH),
   LOG_LEVEL: env.logLevel(),
   HOST: z.string().default('0.0.0.0'),
 };

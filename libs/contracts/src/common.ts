@@ -13,6 +13,7 @@ export const PERMISSIONS = [
   'meters:write',
   'api_keys:read',
   'api_keys:write',
+  'api_keys:tenant',
   'plans:read',
   'plans:write',
   'subscriptions:read',

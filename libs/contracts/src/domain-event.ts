@@ -1,12 +1,13 @@
 import { z } from 'zod';
 
 /**
- * The message published on customer-events and wallet-events (through each service's outbox).
- * `type` is the public webhook event name; `payload` is keyed by the resource name.
+ * The message a service publishes on customer-events, wallet-events or billing-events (through
+ * its outbox). `type` is one of the public webhook event names, so a misspelt name does not
+ * compile; `payload` is keyed by the resource name.
  */
 export interface DomainEvent<P extends Record<string, unknown> = Record<string, unknown>> {
   id: string;
-  type: string;
+  type: WebhookEventName;
   tenant_id: string;
   environment_id: string;
   user_id: string;
@@ -24,7 +25,17 @@ export const domainEventSchema = z.object({
   payload: z.record(z.string(), z.unknown()),
 });
 
-/** Every public webhook event name of the spec. */
+/**
+ * A domain event as a consumer reads it off the bus: `type` is any string until the consumer
+ * checks it (a newer producer may publish a name this build does not know).
+ */
+export type ReceivedDomainEvent = z.infer<typeof domainEventSchema>;
+
+/**
+ * Every public webhook event name of the spec, the one list of them: producers publish
+ * `DomainEvent`s typed with it, endpoints subscribe to its names, and docs/api/webhooks.md
+ * lists for each the operations that emit it (a unit test holds the two together).
+ */
 export const WEBHOOK_EVENT_NAMES = [
   'invoice.create.drafted',
   'invoice.update.finalized',

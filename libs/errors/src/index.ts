@@ -82,8 +82,8 @@ export class IdempotencyConflictError extends DomainError {
 export class RateLimitedError extends DomainError {
   readonly retryAfterSeconds: number;
 
-  constructor(retryAfterSeconds: number) {
-    super('rate_limited', 'Rate limit exceeded', { retry_after_seconds: retryAfterSeconds });
+  constructor(retryAfterSeconds: number, message = 'Rate limit exceeded') {
+    super('rate_limited', message, { retry_after_seconds: retryAfterSeconds });
     this.retryAfterSeconds = retryAfterSeconds;
   }
 }

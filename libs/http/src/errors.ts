@@ -76,7 +76,8 @@ export function errorResponse(err: unknown, logger: Logger, options: { ingestion
   const { status, code } = KIND_TO_HTTP[kind];
   if (status >= 500) {
     const ref = newUlid();
-    logger.error('request failed', { ref, err, cause: err instanceof Error ? err.cause : undefined });
+    // The logger writes err with its message, stack, Postgres fields and cause chain (ADR 0034).
+    logger.error('request failed', { ref, err });
     message = `${message} (reference ${ref})`;
     if (transient) details = { ...details, reference: ref };
     else details = err instanceof DomainError && kind === 'unavailable' ? err.details : { reference: ref };

@@ -1,5 +1,5 @@
-import { ValidationError } from '@billstream/errors';
-import { etagOf, matchesIfMatch } from './etag';
+import { ValidationError, VersionConflictError } from '@billstream/errors';
+import { assertIfMatch, etagOf, matchesIfMatch } from './etag';
 
 describe('etagOf', () => {
   it('is the version number as a strong ETag', () => {
@@ -42,4 +42,23 @@ describe('matchesIfMatch', () => {
       }
     },
   );
+});
+
+describe('assertIfMatch', () => {
+  it('lets a matching, absent or `*` If-Match through and refuses a stale one with version_conflict naming the current ETag', () => {
+    expect(() => assertIfMatch(undefined, 2, 'Plan plan_1')).not.toThrow();
+    expect(() => assertIfMatch('*', 2, 'Plan plan_1')).not.toThrow();
+    expect(() => assertIfMatch('"1", "2"', 2, 'Plan plan_1')).not.toThrow();
+    const stale = (() => {
+      try {
+        assertIfMatch('"1"', 2, 'Plan plan_1');
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(stale).toBeInstanceOf(VersionConflictError);
+    expect((stale as VersionConflictError).message).toBe('Plan plan_1 was modified by another request; read it again');
+    expect((stale as VersionConflictError).details).toEqual({ field: 'If-Match', current_etag: '"2"' });
+    expect(() => assertIfMatch('2', 2, 'Plan plan_1')).toThrow(ValidationError);
+  });
 });

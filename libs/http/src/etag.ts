@@ -1,4 +1,4 @@
-import { ValidationError } from '@billstream/errors';
+import { ValidationError, VersionConflictError } from '@billstream/errors';
 
 /**
  * The ETag of one version of a resource, the same format for every resource: strong, the
@@ -30,4 +30,16 @@ function entityTags(header: string): string[] {
 export function matchesIfMatch(header: string | undefined, current: string): boolean {
   if (header === undefined || header.trim() === '*') return true;
   return entityTags(header).some((tag) => !tag.startsWith('W/') && tag === current);
+}
+
+/**
+ * Throws the 409 `version_conflict` of a stale If-Match (`details.field` If-Match,
+ * `details.current_etag`) unless `matchesIfMatch` lets an update of version `version` of
+ * `what` (e.g. `Plan plan_01...`) go ahead.
+ */
+export function assertIfMatch(header: string | undefined, version: number, what: string): void {
+  const current = etagOf(version);
+  if (!matchesIfMatch(header, current)) {
+    throw new VersionConflictError(`${what} was modified by another request; read it again`, { field: 'If-Match', current_etag: current });
+  }
 }

@@ -12,3 +12,4 @@ export * from './internal-client';
 export * from './observe';
 export * from './static-routes';
 export * from './lean-routes';
+export * from './idempotency-key';

@@ -123,7 +123,7 @@ async function answer(route: LeanRoute, req: IncomingMessage, raw: Buffer, reque
   }
   assertStorableJson(body, { checkStrings: mayHoldUnstorableText(raw) });
   const ctx = await route.context(req, requestId);
-  const input = parseRouteInput(route.def, { params: {}, query: {}, body } as unknown as Parameters<typeof parseRouteInput>[1]);
+  const input = parseRouteInput(route.def, { params: {}, query: {}, body, headers: req.headers } as unknown as Parameters<typeof parseRouteInput>[1]);
   return route.answer({ body: input.body, raw: body, ctx, req, requestId });
 }
 

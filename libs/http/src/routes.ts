@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { ALL_ROUTES, type InputOf, type RouteDef, type ServiceName } from '@billstream/contracts';
 import type { Logger } from '@billstream/logger';
 import { contextOf, loggerOf, type RequestContext } from './context';
+import { withIdempotencyKey } from './idempotency-key';
 import { parseQuery, type QueryParams } from './query';
 import { parseOrThrow } from './validation';
 
@@ -72,13 +73,14 @@ export type RouteHandler<D extends RouteDef> = (input: RouteInput<D>) => Promise
 
 /**
  * Validates params, query and body with the route's schemas. A route without a query schema
- * takes no query parameter; a parameter repeated where one value is expected is refused.
+ * takes no query parameter; a parameter repeated where one value is expected is refused. A
+ * body that takes `idempotency_key` gets the `Idempotency-Key` header merged in first (ADR 0035).
  */
 export function parseRouteInput<D extends RouteDef>(def: D, req: Request) {
   return {
     params: (def.params ? parseOrThrow(def.params, req.params, 'Path') : undefined) as InputOf<D['params']>,
     query: parseQuery(def.query, (req.query ?? {}) as QueryParams) as InputOf<D['query']>,
-    body: (def.body ? parseOrThrow(def.body, req.body ?? {}, 'Body') : undefined) as InputOf<D['body']>,
+    body: (def.body ? parseOrThrow(def.body, withIdempotencyKey(def, req.body ?? {}, req.headers), 'Body') : undefined) as InputOf<D['body']>,
   };
 }
 

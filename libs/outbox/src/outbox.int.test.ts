@@ -92,14 +92,14 @@ describe('transactional outbox to a Kafka consumer group (real Postgres and Kafk
     const committedIds: string[] = [];
     const rolledBackIds: string[] = [];
     for (let i = 0; i < N; i += 1) {
-      const event = newDomainEvent('thing.created', ctx, { seq: i });
+      const event = newDomainEvent('customer.created', ctx, { seq: i });
       committedIds.push(event.id);
       await producerDb.transaction(async (trx) => {
         await trx('things').insert({ id: `thing_${i}` });
         await writeOutbox(trx, TOPIC, `thing_${i}`, event);
       });
       if (i % 50 === 0) {
-        const doomed = newDomainEvent('thing.created', ctx, { seq: -i - 1 });
+        const doomed = newDomainEvent('customer.created', ctx, { seq: -i - 1 });
         rolledBackIds.push(doomed.id);
         await expect(
           producerDb.transaction(async (trx) => {
@@ -146,7 +146,7 @@ describe('transactional outbox to a Kafka consumer group (real Postgres and Kafk
       bus: { ...bus, publish: async () => Promise.reject(new Error('broker down')) } as unknown as KafkaBus,
       logger: testLogger(),
     });
-    const event = newDomainEvent('thing.created', ctx, { seq: 9999 });
+    const event = newDomainEvent('customer.created', ctx, { seq: 9999 });
     await producerDb.transaction(async (trx) => writeOutbox(trx, TOPIC, 'thing_x', event));
     await expect(failing.runOnce()).rejects.toThrow('broker down');
     const row = await producerDb('outbox').where({ id: event.id }).first();
@@ -174,7 +174,7 @@ describe('transactional outbox to a Kafka consumer group (real Postgres and Kafk
       } as unknown as KafkaBus,
       logger: testLogger(),
     });
-    const event = newDomainEvent('thing.created', ctx, { seq: 30_000 });
+    const event = newDomainEvent('customer.created', ctx, { seq: 30_000 });
     await producerDb.transaction(async (trx) => writeOutbox(trx, TOPIC, 'thing_outage', event));
     retrying.start();
     try {
@@ -215,7 +215,7 @@ describe('transactional outbox to a Kafka consumer group (real Postgres and Kafk
     try {
       // A commit and a nudge every 10 ms for about 1 s (longer on a loaded machine).
       for (let i = 0; i < 100; i += 1) {
-        const event = newDomainEvent('thing.created', ctx, { seq: 20_000 + i });
+        const event = newDomainEvent('customer.created', ctx, { seq: 20_000 + i });
         ids.push(event.id);
         await producerDb.transaction(async (trx) => writeOutbox(trx, TOPIC, `stream_${i}`, event));
         coalescing.nudge();

@@ -1,4 +1,4 @@
-import type { DomainEvent, Scope } from '@billstream/contracts';
+import type { DomainEvent, Scope, WebhookEventName } from '@billstream/contracts';
 import type { Knex, Trx } from '@billstream/db';
 import { newId } from '@billstream/ids';
 import { injectTraceHeaders, tracingEnabled } from '@billstream/observability';
@@ -8,8 +8,9 @@ export interface EventContext extends Scope {
   actor: string;
 }
 
+/** A new event named `type` (one of the public webhook event names, so a misspelt name does not compile). */
 export function newDomainEvent<P extends Record<string, unknown>>(
-  type: string,
+  type: WebhookEventName,
   ctx: EventContext,
   payload: P,
 ): DomainEvent<P> {

@@ -1,10 +1,11 @@
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { KAFKA_TIMING_DEFAULTS } from '@billstream/bus';
 import { commonServiceEnv, loadConfig } from '@billstream/config';
 import { kafkaTimingOf, type CommonServiceConfig } from './run-service';
 
 describe('Kafka timing of a service process', () => {
-  const base = { DATABASE_URL: 'postgres://x', KAFKA_BROKERS: 'k:9092', INTERNAL_TOKEN: 'x'.repeat(16), PORT: '1' };
+  const base = { DATABASE_URL: 'postgres://x', KAFKA_BROKERS: 'k:9092', INTERNAL_TOKEN: randomBytes(24).toString('hex'), PORT: '1' };
   const schema = z.object({ ...commonServiceEnv, PORT: z.coerce.number() });
 
   it('unset variables give the bus defaults (6 s session, 1 s heartbeat, 10 s rebalance, 1 s retry cap, 1 s fetch wait)', () => {

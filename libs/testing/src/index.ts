@@ -7,3 +7,4 @@ export * from './net';
 export * from './http';
 export * from './receiver';
 export * from './random';
+export * from './settings';

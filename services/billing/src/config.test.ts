@@ -1,6 +1,7 @@
 import { loadConfig } from '@billstream/config';
 import { z } from 'zod';
-import { billingEnv, billingSettingsFrom, durationMs } from './config';
+import { expectEveryVariableHonoured } from '@billstream/testing';
+import { billingEnv, billingSettings, billingSettingsEnv, billingSettingsFrom, durationMs } from './config';
 
 describe('billing settings', () => {
   it('default to a 60 s period job, a 3-day renewal notice, no finalize delay and INV numbers', () => {
@@ -43,5 +44,29 @@ describe('billing settings', () => {
     expect(() => loadConfig(schema, { CUSTOMER_SERVICE_URL: 'http://customer:8081', INGESTION_SERVICE_URL: 'not a url' })).toThrow(
       /INGESTION_SERVICE_URL: must be the base URL of the ingestion-aggregator/,
     );
+  });
+
+  it('honour every variable of the schema, in its own process and the embedded default alike (one mapping)', () => {
+    expectEveryVariableHonoured(billingSettingsEnv, billingSettingsFrom, {
+      BILLING_INTERVAL_MS: '0',
+      BILLING_CLAIM_LEASE_MS: '5000',
+      SUBSCRIPTION_RENEWAL_NOTICE_DAYS: '7',
+      BILLING_FINALIZE_DELAY: '15m',
+      INVOICE_NUMBER_PREFIX: 'ACME',
+      BILLING_JOB_CONCURRENCY: '2',
+      TASKS_POLL_MS: '0',
+      TASKS_LEASE_MS: '5000',
+      TASKS_BATCH_ROWS: '100',
+      UNBILLED_DEBOUNCE_MS: '100',
+      UNBILLED_SWEEP_MS: '0',
+    });
+  });
+
+  it('map the variables of a billing process as the embedded default does, UNBILLED_* included (main.ts uses billingSettings)', () => {
+    const urls = { CUSTOMER_SERVICE_URL: 'http://customer:8081', INGESTION_SERVICE_URL: 'http://ingestion:8083', WALLET_SERVICE_URL: 'http://wallet:8082' };
+    const vars = { UNBILLED_DEBOUNCE_MS: '100', UNBILLED_SWEEP_MS: '0', TASKS_BATCH_ROWS: '100' };
+    const own = billingSettings(loadConfig(z.object(billingEnv), { ...urls, ...vars }));
+    expect(own).toEqual(billingSettingsFrom(vars));
+    expect(own).toMatchObject({ unbilledDebounceMs: 100, unbilledSweepMs: 0, tasksBatchRows: 100 });
   });
 });

@@ -44,19 +44,7 @@ export const billingEnv = {
 };
 
 /** Settings the embedded default reads from the environment (service addresses are known in-process). */
-export const billingSettingsEnv = z.object({
-  BILLING_INTERVAL_MS: billingEnv.BILLING_INTERVAL_MS,
-  BILLING_CLAIM_LEASE_MS: billingEnv.BILLING_CLAIM_LEASE_MS,
-  SUBSCRIPTION_RENEWAL_NOTICE_DAYS: billingEnv.SUBSCRIPTION_RENEWAL_NOTICE_DAYS,
-  BILLING_FINALIZE_DELAY: billingEnv.BILLING_FINALIZE_DELAY,
-  INVOICE_NUMBER_PREFIX: billingEnv.INVOICE_NUMBER_PREFIX,
-  BILLING_JOB_CONCURRENCY: billingEnv.BILLING_JOB_CONCURRENCY,
-  TASKS_POLL_MS: billingEnv.TASKS_POLL_MS,
-  TASKS_LEASE_MS: billingEnv.TASKS_LEASE_MS,
-  TASKS_BATCH_ROWS: billingEnv.TASKS_BATCH_ROWS,
-  UNBILLED_DEBOUNCE_MS: billingEnv.UNBILLED_DEBOUNCE_MS,
-  UNBILLED_SWEEP_MS: billingEnv.UNBILLED_SWEEP_MS,
-});
+export const billingSettingsEnv = z.object(billingEnv).omit({ CUSTOMER_SERVICE_URL: true, INGESTION_SERVICE_URL: true, WALLET_SERVICE_URL: true });
 
 export interface BillingSettings {
   intervalMs: number;
@@ -89,8 +77,8 @@ export function durationMs(text: string): number {
   return Number(m[1]) * UNIT_MS[m[2] ?? 'ms'];
 }
 
-export function billingSettingsFrom(source: NodeJS.ProcessEnv): BillingSettings {
-  const config = loadConfig(billingSettingsEnv, source);
+/** The one mapping of billing's variables to its settings, for its own process (main.ts) and the embedded default. */
+export function billingSettings(config: z.output<typeof billingSettingsEnv>): BillingSettings {
   return {
     intervalMs: config.BILLING_INTERVAL_MS,
     leaseMs: config.BILLING_CLAIM_LEASE_MS,
@@ -104,4 +92,9 @@ export function billingSettingsFrom(source: NodeJS.ProcessEnv): BillingSettings 
     unbilledDebounceMs: config.UNBILLED_DEBOUNCE_MS,
     unbilledSweepMs: config.UNBILLED_SWEEP_MS,
   };
+}
+
+/** Parses billing's settings of an environment (a bad value throws, naming the variable). */
+export function billingSettingsFrom(source: NodeJS.ProcessEnv): BillingSettings {
+  return billingSettings(loadConfig(billingSettingsEnv, source));
 }

@@ -1,5 +1,5 @@
 export { createBillingService, type BillingServiceConfig, type BillingServiceHandle } from './service';
-export { billingSettingsFrom, type BillingSettings } from './config';
+export { billingEnv, billingSettings, billingSettingsEnv, billingSettingsFrom, type BillingSettings } from './config';
 export { migrations, SCHEMA } from './migrations';
 export * from './periods';
 export * from './pricing';

@@ -1,7 +1,7 @@
 import { TOPICS, UsageEventPublisher, type Subscription as BusSubscription } from '@billstream/bus';
 import { MAX_IMPORT_BYTES } from '@billstream/contracts';
 import { InternalClient } from '@billstream/http';
-import { migrate, pingDb } from '@billstream/db';
+import { isEmbedded, migrate, pingDb } from '@billstream/db';
 import { OutboxRelay } from '@billstream/outbox';
 import { createServiceApp, type Service, type ServiceDeps } from '@billstream/runtime';
 import { billingSettingsFrom, type BillingSettings } from './config';
@@ -56,7 +56,7 @@ import { customerSource, eventSource, invoiceSource } from './tasks/exports';
 import { customerImportSink, eventImportSink } from './tasks/imports';
 import { mountTaskRoutes } from './tasks/routes';
 import { TaskRunner } from './tasks/runner';
-import { TaskService } from './tasks/service';
+import { EMBEDDED_TASK_SIZES, INPUT_CHUNK_BYTES, TaskService } from './tasks/service';
 import { TaskStore } from './tasks/store';
 import { UnbilledCalculator } from './unbilled/calculator';
 import { subscribeUsageRecorded } from './unbilled/consumer';
@@ -166,7 +166,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       billing,
       finalizer,
       invoices: invoiceStore,
-      completePendingPayments: () => payments.completePending('period-job'),
+      completePendingPayments: (scope) => payments.completePending('period-job', scope),
       settleTopup: (id, requestId) => settlement.settle(id, requestId),
     },
     logger,
@@ -175,6 +175,9 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     settings,
   );
   // Tasks (ADR 0019): files in billing's schema; exports read the owners' data, imports write through them.
+  // On the embedded database every statement holds the one session: smaller steps (ADR 0036).
+  const embedded = isEmbedded(db);
+  const batchRows = embedded ? Math.min(settings.tasksBatchRows, EMBEDDED_TASK_SIZES.batchRows) : settings.tasksBatchRows;
   const taskStore = new TaskStore();
   const tasksIngestion = new InternalClient({ service: 'ingestion-aggregator', baseUrl: getter(config.ingestionServiceUrl), internalToken: config.internalToken, actor: 'billing-tasks', timeoutMs: 60_000 });
   const tasksCustomers = new InternalClient({ service: 'customer', baseUrl: getter(config.customerServiceUrl), internalToken: config.internalToken, actor: 'billing-tasks', timeoutMs: 30_000 });
@@ -182,8 +185,8 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   const taskRunner = new TaskRunner({
     db,
     store: taskStore,
-    exports: { EVENTS: eventSource(tasksIngestion, settings.tasksBatchRows), CUSTOMERS: customerSource(tasksCustomers), INVOICES: invoiceSource(db, invoiceStore, Math.min(2000, settings.tasksBatchRows)) },
-    imports: { EVENTS: eventImportSink(taskPublisher, settings.tasksBatchRows), CUSTOMERS: customerImportSink(tasksCustomers, Math.min(500, settings.tasksBatchRows), 8) },
+    exports: { EVENTS: eventSource(tasksIngestion, batchRows), CUSTOMERS: customerSource(tasksCustomers), INVOICES: invoiceSource(db, invoiceStore, Math.min(2000, batchRows)) },
+    imports: { EVENTS: eventImportSink(taskPublisher, batchRows), CUSTOMERS: customerImportSink(tasksCustomers, Math.min(500, batchRows), 8) },
     logger,
     clock,
     settings: { pollMs: settings.tasksPollMs, leaseMs: settings.tasksLeaseMs, maxAttempts: 5 },
@@ -193,7 +196,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   const features = new FeatureService(db, featureStore, meterCheck, clock, published, accessCache);
   const entitlements = new EntitlementService(db, planStore, featureStore, entitlementStore, clock, published, accessCache);
   const access = new CustomerAccess(db, directory, subscriptionStore, featureStore, entitlementStore, meters, clock, accessCache);
-  const tasks = new TaskService(db, taskStore, clock, () => taskRunner.poke(), MAX_IMPORT_BYTES);
+  const tasks = new TaskService(db, taskStore, clock, () => taskRunner.poke(), MAX_IMPORT_BYTES, embedded ? EMBEDDED_TASK_SIZES.inputPieceBytes : INPUT_CHUNK_BYTES);
   // Real-time balance (ADR 0024): usage-recorded notifications and a sweep recompute customers' unbilled usage for the wallets.
   const unbilledStore = new UnbilledStore();
   const unbilled = new UnbilledRefresher(

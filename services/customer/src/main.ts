@@ -1,4 +1,5 @@
 import { runServiceProcess } from '@billstream/runtime';
+import { customerEnv } from './config';
 import { createCustomerService } from './service';
 import { SCHEMA } from './migrations';
 
@@ -6,6 +7,6 @@ runServiceProcess({
   name: 'customer',
   schema: SCHEMA,
   defaultPort: 8081,
-  env: {},
+  env: customerEnv,
   create: (deps, config) => createCustomerService(deps, { internalToken: config.INTERNAL_TOKEN }),
 });

@@ -7,7 +7,7 @@ import { migrations, SCHEMA } from './migrations';
 
 const USAGE = `Usage:
   npm run apikey -- create --tenant T --environment E [--permissions p,q] [--name N]
-  npm run apikey -- list --tenant T
+  npm run apikey -- list --tenant T [--environment E]
   npm run apikey -- revoke --tenant T --id key_...
 
 Uses DATABASE_URL, or the embedded database in DATA_DIR (default ./.data) when unset.
@@ -54,7 +54,7 @@ async function main(): Promise<void> {
           `Key (shown once): ${key}\n`,
       );
     } else if (command === 'list') {
-      const { items } = await keys.list(values.tenant, 1000, 0);
+      const { items } = await keys.list({ tenantId: values.tenant, environmentId: values.environment }, 1000, 0);
       for (const k of items) {
         process.stdout.write(
           `${k.id}\t${k.environmentId}\t${k.name}\t${k.permissions.join(',')}\t${k.keyPrefix}…\t${k.revokedAt ? 'revoked' : 'active'}\n`,
@@ -62,7 +62,7 @@ async function main(): Promise<void> {
       }
     } else {
       if (!values.id) fail('--id is required.');
-      await keys.revoke(values.tenant, values.id);
+      await keys.revoke({ tenantId: values.tenant }, values.id);
       process.stdout.write(`Revoked ${values.id}\n`);
     }
   } finally {

@@ -7,7 +7,7 @@ import type { Service, ServiceDeps } from '@billstream/runtime';
 import { apiKeyHandlers } from './api-keys/routes';
 import { ApiKeyService } from './api-keys/service';
 import { ApiKeyStore } from './api-keys/store';
-import { assertPermitted, authenticate, callerOf, keyOfHeaders, requirePermission } from './auth';
+import { assertPermitted, authenticate, callerOf, keyOfHeaders, requirePermission, type CallerLimits } from './auth';
 import { eventHandlers } from './events/routes';
 import { UsageEventPublisher } from './events/publisher';
 import type { GatewayHandlers } from './handlers';
@@ -15,6 +15,7 @@ import { migrations, SCHEMA } from './migrations';
 import { openApiHandler, OPENAPI_PATH } from './openapi';
 import { ServiceProxy } from './proxy';
 import { TokenBucketLimiter } from './rate-limit';
+import { sourceAddressOf } from './source-address';
 
 export interface GatewayConfig {
   internalToken: string;
@@ -26,7 +27,14 @@ export interface GatewayConfig {
   serviceRoutes?: Partial<Record<ServiceName, Map<string, RouteRunner>>>;
   rateLimitRps: number;
   rateLimitBurst: number;
+  /** How long a resolved key is cached (default 5 s) and how many keys at most (default 10,000, least recently used dropped). */
   apiKeyCacheTtlMs?: number;
+  apiKeyCacheMax?: number;
+  /** Failed authentications per source address (defaults 10/s, bursts of 200): past them 429, no key lookup (ADR 0032). */
+  authFailureRps?: number;
+  authFailureBurst?: number;
+  /** Proxies in front that append to X-Forwarded-For (default 0: the TCP peer is the source address). */
+  trustedProxyHops?: number;
   bootstrap?: { key: string; tenantId: string; environmentId: string };
 }
 
@@ -42,8 +50,12 @@ const LEAN_ROUTES = new Set(['checkEntitlement']);
 
 /** The public entry: authentication, tenant scoping, rate limits, validation, forwarding. */
 export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayConfig): Gateway {
-  const apiKeys = new ApiKeyService(db, new ApiKeyStore(), config.apiKeyCacheTtlMs);
-  const limiter = new TokenBucketLimiter(config.rateLimitRps, config.rateLimitBurst);
+  const apiKeys = new ApiKeyService(db, new ApiKeyStore(), { cacheTtlMs: config.apiKeyCacheTtlMs, cacheMax: config.apiKeyCacheMax });
+  const limits: CallerLimits = {
+    tenants: new TokenBucketLimiter(config.rateLimitRps, config.rateLimitBurst),
+    failures: new TokenBucketLimiter(config.authFailureRps ?? 10, config.authFailureBurst ?? 200),
+  };
+  const trustedProxyHops = config.trustedProxyHops ?? 0;
   const proxy = new ServiceProxy(config.serviceUrls, config.internalToken);
   const handlers: GatewayHandlers = {
     ...apiKeyHandlers(apiKeys),
@@ -54,7 +66,7 @@ export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayC
   const app: Express = createHttpApp({ logger, service: 'gateway', resolveRoute: templateResolver(ALL_ROUTES), bodyLimits: [{ pathPrefix: '/v1/events/bulk', bytes: 5 * MiB }] });
   mountHealth(app, ready);
   app.get(OPENAPI_PATH, openApiHandler());
-  app.use('/v1', authenticate(apiKeys, limiter));
+  app.use('/v1', authenticate(apiKeys, limits, trustedProxyHops));
   // A static route (the entitlement check, event ingestion) is reached without testing the layers before it.
   app.use(staticRoutes(app));
   // One route layer per registry route, the permission check first in it: a request walks
@@ -79,7 +91,8 @@ export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayC
       mountLeanRoute(app, { service: 'gateway', logger, limit: MiB }, {
         def,
         context: async (req, requestId) => {
-          const { principal, ctx } = await callerOf(keyOfHeaders(req.headers), apiKeys, limiter, requestId);
+          const address = sourceAddressOf(req, trustedProxyHops);
+          const { principal, ctx } = await callerOf(keyOfHeaders(req.headers), address, apiKeys, limits, requestId);
           assertPermitted(principal, def.permission);
           return ctx;
         },

@@ -26,4 +26,28 @@ describe('TokenBucketLimiter', () => {
     expect(limiter.take('a')).toBe(0);
     expect(limiter.take('a')).toBeGreaterThan(0);
   });
+
+  it('gives back refunded tokens, never above the burst', () => {
+    const limiter = new TokenBucketLimiter(1, 2, () => 0);
+    expect(limiter.take('a')).toBe(0);
+    expect(limiter.take('a')).toBe(0);
+    expect(limiter.take('a')).toBe(1);
+    limiter.refund('a');
+    expect(limiter.take('a')).toBe(0);
+    limiter.refund('a');
+    limiter.refund('a');
+    limiter.refund('a');
+    expect([limiter.take('a'), limiter.take('a'), limiter.take('a')]).toEqual([0, 0, 1]);
+  });
+
+  it('keeps at most maxKeys buckets, dropping the least recently used one', () => {
+    const limiter = new TokenBucketLimiter(1, 1, () => 0, 2);
+    expect(limiter.take('a')).toBe(0);
+    expect(limiter.take('b')).toBe(0);
+    expect(limiter.take('a')).toBe(1);
+    // A third key drops b (used least recently), not a: a stays empty, b comes back full.
+    expect(limiter.take('c')).toBe(0);
+    expect(limiter.take('a')).toBe(1);
+    expect(limiter.take('b')).toBe(0);
+  });
 });

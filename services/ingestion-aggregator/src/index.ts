@@ -1,4 +1,5 @@
 export { createIngestionService, type IngestionServiceConfig } from './service';
+export { ingestionEnv, ingestionSettings, ingestionSettingsFrom, type IngestionSettings } from './config';
 export { migrations, SCHEMA } from './migrations';
 export { EventPartitions } from './events/partitions';
 export { EventStore } from './events/store';

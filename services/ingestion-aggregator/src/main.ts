@@ -1,5 +1,5 @@
-import { env } from '@billstream/config';
 import { runServiceProcess } from '@billstream/runtime';
+import { ingestionEnv, ingestionSettings } from './config';
 import { createIngestionService } from './service';
 import { SCHEMA } from './migrations';
 
@@ -7,10 +7,6 @@ runServiceProcess({
   name: 'ingestion-aggregator',
   schema: SCHEMA,
   defaultPort: 8083,
-  env: { INGESTION_STORE_PARALLELISM: env.int(2, 1) },
-  create: (deps, config) =>
-    createIngestionService(deps, {
-      internalToken: config.INTERNAL_TOKEN,
-      storeParallelism: config.INGESTION_STORE_PARALLELISM,
-    }),
+  env: ingestionEnv,
+  create: (deps, config) => createIngestionService(deps, { internalToken: config.INTERNAL_TOKEN, ...ingestionSettings(config) }),
 });

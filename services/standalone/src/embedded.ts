@@ -3,14 +3,14 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { InProcessBus, KafkaBus, type Bus, type KafkaTiming } from '@billstream/bus';
 import { migrate, openServiceDatabases, type Db } from '@billstream/db';
-import { createBillingService } from '@billstream/billing';
+import { billingSettingsFrom, createBillingService } from '@billstream/billing';
 import { createCustomerService } from '@billstream/customer';
-import { createGateway, type Gateway, type GatewayConfig } from '@billstream/gateway';
+import { createGateway, gatewaySettingsFrom, type Gateway, type GatewayConfig } from '@billstream/gateway';
 import { listen, routeTableOf, type Listening } from '@billstream/http';
-import { createIngestionService } from '@billstream/ingestion-aggregator';
+import { createIngestionService, ingestionSettingsFrom } from '@billstream/ingestion-aggregator';
 import type { Logger } from '@billstream/logger';
 import type { Service } from '@billstream/runtime';
-import { createWalletService } from '@billstream/wallet';
+import { createWalletService, walletSettingsFrom } from '@billstream/wallet';
 import { createWebhookService, webhookSettingsFromEnv } from '@billstream/webhook-dispatcher';
 
 export interface EmbeddedOptions {
@@ -25,12 +25,19 @@ export interface EmbeddedOptions {
   /** Real Kafka instead of the in-process bus. */
   kafkaBrokers?: string[];
   kafkaTopicPrefix?: string;
+  /** Partitions of the topics the bus creates (KAFKA_PARTITIONS; default 4). */
+  kafkaPartitions?: number;
   /** Consumer group and reconnection timing (defaults: KAFKA_TIMING_DEFAULTS of @billstream/bus). */
   kafkaTiming?: Partial<KafkaTiming>;
-  rateLimitRps: number;
-  rateLimitBurst: number;
+  /** The gateway's per-tenant rate limit; default RATE_LIMIT_RPS and RATE_LIMIT_BURST of the environment. */
+  rateLimitRps?: number;
+  rateLimitBurst?: number;
+  /** A key with `*` to ensure; default BOOTSTRAP_API_KEY of the environment; without either, a development key. */
   bootstrap?: { key: string; tenantId: string; environmentId: string };
-  /** Extra settings of the services, passed through (e.g. webhook options). */
+  /**
+   * Settings of the services, over process.env: each service reads its variables with its own
+   * mapping, as when it runs alone (docs/operations.md).
+   */
   env?: NodeJS.ProcessEnv;
   /**
    * The gateway runs the services' routes directly (default true): one HTTP request per call
@@ -62,7 +69,12 @@ export interface Embedded {
 export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded> {
   const { logger, dataDir } = options;
   mkdirSync(dataDir, { recursive: true });
+  // 48 hex characters, new at every start: above the 32 a service process requires (ADR 0034).
   const internalToken = randomBytes(24).toString('hex');
+  // Every service's settings are parsed before anything opens: a bad variable stops the start at once.
+  const env = { ...process.env, ...options.env };
+  const gatewaySettings = gatewaySettingsFrom(env);
+  const settings = { ingestion: ingestionSettingsFrom(env), webhook: webhookSettingsFromEnv(env), wallet: walletSettingsFrom(env), billing: billingSettingsFrom(env) };
   // One database: schemas of DATABASE_URL, or of the embedded PGlite database in dataDir.
   const databases = await openServiceDatabases({
     databaseUrl: options.databaseUrl,
@@ -76,28 +88,28 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
         clientId: 'billstream-embedded',
         logger,
         topicPrefix: options.kafkaTopicPrefix,
+        partitions: options.kafkaPartitions,
         timing: options.kafkaTiming,
       })
     : new InProcessBus();
   await bus.start();
 
   const deps = (schema: string, service: string) => ({ db: dbFor(schema), bus, logger: logger.child({ service }) });
-  const env = { ...process.env, ...options.env };
   // Addresses are known once every app listens; services that call others resolve them lazily.
   const urls: Record<string, string> = {};
   const serviceUrl = (name: string) => () => urls[name];
   // Consumers start before producers, so the in-process bus loses nothing at start.
   const services: Service[] = [
-    createWebhookService(deps('webhook', 'webhook-dispatcher'), { internalToken, ...webhookSettingsFromEnv(env) }),
+    createWebhookService(deps('webhook', 'webhook-dispatcher'), { internalToken, ...settings.webhook }),
     createBillingService(deps('billing', 'billing'), {
       internalToken,
       customerServiceUrl: serviceUrl('customer'),
       ingestionServiceUrl: serviceUrl('ingestion-aggregator'),
       walletServiceUrl: serviceUrl('wallet'),
-      env,
+      settings: settings.billing,
     }),
-    createIngestionService(deps('ingestion', 'ingestion-aggregator'), { internalToken }),
-    createWalletService(deps('wallet', 'wallet'), { internalToken, customerServiceUrl: serviceUrl('customer'), env }),
+    createIngestionService(deps('ingestion', 'ingestion-aggregator'), { internalToken, ...settings.ingestion }),
+    createWalletService(deps('wallet', 'wallet'), { internalToken, customerServiceUrl: serviceUrl('customer'), ...settings.wallet }),
     createCustomerService(deps('customer', 'customer'), { internalToken }),
   ];
   const listening: Listening[] = [];
@@ -118,7 +130,9 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     'webhook-dispatcher': urls['webhook-dispatcher'],
     billing: urls['billing'],
   };
+  const bootstrap = options.bootstrap ?? gatewaySettings.bootstrap;
   const gateway = createGateway(deps('gateway', 'gateway'), {
+    ...gatewaySettings,
     internalToken,
     serviceUrls,
     serviceRoutes:
@@ -131,14 +145,14 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
             'webhook-dispatcher': routeTableOf(appOf('webhook-dispatcher')),
             billing: routeTableOf(appOf('billing')),
           },
-    rateLimitRps: options.rateLimitRps,
-    rateLimitBurst: options.rateLimitBurst,
-    bootstrap: options.bootstrap,
+    rateLimitRps: options.rateLimitRps ?? gatewaySettings.rateLimitRps,
+    rateLimitBurst: options.rateLimitBurst ?? gatewaySettings.rateLimitBurst,
+    bootstrap,
   });
   await gateway.start();
 
   let devKey: Embedded['devKey'];
-  if (!options.bootstrap) {
+  if (!bootstrap) {
     const file = path.join(dataDir, 'dev-api-key');
     const created = !existsSync(file);
     const key = created ? `bsk_dev_${randomBytes(24).toString('base64url')}` : readFileSync(file, 'utf8').trim();

@@ -1,1 +1,2 @@
 export { startEmbedded, type Embedded, type EmbeddedOptions } from './embedded';
+export { embeddedServiceSettings, standaloneEnv } from './config';

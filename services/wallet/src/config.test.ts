@@ -1,5 +1,6 @@
 import { ConfigError } from '@billstream/config';
-import { walletSettingsFrom } from './config';
+import { expectEveryVariableHonoured } from '@billstream/testing';
+import { walletSettingsEnv, walletSettingsFrom } from './config';
 
 describe('wallet settings', () => {
   it('reads WALLET_DEBIT_CONCURRENCY, defaulting to 1', () => {
@@ -17,5 +18,14 @@ describe('wallet settings', () => {
       expect(() => walletSettingsFrom({ [name]: '0' })).toThrow(ConfigError);
       expect(() => walletSettingsFrom({ [name]: '0' })).toThrow(name);
     }
+  });
+
+  it('honour every variable of the schema, in its own process and the embedded default alike (one mapping)', () => {
+    expectEveryVariableHonoured(walletSettingsEnv, walletSettingsFrom, {
+      WALLET_EXPIRY_INTERVAL_MS: '0',
+      WALLET_DEBIT_CONCURRENCY: '3',
+      WALLET_DEBIT_TRANSACTIONS: '4',
+      WALLET_DEBIT_OVERLAP_MS: '9',
+    });
   });
 });

@@ -21,14 +21,22 @@ export function debitConcurrencyOf(config: { WALLET_DEBIT_CONCURRENCY?: number; 
 }
 
 /** Settings read from the environment by the embedded default (no customer URL: it is known in-process). */
-export const walletSettingsEnv = z.object({
-  WALLET_EXPIRY_INTERVAL_MS: walletEnv.WALLET_EXPIRY_INTERVAL_MS,
-  WALLET_DEBIT_CONCURRENCY: walletEnv.WALLET_DEBIT_CONCURRENCY,
-  WALLET_DEBIT_TRANSACTIONS: walletEnv.WALLET_DEBIT_TRANSACTIONS,
-  WALLET_DEBIT_OVERLAP_MS: walletEnv.WALLET_DEBIT_OVERLAP_MS,
-});
+export const walletSettingsEnv = z.object(walletEnv).omit({ CUSTOMER_SERVICE_URL: true });
 
-export function walletSettingsFrom(source: NodeJS.ProcessEnv): { expiryIntervalMs: number; debitConcurrency: number; debitOverlapMs: number } {
-  const config = loadConfig(walletSettingsEnv, source);
+export interface WalletSettings {
+  /** WALLET_EXPIRY_INTERVAL_MS (0: no expiry job). */
+  expiryIntervalMs: number;
+  /** WALLET_DEBIT_CONCURRENCY, else the deprecated WALLET_DEBIT_TRANSACTIONS, else 2. */
+  debitConcurrency: number;
+  /** WALLET_DEBIT_OVERLAP_MS. */
+  debitOverlapMs: number;
+}
+
+/** The one mapping of the wallet's variables to its settings, for its own process and the embedded default. */
+export function walletSettings(config: z.output<typeof walletSettingsEnv>): WalletSettings {
   return { expiryIntervalMs: config.WALLET_EXPIRY_INTERVAL_MS, debitConcurrency: debitConcurrencyOf(config), debitOverlapMs: config.WALLET_DEBIT_OVERLAP_MS };
+}
+
+export function walletSettingsFrom(source: NodeJS.ProcessEnv): WalletSettings {
+  return walletSettings(loadConfig(walletSettingsEnv, source));
 }

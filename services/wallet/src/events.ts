@@ -1,3 +1,5 @@
+import type { WebhookEventName } from '@billstream/contracts';
+
 /** Public names of the events the wallet service publishes on wallet-events. */
 export const WALLET_EVENTS = {
   created: 'wallet.created',
@@ -8,4 +10,4 @@ export const WALLET_EVENTS = {
   creditBalanceRecovered: 'wallet.credit_balance.recovered',
   ongoingBalanceDropped: 'wallet.ongoing_balance.dropped',
   ongoingBalanceRecovered: 'wallet.ongoing_balance.recovered',
-} as const;
+} as const satisfies Record<string, WebhookEventName>;

@@ -1,2 +1,3 @@
 export { createWalletService, type WalletServiceConfig, type WalletServiceHandle } from './service';
+export { walletEnv, walletSettings, walletSettingsEnv, walletSettingsFrom, type WalletSettings } from './config';
 export { migrations, SCHEMA } from './migrations';

@@ -1,4 +1,6 @@
-import { webhookSettingsFromEnv } from './config';
+import { z } from 'zod';
+import { expectEveryVariableHonoured } from '@billstream/testing';
+import { webhookEnv, webhookSettingsFromEnv } from './config';
 
 describe('webhook settings', () => {
   it('defaults to the documented schedule, a 10 s timeout and strict URLs', () => {
@@ -25,5 +27,19 @@ describe('webhook settings', () => {
     expect(() => webhookSettingsFromEnv({ WEBHOOK_RETRY_SCHEDULE: '5s,soon' })).toThrow(/WEBHOOK_RETRY_SCHEDULE: "soon" is not a duration/);
     expect(() => webhookSettingsFromEnv({ WEBHOOK_ALLOW_INSECURE: 'maybe' })).toThrow(/WEBHOOK_ALLOW_INSECURE/);
     expect(() => webhookSettingsFromEnv({ WEBHOOK_TIMEOUT_MS: '10' })).toThrow(/WEBHOOK_TIMEOUT_MS/);
+  });
+
+  it('honour every variable of the schema, in its own process and the embedded default alike (one mapping)', () => {
+    expectEveryVariableHonoured(z.object(webhookEnv), webhookSettingsFromEnv, {
+      WEBHOOK_ALLOW_INSECURE: 'true',
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WEBHOOK_RETRY_SCHEDULE: 'none',
+      WEBHOOK_TIMEOUT_MS: '2000',
+      WEBHOOK_CLAIM_LEASE_MS: '60000',
+      WEBHOOK_CONCURRENCY: '8',
+      WEBHOOK_ENDPOINT_CONCURRENCY: '4',
+      WEBHOOK_POLL_MS: '100',
+      WEBHOOK_RETENTION_DAYS: '7',
+    });
   });
 });

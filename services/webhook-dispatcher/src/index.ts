@@ -1,3 +1,3 @@
 export { createWebhookService, type WebhookServiceConfig } from './service';
-export { webhookSettingsFromEnv, type WebhookSettings } from './config';
+export { webhookEnv, webhookSettings, webhookSettingsFromEnv, type WebhookSettings } from './config';
 export { migrations, SCHEMA } from './migrations';

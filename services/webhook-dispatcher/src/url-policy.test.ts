@@ -49,8 +49,49 @@ describe('classifyAddress', () => {
     ['8.8.8.8', 'public'],
     ['172.32.0.1', 'public'],
     ['2606:4700::1111', 'public'],
+    ['255.255.255.255', 'reserved'],
+    ['198.18.0.1', 'reserved'],
+    ['203.0.113.9', 'reserved'],
+    ['2001:db8::1', 'reserved'],
+    ['ff02::1', 'reserved'],
   ])('%s is %s', (ip, cls) => {
     expect(classifyAddress(ip)).toBe(cls);
+  });
+
+  it.each([
+    // IPv4-compatible ::a.b.c.d: the IPv4 address decides (the URL parser writes it as ::7f00:1).
+    ['::127.0.0.1', 'loopback'],
+    ['::7f00:1', 'loopback'],
+    ['::a00:1', 'private'],
+    ['::a9fe:a9fe', 'link-local'],
+    ['::0.0.0.2', 'reserved'],
+    ['::808:808', 'public'],
+    // 6to4 2002:aabb:ccdd::/48: the IPv4 address aa.bb.cc.dd decides.
+    ['2002:7f00:1::', 'loopback'],
+    ['2002:a00:1::1', 'private'],
+    ['2002:c0a8:101:1::1', 'private'],
+    ['2002:a9fe:a9fe::', 'link-local'],
+    ['2002:808:808::1', 'public'],
+    // IPv4-translated ::ffff:0:a.b.c.d.
+    ['::ffff:0:a00:1', 'private'],
+    ['::ffff:0:808:808', 'public'],
+    // NAT64: the well-known prefix carries the IPv4 address; the local-use prefix is private.
+    ['64:ff9b::7f00:1', 'loopback'],
+    ['64:ff9b::808:808', 'public'],
+    ['64:ff9b:1::1', 'private'],
+    // Teredo 2001::/32 and site-local fec0::/10: private outright.
+    ['2001::1', 'private'],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'private'],
+    ['fec0::1', 'private'],
+    ['feff::1', 'private'],
+    ['[fec0::1]', 'private'],
+  ])('%s (an IPv6 form that hides a private address) is %s', (ip, cls) => {
+    expect(classifyAddress(ip)).toBe(cls);
+  });
+
+  it('refuses what is not an IP address', () => {
+    expect(() => classifyAddress('hooks.example.com')).toThrow('not an IP address');
+    expect(() => classifyAddress('0x7f.1')).toThrow('not an IP address');
   });
 });
 
@@ -74,6 +115,33 @@ describe('UrlPolicy.checkUrl', () => {
     expect(reasonOf(() => policy.checkUrl('http://10.0.0.1/'))).toBe('insecure_scheme');
   });
 
+  it('refuses IPv6 literals that hide a private address: IPv4-compatible, 6to4, Teredo, site-local', () => {
+    const policy = new UrlPolicy(strict);
+    for (const url of [
+      'https://[::127.0.0.1]/x',
+      'https://[::a00:1]/',
+      'https://[2002:7f00:1::]/hook',
+      'https://[2002:a9fe:a9fe::1]/',
+      'https://[::ffff:0:a00:1]/',
+      'https://[64:ff9b:1::1]/',
+      'https://[2001::1]/',
+      'https://[fec0::1]/',
+    ]) {
+      expect([url, reasonOf(() => policy.checkUrl(url))]).toEqual([url, 'address_not_allowed']);
+    }
+    expect(reasonOf(() => policy.checkUrl('https://[2002:808:808::1]/'))).toBeUndefined();
+    expect(reasonOf(() => policy.checkUrl('https://[::808:808]/'))).toBeUndefined();
+    const open = new UrlPolicy({ allowInsecure: false, allowPrivate: true });
+    for (const url of ['https://[2001::1]/', 'https://[fec0::1]/', 'https://[2002:7f00:1::]/hook']) {
+      expect(reasonOf(() => open.checkUrl(url))).toBeUndefined();
+    }
+  });
+
+  it('allows http to an IPv6 form of loopback only when insecure delivery is allowed', () => {
+    expect(reasonOf(() => new UrlPolicy(insecure).checkUrl('http://[::127.0.0.1]:9000/'))).toBeUndefined();
+    expect(reasonOf(() => new UrlPolicy(insecure).checkUrl('http://[2002:a00:1::]:9000/'))).toBe('insecure_scheme');
+  });
+
   it('refuses private, loopback and link-local literals unless allowed', () => {
     const policy = new UrlPolicy(strict);
     for (const url of ['https://10.0.0.1/', 'https://192.168.0.10/', 'https://169.254.169.254/latest', 'https://127.0.0.1/', 'https://[::ffff:a00:1]/', 'https://[fe80::1]/']) {
@@ -92,6 +160,19 @@ describe('UrlPolicy.assertAllowed', () => {
     const policy = new UrlPolicy(strict, async (host) => (host === 'internal.example.com' ? ['8.8.8.8', '10.0.0.7'] : ['8.8.4.4']));
     expect(await asyncReasonOf(policy.assertAllowed('https://internal.example.com/hook'))).toBe('address_not_allowed');
     expect(await asyncReasonOf(policy.assertAllowed('https://public.example.com/hook'))).toBeUndefined();
+  });
+
+  it('refuses a host name whose AAAA record is a 6to4, Teredo or site-local address', async () => {
+    const records: Record<string, string[]> = {
+      'sixtofour.example.com': ['2002:a00:1::1'],
+      'teredo.example.com': ['2001:0:4136:e378:8000:63bf:3fff:fdd2'],
+      'sitelocal.example.com': ['2606:4700::1111', 'fec0::7'],
+      'compatible.example.com': ['::7f00:1'],
+    };
+    const policy = new UrlPolicy(strict, async (host) => records[host] ?? []);
+    for (const host of Object.keys(records)) {
+      expect([host, await asyncReasonOf(policy.assertAllowed(`https://${host}/hook`))]).toEqual([host, 'address_not_allowed']);
+    }
   });
 
   it('accepts a host that does not resolve now (each connection is checked)', async () => {

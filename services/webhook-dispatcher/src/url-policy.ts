@@ -1,6 +1,7 @@
 import dns from 'node:dns';
 import net from 'node:net';
 import { ValidationError } from '@billstream/errors';
+import ipaddr from 'ipaddr.js';
 
 export type AddressClass = 'public' | 'loopback' | 'private' | 'link-local' | 'reserved';
 
@@ -13,74 +14,72 @@ export interface UrlPolicyOptions {
 
 export type Resolve = (hostname: string) => Promise<string[]>;
 
-const RANGES: Array<[AddressClass, string, number, 'ipv4' | 'ipv6']> = [
-  ['loopback', '127.0.0.0', 8, 'ipv4'],
-  ['private', '10.0.0.0', 8, 'ipv4'],
-  ['private', '172.16.0.0', 12, 'ipv4'],
-  ['private', '192.168.0.0', 16, 'ipv4'],
-  ['private', '100.64.0.0', 10, 'ipv4'],
-  ['link-local', '169.254.0.0', 16, 'ipv4'],
-  ['reserved', '0.0.0.0', 8, 'ipv4'],
-  ['reserved', '192.0.0.0', 24, 'ipv4'],
-  ['reserved', '192.0.2.0', 24, 'ipv4'],
-  ['reserved', '198.18.0.0', 15, 'ipv4'],
-  ['reserved', '198.51.100.0', 24, 'ipv4'],
-  ['reserved', '203.0.113.0', 24, 'ipv4'],
-  ['reserved', '224.0.0.0', 4, 'ipv4'],
-  ['reserved', '240.0.0.0', 4, 'ipv4'],
-  ['loopback', '::1', 128, 'ipv6'],
-  ['reserved', '::', 128, 'ipv6'],
-  ['private', 'fc00::', 7, 'ipv6'],
-  ['link-local', 'fe80::', 10, 'ipv6'],
-  ['reserved', 'ff00::', 8, 'ipv6'],
-  ['reserved', '2001:db8::', 32, 'ipv6'],
-];
+/**
+ * Our class of each range ipaddr.js names (its `range()`); `unicast` (no special range) is the
+ * only public one. Any name missing here, such as one a later ipaddr.js adds, is `reserved`:
+ * an address the library singles out is refused until we decide otherwise.
+ */
+const CLASS_OF_RANGE: Record<string, Exclude<AddressClass, 'public'>> = {
+  loopback: 'loopback',
+  private: 'private',
+  carrierGradeNat: 'private',
+  uniqueLocal: 'private',
+  // fec0::/10, deprecated (RFC 3879) but still routed inside sites.
+  deprecatedSiteLocal: 'private',
+  // 2001::/32 tunnels to an IPv4 host we cannot check (the client address is obfuscated).
+  teredo: 'private',
+  linkLocal: 'link-local',
+};
 
-const LISTS = new Map<AddressClass, net.BlockList>();
-for (const [cls, prefix, bits, family] of RANGES) {
-  const list = LISTS.get(cls) ?? new net.BlockList();
-  list.addSubnet(prefix, bits, family);
-  LISTS.set(cls, list);
+/** IPv4-compatible addresses (`::a.b.c.d`, RFC 4291, deprecated): ipaddr.js calls them unicast. */
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
+/** The well-known NAT64 prefix (RFC 6052), whose last 32 bits are the IPv4 address. */
+const WELL_KNOWN_NAT64 = ipaddr.parseCIDR('64:ff9b::/96');
+
+function ipv4Of(high: number, low: number): ipaddr.IPv4 {
+  return new ipaddr.IPv4([high >> 8, high & 0xff, low >> 8, low & 0xff]);
 }
 
-/** The 8 groups of an IPv6 address as numbers. */
-function ipv6Groups(ip: string): number[] {
-  let text = ip;
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted) {
-    const [a, b, c, d] = dotted[1].split('.').map(Number);
-    text = text.slice(0, -dotted[1].length) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+/**
+ * The IPv4 address an IPv6 address carries, for the forms that reach it: IPv4-mapped
+ * (`::ffff:a.b.c.d`), IPv4-translated (`::ffff:0:a.b.c.d`), IPv4-compatible (`::a.b.c.d`),
+ * well-known NAT64 (`64:ff9b::a.b.c.d`) and 6to4 (`2002:aabb:ccdd::/48`, RFC 3056).
+ */
+function embeddedIpv4(addr: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  const p = addr.parts;
+  switch (addr.range()) {
+    case 'ipv4Mapped':
+    case 'rfc6145':
+      return ipv4Of(p[6], p[7]);
+    case 'rfc6052':
+      return addr.match(WELL_KNOWN_NAT64) ? ipv4Of(p[6], p[7]) : undefined;
+    case '6to4':
+      return ipv4Of(p[1], p[2]);
+    case 'unicast':
+      return addr.match(IPV4_COMPATIBLE) ? ipv4Of(p[6], p[7]) : undefined;
+    default:
+      return undefined;
   }
-  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
-  const headGroups = head ? head.split(':') : [];
-  const tailGroups = tail ? tail.split(':') : [];
-  const fill = tail === undefined ? [] : new Array(8 - headGroups.length - tailGroups.length).fill('0');
-  return [...headGroups, ...fill, ...tailGroups].map((g) => parseInt(g, 16));
 }
 
-/** An IPv4 address embedded in an IPv4-mapped (::ffff:a.b.c.d) or NAT64 (64:ff9b::/96) address. */
-function embeddedIpv4(ip: string): string | undefined {
-  const g = ipv6Groups(ip);
-  const mapped = g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff;
-  const nat64 = g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0);
-  if (!mapped && !nat64) return undefined;
-  return [g[6] >> 8, g[6] & 0xff, g[7] >> 8, g[7] & 0xff].join('.');
+/** The range ipaddr.js gives the address, the embedded IPv4 address's for the forms that carry one. */
+function rangeOf(addr: ipaddr.IPv4 | ipaddr.IPv6): string {
+  if (addr.kind() === 'ipv4') return addr.range();
+  const v6 = addr as ipaddr.IPv6;
+  const v4 = embeddedIpv4(v6);
+  if (v4) return v4.range();
+  // The local-use NAT64 prefix 64:ff9b:1::/48 (RFC 8215) leads into a private network.
+  if (v6.range() === 'rfc6052') return 'private';
+  return v6.range();
 }
 
 /** What kind of address an IP literal is (brackets of an IPv6 URL host allowed). */
 export function classifyAddress(raw: string): AddressClass {
   const ip = raw.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
-  const family = net.isIP(ip);
-  if (family === 0) throw new Error(`${raw} is not an IP address`);
-  if (family === 6) {
-    const v4 = embeddedIpv4(ip);
-    if (v4) return classifyAddress(v4);
-  }
-  const type = family === 4 ? 'ipv4' : 'ipv6';
-  for (const [cls, list] of LISTS) {
-    if (list.check(ip, type)) return cls;
-  }
-  return 'public';
+  if (net.isIP(ip) === 0) throw new Error(`${raw} is not an IP address`);
+  const range = rangeOf(ipaddr.parse(ip));
+  if (range === 'unicast') return 'public';
+  return CLASS_OF_RANGE[range] ?? 'reserved';
 }
 
 function isLoopbackName(hostname: string): boolean {

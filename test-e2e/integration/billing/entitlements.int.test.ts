@@ -1,3 +1,4 @@
+/** One file: every case uses the one stack, meter, features and plan set up in beforeAll (a stack costs seconds to start on two cores). */
 import { createDb, type Db } from '@billstream/db';
 import { waitFor } from '@billstream/testing';
 import { startIntegrationStack, type IntegrationStack } from '../../support/stack';

@@ -249,7 +249,7 @@ describe('tasks: bulk export and import through the gateway (real Postgres and K
       expect(contentType).toMatch(/application\/x-ndjson/);
       const lines = text.trimEnd().split('\n').map((l) => JSON.parse(l));
       const expected = Array.from({ length: 30 }, (_, k) => k + 10).filter((i) => i % 3 === 0);
-      expect(lines.map((l) => l.event_id)).toEqual(expected.map((i) => `exp-${String(i).padStart(3, '0')}`));
+      expect(lines.map((l) => l.id)).toEqual(expected.map((i) => `exp-${String(i).padStart(3, '0')}`));
       expect(task.processed_records).toBe(expected.length);
       expect(lines[0]).toMatchObject({ event_name: 'storage', external_customer_id: 'exp-b', properties: { i: 12, note: 'x' } });
     });

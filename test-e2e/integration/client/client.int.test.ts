@@ -111,6 +111,13 @@ describe('@billstream/client: typed calls, errors, idempotency, timeouts, the ba
     expect((await client.GET('/v1/wallets/{id}/balance', { params: path })).credit_balance).toBe('7');
     const conflict = await thrown(client.POST('/v1/wallets/{id}/debit', { params: path, body: { credits: '3', idempotency_key: 'order-42' } }));
     expect(conflict).toMatchObject({ status: 409, internal_error: 'idempotency_conflict' });
+
+    // A key given as the Idempotency-Key header (ADR 0035) is the key: a repeat is the first top-up.
+    const byHeader = { params: { ...path, header: { 'Idempotency-Key': 'order-43' } }, body: { credits_to_add: '5' } };
+    const credited = await client.POST('/v1/wallets/{id}/topup', byHeader);
+    expect(credited.idempotency_key).toBe('order-43');
+    expect((await client.POST('/v1/wallets/{id}/topup', byHeader)).id).toBe(credited.id);
+    expect((await client.GET('/v1/wallets/{id}/balance', { params: path })).credit_balance).toBe('12');
   });
 
   it('times out each attempt; retries a GET after a timeout or a network error, never an unsafe POST', async () => {

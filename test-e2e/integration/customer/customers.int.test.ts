@@ -1,3 +1,4 @@
+/** One file: every case uses the one stack started in beforeAll (a stack costs seconds to start on two cores). */
 import { type ApiClient } from '@billstream/testing';
 import { startIntegrationStack, TEST_ENVIRONMENT, TEST_TENANT, type IntegrationStack } from '../../support/stack';
 

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { KafkaBus, TOPICS } from '@billstream/bus';
-import type { DomainEvent } from '@billstream/contracts';
+import type { DomainEvent, WebhookEventName } from '@billstream/contracts';
 import { newDomainEvent } from '@billstream/outbox';
 import { kafkaBrokers, sleep, testLogger, waitFor } from '@billstream/testing';
 import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
@@ -95,8 +95,8 @@ describe('webhook dispatch (real receivers, Kafka and Postgres)', () => {
     );
   };
   const scope = (tenantId = 'tenant-a', environmentId = 'production') => ({ tenantId, environmentId, actor: 'key_TEST' });
-  const customerEvent = (type: string, id: string, s = scope()) => newDomainEvent(type, s, { customer: { id, external_id: `ext-${id}`, name: 'Zoë' } });
-  const walletEvent = (type: string, id: string, s = scope()) => newDomainEvent(type, s, { wallet: { id, balance: '10.50', currency: 'usd' } });
+  const customerEvent = (type: WebhookEventName, id: string, s = scope()) => newDomainEvent(type, s, { customer: { id, external_id: `ext-${id}`, name: 'Zoë' } });
+  const walletEvent = (type: WebhookEventName, id: string, s = scope()) => newDomainEvent(type, s, { wallet: { id, balance: '10.50', currency: 'usd' } });
 
   it('delivers the envelope as raw bytes whose signatures verify', async () => {
     const r = await receiver();

@@ -142,3 +142,62 @@ describe('webhook endpoints API (real Postgres and Kafka, through the gateway)',
     expect((await none.get('/v1/webhook-endpoints')).status).toBe(403);
   });
 });
+
+describe('webhook endpoint URLs as production checks them (no WEBHOOK_ALLOW_* set)', () => {
+  let stack: IntegrationStack;
+
+  beforeAll(async () => {
+    stack = await startIntegrationStack();
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  // IPv6 forms whose address is loopback, private, link-local or reserved: IPv4-compatible
+  // (the URL parser writes [::127.0.0.1] as [::7f00:1]), 6to4, IPv4-translated, local NAT64,
+  // Teredo and site-local.
+  const hidden = [
+    'https://[::127.0.0.1]/x',
+    'https://[::a9fe:a9fe]/latest/meta-data',
+    'https://[2002:7f00:1::]/hook',
+    'https://[2002:a00:1::1]/hook',
+    'https://[2002:c000:201::]/hook',
+    'https://[::ffff:0:a00:1]/hook',
+    'https://[64:ff9b:1::a00:1]/hook',
+    'https://[2001::1]/hook',
+    'https://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/hook',
+    'https://[fec0::1]/hook',
+  ];
+
+  it('refuses an endpoint whose URL hides a non-public address in an IPv6 form, with 400, and stores nothing', async () => {
+    const before = (await stack.api.get('/v1/webhook-endpoints')).body.pagination.total;
+    for (const url of hidden) {
+      const res = await stack.api.post('/v1/webhook-endpoints', { url, events: ['*'] });
+      expect({ url, status: res.status }).toEqual({ url, status: 400 });
+      expect(res.body.success).toBe(false);
+      expect(res.body.error.internal_error).toBe('validation_error');
+      expect(res.body.error.details).toMatchObject({ field: 'url', reason: 'address_not_allowed' });
+    }
+    expect((await stack.api.get('/v1/webhook-endpoints')).body.pagination.total).toBe(before);
+  });
+
+  it('refuses such a URL on PUT too and leaves the endpoint as it was', async () => {
+    const created = await stack.api.post('/v1/webhook-endpoints', { url: 'https://hooks.example.com/kept', events: ['*'] });
+    expect(created.status).toBe(201);
+    for (const url of ['https://[2002:7f00:1::]/hook', 'https://[::127.0.0.1]/x', 'https://[fec0::1]/']) {
+      const res = await stack.api.put(`/v1/webhook-endpoints/${created.body.id}`, { url });
+      expect({ url, status: res.status }).toEqual({ url, status: 400 });
+      expect(res.body.error.details).toMatchObject({ field: 'url', reason: 'address_not_allowed' });
+    }
+    const got = await stack.api.get(`/v1/webhook-endpoints/${created.body.id}`);
+    expect(got.body.url).toBe('https://hooks.example.com/kept');
+    expect(got.headers.etag).toBe('"1"');
+  });
+
+  it('accepts the same forms when they carry a public IPv4 address', async () => {
+    for (const url of ['https://[2002:808:808::1]/hook', 'https://[::ffff:808:808]/hook']) {
+      const res = await stack.api.post('/v1/webhook-endpoints', { url, events: ['customer.created'] });
+      expect({ url, status: res.status }).toEqual({ url, status: 201 });
+    }
+  });
+});

@@ -11,13 +11,13 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the API keys of the caller tenant, without secrets
+         * List the API keys of the caller environment (of its whole tenant with api_keys:tenant), without secrets
          * @description Needs the `api_keys:read` permission (or `*`). Served by the gateway service.
          */
         get: operations["listApiKeys"];
         put?: never;
         /**
-         * Create an API key in the caller tenant; the key is shown once
+         * Create an API key in the caller environment (another environment of its tenant needs api_keys:tenant); the key is shown once
          * @description Needs the `api_keys:write` permission (or `*`). Served by the gateway service.
          */
         post: operations["createApiKey"];
@@ -38,7 +38,7 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Revoke an API key; it gives 401 from then on
+         * Revoke an API key of the caller environment (of its tenant with api_keys:tenant); it gives 401 from then on
          * @description Needs the `api_keys:write` permission (or `*`). Served by the gateway service.
          */
         delete: operations["revokeApiKey"];
@@ -600,7 +600,7 @@ export interface paths {
          */
         get: operations["getPlan"];
         /**
-         * Change a plan's name, description or metadata (prices never change: a change is a new price)
+         * Change a plan's name, description or metadata (prices never change: a change is a new price); If-Match with a stale ETag gives 409 version_conflict
          * @description Needs the `plans:write` permission (or `*`). Served by the billing service.
          */
         put: operations["updatePlan"];
@@ -913,7 +913,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Run the period job now: invoice every ended period, finalize due drafts, mark overdue invoices
+         * Run the period job now for the caller's tenant and environment only: invoice their ended periods, finalize due drafts, mark overdue invoices; the counts are theirs
          * @description Needs the `invoices:write` permission (or `*`). Served by the billing service.
          */
         post: operations["billSubscriptions"];
@@ -984,7 +984,7 @@ export interface paths {
          */
         get: operations["getFeature"];
         /**
-         * Change a feature's name, description or metadata
+         * Change a feature's name, description or metadata; If-Match with a stale ETag gives 409 version_conflict
          * @description Needs the `plans:write` permission (or `*`). Served by the billing service.
          */
         put: operations["updateFeature"];
@@ -1036,7 +1036,7 @@ export interface paths {
          */
         get: operations["getEntitlement"];
         /**
-         * Change an entitlement's grant (enabled, limit, reset period, soft limit, static value)
+         * Change an entitlement's grant (enabled, limit, reset period, soft limit, static value); If-Match with a stale ETag gives 409 version_conflict
          * @description Needs the `plans:write` permission (or `*`). Served by the billing service.
          */
         put: operations["updateEntitlement"];
@@ -1385,6 +1385,11 @@ export interface components {
             quantity: string;
             unit_amount: string;
             amount: number;
+            /**
+             * @description Only on a prorated FIXED line (a part of a period): part / whole, 12 decimals rounded half up; amount = unit_amount x proration_factor, rounded once. Absent on whole periods
+             * @example 0.666666666667
+             */
+            proration_factor?: string;
             prepaid_credits_applied: number;
             period_start: string | null;
             period_end: string | null;
@@ -1670,7 +1675,7 @@ export interface operations {
                  */
                 "application/json": {
                     name: string;
-                    permissions: ("*" | "customers:read" | "customers:write" | "wallets:read" | "wallets:write" | "events:read" | "events:write" | "webhooks:read" | "webhooks:write" | "meters:read" | "meters:write" | "api_keys:read" | "api_keys:write" | "plans:read" | "plans:write" | "subscriptions:read" | "subscriptions:write" | "invoices:read" | "invoices:write" | "tasks:read" | "tasks:write")[];
+                    permissions: ("*" | "customers:read" | "customers:write" | "wallets:read" | "wallets:write" | "events:read" | "events:write" | "webhooks:read" | "webhooks:write" | "meters:read" | "meters:write" | "api_keys:read" | "api_keys:write" | "api_keys:tenant" | "plans:read" | "plans:write" | "subscriptions:read" | "subscriptions:write" | "invoices:read" | "invoices:write" | "tasks:read" | "tasks:write")[];
                     environment_id?: string;
                 };
             };
@@ -3983,7 +3988,13 @@ export interface operations {
     topupWallet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The same as the body field `idempotency_key` (same rules); send either or both, and when both, the same key (else 400)
+                 * @example topup-2026-01-15-0001
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example wallet_01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
                 id: string;
@@ -4158,7 +4169,13 @@ export interface operations {
     debitWallet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The same as the body field `idempotency_key` (same rules); send either or both, and when both, the same key (else 400)
+                 * @example topup-2026-01-15-0001
+                 */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 /** @example wallet_01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
                 id: string;
@@ -9314,6 +9331,7 @@ export interface operations {
                      *               "quantity": "100",
                      *               "unit_amount": "100",
                      *               "amount": 1,
+                     *               "proration_factor": "0.666666666667",
                      *               "prepaid_credits_applied": 1,
                      *               "period_start": "100",
                      *               "period_end": "100"
@@ -9450,6 +9468,7 @@ export interface operations {
                      *           "quantity": "100",
                      *           "unit_amount": "100",
                      *           "amount": 1,
+                     *           "proration_factor": "0.666666666667",
                      *           "prepaid_credits_applied": 1,
                      *           "period_start": "100",
                      *           "period_end": "100"
@@ -9586,6 +9605,7 @@ export interface operations {
                      *           "quantity": "100",
                      *           "unit_amount": "100",
                      *           "amount": 1,
+                     *           "proration_factor": "0.666666666667",
                      *           "prepaid_credits_applied": 1,
                      *           "period_start": "100",
                      *           "period_end": "100"
@@ -9731,6 +9751,7 @@ export interface operations {
                      *           "quantity": "100",
                      *           "unit_amount": "100",
                      *           "amount": 1,
+                     *           "proration_factor": "0.666666666667",
                      *           "prepaid_credits_applied": 1,
                      *           "period_start": "100",
                      *           "period_end": "100"
@@ -9869,6 +9890,7 @@ export interface operations {
                      *           "quantity": "100",
                      *           "unit_amount": "100",
                      *           "amount": 1,
+                     *           "proration_factor": "0.666666666667",
                      *           "prepaid_credits_applied": 1,
                      *           "period_start": "100",
                      *           "period_end": "100"
@@ -10169,7 +10191,13 @@ export interface operations {
     createPayment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description The same as the body field `idempotency_key` (same rules); send either or both, and when both, the same key (else 400)
+                 * @example topup-2026-01-15-0001
+                 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };

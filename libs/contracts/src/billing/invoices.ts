@@ -32,6 +32,14 @@ export const invoiceLineItemSchema = z
     quantity: z.string(),
     unit_amount: z.string(),
     amount: minorUnits,
+    proration_factor: z
+      .string()
+      .optional()
+      .meta({
+        description:
+          'Only on a prorated FIXED line (a part of a period): part / whole, 12 decimals rounded half up; amount = unit_amount x proration_factor, rounded once. Absent on whole periods',
+        examples: ['0.666666666667'],
+      }),
     prepaid_credits_applied: minorUnits,
     period_start: z.string().nullable(),
     period_end: z.string().nullable(),

@@ -1,3 +1,4 @@
+/** One file: billing's part of the route registry, a few lines of data per route; one list shows the service's whole surface in the order the OpenAPI document gives it. */
 import { z } from 'zod';
 import { listResponse, paginationQuery } from '../common';
 import { defineRoute, type RouteDef } from '../routes';
@@ -90,7 +91,7 @@ export const billingApi = {
     path: '/v1/plans/:id',
     service: 'billing',
     permission: 'plans:write',
-    summary: "Change a plan's name, description or metadata (prices never change: a change is a new price)",
+    summary: "Change a plan's name, description or metadata (prices never change: a change is a new price); If-Match with a stale ETag gives 409 version_conflict",
     tag: 'Plans',
     params: idParams,
     body: updatePlanBody,
@@ -294,7 +295,7 @@ export const invoiceApi = {
     path: '/v1/cron/bill-subscriptions',
     service: 'billing',
     permission: 'invoices:write',
-    summary: 'Run the period job now: invoice every ended period, finalize due drafts, mark overdue invoices',
+    summary: "Run the period job now for the caller's tenant and environment only: invoice their ended periods, finalize due drafts, mark overdue invoices; the counts are theirs",
     tag: 'Invoices',
     body: emptyBody,
     response: billSubscriptionsResultSchema,
@@ -373,7 +374,7 @@ export const entitlementApi = {
     path: '/v1/features/:id',
     service: 'billing',
     permission: 'plans:write',
-    summary: "Change a feature's name, description or metadata",
+    summary: "Change a feature's name, description or metadata; If-Match with a stale ETag gives 409 version_conflict",
     tag: 'Features',
     params: idParams,
     body: updateFeatureBody,
@@ -437,7 +438,7 @@ export const entitlementApi = {
     path: '/v1/entitlements/:id',
     service: 'billing',
     permission: 'plans:write',
-    summary: "Change an entitlement's grant (enabled, limit, reset period, soft limit, static value)",
+    summary: "Change an entitlement's grant (enabled, limit, reset period, soft limit, static value); If-Match with a stale ETag gives 409 version_conflict",
     tag: 'Entitlements',
     params: idParams,
     body: updateEntitlementBody,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { isoTimestamp } from '../common';
 import { defineRoute } from '../routes';
+import { storedEventSchema } from '../usage-events';
 
 /**
  * Internal endpoint of the ingestion-aggregator that the billing service's export tasks read
@@ -20,19 +21,9 @@ export const eventExportPageBody = z.strictObject({
 });
 export type EventExportPageBody = z.output<typeof eventExportPageBody>;
 
-export const exportedEventSchema = z.object({
-  event_id: z.string(),
-  event_name: z.string(),
-  external_customer_id: z.string(),
-  customer_id: z.string().nullable(),
-  timestamp: z.string(),
-  source: z.string().nullable(),
-  properties: z.record(z.string(), z.unknown()),
-});
-export type ExportedEvent = z.infer<typeof exportedEventSchema>;
-
 export const eventExportPageSchema = z.object({
-  events: z.array(exportedEventSchema),
+  /** Items of the events query (`POST /v1/events/query`): the same view, `id` included. */
+  events: z.array(storedEventSchema),
   /** The cursor of the next page; null when this page is the last. */
   next: z.object({ timestamp: z.string(), event_id: z.string() }).nullable(),
 });

@@ -76,4 +76,44 @@ describe('SharedSession', () => {
     await expect(session.acquire(searchPathSql(['a']), 50)).resolves.toBe(pglite);
     session.release();
   });
+
+  it('lets the event loop run between the steps of a chain of queries that never waits for I/O', async () => {
+    // A stand-in for PGlite: each query keeps the thread 2 ms and answers without I/O, as PGlite does.
+    const busy = { query: async () => {
+      const until = performance.now() + 2;
+      while (performance.now() < until);
+    } } as unknown as PGlite;
+    const session = new SharedSession(busy, 10);
+    const path = searchPathSql(['a']);
+    let steps = 0;
+    // A long job: 200 steps of 2 ms, each taking and giving back the session.
+    const job = (async () => {
+      for (let i = 0; i < 200; i += 1) {
+        const db = await session.acquire(path, 1000);
+        await db.query('step');
+        session.release();
+        steps += 1;
+      }
+    })();
+    // A request arriving meanwhile (a timer, as a socket's callback would): it gets in long before the job ends.
+    const request = new Promise<number>((resolve) => setTimeout(() => resolve(steps), 5));
+    const stepsBefore = await request;
+    expect(stepsBefore).toBeLessThan(50);
+    await job;
+    expect(steps).toBe(200);
+  });
+
+  it('does not yield while the event loop turned within the slice', async () => {
+    const session = new SharedSession(fakePglite([]), 60_000);
+    const path = searchPathSql(['a']);
+    let ticked = false;
+    setImmediate(() => (ticked = true));
+    for (let i = 0; i < 100; i += 1) {
+      await session.acquire(path, 1000);
+      session.release();
+    }
+    expect(ticked).toBe(false);
+    await tick();
+    expect(ticked).toBe(true);
+  });
 });

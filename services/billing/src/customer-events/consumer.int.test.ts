@@ -1,4 +1,5 @@
 import { InProcessBus, TOPICS, type Subscription as BusSubscription } from '@billstream/bus';
+import type { WebhookEventName } from '@billstream/contracts';
 import { newDomainEvent } from '@billstream/outbox';
 import { testLogger } from '@billstream/testing';
 import { CTX, ENVIRONMENT, TENANT, monthlyFixed, startBillingHarness, type BillingHarness } from '../testing/harness';
@@ -6,7 +7,7 @@ import { subscribeCustomerEvents } from './consumer';
 import { SubscriptionStore } from '../subscriptions/store';
 import { CustomerStore } from '../customers/store';
 
-function customerEvent(type: string, id: string, externalId: string) {
+function customerEvent(type: WebhookEventName, id: string, externalId: string) {
   const event = newDomainEvent(type, { tenantId: TENANT, environmentId: ENVIRONMENT, actor: 'key_x' }, {
     customer: { id, external_id: externalId, tenant_id: TENANT, environment_id: ENVIRONMENT },
   });

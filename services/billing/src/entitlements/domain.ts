@@ -19,6 +19,8 @@ export interface Entitlement extends Grant {
   planId: string;
   featureId: string;
   featureType: FeatureType;
+  /** 1 at creation, +1 on every update; the ETag is `"<version>"`. */
+  version: number;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -43,7 +43,7 @@ describe('combining grants', () => {
   const now = new Date('2026-11-26T15:00:00Z');
   const feature = (type: Feature['type']): Feature => ({
     id: 'feat_1', tenantId: 't', environmentId: 'e', name: 'f', lookupKey: 'f', type, meterId: type === 'METERED' ? 'meter_1' : null,
-    description: null, metadata: {}, status: 'active', createdAt: now, updatedAt: now,
+    description: null, metadata: {}, status: 'active', version: 1, createdAt: now, updatedAt: now,
   });
   const sub = (id: string, start: string, period?: [string, string]): Subscription => ({
     id, tenantId: 't', environmentId: 'e', customerId: 'c', planId: `plan_${id}`, currency: 'usd', billingPeriod: 'MONTHLY', billingPeriodCount: 1,
@@ -55,7 +55,7 @@ describe('combining grants', () => {
     subscription: s,
     entitlement: {
       id: `ent_${s.id}`, tenantId: 't', environmentId: 'e', planId: s.planId, featureId: 'feat_1', featureType: 'METERED', isEnabled: true,
-      usageLimit: null, usageResetPeriod: 'NEVER', isSoftLimit: false, staticValue: null, createdAt: now, updatedAt: now, ...g,
+      usageLimit: null, usageResetPeriod: 'NEVER', isSoftLimit: false, staticValue: null, version: 1, createdAt: now, updatedAt: now, ...g,
     },
   });
 
@@ -102,7 +102,7 @@ describe("a customer's grants as the check cache keeps them", () => {
   const subscription = (id: string, planId: string) => ({ id, customerId: 'cus_1', planId, startDate: at, currentPeriodStart: null, currentPeriodEnd: null, createdAt: at });
   const entitlement = (id: string, planId: string, featureId: string): Entitlement => ({
     id, tenantId: 't', environmentId: 'e', planId, featureId, featureType: 'BOOLEAN', isEnabled: true,
-    usageLimit: null, usageResetPeriod: null, isSoftLimit: false, staticValue: null, createdAt: at, updatedAt: at,
+    usageLimit: null, usageResetPeriod: null, isSoftLimit: false, staticValue: null, version: 1, createdAt: at, updatedAt: at,
   });
   const ofPlan = new Map([
     ['plan_a', new Map([['f1', [entitlement('ent_a1', 'plan_a', 'f1')]], ['f2', [entitlement('ent_a2', 'plan_a', 'f2')]]])],

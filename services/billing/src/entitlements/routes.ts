@@ -1,8 +1,8 @@
 import type { Express } from 'express';
 import { entitlementApi } from '@billstream/contracts';
-import { mountRoute, type RequestContext } from '@billstream/http';
+import { etagOf, HttpResult, mountRoute, type RequestContext } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
-import type { GrantInput } from './domain';
+import type { Entitlement, GrantInput } from './domain';
 import type { CustomerAccess } from './access';
 import type { EntitlementService } from './service';
 import { toEntitlementView } from './view';
@@ -19,11 +19,14 @@ const grantOf = (b: { is_enabled?: boolean; usage_limit?: string | null; usage_r
 
 const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
+/** An entitlement's view with its ETag (`"<version>"`), for If-Match on a later PUT. */
+const entitlementAnswer = (e: Entitlement) => new HttpResult(toEntitlementView(e), undefined, { ETag: etagOf(e.version) });
+
 export function mountEntitlementRoutes(app: Express, entitlements: EntitlementService, access: CustomerAccess, logger: Logger): void {
   mountRoute(
     app,
     entitlementApi.createEntitlement,
-    async ({ body, ctx }) => toEntitlementView(await entitlements.create(eventContextOf(ctx), body.plan_id, body.feature_id, grantOf(body))),
+    async ({ body, ctx }) => entitlementAnswer(await entitlements.create(eventContextOf(ctx), body.plan_id, body.feature_id, grantOf(body))),
     logger,
   );
   mountRoute(
@@ -35,11 +38,11 @@ export function mountEntitlementRoutes(app: Express, entitlements: EntitlementSe
     },
     logger,
   );
-  mountRoute(app, entitlementApi.getEntitlement, async ({ params, ctx }) => toEntitlementView(await entitlements.get(ctx, params.id)), logger);
+  mountRoute(app, entitlementApi.getEntitlement, async ({ params, ctx }) => entitlementAnswer(await entitlements.get(ctx, params.id)), logger);
   mountRoute(
     app,
     entitlementApi.updateEntitlement,
-    async ({ params, body, ctx }) => toEntitlementView(await entitlements.update(eventContextOf(ctx), params.id, grantOf(body))),
+    async ({ params, body, ctx, req }) => entitlementAnswer(await entitlements.update(eventContextOf(ctx), params.id, grantOf(body), req.header('if-match'))),
     logger,
   );
   mountRoute(app, entitlementApi.deleteEntitlement, async ({ params, ctx }) => entitlements.delete(eventContextOf(ctx), params.id), logger);

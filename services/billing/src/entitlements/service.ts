@@ -1,6 +1,7 @@
 import type { Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { AlreadyExistsError, NotFoundError, PG_UNIQUE_VIOLATION, ValidationError, pgErrorCode } from '@billstream/errors';
+import { assertIfMatch } from '@billstream/http';
 import { newId } from '@billstream/ids';
 import type { EventContext } from '@billstream/outbox';
 import type { AccessCache } from './access-cache';
@@ -50,6 +51,7 @@ export class EntitlementService {
           featureId,
           featureType: feature.type,
           ...newGrant(feature.type, input),
+          version: 1,
           createdAt: now,
           updatedAt: now,
         };
@@ -78,11 +80,13 @@ export class EntitlementService {
     return this.entitlements.list(this.db, scope, q);
   }
 
-  async update(ctx: Ctx, id: string, input: GrantInput): Promise<Entitlement> {
+  /** `ifMatch` (the If-Match header) must name the current ETag, or be `*` or absent; else version_conflict and nothing changes. */
+  async update(ctx: Ctx, id: string, input: GrantInput, ifMatch?: string): Promise<Entitlement> {
     const updated = await this.db.transaction(async (trx) => {
       const current = await this.entitlements.getForUpdate(trx, ctx, id);
       if (!current) throw entitlementNotFound(id);
-      const e: Entitlement = { ...current, ...changedGrant(current.featureType, current, input), updatedAt: this.clock() };
+      assertIfMatch(ifMatch, current.version, `Entitlement ${id}`);
+      const e: Entitlement = { ...current, ...changedGrant(current.featureType, current, input), version: current.version + 1, updatedAt: this.clock() };
       await this.entitlements.save(trx, e);
       await announceEntitlement(trx, ctx, 'entitlement.updated', e);
       return e;

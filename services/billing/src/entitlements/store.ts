@@ -15,6 +15,7 @@ interface EntitlementRow {
   usage_reset_period: Entitlement['usageResetPeriod'];
   is_soft_limit: boolean;
   static_value: string | null;
+  version: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -32,6 +33,7 @@ function fromRow(r: EntitlementRow): Entitlement {
     usageResetPeriod: r.usage_reset_period,
     isSoftLimit: r.is_soft_limit,
     staticValue: r.static_value,
+    version: r.version,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -58,6 +60,7 @@ export class EntitlementStore {
       feature_id: e.featureId,
       feature_type: e.featureType,
       ...grantColumns(e),
+      version: e.version,
       created_at: e.createdAt,
       updated_at: e.updatedAt,
     });
@@ -90,7 +93,7 @@ export class EntitlementStore {
   }
 
   async save(trx: Trx, e: Entitlement): Promise<void> {
-    await trx('entitlements').where({ id: e.id }).update({ ...grantColumns(e), updated_at: e.updatedAt });
+    await trx('entitlements').where({ id: e.id }).update({ ...grantColumns(e), version: e.version, updated_at: e.updatedAt });
   }
 
   async delete(trx: Trx, id: string): Promise<void> {

@@ -13,6 +13,8 @@ export interface Feature {
   description: string | null;
   metadata: Record<string, string>;
   status: FeatureStatus;
+  /** 1 at creation, +1 on every update or archive; the ETag is `"<version>"`. */
+  version: number;
   createdAt: Date;
   updatedAt: Date;
 }

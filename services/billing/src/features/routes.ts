@@ -1,18 +1,22 @@
 import type { Express } from 'express';
 import { entitlementApi } from '@billstream/contracts';
-import { mountRoute, type RequestContext } from '@billstream/http';
+import { etagOf, HttpResult, mountRoute, type RequestContext } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
+import type { Feature } from './domain';
 import type { FeatureService } from './service';
 import { toFeatureView } from './view';
 
 const eventContextOf = (ctx: RequestContext) => ({ tenantId: ctx.tenantId, environmentId: ctx.environmentId, actor: ctx.actor, requestId: ctx.requestId });
+
+/** A feature's view with its ETag (`"<version>"`), for If-Match on a later PUT. */
+const featureAnswer = (f: Feature) => new HttpResult(toFeatureView(f), undefined, { ETag: etagOf(f.version) });
 
 export function mountFeatureRoutes(app: Express, features: FeatureService, logger: Logger): void {
   mountRoute(
     app,
     entitlementApi.createFeature,
     async ({ body, ctx }) =>
-      toFeatureView(
+      featureAnswer(
         await features.create(eventContextOf(ctx), {
           name: body.name,
           lookupKey: body.lookup_key,
@@ -33,11 +37,12 @@ export function mountFeatureRoutes(app: Express, features: FeatureService, logge
     },
     logger,
   );
-  mountRoute(app, entitlementApi.getFeature, async ({ params, ctx }) => toFeatureView(await features.get(ctx, params.id)), logger);
+  mountRoute(app, entitlementApi.getFeature, async ({ params, ctx }) => featureAnswer(await features.get(ctx, params.id)), logger);
   mountRoute(
     app,
     entitlementApi.updateFeature,
-    async ({ params, body, ctx }) => toFeatureView(await features.update(eventContextOf(ctx), params.id, { name: body.name, description: body.description, metadata: body.metadata })),
+    async ({ params, body, ctx, req }) =>
+      featureAnswer(await features.update(eventContextOf(ctx), params.id, { name: body.name, description: body.description, metadata: body.metadata }, req.header('if-match'))),
     logger,
   );
   mountRoute(app, entitlementApi.archiveFeature, async ({ params, ctx }) => features.archive(eventContextOf(ctx), params.id), logger);

@@ -1,6 +1,7 @@
 import type { FeatureType, Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { AlreadyExistsError, NotFoundError, PG_UNIQUE_VIOLATION, pgErrorCode } from '@billstream/errors';
+import { assertIfMatch } from '@billstream/http';
 import { newId } from '@billstream/ids';
 import type { EventContext } from '@billstream/outbox';
 import type { MeterCheck } from '../prices/new-price';
@@ -45,7 +46,7 @@ export class FeatureService {
   async create(ctx: Ctx, input: NewFeature): Promise<Feature> {
     await this.meters.ensureAll(ctx, [{ meterId: input.meterId, field: 'meter_id' }], ctx.requestId);
     const now = this.clock();
-    const feature: Feature = { id: newId('feature'), tenantId: ctx.tenantId, environmentId: ctx.environmentId, ...input, status: 'active', createdAt: now, updatedAt: now };
+    const feature: Feature = { id: newId('feature'), tenantId: ctx.tenantId, environmentId: ctx.environmentId, ...input, status: 'active', version: 1, createdAt: now, updatedAt: now };
     try {
       await this.db.transaction(async (trx) => {
         await this.features.insert(trx, feature);
@@ -72,8 +73,9 @@ export class FeatureService {
     return this.features.list(this.db, scope, q);
   }
 
-  async update(ctx: Ctx, id: string, changes: FeatureChanges): Promise<Feature> {
-    return this.change(ctx, id, changes, 'feature.updated');
+  /** `ifMatch` (the If-Match header) must name the current ETag, or be `*` or absent; else version_conflict and nothing changes. */
+  async update(ctx: Ctx, id: string, changes: FeatureChanges, ifMatch?: string): Promise<Feature> {
+    return this.change(ctx, id, changes, 'feature.updated', ifMatch);
   }
 
   /** Archives the feature: its entitlements stop granting it; a check of its lookup key gives 404. Archiving twice changes nothing. */
@@ -83,8 +85,13 @@ export class FeatureService {
     await this.change(ctx, id, { status: 'archived' }, 'feature.deleted');
   }
 
-  private async change(ctx: Ctx, id: string, changes: FeatureChanges & { status?: 'archived' }, type: 'feature.updated' | 'feature.deleted'): Promise<Feature> {
+  private async change(ctx: Ctx, id: string, changes: FeatureChanges & { status?: 'archived' }, type: 'feature.updated' | 'feature.deleted', ifMatch?: string): Promise<Feature> {
     const feature = await this.db.transaction(async (trx) => {
+      if (ifMatch !== undefined) {
+        const current = await this.features.getForUpdate(trx, ctx, id);
+        if (!current) throw featureNotFound(id);
+        assertIfMatch(ifMatch, current.version, `Feature ${id}`);
+      }
       const updated = await this.features.update(trx, ctx, id, changes, this.clock());
       if (!updated) throw featureNotFound(id);
       await announceFeature(trx, ctx, type, updated);

@@ -13,6 +13,7 @@ interface FeatureRow {
   description: string | null;
   metadata: Record<string, string>;
   status: Feature['status'];
+  version: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -29,6 +30,7 @@ function fromRow(r: FeatureRow): Feature {
     description: r.description,
     metadata: r.metadata,
     status: r.status,
+    version: r.version,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -50,6 +52,7 @@ export class FeatureStore {
       description: f.description,
       metadata: JSON.stringify(f.metadata),
       status: f.status,
+      version: f.version,
       created_at: f.createdAt,
       updated_at: f.updatedAt,
     });
@@ -57,6 +60,12 @@ export class FeatureStore {
 
   async get(conn: Conn, scope: Scope, id: string): Promise<Feature | undefined> {
     const row = await scoped(conn, scope).where({ id }).first();
+    return row && fromRow(row);
+  }
+
+  /** The feature, locked until the transaction ends (an update checks its version first). */
+  async getForUpdate(trx: Trx, scope: Scope, id: string): Promise<Feature | undefined> {
+    const row = await scoped(trx, scope).where({ id }).forUpdate().first();
     return row && fromRow(row);
   }
 
@@ -88,7 +97,7 @@ export class FeatureStore {
   }
 
   async update(conn: Conn, scope: Scope, id: string, changes: FeatureChanges & { status?: Feature['status'] }, at: Date): Promise<Feature | undefined> {
-    const set: Record<string, unknown> = { updated_at: at };
+    const set: Record<string, unknown> = { updated_at: at, version: conn.raw('version + 1') };
     if (changes.name !== undefined) set.name = changes.name;
     if (changes.description !== undefined) set.description = changes.description;
     if (changes.metadata !== undefined) set.metadata = JSON.stringify(changes.metadata);

@@ -1,4 +1,4 @@
-import type { BillingReason, InvoicePaymentStatus, InvoiceStatus } from '@billstream/contracts';
+import type { BillingReason, InvoicePaymentStatus, InvoiceStatus, WebhookEventName } from '@billstream/contracts';
 import { sumAmounts } from '../pricing';
 
 export type LinePriceType = 'FIXED' | 'USAGE';
@@ -14,6 +14,8 @@ export interface InvoiceLine {
   quantity: string;
   unitAmount: string;
   amount: number;
+  /** Only on a prorated FIXED line: part / whole of the period, 12 decimals, half up (BILLING.md, Prices); amount = unit amount x factor, rounded once. */
+  prorationFactor: string | null;
   prepaidCreditsApplied: number;
   periodStart: Date | null;
   periodEnd: Date | null;
@@ -69,7 +71,7 @@ export const INVOICE_EVENTS = {
   voided: 'invoice.update.voided',
   updated: 'invoice.update',
   overdue: 'invoice.payment.overdue',
-} as const;
+} as const satisfies Record<string, WebhookEventName>;
 export type InvoiceEventType = (typeof INVOICE_EVENTS)[keyof typeof INVOICE_EVENTS];
 
 export interface InvoiceListQuery {

@@ -65,6 +65,7 @@ function toLine(position: number, price: Price, amount: LineAmount, window: Char
     quantity: amount.quantity,
     unitAmount: amount.unitAmount,
     amount: amount.amount,
+    prorationFactor: amount.prorationFactor ?? null,
     prepaidCreditsApplied: 0,
     periodStart: window.start,
     periodEnd: window.end,

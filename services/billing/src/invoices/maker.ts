@@ -12,7 +12,7 @@ import type { PriceStore } from '../prices/store';
 import type { Subscription } from '../subscriptions/domain';
 import type { PeriodStep } from '../subscriptions/lifecycle';
 import type { SubscriptionStore } from '../subscriptions/store';
-import { INVOICE_EVENTS, totalsOf, type Invoice, type InvoiceLine } from './domain';
+import { INVOICE_EVENTS, totalsOf, type Invoice, type InvoiceEventType, type InvoiceLine } from './domain';
 import { cutWindow, invoiceLines, needsUsage, wholeWindow, type ChargeWindow, type UsageByPrice } from './lines';
 import type { InvoiceStore } from './store';
 import { toInvoiceView } from './view';
@@ -251,12 +251,12 @@ function usageKey(s: Subscription, window: ChargeWindow): string {
 }
 
 /** Records an invoice event in the outbox, keyed by the invoice id (its events keep their order). */
-export async function announceInvoice(trx: Trx, type: string, i: Invoice, actor = 'system'): Promise<void> {
+export async function announceInvoice(trx: Trx, type: InvoiceEventType, i: Invoice, actor = 'system'): Promise<void> {
   await writeOutbox(trx, TOPICS.billingEvents, i.id, invoiceEvent(type, i, actor));
 }
 
 /** An invoice event (`payload.invoice` is the invoice as the API shows it), to write keyed by the invoice id. */
-export function invoiceEvent(type: string, i: Invoice, actor = 'system') {
+export function invoiceEvent(type: InvoiceEventType, i: Invoice, actor = 'system') {
   const ctx = { tenantId: i.tenantId, environmentId: i.environmentId, actor };
   return newDomainEvent(type, ctx, { invoice: toInvoiceView(i) });
 }

@@ -51,6 +51,7 @@ export interface LineRow {
   quantity: string;
   unit_amount: string;
   amount: number | string;
+  proration_factor: string | null;
   prepaid_credits_applied: number | string;
   period_start: Date | null;
   period_end: Date | null;
@@ -67,6 +68,7 @@ export function lineFromRow(r: LineRow): InvoiceLine {
     quantity: r.quantity,
     unitAmount: r.unit_amount,
     amount: Number(r.amount),
+    prorationFactor: r.proration_factor,
     prepaidCreditsApplied: Number(r.prepaid_credits_applied),
     periodStart: r.period_start,
     periodEnd: r.period_end,
@@ -147,6 +149,7 @@ export function lineRow(invoiceId: string, l: InvoiceLine) {
     quantity: l.quantity,
     unit_amount: l.unitAmount,
     amount: l.amount,
+    proration_factor: l.prorationFactor,
     prepaid_credits_applied: l.prepaidCreditsApplied,
     period_start: l.periodStart,
     period_end: l.periodEnd,

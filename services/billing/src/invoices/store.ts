@@ -233,9 +233,9 @@ export class InvoiceStore {
 
   /**
    * Claims up to `limit` invoices matching `where` for `leaseMs` (SKIP LOCKED: replicas take
-   * different ones; a claim a crash left behind expires). Answers their ids.
+   * different ones; a claim a crash left behind expires). Answers their ids; with `scope`, of that tenant and environment only.
    */
-  async claim(db: Db, kind: 'drafts' | 'overdue' | 'refunds' | 'settles', now: Date, leaseMs: number, limit: number): Promise<string[]> {
+  async claim(db: Db, kind: 'drafts' | 'overdue' | 'refunds' | 'settles', now: Date, leaseMs: number, limit: number, scope?: Scope): Promise<string[]> {
     const condition = {
       drafts: `status = 'draft' AND finalize_after <= ?`,
       overdue: `status = 'finalized' AND NOT overdue AND due_date <= ?`,
@@ -245,10 +245,10 @@ export class InvoiceStore {
     const order = { drafts: 'finalize_after, id', overdue: 'due_date, id', refunds: 'id', settles: 'id' }[kind];
     const result = await db.raw<{ rows: Array<{ id: string }> }>(
       `UPDATE invoices SET work_lease_until = ? WHERE id IN (
-         SELECT id FROM invoices WHERE ${condition} AND (work_lease_until IS NULL OR work_lease_until <= ?)
+         SELECT id FROM invoices WHERE ${condition} AND (work_lease_until IS NULL OR work_lease_until <= ?)${scope ? ' AND tenant_id = ? AND environment_id = ?' : ''}
          ORDER BY ${order} LIMIT ? FOR UPDATE SKIP LOCKED)
        RETURNING id`,
-      [new Date(now.getTime() + leaseMs), now, now, limit],
+      [new Date(now.getTime() + leaseMs), now, now, ...(scope ? [scope.tenantId, scope.environmentId] : []), limit],
     );
     return result.rows.map((r) => r.id);
   }

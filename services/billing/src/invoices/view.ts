@@ -3,8 +3,9 @@ import type { Invoice, InvoiceLine } from './domain';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
+/** A line as the API shows it; `proration_factor` only on a prorated line (BILLING.md: "whole periods have none"). */
 export function toLineView(l: InvoiceLine): InvoiceResponse['line_items'][number] {
-  return {
+  const view: InvoiceResponse['line_items'][number] = {
     id: l.id,
     price_id: l.priceId,
     price_type: l.priceType,
@@ -17,6 +18,8 @@ export function toLineView(l: InvoiceLine): InvoiceResponse['line_items'][number
     period_start: iso(l.periodStart),
     period_end: iso(l.periodEnd),
   };
+  if (l.prorationFactor !== null) view.proration_factor = l.prorationFactor;
+  return view;
 }
 
 /** The public JSON of an invoice: responses and `payload.invoice` of its events. */

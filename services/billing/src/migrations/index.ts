@@ -7,6 +7,8 @@ import { invoiceCountsMigration } from './004-invoice-counts';
 import { tasksMigration } from './005-tasks';
 import { entitlementsMigration } from './006-entitlements';
 import { unbilledUsageMigration } from './007-unbilled-usage';
+import { resourceVersionsMigration } from './008-resource-versions';
+import { lineProrationFactorMigration } from './009-line-proration-factor';
 
 export const SCHEMA = 'billing';
 
@@ -19,4 +21,6 @@ export const migrations: Migration[] = [
   tasksMigration(SCHEMA),
   entitlementsMigration(SCHEMA),
   unbilledUsageMigration(SCHEMA),
+  resourceVersionsMigration(SCHEMA),
+  lineProrationFactorMigration(SCHEMA),
 ];

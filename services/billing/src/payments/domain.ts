@@ -1,4 +1,4 @@
-import type { PaymentMethodType } from '@billstream/contracts';
+import type { PaymentMethodType, WebhookEventName } from '@billstream/contracts';
 
 /** A payment of an invoice: OFFLINE, or CREDITS debited from a wallet (by a request, or by a postpaid wallet at finalization). */
 export interface Payment {
@@ -19,4 +19,4 @@ export interface Payment {
   updatedAt: Date;
 }
 
-export const PAYMENT_EVENTS = { success: 'payment.success' } as const;
+export const PAYMENT_EVENTS = { success: 'payment.success' } as const satisfies Record<string, WebhookEventName>;

@@ -205,9 +205,9 @@ export class PaymentService {
   }
 
   /** The period job: completes CREDITS payments a crash left pending. */
-  async completePending(requestId: string): Promise<number> {
+  async completePending(requestId: string, scope?: Scope): Promise<number> {
     let done = 0;
-    for (const id of await this.deps.payments.pendingIds(this.deps.db, 100)) {
+    for (const id of await this.deps.payments.pendingIds(this.deps.db, 100, scope)) {
       const p = await this.deps.payments.getById(this.deps.db, id);
       if (!p || p.paymentStatus !== 'pending') continue;
       const invoice = await this.deps.invoices.getById(this.deps.db, p.invoiceId);

@@ -113,8 +113,10 @@ export class PaymentStore {
   }
 
   /** Payments left `pending` (a CREDITS payment a crash interrupted), for the period job to complete. */
-  async pendingIds(conn: Conn, limit: number): Promise<string[]> {
-    const rows = await conn<PaymentRow>('payments').where({ payment_status: 'pending' }).orderBy('id').limit(limit).select('id');
+  async pendingIds(conn: Conn, limit: number, scope?: Scope): Promise<string[]> {
+    const q = conn<PaymentRow>('payments');
+    if (scope) q.where({ tenant_id: scope.tenantId, environment_id: scope.environmentId });
+    const rows = await q.where({ payment_status: 'pending' }).orderBy('id').limit(limit).select('id');
     return rows.map((r) => r.id);
   }
 }

@@ -11,6 +11,8 @@ export interface Plan {
   description: string | null;
   metadata: Record<string, string>;
   status: PlanStatus;
+  /** 1 at creation, +1 on every update or archive; the ETag is `"<version>"`. */
+  version: number;
   createdAt: Date;
   updatedAt: Date;
 }

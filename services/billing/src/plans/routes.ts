@@ -1,17 +1,21 @@
 import type { Express } from 'express';
 import { billingApi } from '@billstream/contracts';
-import { mountRoute } from '@billstream/http';
+import { etagOf, HttpResult, mountRoute } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
 import { newPriceOf } from '../prices/view';
 import type { PlanService } from './service';
+import type { PlanWithPrices } from './domain';
 import { toPlanView } from './view';
+
+/** The plan's view with its ETag (`"<version>"`), for If-Match on a later PUT. */
+const withEtag = (p: PlanWithPrices) => new HttpResult(toPlanView(p), undefined, { ETag: etagOf(p.version) });
 
 export function mountPlanRoutes(app: Express, plans: PlanService, logger: Logger): void {
   mountRoute(
     app,
     billingApi.createPlan,
     async ({ body, ctx }) =>
-      toPlanView(
+      withEtag(
         await plans.create(
           ctx,
           {
@@ -35,12 +39,12 @@ export function mountPlanRoutes(app: Express, plans: PlanService, logger: Logger
     },
     logger,
   );
-  mountRoute(app, billingApi.getPlan, async ({ params, ctx }) => toPlanView(await plans.get(ctx, params.id)), logger);
+  mountRoute(app, billingApi.getPlan, async ({ params, ctx }) => withEtag(await plans.get(ctx, params.id)), logger);
   mountRoute(
     app,
     billingApi.updatePlan,
-    async ({ params, body, ctx }) =>
-      toPlanView(await plans.update(ctx, params.id, { name: body.name, description: body.description, metadata: body.metadata })),
+    async ({ params, body, ctx, req }) =>
+      withEtag(await plans.update(ctx, params.id, { name: body.name, description: body.description, metadata: body.metadata }, req.header('if-match'))),
     logger,
   );
   mountRoute(app, billingApi.archivePlan, async ({ params, ctx }) => plans.archive(ctx, params.id), logger);

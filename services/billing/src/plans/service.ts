@@ -1,6 +1,7 @@
 import type { Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { AlreadyExistsError, NotFoundError, PG_UNIQUE_VIOLATION, pgErrorCode } from '@billstream/errors';
+import { assertIfMatch } from '@billstream/http';
 import { newId } from '@billstream/ids';
 import type { NewPrice, Price } from '../prices/domain';
 import { priceOf, type MeterCheck } from '../prices/new-price';
@@ -46,6 +47,7 @@ export class PlanService {
       description: input.description,
       metadata: input.metadata,
       status: 'active',
+      version: 1,
       createdAt: now,
       updatedAt: now,
     };
@@ -80,9 +82,14 @@ export class PlanService {
     return { items: page.items.map((p) => ({ ...p, prices: prices.get(p.id) ?? [] })), total: page.total };
   }
 
-  async update(scope: Scope, id: string, changes: PlanChanges): Promise<PlanWithPrices> {
-    const updated = await this.plans.update(this.db, scope, id, changes, this.clock());
-    if (!updated) throw planNotFound(id);
+  /** `ifMatch` (the If-Match header) must name the current ETag, or be `*` or absent; else version_conflict and nothing changes. */
+  async update(scope: Scope, id: string, changes: PlanChanges, ifMatch?: string): Promise<PlanWithPrices> {
+    await this.db.transaction(async (trx) => {
+      const current = await this.plans.getForUpdate(trx, scope, id);
+      if (!current) throw planNotFound(id);
+      assertIfMatch(ifMatch, current.version, `Plan ${id}`);
+      await this.plans.update(trx, scope, id, changes, this.clock());
+    });
     return this.get(scope, id);
   }
 

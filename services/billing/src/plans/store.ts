@@ -11,6 +11,7 @@ interface PlanRow {
   description: string | null;
   metadata: Record<string, string>;
   status: Plan['status'];
+  version: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -25,6 +26,7 @@ function fromRow(r: PlanRow): Plan {
     description: r.description,
     metadata: r.metadata,
     status: r.status,
+    version: r.version,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -44,6 +46,7 @@ export class PlanStore {
       description: plan.description,
       metadata: JSON.stringify(plan.metadata),
       status: plan.status,
+      version: plan.version,
       created_at: plan.createdAt,
       updated_at: plan.updatedAt,
     });
@@ -51,6 +54,12 @@ export class PlanStore {
 
   async get(conn: Conn, scope: Scope, id: string): Promise<Plan | undefined> {
     const row = await scoped(conn, scope).where({ id }).first();
+    return row && fromRow(row);
+  }
+
+  /** The plan, locked until the transaction ends (an update checks its version first). */
+  async getForUpdate(trx: Trx, scope: Scope, id: string): Promise<Plan | undefined> {
+    const row = await scoped(trx, scope).where({ id }).forUpdate().first();
     return row && fromRow(row);
   }
 
@@ -71,7 +80,7 @@ export class PlanStore {
   }
 
   async update(conn: Conn, scope: Scope, id: string, changes: PlanChanges & { status?: Plan['status'] }, at: Date): Promise<Plan | undefined> {
-    const set: Record<string, unknown> = { updated_at: at };
+    const set: Record<string, unknown> = { updated_at: at, version: conn.raw('version + 1') };
     if (changes.name !== undefined) set.name = changes.name;
     if (changes.description !== undefined) set.description = changes.description;
     if (changes.metadata !== undefined) set.metadata = JSON.stringify(changes.metadata);

@@ -1,4 +1,5 @@
 import { TOPICS } from '@billstream/bus';
+import type { Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
 import { recordBillingRun } from '@billstream/observability';
@@ -39,8 +40,8 @@ export interface PeriodJobParts {
   billing: PeriodBilling;
   finalizer: InvoiceFinalizer;
   invoices: InvoiceStore;
-  /** Completes CREDITS payments a crash left pending (Payments). */
-  completePendingPayments?: () => Promise<number>;
+  /** Completes CREDITS payments a crash left pending (Payments), of `scope` only when given. */
+  completePendingPayments?: (scope?: Scope) => Promise<number>;
   /** Settles the credit of an invoiced top-up paid in full whose settle a crash or an outage interrupted. */
   settleTopup?: (invoiceId: string, requestId: string) => Promise<boolean>;
 }
@@ -56,6 +57,9 @@ export interface PeriodJobParts {
  * Replicas never double: work is claimed with FOR UPDATE SKIP LOCKED and a lease, and every
  * step is idempotent on its own (unique keys, version checks, the wallet's allocation per
  * invoice), so a claim that expires after a crash is simply done again.
+ *
+ * The schedule runs every tenant's work; a run with a scope (`POST /v1/cron/bill-subscriptions`,
+ * ADR 0035) claims and counts that tenant's and environment's only.
  */
 export class PeriodJob {
   private timer?: NodeJS.Timeout;
@@ -74,14 +78,15 @@ export class PeriodJob {
 
   /**
    * One run; `billstream_billing_job_*` count it (success or failure), and time it and its
-   * invoices when it found work (an idle tick every interval would bury the real runs).
+   * invoices when it found work (an idle tick every interval would bury the real runs). With
+   * `scope`, only that tenant's and environment's subscriptions and invoices are worked on.
    */
-  async runOnce(): Promise<PeriodJobResult> {
+  async runOnce(scope?: Scope): Promise<PeriodJobResult> {
     const started = process.hrtime.bigint();
     const seconds = () => Number(process.hrtime.bigint() - started) / 1e9;
     let result: PeriodJobResult;
     try {
-      result = await this.round();
+      result = await this.round(scope);
     } catch (err) {
       recordBillingRun('period', false, seconds(), 0);
       throw err;
@@ -90,7 +95,7 @@ export class PeriodJob {
     return result;
   }
 
-  private async round(): Promise<PeriodJobResult> {
+  private async round(scope?: Scope): Promise<PeriodJobResult> {
     const result: PeriodJobResult = {
       subscriptions_billed: 0,
       periods_closed: 0,
@@ -106,7 +111,7 @@ export class PeriodJob {
     let making = true;
     const batches = Math.max(1, Math.ceil((this.options.concurrency ?? 8) / 4));
     const make = this.drainBatches(
-      () => this.subscriptions.claimDue(this.db, this.clock(), lease, CLAIM_BATCH),
+      () => this.subscriptions.claimDue(this.db, this.clock(), lease, CLAIM_BATCH, scope),
       async (ids) => {
         for (const [id, done] of await this.parts.billing.catchUpMany(ids, requestId)) {
           if ('error' in done) {
@@ -123,7 +128,7 @@ export class PeriodJob {
       making = false;
     });
     const finalize = this.drainBatches(
-      () => this.parts.invoices.claim(this.db, 'drafts', this.clock(), lease, CLAIM_BATCH),
+      () => this.parts.invoices.claim(this.db, 'drafts', this.clock(), lease, CLAIM_BATCH, scope),
       async (ids) => {
         for (const [id, done] of await this.parts.finalizer.finalizeMany(ids, requestId, 'system')) {
           if ('error' in done) this.logger.warn('period job: finalizing an invoice failed; it is retried when its claim expires', { err: done.error, id });
@@ -136,7 +141,7 @@ export class PeriodJob {
     // Both settle before the round ends (a failing one must not leave the other running on).
     for (const r of await Promise.allSettled([make, finalize])) if (r.status === 'rejected') throw r.reason;
     await this.drain(
-      () => this.parts.invoices.claim(this.db, 'refunds', this.clock(), lease, CLAIM_BATCH),
+      () => this.parts.invoices.claim(this.db, 'refunds', this.clock(), lease, CLAIM_BATCH, scope),
       async (id) => {
         const voided = await this.parts.invoices.getById(this.db, id);
         if (voided) await this.parts.finalizer.completeVoid(voided, requestId);
@@ -146,22 +151,22 @@ export class PeriodJob {
     const { settleTopup } = this.parts;
     if (settleTopup) {
       await this.drain(
-        () => this.parts.invoices.claim(this.db, 'settles', this.clock(), lease, CLAIM_BATCH),
+        () => this.parts.invoices.claim(this.db, 'settles', this.clock(), lease, CLAIM_BATCH, scope),
         async (id) => {
           await settleTopup(id, requestId);
         },
         'settling the credit of a paid invoiced top-up',
       );
     }
-    if (this.parts.completePendingPayments) await this.parts.completePendingPayments();
+    if (this.parts.completePendingPayments) await this.parts.completePendingPayments(scope);
     await this.drain(
-      () => this.parts.invoices.claim(this.db, 'overdue', this.clock(), lease, CLAIM_BATCH),
+      () => this.parts.invoices.claim(this.db, 'overdue', this.clock(), lease, CLAIM_BATCH, scope),
       async (id) => {
         if (await this.parts.finalizer.markOverdue(id)) result.invoices_marked_overdue += 1;
       },
       'marking an invoice overdue',
     );
-    for (let sent = await this.noticeBatch(); sent > 0; sent = await this.noticeBatch()) result.renewal_notices += sent;
+    for (let sent = await this.noticeBatch(scope); sent > 0; sent = await this.noticeBatch(scope)) result.renewal_notices += sent;
     if (result.renewal_notices > 0) this.published();
     return result;
   }
@@ -206,10 +211,10 @@ export class PeriodJob {
   }
 
   /** Sends the renewal notices of up to one batch of subscriptions; answers how many. */
-  private noticeBatch(): Promise<number> {
+  private noticeBatch(scope?: Scope): Promise<number> {
     return this.db.transaction(async (trx) => {
       const now = this.clock();
-      const due = await this.subscriptions.renewalsDue(trx, now, this.options.renewalNoticeDays * DAY_MS, NOTICE_BATCH);
+      const due = await this.subscriptions.renewalsDue(trx, now, this.options.renewalNoticeDays * DAY_MS, NOTICE_BATCH, scope);
       let sent = 0;
       for (const s of due) {
         const ctx = { tenantId: s.tenantId, environmentId: s.environmentId, actor: 'system' };

@@ -4,13 +4,14 @@ import { mountRoute } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
 import type { PeriodJob } from './period-job';
 
-/** `POST /v1/cron/bill-subscriptions`: one run of the period job, for schedulers outside the service. */
+/** `POST /v1/cron/bill-subscriptions`: one run of the period job for the caller's tenant and environment, for schedulers outside the service. */
 export function mountRenewalRoutes(app: Express, periods: PeriodJob, logger: Logger): void {
   mountRoute(
     app,
     invoiceApi.billSubscriptions,
-    async () => {
-      const r = await periods.runOnce();
+    // The caller's tenant and environment only (ADR 0035): the counts are theirs.
+    async ({ ctx }) => {
+      const r = await periods.runOnce({ tenantId: ctx.tenantId, environmentId: ctx.environmentId });
       return {
         invoices_created: r.invoices_created,
         subscriptions_billed: r.subscriptions_billed,

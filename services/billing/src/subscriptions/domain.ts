@@ -1,4 +1,4 @@
-import type { SubscriptionStatus } from '@billstream/contracts';
+import type { SubscriptionStatus, WebhookEventName } from '@billstream/contracts';
 import type { BillingCycle, BillingPeriod } from '../periods';
 
 export interface Subscription {
@@ -47,7 +47,7 @@ export const SUBSCRIPTION_EVENTS = {
   resumed: 'subscription.resumed',
   cancelled: 'subscription.cancelled',
   renewalDue: 'subscription.renewal.due',
-} as const;
+} as const satisfies Record<string, WebhookEventName>;
 export type SubscriptionEventType = (typeof SUBSCRIPTION_EVENTS)[keyof typeof SUBSCRIPTION_EVENTS];
 
 export interface SubscriptionListQuery {

@@ -135,16 +135,18 @@ export class SubscriptionStore {
 
   /**
    * Claims up to `limit` subscriptions whose current period ended by `now` for `leaseMs`: SKIP
-   * LOCKED and the lease let replicas take different ones; a claim a crash left expires.
+   * LOCKED and the lease let replicas take different ones; a claim a crash left expires. With
+   * `scope`, only that tenant's and environment's (the cron endpoint); without, every one.
    */
-  async claimDue(db: Db, now: Date, leaseMs: number, limit: number): Promise<string[]> {
+  async claimDue(db: Db, now: Date, leaseMs: number, limit: number, scope?: Scope): Promise<string[]> {
     const result = await db.raw<{ rows: Array<{ id: string }> }>(
       `UPDATE subscriptions SET work_lease_until = ? WHERE id IN (
          SELECT id FROM subscriptions
          WHERE status IN ('trialing', 'active') AND current_period_end <= ? AND (work_lease_until IS NULL OR work_lease_until <= ?)
+           ${scope ? 'AND tenant_id = ? AND environment_id = ?' : ''}
          ORDER BY current_period_end, id LIMIT ? FOR UPDATE SKIP LOCKED)
        RETURNING id`,
-      [new Date(now.getTime() + leaseMs), now, now, limit],
+      [new Date(now.getTime() + leaseMs), now, now, ...(scope ? [scope.tenantId, scope.environmentId] : []), limit],
     );
     return result.rows.map((r) => r.id);
   }
@@ -234,8 +236,10 @@ export class SubscriptionStore {
    * Active subscriptions renewing within the notice window that have no notice for their
    * current period end yet, locked (SKIP LOCKED).
    */
-  async renewalsDue(trx: Trx, now: Date, noticeMs: number, limit: number): Promise<Subscription[]> {
-    const rows = await trx<SubscriptionRow>('subscriptions as s')
+  async renewalsDue(trx: Trx, now: Date, noticeMs: number, limit: number, scope?: Scope): Promise<Subscription[]> {
+    const q = trx<SubscriptionRow>('subscriptions as s');
+    if (scope) q.where('s.tenant_id', scope.tenantId).where('s.environment_id', scope.environmentId);
+    const rows = await q
       .select('s.*')
       .where('s.status', 'active')
       .where('s.cancel_at_period_end', false)

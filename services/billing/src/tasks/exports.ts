@@ -14,7 +14,8 @@ import { toInvoiceView } from '../invoices/view';
 /**
  * Where an export reads its rows: always from the owning service's data (ARCHITECTURE.md
  * rule 1), a bounded page at a time, after a cursor that the task's checkpoint keeps.
- * - EVENTS: the ingestion-aggregator's internal keyset page (`/internal/v1/events/export-page`);
+ * - EVENTS: the ingestion-aggregator's internal keyset page (`/internal/v1/events/export-page`),
+ *   whose items are the events query's;
  * - CUSTOMERS: the customer service's list, oldest first, by offset;
  * - INVOICES: billing's own invoices, keyset on (created_at, id).
  */
@@ -74,6 +75,13 @@ export const EXPORT_COLUMNS: Record<TaskEntity, readonly string[]> = {
     'environment_id',
   ],
 };
+
+/**
+ * The field of an exported row that a CSV column holds where their names differ: an events CSV
+ * keeps BILLING.md's `event_id` column for the events query's `id` (a JSONL line is the query's
+ * item as it is).
+ */
+export const CSV_FIELDS: Partial<Record<TaskEntity, Readonly<Record<string, string>>>> = { EVENTS: { event_id: 'id' } };
 
 function unavailable(what: string, status: number, text: string): Error {
   return new ServiceUnavailableError(`The ${what} could not be read now (status ${status}); the task retries`, { upstream: text.slice(0, 200) });

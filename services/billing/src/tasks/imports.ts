@@ -72,7 +72,10 @@ export function importedEventId(e: UsageEventInput): string {
   return `imp_${createHash('sha256').update(key).digest('hex').slice(0, 40)}`;
 }
 
-export const EVENT_IMPORT_COLUMNS = new Set(['event_id', 'event_name', 'external_customer_id', 'customer_id', 'timestamp', 'source', 'properties']);
+/** `id` (the events query's and a JSONL export's name) is taken for `event_id`: an export imports back as it is. */
+export const EVENT_IMPORT_COLUMNS = new Set(['event_id', 'id', 'event_name', 'external_customer_id', 'customer_id', 'timestamp', 'source', 'properties']);
+
+const NULL_AS_ABSENT = ['customer_id', 'source'];
 
 /**
  * Events: each row is checked by the schema of `POST /v1/events` (usageEventInput) and the
@@ -90,6 +93,12 @@ export function eventImportSink(publisher: UsageEventPublisher, batchSize: numbe
       const receivedAt = new Date().toISOString();
       for (const row of rows) {
         const fields = { ...row.fields };
+        if ('id' in fields) {
+          if (!('event_id' in fields)) fields.event_id = fields.id;
+          delete fields.id;
+        }
+        // An export writes an event without them as null: absent, as an empty CSV cell is.
+        for (const k of NULL_AS_ABSENT) if (fields[k] === null) delete fields[k];
         if ('properties' in fields) {
           const parsed = jsonCell(fileType, fields.properties, 'properties');
           if (parsed.error) {

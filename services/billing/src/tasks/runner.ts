@@ -5,7 +5,7 @@ import type { Db } from '@billstream/db';
 import { newUlid } from '@billstream/ids';
 import type { Logger } from '@billstream/logger';
 import { encodeRows, readRows, UnreadableFileError } from './files';
-import { EXPORT_COLUMNS, type ExportSource } from './exports';
+import { CSV_FIELDS, EXPORT_COLUMNS, type ExportSource } from './exports';
 import type { ImportRow, ImportSink } from './imports';
 import type { TaskProgress, TaskRow, TaskRowError, TaskStore } from './store';
 
@@ -175,7 +175,7 @@ export class TaskRunner {
     let checkpoint = (task.checkpoint as { cursor: unknown; started: boolean; done: boolean } | null) ?? { cursor: null, started: false, done: false };
     while (!checkpoint.done) {
       const page = await source(this.scope(task), task.filters ?? {}, checkpoint.cursor, `task-${task.id}-${newUlid()}`);
-      const output = encodeRows(task.file_type, columns, page.rows, !checkpoint.started);
+      const output = encodeRows(task.file_type, columns, page.rows, !checkpoint.started, CSV_FIELDS[task.entity_type]);
       checkpoint = { cursor: page.next, started: true, done: page.next === null };
       await advance({ processed: page.rows.length, successful: page.rows.length, failed: 0, errors: [], checkpoint, output });
     }

@@ -103,7 +103,10 @@ export class TaskStore {
   /** Chunk `seq` of a task's file, or undefined past its end. */
   async chunk(conn: Conn, taskId: string, kind: 'input' | 'output', seq: number): Promise<Buffer | undefined> {
     const row = await conn('task_chunks').where({ task_id: taskId, kind, seq }).first('data');
-    return row?.data as Buffer | undefined;
+    const data = row?.data as Uint8Array | undefined;
+    // pg answers a bytea as a Buffer, PGlite as a plain Uint8Array: a Buffer (a view, no copy) either way.
+    if (data === undefined || Buffer.isBuffer(data)) return data;
+    return Buffer.from(data.buffer, data.byteOffset, data.byteLength);
   }
 
   async get(conn: Conn, scope: Scope, id: string): Promise<TaskRow | undefined> {

@@ -45,6 +45,7 @@ export function topupInvoice(t: InvoicedTopup, now: Date): Invoice {
       quantity: credits,
       unitAmount: rate,
       amount,
+      prorationFactor: null,
       prepaidCreditsApplied: 0,
       periodStart: null,
       periodEnd: null,

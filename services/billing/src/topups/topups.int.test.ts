@@ -1,5 +1,5 @@
 import { InProcessBus, TOPICS, type Subscription as BusSubscription } from '@billstream/bus';
-import type { Scope } from '@billstream/contracts';
+import type { Scope, WebhookEventName } from '@billstream/contracts';
 import { ServiceUnavailableError } from '@billstream/errors';
 import { newDomainEvent } from '@billstream/outbox';
 import { testLogger } from '@billstream/testing';
@@ -57,7 +57,7 @@ class FakeWallets implements Wallets {
 }
 
 let seq = 0;
-function walletEvent(transaction: Record<string, unknown>, type = 'wallet.transaction.created') {
+function walletEvent(transaction: Record<string, unknown>, type: WebhookEventName = 'wallet.transaction.created') {
   const event = newDomainEvent(type, { tenantId: TENANT, environmentId: ENVIRONMENT, actor: 'key_x' }, {
     transaction: {
       id: `wtxn_t${++seq}`,

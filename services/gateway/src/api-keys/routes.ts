@@ -2,7 +2,7 @@ import { apiKeyApi } from '@billstream/contracts';
 import type { RouteHandler } from '@billstream/http';
 import type { GatewayHandlers } from '../handlers';
 import { principalOf } from '../auth';
-import { toView, type ApiKeyService } from './service';
+import { keyScopeOf, toView, type ApiKeyService } from './service';
 
 const { create: createRoute, list: listRoute, revoke: revokeRoute } = apiKeyApi;
 
@@ -20,12 +20,12 @@ export function apiKeyHandlers(apiKeys: ApiKeyService): GatewayHandlers {
     );
     return { ...toView(record), key };
   };
-  const list: RouteHandler<typeof listRoute> = async ({ query, ctx }) => {
-    const { items, total } = await apiKeys.list(ctx.tenantId, query.limit, query.offset);
+  const list: RouteHandler<typeof listRoute> = async ({ query, res }) => {
+    const { items, total } = await apiKeys.list(keyScopeOf(principalOf(res)), query.limit, query.offset);
     return { items: items.map(toView), pagination: { total, limit: query.limit, offset: query.offset } };
   };
-  const revoke: RouteHandler<typeof revokeRoute> = async ({ params, ctx }) => {
-    await apiKeys.revoke(ctx.tenantId, params.id);
+  const revoke: RouteHandler<typeof revokeRoute> = async ({ params, res }) => {
+    await apiKeys.revoke(keyScopeOf(principalOf(res)), params.id);
   };
   return {
     [createRoute.operationId]: create,

@@ -49,7 +49,7 @@ describe('ApiKeyService.resolve', () => {
   });
 
   /** A service whose entries refresh at 90 % of their lifetime. */
-  const service = (store: ApiKeyStore) => new ApiKeyService(null as unknown as Db, store, ttl, () => now, () => 1);
+  const service = (store: ApiKeyStore) => new ApiKeyService(null as unknown as Db, store, { cacheTtlMs: ttl, clock: () => now, random: () => 1 });
 
   /** A service that has resolved the key once (one lookup, at `now`). */
   async function resolvedOnce() {
@@ -105,12 +105,98 @@ describe('ApiKeyService.resolve', () => {
     expect(state.lookups).toBe(2);
     // The background lookup read the row before the revoke; it lands after it.
     const [waitingLookup] = state.waiting.splice(0);
-    await keys.revoke('t', 'key_1');
+    await keys.revoke({ tenantId: 't' }, 'key_1');
     waitingLookup();
     await new Promise((r) => setImmediate(r));
     const after = keys.resolve(KEY);
     expect(state.lookups).toBe(3);
     await release();
     expect(await after).toBeNull();
+  });
+});
+
+describe('ApiKeyService cache bound and lookup gate', () => {
+  /** A store that answers at once, knows every key of `valid`, and counts lookups per hash. */
+  function countingStore(valid: string[]) {
+    const lookups = new Map<string, number>();
+    const store = {
+      findByHash: async (_db: unknown, hash: string) => {
+        lookups.set(hash, (lookups.get(hash) ?? 0) + 1);
+        const key = valid.find((k) => hashKey(k) === hash);
+        if (!key) return undefined;
+        return { id: `key_${key}`, tenantId: 't', environmentId: 'e', name: 'k', keyHash: hash, keyPrefix: 'bsk_', permissions: ['*'], createdBy: 'test', createdAt: new Date(0), revokedAt: null };
+      },
+    } as unknown as ApiKeyStore;
+    return { store, lookupsOf: (key: string) => lookups.get(hashKey(key)) ?? 0 };
+  }
+
+  it('past cacheMax drops the least recently used key only, never every key at once', async () => {
+    const keys = ['bsk_a_0123456789abcdef', 'bsk_b_0123456789abcdef', 'bsk_c_0123456789abcdef'];
+    const { store, lookupsOf } = countingStore(keys);
+    const service = new ApiKeyService(null as unknown as Db, store, { cacheMax: 2 });
+    const [a, b, c] = keys;
+    await service.resolve(a);
+    await service.resolve(b);
+    await service.resolve(a);
+    // c takes b's place (used least recently); a stays cached.
+    await service.resolve(c);
+    await service.resolve(a);
+    await service.resolve(c);
+    expect([lookupsOf(a), lookupsOf(b), lookupsOf(c)]).toEqual([1, 1, 1]);
+    await service.resolve(b);
+    expect(lookupsOf(b)).toBe(2);
+  });
+
+  it('runs beforeLookup only when the call would query the store, and a throw refuses without a lookup', async () => {
+    const good = 'bsk_good_0123456789abcdef';
+    const { store, lookupsOf } = countingStore([good]);
+    const service = new ApiKeyService(null as unknown as Db, store);
+    let gated = 0;
+    const gate = () => {
+      gated += 1;
+    };
+    await service.resolve(good, gate);
+    await service.resolve(good, gate);
+    expect(gated).toBe(1);
+    await expect(
+      service.resolve('bsk_unknown_0123456789abcdef', () => {
+        throw new Error('limited');
+      }),
+    ).rejects.toThrow('limited');
+    expect(lookupsOf('bsk_unknown_0123456789abcdef')).toBe(0);
+  });
+});
+
+describe('ApiKeyService.create scope', () => {
+  const inserted: unknown[] = [];
+  const store = {
+    insert: async (_db: unknown, record: Record<string, unknown>) => {
+      inserted.push(record);
+      return { ...record, createdAt: new Date(0), revokedAt: null };
+    },
+  } as unknown as ApiKeyStore;
+  const service = new ApiKeyService(null as unknown as Db, store);
+  const input = (environmentId: string) => ({ tenantId: 't', environmentId, name: 'k', permissions: ['customers:read'], createdBy: 'key_1' });
+  const creator = (permissions: string[]) => ({ keyId: 'key_1', tenantId: 't', environmentId: 'production', permissions });
+
+  it('a key creates keys of its own environment only, unless it holds api_keys:tenant (or *)', async () => {
+    const writer = creator(['api_keys:write', 'customers:read']);
+    await expect(service.create(input('staging'), writer)).rejects.toMatchObject({
+      kind: 'forbidden',
+      details: { field: 'environment_id', permission: 'api_keys:tenant' },
+    });
+    expect(inserted).toHaveLength(0);
+    await expect(service.create(input('production'), writer)).resolves.toMatchObject({ record: { environmentId: 'production' } });
+    await expect(service.create(input('staging'), creator(['api_keys:write', 'api_keys:tenant', 'customers:read']))).resolves.toMatchObject({
+      record: { environmentId: 'staging' },
+    });
+    await expect(service.create(input('staging'), creator(['*']))).resolves.toMatchObject({ record: { environmentId: 'staging' } });
+    await expect(service.create({ ...input('production'), tenantId: 'other' }, creator(['*']))).rejects.toMatchObject({ kind: 'forbidden' });
+  });
+
+  it('a key without api_keys:tenant cannot grant it', async () => {
+    await expect(
+      service.create({ ...input('production'), permissions: ['api_keys:tenant'] }, creator(['api_keys:write'])),
+    ).rejects.toMatchObject({ kind: 'forbidden', details: { field: 'permissions', missing: ['api_keys:tenant'] } });
   });
 });

@@ -1,9 +1,10 @@
 import type { ApiKeyView, Permission } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
+import { LRUCache } from 'lru-cache';
 import { ForbiddenError, NotFoundError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
 import { displayPrefix, generateKey, hashKey, sameHash } from './key';
-import type { ApiKeyRecord, ApiKeyStore } from './store';
+import type { ApiKeyRecord, ApiKeyStore, KeyScope } from './store';
 
 export interface Principal {
   keyId: string;
@@ -22,6 +23,13 @@ export interface CreateKeyInput {
 
 export function hasPermission(permissions: string[], needed: Permission): boolean {
   return permissions.includes('*') || permissions.includes(needed);
+}
+
+/** The keys `principal` may create, list and revoke. */
+export function keyScopeOf(principal: Principal): KeyScope {
+  return hasPermission(principal.permissions, 'api_keys:tenant')
+    ? { tenantId: principal.tenantId }
+    : { tenantId: principal.tenantId, environmentId: principal.environmentId };
 }
 
 export function toView(r: ApiKeyRecord): ApiKeyView {
@@ -48,30 +56,58 @@ interface CacheEntry {
 const REFRESH_FROM = 0.5;
 const REFRESH_TO = 0.9;
 
+export interface ApiKeyCacheOptions {
+  /** How long a resolved key is kept (default 5 s). */
+  cacheTtlMs?: number;
+  /** Keys kept at most (default 10,000); past it the least recently used one is dropped. */
+  cacheMax?: number;
+  clock?: () => number;
+  random?: () => number;
+}
+
 /**
  * API keys: issue, resolve, list, revoke. Resolved keys are cached for `cacheTtlMs` (what a
  * revoke through another gateway replica takes to count here); a revoke through this gateway
  * drops the cache entry at once. Concurrent resolves of one key share one lookup, and a key in
  * use is looked up again in the background before it expires, so requests never wait for the
  * lookup of a key they keep using (before, every request of the few ms after each expiry
- * queried the database for itself: a wave of lookups every 5 s at 1,000 requests/s).
+ * queried the database for itself: a wave of lookups every 5 s at 1,000 requests/s). The cache
+ * holds at most `cacheMax` keys and drops the least recently used one past it (ADR 0032; it
+ * used to drop every key at once, so a flood of unknown keys sent every client to the database).
  */
 export class ApiKeyService {
-  private readonly cache = new Map<string, CacheEntry>();
+  private readonly cache: LRUCache<string, CacheEntry>;
   private readonly lookups = new Map<string, Promise<Principal | null>>();
   /** Revokes through this replica so far: a lookup during which one happened is not kept. */
   private revokes = 0;
+  private readonly cacheTtlMs: number;
+  private readonly clock: () => number;
+  private readonly random: () => number;
 
   constructor(
     private readonly db: Db,
     private readonly store: ApiKeyStore,
-    private readonly cacheTtlMs = 5000,
-    private readonly clock: () => number = () => Date.now(),
-    private readonly random: () => number = Math.random,
-  ) {}
+    options: ApiKeyCacheOptions = {},
+  ) {
+    this.cacheTtlMs = options.cacheTtlMs ?? 5000;
+    this.clock = options.clock ?? (() => Date.now());
+    this.random = options.random ?? Math.random;
+    this.cache = new LRUCache({ max: options.cacheMax ?? 10_000 });
+  }
 
+  /**
+   * A new key. With a `creator` (a key through the API): in the creator's environment unless it
+   * holds `api_keys:tenant`, and with no permission the creator lacks (403 otherwise).
+   */
   async create(input: CreateKeyInput, creator?: Principal): Promise<{ key: string; record: ApiKeyRecord }> {
     if (creator) {
+      const scope = keyScopeOf(creator);
+      if (input.tenantId !== scope.tenantId || (scope.environmentId !== undefined && input.environmentId !== scope.environmentId)) {
+        throw new ForbiddenError(
+          `This API key creates keys of its own environment (${creator.environmentId}) only; another environment needs the api_keys:tenant permission`,
+          { field: 'environment_id', permission: 'api_keys:tenant' },
+        );
+      }
       const missing = input.permissions.filter((p) =>
         p === '*' ? !creator.permissions.includes('*') : !hasPermission(creator.permissions, p as Permission),
       );
@@ -109,7 +145,12 @@ export class ApiKeyService {
     });
   }
 
-  async resolve(key: string): Promise<Principal | null> {
+  /**
+   * The principal of `key`, or null for an unknown or revoked key. `beforeLookup` runs (and may
+   * throw, refusing the request) only when this call would start a store lookup of its own: not
+   * for a cached key nor for one whose lookup is already under way.
+   */
+  async resolve(key: string, beforeLookup?: () => void): Promise<Principal | null> {
     const hash = hashKey(key);
     const now = this.clock();
     const cached = this.cache.get(hash);
@@ -121,6 +162,7 @@ export class ApiKeyService {
       }
       return cached.principal;
     }
+    if (beforeLookup && !this.lookups.has(hash)) beforeLookup();
     return this.lookup(hash);
   }
 
@@ -142,7 +184,6 @@ export class ApiKeyService {
             }
           : null;
       if (this.revokes === revokes) {
-        if (this.cache.size > 10_000) this.cache.clear();
         const refreshAfter = REFRESH_FROM + (REFRESH_TO - REFRESH_FROM) * this.random();
         this.cache.set(hash, { principal, expires: startedAt + this.cacheTtlMs, refreshAt: startedAt + this.cacheTtlMs * refreshAfter });
       }
@@ -154,12 +195,13 @@ export class ApiKeyService {
     return looked;
   }
 
-  async list(tenantId: string, limit: number, offset: number) {
-    return this.store.list(this.db, tenantId, limit, offset);
+  async list(scope: KeyScope, limit: number, offset: number) {
+    return this.store.list(this.db, scope, limit, offset);
   }
 
-  async revoke(tenantId: string, id: string): Promise<void> {
-    const record = await this.store.revoke(this.db, tenantId, id);
+  /** 404 for a key outside `scope`, as for one that does not exist. */
+  async revoke(scope: KeyScope, id: string): Promise<void> {
+    const record = await this.store.revoke(this.db, scope, id);
     if (!record) throw new NotFoundError(`API key ${id} not found`, { field: 'id', value: id });
     this.revokes += 1;
     this.cache.delete(record.keyHash);

@@ -1,5 +1,14 @@
 import type { Conn } from '@billstream/db';
 
+/**
+ * Which keys a caller manages: those of its own environment, or with `api_keys:tenant` (in `*`)
+ * those of every environment of its tenant (`environmentId` undefined).
+ */
+export interface KeyScope {
+  tenantId: string;
+  environmentId?: string;
+}
+
 export interface ApiKeyRecord {
   id: string;
   tenantId: string;
@@ -41,9 +50,15 @@ function fromRow(row: ApiKeyRow): ApiKeyRecord {
   };
 }
 
+/** The rows of a scope: its tenant's, and of one environment when it names one. */
+function scoped(conn: Conn, scope: KeyScope) {
+  const query = conn<ApiKeyRow>('api_keys').where({ tenant_id: scope.tenantId });
+  return scope.environmentId === undefined ? query : query.where({ environment_id: scope.environmentId });
+}
+
 /**
  * Rows of `gateway.api_keys` <-> ApiKeyRecord. Stateless: every method takes the connection
- * first. Keys belong to a tenant and span its environments, so the tenant is their scope;
+ * first. A key is managed within a KeyScope: its environment, or its whole tenant;
  * `findByHash` is the authentication lookup, before any scope is known.
  */
 export class ApiKeyStore {
@@ -68,25 +83,24 @@ export class ApiKeyStore {
     return row ? fromRow(row) : undefined;
   }
 
-  async list(conn: Conn, tenantId: string, limit: number, offset: number): Promise<{ items: ApiKeyRecord[]; total: number }> {
+  async list(conn: Conn, scope: KeyScope, limit: number, offset: number): Promise<{ items: ApiKeyRecord[]; total: number }> {
     const [rows, countRow] = await Promise.all([
-      conn<ApiKeyRow>('api_keys')
-        .where({ tenant_id: tenantId })
+      scoped(conn, scope)
         .orderBy([
           { column: 'created_at', order: 'desc' },
           { column: 'id', order: 'desc' },
         ])
         .limit(limit)
         .offset(offset),
-      conn('api_keys').where({ tenant_id: tenantId }).count<{ count: number | string }[]>({ count: '*' }),
+      scoped(conn, scope).count<{ count: number | string }[]>({ count: '*' }),
     ]);
     return { items: rows.map(fromRow), total: Number(countRow[0].count) };
   }
 
-  /** Marks a key revoked; returns it, or undefined when the tenant has no such key. */
-  async revoke(conn: Conn, tenantId: string, id: string): Promise<ApiKeyRecord | undefined> {
-    const [row] = await conn<ApiKeyRow>('api_keys')
-      .where({ tenant_id: tenantId, id })
+  /** Marks a key revoked; returns it, or undefined when the scope has no such key. */
+  async revoke(conn: Conn, scope: KeyScope, id: string): Promise<ApiKeyRecord | undefined> {
+    const [row] = await scoped(conn, scope)
+      .where({ id })
       .update({ revoked_at: conn.fn.now() as unknown as Date })
       .returning('*');
     return row ? fromRow(row as ApiKeyRow) : undefined;

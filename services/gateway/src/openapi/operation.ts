@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { RouteDef } from '@billstream/contracts';
+import { IDEMPOTENCY_KEY_HEADER, takesIdempotencyKey } from '@billstream/http';
 import { errorResponses, type RequestExamples } from './errors';
 import { exampleFor, type ExampleContext } from './examples';
 import { metaExamples, toJsonSchema, type JsonSchema, type SchemaComponents } from './json-schema';
@@ -15,6 +16,16 @@ const IF_MATCH = {
   description: 'The ETag of the version you read (e.g. `"3"`), or `*`; a stale one gives 409 `version_conflict`',
   schema: { type: 'string' },
   example: '"3"',
+};
+
+/** The body's `idempotency_key` as a header (ADR 0035): either or both, equal; different gives 400. */
+const IDEMPOTENCY_KEY = {
+  name: IDEMPOTENCY_KEY_HEADER,
+  in: 'header',
+  required: false,
+  description: 'The same as the body field `idempotency_key` (same rules); send either or both, and when both, the same key (else 400)',
+  schema: { type: 'string', minLength: 1, maxLength: 255 },
+  example: 'topup-2026-01-15-0001',
 };
 
 const REQUEST_ID_HEADER = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' } };
@@ -104,6 +115,7 @@ export function buildOperation(route: RouteDef, components: SchemaComponents): R
     params.push(...parameters(route, 'query', route.query, examples.query, components));
   }
   if (route.method === 'put' || route.method === 'patch') params.push(IF_MATCH);
+  if (takesIdempotencyKey(route)) params.push(IDEMPOTENCY_KEY);
   if (params.length > 0) operation.parameters = params;
 
   if (route.body) {

@@ -59,15 +59,7 @@ export function mountEventRoutes(app: Express, db: Db, store: EventStore, logger
     const events = await store.exportPage(db, scope, filter, after, body.limit);
     const last = events[events.length - 1];
     return {
-      events: events.map((e) => ({
-        event_id: e.eventId,
-        event_name: e.eventName,
-        external_customer_id: e.externalCustomerId,
-        customer_id: e.customerId,
-        timestamp: e.timestamp,
-        source: e.source,
-        properties: e.properties,
-      })),
+      events: events.map(toView),
       next: last && events.length === body.limit ? { timestamp: last.timestamp, event_id: last.eventId } : null,
     };
   };

@@ -1,3 +1,4 @@
+/** One file: every case compares the rollups with a raw scan over the same seeded events, built once in beforeAll. */
 import type { AggregationType, Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { newId } from '@billstream/ids';

@@ -1,5 +1,5 @@
 import { TOPICS, type Bus, type Subscription } from '@billstream/bus';
-import { domainEventSchema, type DomainEvent } from '@billstream/contracts';
+import { domainEventSchema, type ReceivedDomainEvent } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
 import { idempotentHandler } from '@billstream/outbox';
@@ -17,14 +17,14 @@ const customerPayload = z.object({
 });
 
 interface CustomerEvent {
-  event: DomainEvent;
+  event: ReceivedDomainEvent;
   customerId: string;
   tenantId: string;
   environmentId: string;
 }
 
 function parseCustomerEvent(value: string): CustomerEvent {
-  const event = domainEventSchema.parse(JSON.parse(value)) as DomainEvent;
+  const event = domainEventSchema.parse(JSON.parse(value));
   const { customer } = customerPayload.parse(event.payload);
   return {
     event,

@@ -1,10 +1,11 @@
 import { TOPICS } from '@billstream/bus';
+import type { WebhookEventName } from '@billstream/contracts';
 import { Exact } from '@billstream/money';
 import { newDomainEvent } from '@billstream/outbox';
 import { ENVIRONMENT, META, TENANT, startLedgerHarness, type LedgerHarness } from '../testing/harness';
 import { assertLedgerAddsUp } from '../testing/invariants';
 
-function customerEvent(type: string, id: string) {
+function customerEvent(type: WebhookEventName, id: string) {
   const event = newDomainEvent(type, { tenantId: TENANT, environmentId: ENVIRONMENT, actor: 'key_x' }, {
     customer: { id, tenant_id: TENANT, environment_id: ENVIRONMENT, external_id: `ext-${id}` },
   });

@@ -1,3 +1,4 @@
+/** One file: every case runs on the one ledger harness (a migrated database and the wallet service) started in beforeAll. */
 import { listen, type Listening } from '@billstream/http';
 import { newUlid } from '@billstream/ids';
 import { Exact } from '@billstream/money';

@@ -1,4 +1,4 @@
-import type { DomainEvent } from '@billstream/contracts';
+import type { DomainEvent, WebhookEventName } from '@billstream/contracts';
 import type { Trx } from '@billstream/db';
 import { ValidationError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
@@ -33,7 +33,7 @@ export class WalletChange {
   /** Events of the movements, in the order they happened. */
   readonly events: DomainEvent[] = [];
   /** Wallet events, published with the wallet as it is once the change is saved. */
-  readonly walletEvents: string[] = [];
+  readonly walletEvents: WebhookEventName[] = [];
   /** Entry rows not written yet. */
   readonly inserts: LedgerEntry[] = [];
   /** Credits left on the credits debits consumed (credit id -> credits), not written yet. */
@@ -60,17 +60,17 @@ export class WalletChange {
     this.ctx = { ...this.ctx, actor };
   }
 
-  emit(type: string, payload: Record<string, unknown>): void {
+  emit(type: WebhookEventName, payload: Record<string, unknown>): void {
     this.events.push(newDomainEvent(type, this.ctx, payload));
   }
 
   /** A wallet event of this change, with the wallet as the change leaves it. */
-  walletEvent(type: string): DomainEvent {
+  walletEvent(type: WebhookEventName): DomainEvent {
     return newDomainEvent(type, this.ctx, { wallet: walletView(this.wallet) });
   }
 
   /** Publishes `type` with the wallet as it is once the change is saved (wallet.created comes first). */
-  announceWallet(type: string): void {
+  announceWallet(type: WebhookEventName): void {
     this.walletEvents.push(type);
     this.dirty = true;
   }

@@ -1,3 +1,4 @@
+/** One file: every case runs on the one ledger harness (a migrated database and the wallet service) started in beforeAll. */
 import { DomainError } from '@billstream/errors';
 import { Exact } from '@billstream/money';
 import { migratedDb, testLogger } from '@billstream/testing';

@@ -1,4 +1,4 @@
-import type { WebhookDeliveryView } from '@billstream/contracts';
+import type { WebhookDeliveryView, WebhookEventName } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { ServiceUnavailableError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
@@ -46,7 +46,7 @@ export class DeliveryService {
    * Sends a test envelope (fresh `evt_` id, `payload.test: true`) once, now, signed like
    * any delivery, even to a disabled endpoint, and records the attempt. No retry is planned.
    */
-  async sendTest(scope: EventContext, endpointId: string, eventName: string): Promise<DeliveryRecord> {
+  async sendTest(scope: EventContext, endpointId: string, eventName: WebhookEventName): Promise<DeliveryRecord> {
     const endpoint = await this.endpoints.get(scope, endpointId);
     const envelope = testEnvelope(scope, eventName, endpoint.id, new Date());
     const outcome = await this.sender.send(

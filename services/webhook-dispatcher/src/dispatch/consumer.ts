@@ -1,16 +1,16 @@
 import { TOPICS, type BatchHandler, type Bus, type ConsumedMessage, type Subscription } from '@billstream/bus';
-import { domainEventSchema, type DomainEvent } from '@billstream/contracts';
+import { domainEventSchema, type ReceivedDomainEvent } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
 import { idempotentBatchHandler } from '@billstream/outbox';
-import { envelopeOf, isPublicEventName, serializeEnvelope } from './envelope';
+import { envelopeOf, isPublicEvent, serializeEnvelope } from './envelope';
 import { TaskStore } from './task-store';
 
 export const DISPATCH_GROUP = 'webhook.dispatch';
 export const DISPATCH_TOPICS = [TOPICS.customerEvents, TOPICS.walletEvents, TOPICS.billingEvents];
 
 /** The event, and the trace context it travelled with (kept for the delivery attempts). */
-function parseEvent(message: ConsumedMessage): { event: DomainEvent; traceParent?: string } {
+function parseEvent(message: ConsumedMessage): { event: ReceivedDomainEvent; traceParent?: string } {
   const event = domainEventSchema.parse(JSON.parse(message.value));
   if (Number.isNaN(Date.parse(event.occurred_at))) throw new Error(`occurred_at is not a date: ${event.occurred_at}`);
   return { event, traceParent: message.headers.traceparent };
@@ -32,12 +32,11 @@ export function dispatchHandler(db: Db, logger: Logger, onEnqueued: () => void):
     handle: (trx, events) =>
       tasks.enqueue(
         trx,
-        events
-          .filter(({ event }) => isPublicEventName(event.type))
-          .map(({ event, traceParent }) => {
-            const envelope = envelopeOf(event);
-            return { envelope, body: serializeEnvelope(envelope), traceParent };
-          }),
+        events.flatMap(({ event, traceParent }) => {
+          if (!isPublicEvent(event)) return [];
+          const envelope = envelopeOf(event);
+          return [{ envelope, body: serializeEnvelope(envelope), traceParent }];
+        }),
       ),
     afterCommit: (enqueued) => {
       if (enqueued > 0) onEnqueued();

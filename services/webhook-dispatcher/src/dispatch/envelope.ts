@@ -1,11 +1,11 @@
-import { WEBHOOK_EVENT_NAMES, type DomainEvent } from '@billstream/contracts';
+import { WEBHOOK_EVENT_NAMES, type DomainEvent, type ReceivedDomainEvent, type WebhookEventName } from '@billstream/contracts';
 import { newId } from '@billstream/ids';
 import type { EventContext } from '@billstream/outbox';
 
 /** The webhook event envelope of the spec; `id` is the same on every attempt. */
 export interface Envelope {
   id: string;
-  event_name: string;
+  event_name: WebhookEventName;
   tenant_id: string;
   environment_id: string;
   user_id: string;
@@ -15,8 +15,9 @@ export interface Envelope {
 
 const PUBLIC_NAMES = new Set<string>(WEBHOOK_EVENT_NAMES);
 
-export function isPublicEventName(name: string): boolean {
-  return PUBLIC_NAMES.has(name);
+/** Whether a consumed event has a public name, the only events sent as webhooks. */
+export function isPublicEvent(event: ReceivedDomainEvent): event is DomainEvent {
+  return PUBLIC_NAMES.has(event.type);
 }
 
 /** The envelope of a domain event: its id, name, scope and actor, its time and payload. */
@@ -35,7 +36,7 @@ export function envelopeOf(event: DomainEvent): Envelope {
 /** A test envelope: a fresh `evt_` id and `payload.test: true`. */
 export function testEnvelope(
   scope: EventContext,
-  eventName: string,
+  eventName: WebhookEventName,
   endpointId: string,
   now: Date,
 ): Envelope {

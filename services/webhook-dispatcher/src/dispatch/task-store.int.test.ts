@@ -1,9 +1,10 @@
+import type { WebhookEventName } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { newId, newUlid } from '@billstream/ids';
 import { createTestDatabase, migratedDb, sleep, type TestDatabase } from '@billstream/testing';
 import { EndpointStore } from '../endpoints/store';
 import { migrations, SCHEMA } from '../migrations';
-import { envelopeOf, serializeEnvelope } from './envelope';
+import { envelopeOf, serializeEnvelope, type Envelope } from './envelope';
 import { TaskStore, type ClaimedTask, type ClaimOptions } from './task-store';
 import { resultOf } from './worker';
 
@@ -24,7 +25,7 @@ describe('TaskStore (real Postgres)', () => {
   const tasks = new TaskStore();
   const addEndpoint = (events: string[], enabled = true) =>
     new EndpointStore().insert(db, { id: newId('webhookEndpoint'), ...scope, url: 'https://hooks.example.com/', events, enabled, description: null, secret: 'whsec_x' });
-  const enqueue = async (type: string, n: number) => {
+  const enqueue = async (type: WebhookEventName, n: number) => {
     const ids: string[] = [];
     for (let i = 0; i < n; i += 1) {
       const envelope = envelopeOf({ id: newId('event'), type, tenant_id: scope.tenantId, environment_id: scope.environmentId, user_id: 'key_1', occurred_at: new Date().toISOString(), payload: {} });
@@ -43,7 +44,7 @@ describe('TaskStore (real Postgres)', () => {
     await addEndpoint(['*'], false);
     const [id] = await enqueue('customer.created', 1);
     await enqueue('customer.updated', 1);
-    const envelope = { id, event_name: 'customer.created', tenant_id: scope.tenantId, environment_id: scope.environmentId, user_id: 'k', timestamp: '', payload: {} };
+    const envelope: Envelope = { id, event_name: 'customer.created', tenant_id: scope.tenantId, environment_id: scope.environmentId, user_id: 'k', timestamp: '', payload: {} };
     expect(await tasks.enqueue(db, [{ envelope, body: '{}' }])).toBe(0);
     const rows = await db('tasks').select('endpoint_id', 'event_id').orderBy('event_id');
     expect(rows).toHaveLength(3);
