@@ -1,28 +1,17 @@
-import { Writable } from 'node:stream';
-import winston from 'winston';
+import { capturingLogger } from '@billstream/testing';
 import { DatabaseError } from '@billstream/errors';
-import { createLogger } from '@billstream/logger';
 import { createHttpApp, finishApp } from './app';
 import { listen, type Listening } from './server';
 
 /** Every 5xx is logged with the error's message, stack, Postgres fields and cause (ADR 0034). */
 describe('a 5xx through the real error middleware and the real logger', () => {
-  const lines: Array<Record<string, any>> = [];
+  let lines: Array<Record<string, any>> = [];
   let http: Listening;
 
   beforeAll(async () => {
-    const logger = createLogger({ service: 'test' });
-    logger.clear();
-    logger.add(
-      new winston.transports.Stream({
-        stream: new Writable({
-          write(chunk, _enc, done) {
-            lines.push(JSON.parse(chunk.toString()));
-            done();
-          },
-        }),
-      }),
-    );
+    const captured = capturingLogger('test');
+    const logger = captured.logger;
+    lines = captured.lines;
     const app = createHttpApp({ logger, service: 'test' });
     app.get('/v1/plain', () => {
       const driver = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });

@@ -1,8 +1,6 @@
-import { Writable } from 'node:stream';
 import { Client } from 'pg';
-import winston from 'winston';
 import { commonServiceEnv } from '@billstream/config';
-import { createLogger } from '@billstream/logger';
+import { capturingLogger } from '@billstream/testing';
 import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 
 /**
@@ -11,22 +9,13 @@ import { startIntegrationStack, type IntegrationStack } from '../../support/stac
  * the customer service, and its log line says why.
  */
 describe('a 5xx through the gateway is logged with its cause (real Postgres)', () => {
-  const lines: Array<Record<string, any>> = [];
+  let lines: Array<Record<string, any>> = [];
   let stack: IntegrationStack;
 
   beforeAll(async () => {
-    const logger = createLogger({ service: 'stack' });
-    logger.clear();
-    logger.add(
-      new winston.transports.Stream({
-        stream: new Writable({
-          write(chunk, _enc, done) {
-            lines.push(JSON.parse(chunk.toString()));
-            done();
-          },
-        }),
-      }),
-    );
+    const captured = capturingLogger('stack');
+    const logger = captured.logger;
+    lines = captured.lines;
     // Calls forwarded over HTTP, as when the services run apart.
     stack = await startIntegrationStack({ inProcessBus: true, extra: { logger, inProcessCalls: false } });
   });
