@@ -1,6 +1,7 @@
 import { waitFor, type ApiClient } from '@billstream/testing';
 import { parse } from 'csv-parse/sync';
 import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
+import { finishedTask, type Task } from './tasks-support';
 
 /**
  * Issue #30's task file rules through the gateway, on real Postgres and Kafka: CSV exports
@@ -8,18 +9,6 @@ import { startIntegrationStack, type IntegrationStack } from '../../support/stac
  * error on its line and keep the good ones, and a JSONL export of events is one item of the
  * events query per line (which imports back as it is).
  */
-type Task = {
-  id: string;
-  task_status: string;
-  processed_records: number;
-  successful_records: number;
-  failed_records: number;
-  errors: Array<{ line: number; message: string }>;
-  error_summary: string | null;
-  file_size_bytes: number;
-};
-
-const FINISHED = ['COMPLETED', 'FAILED', 'CANCELLED'];
 const MiB = 1024 * 1024;
 
 describe('task files: formulas, long lines and the shape of event lines (through the gateway)', () => {
@@ -34,16 +23,7 @@ describe('task files: formulas, long lines and the shape of event lines (through
     await stack?.stop();
   }, 120_000);
 
-  async function finished(id: string, client = api): Promise<Task> {
-    return waitFor(
-      async () => {
-        const res = await client.get(`/v1/tasks/${id}`);
-        expect(res.status).toBe(200);
-        return FINISHED.includes(res.body.task_status) ? (res.body as Task) : undefined;
-      },
-      { timeoutMs: 60_000, intervalMs: 100, what: `task ${id} to finish` },
-    );
-  }
+  const finished = (id: string, client = api): Promise<Task> => finishedTask(client, id);
 
   async function importFile(entity: string, fileType: string, text: string, client = api): Promise<Task> {
     const res = await client.post(`/v1/tasks/imports?entity_type=${entity}&file_type=${fileType}`, text, { 'content-type': 'text/plain' });

@@ -2,6 +2,7 @@ import { createDb, type Db } from '@billstream/db';
 import { waitFor, type ApiClient } from '@billstream/testing';
 import { parse } from 'csv-parse/sync';
 import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
+import { finishedTask, type Task } from './tasks-support';
 import { fixedPrice } from './prices';
 
 /**
@@ -10,22 +11,6 @@ import { fixedPrice } from './prices';
  * listed by line, good rows land, a file imported twice stores each event once, CSV quoting),
  * cancel, permissions and every bad input answered 4xx in the envelope.
  */
-type Task = {
-  id: string;
-  task_type: string;
-  entity_type: string;
-  file_type: string;
-  task_status: string;
-  total_records: number | null;
-  processed_records: number;
-  successful_records: number;
-  failed_records: number;
-  error_summary: string | null;
-  errors: Array<{ line: number; message: string }>;
-  file_size_bytes: number;
-};
-
-const FINISHED = ['COMPLETED', 'FAILED', 'CANCELLED'];
 
 describe('tasks: bulk export and import through the gateway (real Postgres and Kafka)', () => {
   let stack: IntegrationStack;
@@ -42,16 +27,7 @@ describe('tasks: bulk export and import through the gateway (real Postgres and K
     await stack?.stop();
   }, 120_000);
 
-  async function finished(id: string, client = api): Promise<Task> {
-    return waitFor(
-      async () => {
-        const res = await client.get(`/v1/tasks/${id}`);
-        expect(res.status).toBe(200);
-        return FINISHED.includes(res.body.task_status) ? (res.body as Task) : undefined;
-      },
-      { timeoutMs: 60_000, intervalMs: 100, what: `task ${id} to finish` },
-    );
-  }
+  const finished = (id: string, client = api): Promise<Task> => finishedTask(client, id);
 
   async function importFile(entity: string, fileType: string, text: string | Buffer, client = api, contentType = 'text/plain'): Promise<Task> {
     const res = await client.post(`/v1/tasks/imports?entity_type=${entity}&file_type=${fileType}`, text.toString(), { 'content-type': contentType });
