@@ -25,7 +25,7 @@ interface Invoice {
   amount_remaining: number;
   total_prepaid_credits_applied: number;
   finalized_at: string | null;
-  line_items: Array<{ amount: number; prepaid_credits_applied: number; price_type: string; quantity: string; description: string }>;
+  line_items: Array<{ amount: number; prepaid_credits_applied: number; price_type: string; quantity: string; description: string; line_type: string }>;
 }
 
 describe('invoices, credits and payments through the gateway (real Postgres and Kafka)', () => {
@@ -137,9 +137,13 @@ describe('invoices, credits and payments through the gateway (real Postgres and 
   });
 
   it('numbers invoices gap-free per tenant and environment, increasing in finalization order', async () => {
-    const rows = await billingDb('invoices').whereNotNull('invoice_number').where({ tenant_id: 'tenant-a' }).orderBy('finalized_at');
-    const numbers = rows.map((r: { invoice_number: string }) => Number(r.invoice_number.split('-')[2]));
-    expect(numbers).toEqual(numbers.map((_: number, i: number) => i + 1));
+    const rows = await billingDb('invoices').whereNotNull('invoice_number').where({ tenant_id: 'tenant-a' });
+    const byNumber = rows
+      .map((r: { invoice_number: string; finalized_at: Date }) => ({ n: Number(r.invoice_number.split('-')[2]), at: r.finalized_at.getTime() }))
+      .sort((a: { n: number }, b: { n: number }) => a.n - b.n);
+    expect(byNumber.map((r: { n: number }) => r.n)).toEqual(byNumber.map((_: unknown, i: number) => i + 1));
+    // Invoices finalized in one batch share finalized_at: numbers never decrease as finalized_at grows.
+    byNumber.slice(1).forEach((r: { at: number }, i: number) => expect(r.at).toBeGreaterThanOrEqual(byNumber[i].at));
   });
 
   it('finalizes one draft once under 10 concurrent calls: one 200, nine 400, the wallet debited once', async () => {
@@ -288,5 +292,80 @@ describe('invoices, credits and payments through the gateway (real Postgres and 
     const other = stack.api.withKey(await stack.keyFor('tenant-other', 'production'));
     const mine = (await stack.api.get('/v1/invoices?limit=1')).body.items[0];
     expect((await other.get(`/v1/invoices/${mine.id}`)).status).toBe(404);
+  });
+
+  it('shows the invoice arithmetic of BILLING-2.md section 0 on an ordinary invoice: CHARGE lines netting their amount, the new totals 0', async () => {
+    const cust = await customer('inv-arith');
+    await ingest('inv-arith', 6, '2026-10-05T00:00:00Z');
+    await usageStored('inv-arith', '2026-10-01T00:00:00Z', '2026-11-01T00:00:00Z', '6');
+    await prepaid(cust, '2');
+    const sub = await stack.api.post('/v1/subscriptions', { customer_id: cust, plan_id: await plan([fixedAdvance, usage(meterId)]), start_date: '2026-10-01T00:00:00Z' });
+    const ordinary = { total_discount: 0, discounts: [], excess_credit: 0, pre_payment_credit_notes_amount: 0, post_payment_credit_notes_amount: 0, hosted_invoice_url: null, invoice_pdf_url: null };
+    const plain = { line_type: 'CHARGE', offset_amount: 0, discount_amount: 0, credited_amount: 0 };
+
+    const cycle = (await invoicesOf(sub.body.id)).find((i) => i.billing_reason === 'SUBSCRIPTION_CYCLE')!;
+    expect(cycle).toMatchObject({ ...ordinary, subscription_customer_id: cust, status: 'draft', subtotal: 300 + 4900, total: 5200, amount_due: 5200, amount_remaining: 5200 });
+    expect(cycle.line_items).toEqual([expect.objectContaining({ ...plain, amount: 300, net_amount: 300 }), expect.objectContaining({ ...plain, amount: 4900, net_amount: 4900 })]);
+
+    // Finalized: the wallet's 2 credits pay the lines' net amounts in line order; BILLING.md's totals are unchanged.
+    const fin = await stack.api.post(`/v1/invoices/${cycle.id}/finalize`, {});
+    expect(fin.status).toBe(200);
+    expect(fin.body).toMatchObject({ ...ordinary, subtotal: 5200, total_prepaid_credits_applied: 200, total: 5000, amount_due: 5000, amount_paid: 0, amount_remaining: 5000 });
+    expect(fin.body.line_items.map((l: Invoice['line_items'][number] & { net_amount: number }) => [l.line_type, l.amount, l.net_amount, l.prepaid_credits_applied])).toEqual([
+      ['CHARGE', 300, 300, 200],
+      ['CHARGE', 4900, 4900, 0],
+    ]);
+    const pay = await stack.api.post('/v1/payments', { invoice_id: cycle.id, amount: 5000, payment_method_type: 'OFFLINE' });
+    expect(pay.status).toBe(201);
+    expect((await stack.api.get(`/v1/invoices/${cycle.id}`)).body).toMatchObject({ ...ordinary, status: 'paid', total: 5000, amount_due: 5000, amount_paid: 5000, amount_remaining: 0 });
+
+    // The upcoming invoice too.
+    const upcoming = await stack.api.get(`/v1/subscriptions/${sub.body.id}/upcoming-invoice`);
+    expect(upcoming.status).toBe(200);
+    expect(upcoming.body).toMatchObject({ ...ordinary, subscription_customer_id: cust });
+    expect(upcoming.body.line_items.every((l: { line_type: string; amount: number; net_amount: number }) => l.line_type === 'CHARGE' && l.net_amount === l.amount)).toBe(true);
+  });
+
+  it('refuses in the database a row that breaks an identity of section 0, and keeps invoices unique per sequence', async () => {
+    const row = await billingDb('invoices').whereNotNull('subscription_id').where('total', '>=', 100).where({ amount_paid: 0 }).orderBy('id').first();
+    const [line] = await billingDb('invoice_line_items').where({ invoice_id: row.id }).orderBy('position').limit(1);
+    const refused = async (constraint: string, change: (trx: Db) => Promise<unknown>) => {
+      await expect(billingDb.transaction((trx) => change(trx))).rejects.toMatchObject({ code: '23514', constraint });
+    };
+    const invoice = (values: Record<string, unknown>) => (trx: Db) => trx('invoices').where({ id: row.id }).update(values);
+    const lineOf = (values: Record<string, unknown>) => (trx: Db) => trx('invoice_line_items').where({ id: line.id }).update(values);
+    // A discount not taken off the total, an excess credit not added to it.
+    await refused('invoices_total', invoice({ total_discount: 1 }));
+    await refused('invoices_total', invoice({ excess_credit: 5, total: Number(row.total) + 4, amount_due: Number(row.total) + 4, amount_remaining: Number(row.total) + 4 - Number(row.amount_paid) }));
+    // A credit note before payment must lower amount_due; amount_remaining follows amount_due and amount_paid.
+    await refused('invoices_amount_due', invoice({ pre_payment_credit_notes_amount: 1 }));
+    await refused('invoices_amount_remaining', invoice({ amount_paid: Number(row.amount_paid) + 1 }));
+    // A line: net = amount - offset - discount, never below 0; a negative line nets 0 and has no offset of its own; credits at most the net.
+    await refused('invoice_line_items_arithmetic', lineOf({ net_amount: Number(line.amount) + 1 }));
+    await refused('invoice_line_items_arithmetic', lineOf({ discount_amount: Number(line.amount) + 1, net_amount: 0, prepaid_credits_applied: 0 }));
+    await refused('invoice_line_items_arithmetic', lineOf({ amount: -1, net_amount: 0, prepaid_credits_applied: 0 }));
+    await refused('invoice_line_items_arithmetic', lineOf({ line_type: 'PRORATION_CREDIT', amount: -100, net_amount: 0, prepaid_credits_applied: 0, offset_amount: 100 }));
+    await refused('invoice_line_items_applied', lineOf({ prepaid_credits_applied: Number(line.net_amount) + 1 }));
+    await refused('invoice_line_items_applied', lineOf({ credited_amount: Number(line.net_amount) + 1 }));
+    // What the identities allow is written: a negative line of net 0, a consistent discount (rolled back).
+    const rollback = new Error('rollback');
+    await expect(
+      billingDb.transaction(async (trx) => {
+        await lineOf({ line_type: 'PRORATION_CREDIT', amount: -100, net_amount: 0, offset_amount: 0, discount_amount: 0, prepaid_credits_applied: 0 })(trx);
+        const total = Number(row.subtotal) - 10 - Number(row.total_prepaid_credits_applied);
+        await invoice({ total_discount: 10, total, amount_due: total, amount_remaining: total - Number(row.amount_paid) })(trx);
+        throw rollback;
+      }),
+    ).rejects.toBe(rollback);
+    // Uniqueness is (subscription, period start, reason, sequence): another sequence is another invoice, the same one is refused.
+    const copy = (sequence: string) => ({ ...row, id: `inv_copy_${sequence || 'none'}`, sequence, invoice_number: null });
+    await expect(
+      billingDb.transaction(async (trx) => {
+        await trx('invoices').insert(copy('schg_1'));
+        throw rollback;
+      }),
+    ).rejects.toBe(rollback);
+    await expect(billingDb('invoices').insert(copy(''))).rejects.toMatchObject({ code: '23505', constraint: 'invoices_one_per_period_sequence' });
+    await expect(billingDb('invoices').insert({ ...copy('x'), billing_reason: 'SUBSCRIPTION_SOMETHING' })).rejects.toMatchObject({ code: '23514', constraint: 'invoices_billing_reason_check' });
   });
 });

@@ -13,8 +13,18 @@ export const BILLING_REASONS = [
   'SUBSCRIPTION_RESUME',
   'SUBSCRIPTION_CANCEL',
   'CREDIT_PURCHASE',
+  'SUBSCRIPTION_UPDATE',
+  'SUBSCRIPTION_THRESHOLD',
 ] as const;
 export type BillingReason = (typeof BILLING_REASONS)[number];
+/**
+ * A line's type (BILLING-2.md section 0): CHARGE and COMMITMENT_TRUE_UP bill (amount >= 0);
+ * PRORATION_CREDIT and THRESHOLD_DEDUCTION are negative (amount <= 0), offset what other lines
+ * have left, and have net_amount 0 and no discount or offset of their own.
+ */
+export const INVOICE_LINE_TYPES = ['CHARGE', 'COMMITMENT_TRUE_UP', 'PRORATION_CREDIT', 'THRESHOLD_DEDUCTION'] as const;
+export type InvoiceLineType = (typeof INVOICE_LINE_TYPES)[number];
+export const NEGATIVE_LINE_TYPES = ['PRORATION_CREDIT', 'THRESHOLD_DEDUCTION'] as const satisfies readonly InvoiceLineType[];
 export const PAYMENT_METHOD_TYPES = ['OFFLINE', 'CREDITS'] as const;
 export type PaymentMethodType = (typeof PAYMENT_METHOD_TYPES)[number];
 
@@ -31,7 +41,14 @@ export const invoiceLineItemSchema = z
     description: z.string(),
     quantity: z.string(),
     unit_amount: z.string(),
-    amount: minorUnits,
+    line_type: z.enum(INVOICE_LINE_TYPES).meta({ description: 'CHARGE (default) and COMMITMENT_TRUE_UP bill; PRORATION_CREDIT and THRESHOLD_DEDUCTION are negative lines' }),
+    amount: minorUnits.meta({ description: 'The line as priced, rounded once; negative on PRORATION_CREDIT and THRESHOLD_DEDUCTION lines' }),
+    offset_amount: minorUnits.meta({ description: "What threshold deductions of the line's price and proration credits took off this line; 0 on negative lines" }),
+    discount_amount: minorUnits.meta({ description: "This line's part of the invoice's discounts (spread by what lines had left, largest remainder); 0 on negative lines" }),
+    net_amount: minorUnits.meta({
+      description: 'amount - offset_amount - discount_amount, never below 0 (0 on negative lines): what wallet credits, payments and credit notes work on',
+    }),
+    credited_amount: minorUnits.meta({ description: 'What credit notes and later proration credits took back of net_amount' }),
     proration_factor: z
       .string()
       .optional()
@@ -45,6 +62,14 @@ export const invoiceLineItemSchema = z
     period_end: z.string().nullable(),
   })
   .meta({ id: 'InvoiceLineItem' });
+
+/** One discount's amount on an invoice: one per (invoice, discount), replaced when the invoice is recomputed. */
+export const invoiceDiscountSchema = z
+  .object({
+    discount_id: z.string(),
+    amount: minorUnits,
+  })
+  .meta({ id: 'InvoiceDiscount' });
 
 export const invoiceSchema = z
   .object({
@@ -60,12 +85,20 @@ export const invoiceSchema = z
     period_end: z.string().nullable(),
     due_date: z.string().nullable(),
     overdue: z.boolean(),
-    subtotal: minorUnits,
+    subscription_customer_id: z.string().nullable().meta({ description: "The subscription's customer (null on invoices of no subscription)" }),
+    subtotal: minorUnits.meta({ description: "Sum of the lines' amount (negative lines included)" }),
+    total_discount: minorUnits.meta({ description: "Sum of discounts[].amount, equal to the sum of the lines' discount_amount" }),
+    discounts: z.array(invoiceDiscountSchema),
+    excess_credit: minorUnits.meta({ description: 'What negative lines left after offsetting every line: credited to the PRE_PAID wallet at finalization, so no invoice is negative' }),
     total_prepaid_credits_applied: minorUnits,
-    total: minorUnits,
-    amount_due: minorUnits,
+    total: minorUnits.meta({ description: 'subtotal - total_discount + excess_credit - total_prepaid_credits_applied' }),
+    pre_payment_credit_notes_amount: minorUnits.meta({ description: 'Credit notes that lowered what is due (issued before payment)' }),
+    post_payment_credit_notes_amount: minorUnits.meta({ description: 'Credit notes that returned money paid (to wallets or refunded)' }),
+    amount_due: minorUnits.meta({ description: 'total - pre_payment_credit_notes_amount' }),
     amount_paid: minorUnits,
-    amount_remaining: minorUnits,
+    amount_remaining: minorUnits.meta({ description: 'amount_due - amount_paid' }),
+    hosted_invoice_url: z.string().nullable(),
+    invoice_pdf_url: z.string().nullable(),
     line_items: z.array(invoiceLineItemSchema),
     finalized_at: z.string().nullable(),
     voided_at: z.string().nullable(),

@@ -1,4 +1,5 @@
-import type { BillingReason, InvoicePaymentStatus, InvoiceStatus, WebhookEventName } from '@billstream/contracts';
+import type { BillingReason, InvoiceLineType, InvoicePaymentStatus, InvoiceStatus, WebhookEventName } from '@billstream/contracts';
+import { invoiceArithmetic, invoiceTotals, type DiscountAmount, type DiscountInput, type InvoiceTotals } from '../invoice-arithmetic';
 import { sumAmounts } from '../pricing';
 
 export type LinePriceType = 'FIXED' | 'USAGE';
@@ -13,12 +14,28 @@ export interface InvoiceLine {
   description: string;
   quantity: string;
   unitAmount: string;
+  /** CHARGE unless a plan change, a threshold or a commitment made it (BILLING-2.md section 0). */
+  lineType: InvoiceLineType;
+  /** As priced, rounded once; negative on PRORATION_CREDIT and THRESHOLD_DEDUCTION lines. */
   amount: number;
+  /** Taken off by deductions and proration credits (ADR 0038). */
+  offsetAmount: number;
+  /** This line's part of the invoice's discounts. */
+  discountAmount: number;
+  /** amount − offset − discount, >= 0 (0 on negative lines): what credits, payments and credit notes work on. */
+  netAmount: number;
+  /** Taken back of netAmount by credit notes and later proration credits. */
+  creditedAmount: number;
   /** Only on a prorated FIXED line: part / whole of the period, 12 decimals, half up (BILLING.md, Prices); amount = unit amount x factor, rounded once. */
   prorationFactor: string | null;
   prepaidCreditsApplied: number;
   periodStart: Date | null;
   periodEnd: Date | null;
+}
+
+/** A CHARGE line's money before the arithmetic: nothing offset, discounted or credited. */
+export function chargeLine(amount: number): Pick<InvoiceLine, 'lineType' | 'amount' | 'offsetAmount' | 'discountAmount' | 'netAmount' | 'creditedAmount'> {
+  return { lineType: 'CHARGE', amount, offsetAmount: 0, discountAmount: 0, netAmount: amount, creditedAmount: 0 };
 }
 
 /** What an invoice was made from when it was not a subscription period (an invoiced top-up). */
@@ -33,7 +50,11 @@ export interface Invoice {
   environmentId: string;
   customerId: string;
   subscriptionId: string | null;
+  /** The subscription's customer (null without a subscription). */
+  subscriptionCustomerId: string | null;
   billingReason: BillingReason;
+  /** Tells apart invoices of one subscription, period start and reason: a change id, a threshold index, else ''. */
+  sequence: string;
   sourceKey: string | null;
   source: InvoiceSource | null;
   status: InvoiceStatus;
@@ -45,11 +66,19 @@ export interface Invoice {
   dueDate: Date | null;
   overdue: boolean;
   subtotal: number;
+  totalDiscount: number;
+  /** One amount per discount, in the order they were applied. */
+  discounts: DiscountAmount[];
+  excessCredit: number;
   totalPrepaidCreditsApplied: number;
   total: number;
+  prePaymentCreditNotesAmount: number;
+  postPaymentCreditNotesAmount: number;
   amountDue: number;
   amountPaid: number;
   amountRemaining: number;
+  hostedInvoiceUrl: string | null;
+  invoicePdfUrl: string | null;
   invoiceNumber: string | null;
   finalizeAfter: Date;
   frozenAt: Date | null;
@@ -82,12 +111,42 @@ export interface InvoiceListQuery {
   offset: number;
 }
 
-/** Sums of the lines; amounts after credits and payments. Pure: the totals always add up. */
-export function totalsOf(lines: Pick<InvoiceLine, 'amount' | 'prepaidCreditsApplied'>[], amountPaid: number) {
-  const subtotal = sumAmounts(lines);
-  const credits = sumAmounts(lines.map((l) => ({ amount: l.prepaidCreditsApplied })));
-  const total = subtotal - credits;
-  return { subtotal, totalPrepaidCreditsApplied: credits, total, amountDue: total, amountPaid, amountRemaining: total - amountPaid };
+/** The money of an invoice: its totals and its discounts' amounts. */
+export type InvoiceMoney = InvoiceTotals & { discounts: DiscountAmount[] };
+
+/**
+ * A new or repriced draft's money (BILLING-2.md section 0, through `invoice-arithmetic`): the
+ * lines with their offsets, discounts and net amounts, and the totals before any credit,
+ * credit note or payment. Pure.
+ */
+export function priceInvoice(lines: InvoiceLine[], discounts: readonly DiscountInput[] = []): InvoiceMoney & { lines: InvoiceLine[] } {
+  const a = invoiceArithmetic({ lines, discounts });
+  const priced = lines.map((l, i) => ({ ...l, ...a.lines[i]!, prepaidCreditsApplied: 0 }));
+  return { ...settleInvoice({ ...a, prePaymentCreditNotesAmount: 0 }, priced, 0), discounts: a.discounts, lines: priced };
+}
+
+/**
+ * The totals of a priced invoice after the credits on its lines (each at most the line's net
+ * amount), its pre-payment credit notes and what was paid. Pure: the totals always add up.
+ */
+export function settleInvoice(
+  i: Pick<Invoice, 'subtotal' | 'totalDiscount' | 'excessCredit' | 'prePaymentCreditNotesAmount'>,
+  lines: ReadonlyArray<Pick<InvoiceLine, 'id' | 'netAmount' | 'prepaidCreditsApplied'>>,
+  amountPaid: number,
+): InvoiceTotals {
+  for (const l of lines) {
+    if (l.prepaidCreditsApplied < 0 || l.prepaidCreditsApplied > l.netAmount) throw new Error(`line ${l.id}: credits ${l.prepaidCreditsApplied} applied to a net amount of ${l.netAmount}`);
+  }
+  const totalPrepaidCreditsApplied = sumAmounts(lines.map((l) => ({ amount: l.prepaidCreditsApplied })));
+  return invoiceTotals(i, { totalPrepaidCreditsApplied, prePaymentCreditNotesAmount: i.prePaymentCreditNotesAmount, amountPaid });
+}
+
+/**
+ * The lines as the wallets are offered them (allocation, the upcoming invoice's estimate): what
+ * they may pay of each is its net amount (the amount, on a CHARGE line with nothing taken off).
+ */
+export function netLines(i: Pick<Invoice, 'lines'>): Array<{ id: string; price_type: LinePriceType; amount: number }> {
+  return i.lines.map((l) => ({ id: l.id, price_type: l.priceType, amount: l.netAmount }));
 }
 
 export function paymentStatusOf(amountDue: number, amountPaid: number): InvoicePaymentStatus {

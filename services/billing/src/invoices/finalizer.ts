@@ -7,7 +7,8 @@ import type { Logger } from '@billstream/logger';
 import { outboxInsertMany } from '@billstream/outbox';
 import { failpoint } from '@billstream/runtime';
 import type { Allocation, AllocationRequest, Wallets } from '../clients/wallets/domain';
-import { INVOICE_EVENTS, paymentStatusOf, totalsOf, type Invoice } from './domain';
+import type { InvoiceTotals } from '../invoice-arithmetic';
+import { INVOICE_EVENTS, netLines, paymentStatusOf, settleInvoice, type Invoice } from './domain';
 import { announceInvoice, invoiceEvent } from './maker';
 import type { PaidHook } from './paid-hook';
 import type { PostpaidPayment, PostpaidRecorder } from './postpaid-recorder';
@@ -96,7 +97,7 @@ export class InvoiceFinalizer {
       if (row.status !== 'draft') return { invoice: (await this.deps.invoices.getById(trx, current.id))!, wrote: false };
       if (allocation?.status === 'voided') throw new ServiceUnavailableError(`Invoice ${row.id} is being voided; retry later`);
       if (row.version !== current.version) throw new ServiceUnavailableError(`Invoice ${row.id} changed while it was finalized; retry`);
-      const recorded = await this.record(trx, { ...row, lines: current.lines }, allocation, actor);
+      const recorded = await this.record(trx, { ...row, lines: current.lines, discounts: current.discounts }, allocation, actor);
       failpoint('finalize.before-commit');
       return { invoice: recorded, wrote: true };
     });
@@ -133,17 +134,19 @@ export class InvoiceFinalizer {
     return prepared;
   }
 
-  /** The lines with their credits, the totals and the CREDITS payment an allocation gives a draft (checked). */
+  /**
+   * The lines with their credits, the totals and the CREDITS payment an allocation gives a draft
+   * (checked: a line takes at most its net amount, the payment at most what is due).
+   */
   private preparedOf(draft: Invoice, allocation: Allocation | undefined): Prepared {
     const applied = new Map((allocation?.prepaid?.lines ?? []).map((l) => [l.id, l.amount]));
     const lines = draft.lines.map((l) => {
       const credit = applied.get(l.id) ?? 0;
-      if (credit < 0 || credit > l.amount) throw new Error(`allocation of ${draft.id} applies ${credit} to line ${l.id} of ${l.amount}`);
+      if (credit < 0 || credit > l.netAmount) throw new Error(`allocation of ${draft.id} applies ${credit} to line ${l.id} of net amount ${l.netAmount}`);
       return { ...l, prepaidCreditsApplied: credit };
     });
     const paidByWallet = allocation?.postpaid?.amount ?? 0;
-    const totals = totalsOf(lines, paidByWallet);
-    if (totals.amountRemaining < 0) throw new Error(`allocation of ${draft.id} pays ${paidByWallet} of ${totals.amountDue}`);
+    const totals = settleInvoice(draft, lines, paidByWallet);
     const postpaid =
       allocation?.postpaid && allocation.postpaid.amount > 0
         ? { walletId: allocation.postpaid.wallet_id, transactionId: allocation.postpaid.transaction_id, amount: allocation.postpaid.amount, at: this.deps.clock() }
@@ -272,7 +275,7 @@ export class InvoiceFinalizer {
         const allocation = allocations.get(row.id);
         // Not a draft any more, being voided, or changed: left to `finalize` on its own.
         if (row.status !== 'draft' || allocation?.status === 'voided' || row.version !== current.version) continue;
-        prepared.push(this.preparedOf({ ...row, lines: current.lines }, allocation));
+        prepared.push(this.preparedOf({ ...row, lines: current.lines, discounts: current.discounts }, allocation));
       }
       if (prepared.length === 0) return [];
       await this.writePrepared(trx, prepared, actor);
@@ -367,7 +370,7 @@ const FINALIZE_CHUNK = 100;
 interface Prepared {
   draft: Invoice;
   lines: Invoice['lines'];
-  totals: ReturnType<typeof totalsOf>;
+  totals: InvoiceTotals;
   postpaid: PostpaidPayment | undefined;
   /** The postpaid payment's event, once it is written. */
   paymentEvent?: DomainEvent;
@@ -378,7 +381,7 @@ function allocationRequest(i: Invoice): AllocationRequest {
     customer_id: i.customerId,
     currency: i.currency,
     exponent: minorDigits(i.currency),
-    lines: i.lines.map((l) => ({ id: l.id, price_type: l.priceType, amount: l.amount })),
+    lines: netLines(i),
   };
 }
 

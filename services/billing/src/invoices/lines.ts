@@ -4,7 +4,7 @@ import type { Price } from '../prices/domain';
 import { fixedLine, usageLines, type LineAmount } from '../pricing';
 import type { Subscription } from '../subscriptions/domain';
 import { chargeOf } from '../prices/charge';
-import type { InvoiceLine } from './domain';
+import { chargeLine, type InvoiceLine } from './domain';
 
 /** A window lines bill: the period and, for FIXED charges of a part of a period, the factor (12 decimals). */
 export interface ChargeWindow {
@@ -64,7 +64,7 @@ function toLine(position: number, price: Price, amount: LineAmount, window: Char
     description: amount.description,
     quantity: amount.quantity,
     unitAmount: amount.unitAmount,
-    amount: amount.amount,
+    ...chargeLine(amount.amount),
     prorationFactor: amount.prorationFactor ?? null,
     prepaidCreditsApplied: 0,
     periodStart: window.start,

@@ -12,7 +12,7 @@ import type { PriceStore } from '../prices/store';
 import type { Subscription } from '../subscriptions/domain';
 import type { PeriodStep } from '../subscriptions/lifecycle';
 import type { SubscriptionStore } from '../subscriptions/store';
-import { INVOICE_EVENTS, totalsOf, type Invoice, type InvoiceEventType, type InvoiceLine } from './domain';
+import { INVOICE_EVENTS, priceInvoice, type Invoice, type InvoiceEventType, type InvoiceLine } from './domain';
 import { cutWindow, invoiceLines, needsUsage, wholeWindow, type ChargeWindow, type UsageByPrice } from './lines';
 import type { InvoiceStore } from './store';
 import { toInvoiceView } from './view';
@@ -73,14 +73,15 @@ export class InvoiceMaker {
   }
 
   private build(s: Subscription, reason: BillingReason, period: Period, lines: InvoiceLine[], now: Date): DraftInvoice {
-    const totals = totalsOf(lines, 0);
     return {
       id: newId('invoice'),
       tenantId: s.tenantId,
       environmentId: s.environmentId,
       customerId: s.customerId,
       subscriptionId: s.id,
+      subscriptionCustomerId: s.customerId,
       billingReason: reason,
+      sequence: '',
       sourceKey: null,
       source: null,
       status: 'draft',
@@ -91,7 +92,10 @@ export class InvoiceMaker {
       paymentTermsDays: s.paymentTermsDays,
       dueDate: null,
       overdue: false,
-      ...totals,
+      ...priceInvoice(lines),
+      postPaymentCreditNotesAmount: 0,
+      hostedInvoiceUrl: null,
+      invoicePdfUrl: null,
       invoiceNumber: null,
       finalizeAfter: new Date(now.getTime() + this.deps.finalizeDelayMs),
       frozenAt: null,
@@ -99,7 +103,6 @@ export class InvoiceMaker {
       voidedAt: null,
       refundState: null,
       settleState: null,
-      lines,
       version: 1,
       createdAt: now,
       updatedAt: now,

@@ -2,7 +2,7 @@ import Decimal from 'decimal.js';
 import fc from 'fast-check';
 import { minorDigits } from '@billstream/contracts';
 import type { Price } from '../prices/domain';
-import { paymentStatusOf, totalsOf } from './domain';
+import { paymentStatusOf, priceInvoice, settleInvoice, type InvoiceLine } from './domain';
 import { invoiceLines } from './lines';
 
 /**
@@ -10,7 +10,25 @@ import { invoiceLines } from './lines';
  * money always adds up: every line is an integer of minor units rounded once (half up) from its
  * exact amount, subtotal is the sum of the lines, total = subtotal - credits applied, amount_due
  * = total, amount_remaining = amount_due - amount_paid, and the payment status follows.
+ *
+ * BILLING-2.md section 0 (ADR 0038): on these ordinary invoices (CHARGE lines, no deduction,
+ * discount, proration credit or credit note) the invoice arithmetic reduces to BILLING.md's
+ * totals: `billingTotals` is the totals function as billing computed it before section 0.
  */
+function billingTotals(lines: Array<{ amount: number; prepaidCreditsApplied: number }>, amountPaid: number) {
+  const subtotal = lines.reduce((s, l) => s + l.amount, 0);
+  const credits = lines.reduce((s, l) => s + l.prepaidCreditsApplied, 0);
+  const total = subtotal - credits;
+  return { subtotal, totalPrepaidCreditsApplied: credits, total, amountDue: total, amountPaid, amountRemaining: total - amountPaid };
+}
+
+/** Section 0's totals of priced lines with their credits, and what BILLING.md's would be. */
+function totalsOf(lines: InvoiceLine[], amountPaid: number) {
+  const priced = priceInvoice(lines);
+  const t = settleInvoice(priced, lines, amountPaid);
+  expect(t).toMatchObject({ ...billingTotals(lines, amountPaid), totalDiscount: 0, excessCredit: 0, prePaymentCreditNotesAmount: 0 });
+  return t;
+}
 const D = Decimal.clone({ precision: 200 });
 const currency = fc.constantFrom('usd', 'jpy', 'kwd', 'eur', 'clf');
 const amount = fc.tuple(fc.integer({ min: 0, max: 100_000 }), fc.integer({ min: 0, max: 6 })).map(([n, scale]) => new D(n).div(new D(10).pow(scale)).toFixed());
@@ -90,6 +108,9 @@ describe('invoice money (property)', () => {
       fc.property(invoiceCase, (c) => {
         const usage = new Map(c.prices.map((p) => [p.id, c.usage]));
         const lines = invoiceLines(c.prices, { window: window(c.arrearFactor), usage }, window(c.advanceFactor));
+        const priced = priceInvoice(lines);
+        expect(priced.discounts).toEqual([]);
+        expect(priced.lines).toEqual(lines.map((l) => ({ ...l, lineType: 'CHARGE', offsetAmount: 0, discountAmount: 0, netAmount: l.amount, creditedAmount: 0 })));
         const scale = new D(10).pow(minorDigits(c.cur));
         for (const line of lines) {
           expect(Number.isSafeInteger(line.amount) && line.amount >= 0).toBe(true);
@@ -100,8 +121,8 @@ describe('invoice money (property)', () => {
             expect(line.amount).toBe(exact.toDecimalPlaces(0, D.ROUND_HALF_UP).toNumber());
           }
         }
-        // Credits: a line takes at most its amount (as the wallet's allocation does), in line order.
-        const credited = lines.map((l, i) => ({ ...l, prepaidCreditsApplied: Math.floor(l.amount * c.creditShares[i % c.creditShares.length]) }));
+        // Credits: a line takes at most its net amount (as the wallet's allocation does), in line order.
+        const credited = priced.lines.map((l, i) => ({ ...l, prepaidCreditsApplied: Math.floor(l.netAmount * c.creditShares[i % c.creditShares.length]) }));
         const totals = totalsOf(credited, 0);
         expect(totals.subtotal).toBe(lines.reduce((s, l) => s + l.amount, 0));
         expect(totals.totalPrepaidCreditsApplied).toBe(credited.reduce((s, l) => s + l.prepaidCreditsApplied, 0));

@@ -5,7 +5,7 @@ import { TOPICS } from '@billstream/bus';
 import { outboxInsertMany } from '@billstream/outbox';
 import { announce, announcement } from '../subscriptions/events';
 import type { SubscriptionStore } from '../subscriptions/store';
-import { totalsOf, type Invoice } from './domain';
+import { priceInvoice, type Invoice } from './domain';
 import { invoiceLines, needsUsage, wholeWindow } from './lines';
 import type { InvoiceMaker } from './maker';
 import type { InvoiceStore } from './store';
@@ -157,8 +157,9 @@ export class PeriodBilling {
       const kept = locked.lines.filter((l) => l.priceType !== 'USAGE' || !l.priceId);
       const lines = [...fresh, ...kept].sort((a, b) => order(locked, a) - order(locked, b)).map((l, position) => ({ ...l, position }));
       const now = this.clock();
-      await this.invoices.replaceLines(trx, locked.id, lines);
-      return this.invoices.save(trx, { ...locked, ...totalsOf(lines, 0), lines, frozenAt: now, updatedAt: now });
+      const repriced = { ...locked, ...priceInvoice(lines), frozenAt: now, updatedAt: now };
+      await this.invoices.replaceLines(trx, repriced);
+      return this.invoices.save(trx, repriced);
     });
   }
 }

@@ -1,3 +1,4 @@
+import type { DiscountAmount } from '../invoice-arithmetic';
 import type { Invoice, InvoiceLine } from './domain';
 
 /**
@@ -11,7 +12,9 @@ export interface InvoiceRow {
   environment_id: string;
   customer_id: string;
   subscription_id: string | null;
+  subscription_customer_id: string | null;
   billing_reason: Invoice['billingReason'];
+  sequence: string;
   source_key: string | null;
   source: Invoice['source'];
   status: Invoice['status'];
@@ -23,11 +26,17 @@ export interface InvoiceRow {
   due_date: Date | null;
   overdue: boolean;
   subtotal: number | string;
+  total_discount: number | string;
+  excess_credit: number | string;
   total_prepaid_credits_applied: number | string;
   total: number | string;
+  pre_payment_credit_notes_amount: number | string;
+  post_payment_credit_notes_amount: number | string;
   amount_due: number | string;
   amount_paid: number | string;
   amount_remaining: number | string;
+  hosted_invoice_url: string | null;
+  invoice_pdf_url: string | null;
   invoice_number: string | null;
   finalize_after: Date;
   frozen_at: Date | null;
@@ -50,7 +59,12 @@ export interface LineRow {
   description: string;
   quantity: string;
   unit_amount: string;
+  line_type: InvoiceLine['lineType'];
   amount: number | string;
+  offset_amount: number | string;
+  discount_amount: number | string;
+  net_amount: number | string;
+  credited_amount: number | string;
   proration_factor: string | null;
   prepaid_credits_applied: number | string;
   period_start: Date | null;
@@ -67,7 +81,12 @@ export function lineFromRow(r: LineRow): InvoiceLine {
     description: r.description,
     quantity: r.quantity,
     unitAmount: r.unit_amount,
+    lineType: r.line_type,
     amount: Number(r.amount),
+    offsetAmount: Number(r.offset_amount),
+    discountAmount: Number(r.discount_amount),
+    netAmount: Number(r.net_amount),
+    creditedAmount: Number(r.credited_amount),
     prorationFactor: r.proration_factor,
     prepaidCreditsApplied: Number(r.prepaid_credits_applied),
     periodStart: r.period_start,
@@ -75,14 +94,32 @@ export function lineFromRow(r: LineRow): InvoiceLine {
   };
 }
 
-export function fromRow(r: InvoiceRow, lines: InvoiceLine[]): Invoice {
+/** A row of `invoice_discounts`: one amount per (invoice, discount), replaced on recompute. */
+export interface DiscountRow {
+  invoice_id: string;
+  discount_id: string;
+  position: number;
+  amount: number | string;
+}
+
+export function discountFromRow(r: DiscountRow): DiscountAmount {
+  return { discountId: r.discount_id, amount: Number(r.amount) };
+}
+
+export function discountRows(invoiceId: string, discounts: DiscountAmount[]): DiscountRow[] {
+  return discounts.map((d, position) => ({ invoice_id: invoiceId, discount_id: d.discountId, position, amount: d.amount }));
+}
+
+export function fromRow(r: InvoiceRow, lines: InvoiceLine[], discounts: DiscountAmount[] = []): Invoice {
   return {
     id: r.id,
     tenantId: r.tenant_id,
     environmentId: r.environment_id,
     customerId: r.customer_id,
     subscriptionId: r.subscription_id,
+    subscriptionCustomerId: r.subscription_customer_id,
     billingReason: r.billing_reason,
+    sequence: r.sequence,
     sourceKey: r.source_key,
     source: r.source,
     status: r.status,
@@ -94,11 +131,18 @@ export function fromRow(r: InvoiceRow, lines: InvoiceLine[]): Invoice {
     dueDate: r.due_date,
     overdue: r.overdue,
     subtotal: Number(r.subtotal),
+    totalDiscount: Number(r.total_discount),
+    discounts,
+    excessCredit: Number(r.excess_credit),
     totalPrepaidCreditsApplied: Number(r.total_prepaid_credits_applied),
     total: Number(r.total),
+    prePaymentCreditNotesAmount: Number(r.pre_payment_credit_notes_amount),
+    postPaymentCreditNotesAmount: Number(r.post_payment_credit_notes_amount),
     amountDue: Number(r.amount_due),
     amountPaid: Number(r.amount_paid),
     amountRemaining: Number(r.amount_remaining),
+    hostedInvoiceUrl: r.hosted_invoice_url,
+    invoicePdfUrl: r.invoice_pdf_url,
     invoiceNumber: r.invoice_number,
     finalizeAfter: r.finalize_after,
     frozenAt: r.frozen_at,
@@ -121,11 +165,17 @@ export function changeRow(i: Invoice) {
     due_date: i.dueDate,
     overdue: i.overdue,
     subtotal: i.subtotal,
+    total_discount: i.totalDiscount,
+    excess_credit: i.excessCredit,
     total_prepaid_credits_applied: i.totalPrepaidCreditsApplied,
     total: i.total,
+    pre_payment_credit_notes_amount: i.prePaymentCreditNotesAmount,
+    post_payment_credit_notes_amount: i.postPaymentCreditNotesAmount,
     amount_due: i.amountDue,
     amount_paid: i.amountPaid,
     amount_remaining: i.amountRemaining,
+    hosted_invoice_url: i.hostedInvoiceUrl,
+    invoice_pdf_url: i.invoicePdfUrl,
     invoice_number: i.invoiceNumber,
     finalize_after: i.finalizeAfter,
     frozen_at: i.frozenAt,
@@ -148,7 +198,12 @@ export function lineRow(invoiceId: string, l: InvoiceLine) {
     description: l.description,
     quantity: l.quantity,
     unit_amount: l.unitAmount,
+    line_type: l.lineType,
     amount: l.amount,
+    offset_amount: l.offsetAmount,
+    discount_amount: l.discountAmount,
+    net_amount: l.netAmount,
+    credited_amount: l.creditedAmount,
     proration_factor: l.prorationFactor,
     prepaid_credits_applied: l.prepaidCreditsApplied,
     period_start: l.periodStart,

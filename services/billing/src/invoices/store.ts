@@ -1,7 +1,8 @@
 import type { Scope } from '@billstream/contracts';
 import type { Conn, Db, Trx } from '@billstream/db';
+import type { DiscountAmount } from '../invoice-arithmetic';
 import type { Invoice, InvoiceLine, InvoiceListQuery } from './domain';
-import { changeRow, fromRow, lineFromRow, lineRow, type InvoiceRow, type LineRow } from './rows';
+import { changeRow, discountFromRow, discountRows, fromRow, lineFromRow, lineRow, type DiscountRow, type InvoiceRow, type LineRow } from './rows';
 
 const scoped = (conn: Conn, scope: Scope) => conn<InvoiceRow>('invoices').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId });
 
@@ -25,7 +26,9 @@ export class InvoiceStore {
           environment_id: i.environmentId,
           customer_id: i.customerId,
           subscription_id: i.subscriptionId,
+          subscription_customer_id: i.subscriptionCustomerId,
           billing_reason: i.billingReason,
+          sequence: i.sequence,
           source_key: i.sourceKey,
           source: i.source ? JSON.stringify(i.source) : null,
           currency: i.currency,
@@ -41,26 +44,27 @@ export class InvoiceStore {
       .ignore()
       .returning('id');
     const written = new Set(rows.map((r: { id: string }) => r.id));
-    const lines = invoices.filter((i) => written.has(i.id)).flatMap((i) => i.lines.map((l) => lineRow(i.id, l)));
+    const inserted = invoices.filter((i) => written.has(i.id));
+    const lines = inserted.flatMap((i) => i.lines.map((l) => lineRow(i.id, l)));
     if (lines.length > 0) await trx('invoice_line_items').insert(lines);
+    const discounts = inserted.flatMap((i) => discountRows(i.id, i.discounts));
+    if (discounts.length > 0) await trx('invoice_discounts').insert(discounts);
     return written;
   }
 
+  /** The invoices of `rows` with their lines and discounts, in position order. */
   private async withLines(conn: Conn, rows: InvoiceRow[]): Promise<Invoice[]> {
     if (rows.length === 0) return [];
+    const ids = rows.map((r) => r.id);
     const lines = await conn<LineRow>('invoice_line_items')
-      .whereIn(
-        'invoice_id',
-        rows.map((r) => r.id),
-      )
+      .whereIn('invoice_id', ids)
       .orderBy([{ column: 'invoice_id' }, { column: 'position' }]);
-    const byInvoice = new Map<string, InvoiceLine[]>();
-    for (const l of lines) {
-      const list = byInvoice.get(l.invoice_id) ?? [];
-      list.push(lineFromRow(l));
-      byInvoice.set(l.invoice_id, list);
-    }
-    return rows.map((r) => fromRow(r, byInvoice.get(r.id) ?? []));
+    const discounts = await conn<DiscountRow>('invoice_discounts')
+      .whereIn('invoice_id', ids)
+      .orderBy([{ column: 'invoice_id' }, { column: 'position' }]);
+    const linesOf = groupBy(lines, lineFromRow);
+    const discountsOf = groupBy(discounts, discountFromRow);
+    return rows.map((r) => fromRow(r, linesOf.get(r.id) ?? [], discountsOf.get(r.id) ?? []));
   }
 
   async get(conn: Conn, scope: Scope, id: string): Promise<Invoice | undefined> {
@@ -186,13 +190,23 @@ export class InvoiceStore {
       .where({ id: i.id })
       .update({ ...changeRow(i), work_lease_until: null, version: trx.raw('version + 1') } as never)
       .returning('*');
-    return fromRow(rows[0] as InvoiceRow, i.lines);
+    return fromRow(rows[0] as InvoiceRow, i.lines, i.discounts);
   }
 
-  /** Rewrites the lines of a draft (a reprice) or their applied credits (finalization). */
-  async replaceLines(trx: Trx, invoiceId: string, lines: InvoiceLine[]): Promise<void> {
-    await trx('invoice_line_items').where({ invoice_id: invoiceId }).delete();
-    if (lines.length > 0) await trx('invoice_line_items').insert(lines.map((l) => lineRow(invoiceId, l)));
+  /**
+   * Rewrites the lines of a recomputed draft (a reprice) and its discounts' amounts: one stored
+   * amount per (invoice, discount), replaced, never added to.
+   */
+  async replaceLines(trx: Trx, i: Pick<Invoice, 'id' | 'lines' | 'discounts'>): Promise<void> {
+    await trx('invoice_line_items').where({ invoice_id: i.id }).delete();
+    if (i.lines.length > 0) await trx('invoice_line_items').insert(i.lines.map((l) => lineRow(i.id, l)));
+    await this.replaceDiscounts(trx, i.id, i.discounts);
+  }
+
+  /** Replaces an invoice's discount amounts (a recompute or a retry writes them again, never twice). */
+  async replaceDiscounts(trx: Trx, invoiceId: string, discounts: DiscountAmount[]): Promise<void> {
+    await trx('invoice_discounts').where({ invoice_id: invoiceId }).delete();
+    if (discounts.length > 0) await trx('invoice_discounts').insert(discountRows(invoiceId, discounts));
   }
 
   /** Records the credits applied to each line (finalization), in one statement: one round trip per invoice, not per line. */
@@ -266,4 +280,15 @@ export class InvoiceStore {
   async releaseLease(conn: Conn, id: string): Promise<void> {
     await conn('invoices').where({ id }).update({ work_lease_until: null });
   }
+}
+
+/** Rows grouped by their invoice, mapped, in the order read. */
+function groupBy<R extends { invoice_id: string }, T>(rows: R[], map: (r: R) => T): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const r of rows) {
+    const list = out.get(r.invoice_id) ?? [];
+    list.push(map(r));
+    out.set(r.invoice_id, list);
+  }
+  return out;
 }

@@ -6,7 +6,7 @@ import { nextStep } from '../subscriptions/lifecycle';
 import { subscriptionNotFound } from '../subscriptions/events';
 import type { SubscriptionStore } from '../subscriptions/store';
 import type { Wallets } from '../clients/wallets/domain';
-import { totalsOf, type Invoice } from './domain';
+import { netLines, settleInvoice, type Invoice } from './domain';
 import type { InvoiceMaker } from './maker';
 
 /**
@@ -45,13 +45,13 @@ export class UpcomingInvoices {
         customer_id: draft.customerId,
         currency: draft.currency,
         exponent: minorDigits(draft.currency),
-        lines: draft.lines.map((l) => ({ id: l.id, price_type: l.priceType, amount: l.amount })),
+        lines: netLines(draft),
         dry_run: true,
       },
       requestId,
     );
     const applied = new Map((estimate.prepaid?.lines ?? []).map((l) => [l.id, l.amount]));
     const lines = draft.lines.map((l) => ({ ...l, prepaidCreditsApplied: applied.get(l.id) ?? 0 }));
-    return { ...draft, ...totalsOf(lines, 0), lines, asOf };
+    return { ...draft, ...settleInvoice(draft, lines, 0), lines, asOf };
   }
 }

@@ -3,4 +3,4 @@ export { usageLines } from './calculate';
 export { fixedLine } from './fixed';
 export { packagesFor } from './package';
 export { tierIndexFor } from './tiered';
-export { sumAmounts, toMinorUnits } from './rounding';
+export { roundMinorUnits, sumAmounts, toMinorUnits } from './rounding';

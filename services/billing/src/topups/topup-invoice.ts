@@ -1,7 +1,7 @@
 import type { Scope } from '@billstream/contracts';
 import { newId } from '@billstream/ids';
 import { exact, toDecimalString } from '@billstream/money';
-import { totalsOf, type Invoice } from '../invoices/domain';
+import { chargeLine, priceInvoice, type Invoice } from '../invoices/domain';
 import { toMinorUnits } from '../pricing';
 
 /** A pending PURCHASED_CREDIT_INVOICED credit of a wallet, and the wallet's terms. */
@@ -34,7 +34,7 @@ export function topupInvoice(t: InvoicedTopup, now: Date): Invoice {
   const credits = toDecimalString(t.credits);
   const rate = toDecimalString(t.topupConversionRate);
   const amount = toMinorUnits(exact(credits).times(rate), t.currency);
-  const lines = [
+  const money = priceInvoice([
     {
       id: newId('invoiceLineItem'),
       position: 0,
@@ -44,20 +44,22 @@ export function topupInvoice(t: InvoicedTopup, now: Date): Invoice {
       description: describe(credits),
       quantity: credits,
       unitAmount: rate,
-      amount,
+      ...chargeLine(amount),
       prorationFactor: null,
       prepaidCreditsApplied: 0,
       periodStart: null,
       periodEnd: null,
     },
-  ];
+  ]);
   return {
     id: newId('invoice'),
     tenantId: t.scope.tenantId,
     environmentId: t.scope.environmentId,
     customerId: t.customerId,
     subscriptionId: null,
+    subscriptionCustomerId: null,
     billingReason: 'CREDIT_PURCHASE',
+    sequence: '',
     sourceKey: topupSourceKey(t.transactionId),
     source: { wallet_id: t.walletId, transaction_id: t.transactionId },
     status: 'draft',
@@ -68,7 +70,10 @@ export function topupInvoice(t: InvoicedTopup, now: Date): Invoice {
     paymentTermsDays: 0,
     dueDate: null,
     overdue: false,
-    ...totalsOf(lines, 0),
+    ...money,
+    postPaymentCreditNotesAmount: 0,
+    hostedInvoiceUrl: null,
+    invoicePdfUrl: null,
     invoiceNumber: null,
     finalizeAfter: now,
     frozenAt: now,
@@ -76,7 +81,6 @@ export function topupInvoice(t: InvoicedTopup, now: Date): Invoice {
     voidedAt: null,
     refundState: null,
     settleState: null,
-    lines,
     version: 1,
     createdAt: now,
     updatedAt: now,
