@@ -16,11 +16,11 @@
 const BILLING_SRC = '^services/billing/src/';
 const BILLING_LAYERS = [
   ['shared', 'clients', 'periods', 'pricing', 'migrations'],
-  ['customers'],
+  ['customers', 'invoice-arithmetic'],
   ['prices'],
   ['plans'],
   ['subscriptions'],
-  ['features'],
+  ['features', 'credit-grants'],
   ['entitlements'],
   ['invoices'],
   ['payments'],

@@ -22,6 +22,8 @@ export const PERMISSIONS = [
   'invoices:write',
   'tasks:read',
   'tasks:write',
+  'credit_grants:read',
+  'credit_grants:write',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 

@@ -17,6 +17,7 @@ export * from './internal/wallet-invoices';
 export * from './internal/event-export';
 export * from './internal/usage-batch';
 export * from './internal/unbilled-usage';
+export * from './internal/wallet-credits';
 
 /** Every public route, in matching order. */
 export const ALL_ROUTES: RouteDef[] = [

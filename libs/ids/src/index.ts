@@ -35,6 +35,8 @@ export const ID_PREFIXES = {
   feature: 'feat_',
   entitlement: 'ent_',
   task: 'task_',
+  creditGrant: 'cgrant_',
+  creditGrantApplication: 'cgapp_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -20,6 +20,12 @@ import { FeatureService } from './features/service';
 import { mountFeatureRoutes } from './features/routes';
 import { mountEntitlementRoutes } from './entitlements/routes';
 import { CustomerStore } from './customers/store';
+import { ApplicationStore } from './credit-grants/applications-store';
+import { GrantApplier } from './credit-grants/applier';
+import { CreditGrantBinder } from './credit-grants/binder';
+import { mountCreditGrantRoutes } from './credit-grants/routes';
+import { CreditGrantService } from './credit-grants/service';
+import { CreditGrantStore } from './credit-grants/store';
 import type { Meters } from './clients/meters/domain';
 import { HttpMeters } from './clients/meters/http-meters';
 import { migrations, SCHEMA } from './migrations';
@@ -50,7 +56,7 @@ import { UpcomingInvoices } from './invoices/upcoming';
 import { subscribeWalletEvents } from './topups/consumer';
 import { TopupInvoicer } from './topups/invoicer';
 import { TopupSettlement } from './topups/settlement';
-import type { Wallets } from './clients/wallets/domain';
+import type { WalletCredits, Wallets } from './clients/wallets/domain';
 import { HttpWallets } from './clients/wallets/http-wallets';
 import { customerSource, eventSource, invoiceSource } from './tasks/exports';
 import { customerImportSink, eventImportSink } from './tasks/imports';
@@ -81,6 +87,8 @@ export interface BillingServiceConfig {
   customerLookup?: CustomerLookup;
   meters?: Meters;
   wallets?: Wallets;
+  /** Replaces the wallet's credit by key (credit grants) in tests of the service alone. */
+  walletCredits?: WalletCredits;
 }
 
 export interface BillingServiceHandle extends Service {
@@ -99,6 +107,8 @@ export interface BillingServiceHandle extends Service {
   taskRunner: TaskRunner;
   /** Unbilled usage for the wallets' real-time balances (ADR 0024). */
   unbilled: UnbilledRefresher;
+  /** Credit grants (ADR 0039). */
+  creditGrants: CreditGrantService;
 }
 
 const getter = (url: Url) => (typeof url === 'string' ? () => url : url);
@@ -141,7 +151,13 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     finalizeDelayMs: settings.finalizeDelayMs,
   });
   const billing = new PeriodBilling(db, subscriptionStore, invoiceStore, maker, clock, published);
-  const subscriptions = new SubscriptionService(db, subscriptionStore, planStore, priceStore, directory, clock, published, new SubscriptionInvoices(db, maker, billing));
+  // Credit grants (ADR 0039): subscriptions bind them through the SubscriptionGrants port; the wallet credits them by key.
+  const grantStore = new CreditGrantStore();
+  const applicationStore = new ApplicationStore();
+  const grantApplier = new GrantApplier(db, applicationStore, config.walletCredits ?? httpWallets, logger, clock);
+  const grantBinder = new CreditGrantBinder(db, grantStore, applicationStore, subscriptionStore, grantApplier, logger, clock);
+  const creditGrants = new CreditGrantService(db, grantStore, applicationStore, planStore, subscriptionStore, grantBinder, clock);
+  const subscriptions = new SubscriptionService(db, subscriptionStore, planStore, priceStore, directory, clock, published, new SubscriptionInvoices(db, maker, billing), grantBinder);
   const usage = new UsageService(db, subscriptionStore, priceStore, customerStore, meters, clock);
   const finalizer = new InvoiceFinalizer({
     db,
@@ -168,6 +184,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       invoices: invoiceStore,
       completePendingPayments: (scope) => payments.completePending('period-job', scope),
       settleTopup: (id, requestId) => settlement.settle(id, requestId),
+      creditGrants: async (requestId, leaseMs, scope) => (await grantBinder.runOnce(requestId, leaseMs, scope)).applied,
     },
     logger,
     clock,
@@ -230,6 +247,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       mountTaskRoutes(a, tasks, logger);
       mountFeatureRoutes(a, features, logger);
       mountEntitlementRoutes(a, entitlements, access, logger);
+      mountCreditGrantRoutes(a, creditGrants, logger);
     },
   });
   return {
@@ -250,6 +268,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     tasks,
     taskRunner,
     unbilled,
+    creditGrants,
     async start() {
       await migrate(db, SCHEMA, migrations);
       accessNotices.start();

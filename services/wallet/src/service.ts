@@ -9,6 +9,9 @@ import { subscribeCustomerEvents } from './customers/consumer';
 import { CustomerDirectory, type CustomerLookup } from './customers/directory';
 import { HttpCustomerLookup } from './customers/http-lookup';
 import { CustomerStore } from './customers/store';
+import { mountCustomerCreditRoutes } from './credits/routes';
+import { CustomerCreditService } from './credits/service';
+import { CustomerCreditStore } from './credits/store';
 import { mountExpiryRoutes } from './expiry/routes';
 import { mountInvoiceRoutes } from './invoices/routes';
 import { InvoiceCreditService } from './invoices/service';
@@ -48,6 +51,8 @@ export interface WalletServiceHandle extends Service {
   entries: EntryService;
   expiry: ExpiryJob;
   invoices: InvoiceCreditService;
+  /** Credits by idempotency key for other services (credit grants; ADR 0039). */
+  credits: CustomerCreditService;
 }
 
 export function createWalletService({ db, bus, logger }: ServiceDeps, config: WalletServiceConfig): WalletServiceHandle {
@@ -70,6 +75,7 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
   const entries = new EntryService(db, walletStore, entryStore, ledger, batcher);
   const unbilledStore = new UnbilledStore();
   const invoices = new InvoiceCreditService({ ledger, wallets: walletStore, entries: entryStore, invoices: new InvoiceStore(), unbilled: unbilledStore });
+  const credits = new CustomerCreditService(ledger, walletStore, entryStore, new CustomerCreditStore(), directory);
   const intervalMs = config.expiryIntervalMs ?? settings.expiryIntervalMs;
   const expiry = new ExpiryJob(ledger, logger, intervalMs);
   let subscription: Subscription | undefined;
@@ -88,6 +94,7 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
       mountExpiryRoutes(app, expiry, logger);
       mountInvoiceRoutes(app, invoices, logger);
       mountUnbilledRoutes(app, ledger, unbilledStore, logger);
+      mountCustomerCreditRoutes(app, credits, logger);
     },
   });
   return {
@@ -100,6 +107,7 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
     entries,
     expiry,
     invoices,
+    credits,
     async start() {
       await migrate(db, SCHEMA, migrations);
       subscription = await subscribeCustomerEvents({

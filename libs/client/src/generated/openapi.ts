@@ -1195,6 +1195,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/credit_grants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List credit grants, oldest first, by plan, subscription or status
+         * @description Needs the `credit_grants:read` permission (or `*`). Served by the billing service.
+         */
+        get: operations["listCreditGrants"];
+        put?: never;
+        /**
+         * Grant credits on a plan (its subscriptions from now on) or on one subscription, once or every period, to the payer's PRE_PAID wallet
+         * @description Needs the `credit_grants:write` permission (or `*`). Served by the billing service.
+         */
+        post: operations["createCreditGrant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credit_grants/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One credit grant
+         * @description Needs the `credit_grants:read` permission (or `*`). Served by the billing service.
+         */
+        get: operations["getCreditGrant"];
+        put?: never;
+        post?: never;
+        /**
+         * Archive a credit grant: no period starts to grant from now on; credits given stay
+         * @description Needs the `credit_grants:write` permission (or `*`). Served by the billing service.
+         */
+        delete: operations["archiveCreditGrant"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credit_grants/{id}/applications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The periods a grant gave credits for (or skipped, or will credit once the wallet service answers), oldest period first
+         * @description Needs the `credit_grants:read` permission (or `*`). Served by the billing service.
+         */
+        get: operations["listCreditGrantApplications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1351,7 +1419,7 @@ export interface components {
             customer_id: string;
             subscription_id: string | null;
             /** @enum {string} */
-            billing_reason: "SUBSCRIPTION_CREATE" | "SUBSCRIPTION_CYCLE" | "SUBSCRIPTION_PAUSE" | "SUBSCRIPTION_RESUME" | "SUBSCRIPTION_CANCEL" | "CREDIT_PURCHASE";
+            billing_reason: "SUBSCRIPTION_CREATE" | "SUBSCRIPTION_CYCLE" | "SUBSCRIPTION_PAUSE" | "SUBSCRIPTION_RESUME" | "SUBSCRIPTION_CANCEL" | "CREDIT_PURCHASE" | "SUBSCRIPTION_UPDATE" | "SUBSCRIPTION_THRESHOLD";
             /** @enum {string} */
             status: "draft" | "finalized" | "paid" | "voided";
             /** @enum {string} */
@@ -1361,12 +1429,29 @@ export interface components {
             period_end: string | null;
             due_date: string | null;
             overdue: boolean;
+            /** @description The subscription's customer (null on invoices of no subscription) */
+            subscription_customer_id: string | null;
+            /** @description Sum of the lines' amount (negative lines included) */
             subtotal: number;
+            /** @description Sum of discounts[].amount, equal to the sum of the lines' discount_amount */
+            total_discount: number;
+            discounts: components["schemas"]["InvoiceDiscount"][];
+            /** @description What negative lines left after offsetting every line: credited to the PRE_PAID wallet at finalization, so no invoice is negative */
+            excess_credit: number;
             total_prepaid_credits_applied: number;
+            /** @description subtotal - total_discount + excess_credit - total_prepaid_credits_applied */
             total: number;
+            /** @description Credit notes that lowered what is due (issued before payment) */
+            pre_payment_credit_notes_amount: number;
+            /** @description Credit notes that returned money paid (to wallets or refunded) */
+            post_payment_credit_notes_amount: number;
+            /** @description total - pre_payment_credit_notes_amount */
             amount_due: number;
             amount_paid: number;
+            /** @description amount_due - amount_paid */
             amount_remaining: number;
+            hosted_invoice_url: string | null;
+            invoice_pdf_url: string | null;
             line_items: components["schemas"]["InvoiceLineItem"][];
             finalized_at: string | null;
             voided_at: string | null;
@@ -1374,6 +1459,10 @@ export interface components {
             updated_at: string;
             tenant_id: string;
             environment_id: string;
+        };
+        InvoiceDiscount: {
+            discount_id: string;
+            amount: number;
         };
         InvoiceLineItem: {
             id: string;
@@ -1384,7 +1473,21 @@ export interface components {
             description: string;
             quantity: string;
             unit_amount: string;
+            /**
+             * @description CHARGE (default) and COMMITMENT_TRUE_UP bill; PRORATION_CREDIT and THRESHOLD_DEDUCTION are negative lines
+             * @enum {string}
+             */
+            line_type: "CHARGE" | "COMMITMENT_TRUE_UP" | "PRORATION_CREDIT" | "THRESHOLD_DEDUCTION";
+            /** @description The line as priced, rounded once; negative on PRORATION_CREDIT and THRESHOLD_DEDUCTION lines */
             amount: number;
+            /** @description What threshold deductions of the line's price and proration credits took off this line; 0 on negative lines */
+            offset_amount: number;
+            /** @description This line's part of the invoice's discounts (spread by what lines had left, largest remainder); 0 on negative lines */
+            discount_amount: number;
+            /** @description amount - offset_amount - discount_amount, never below 0 (0 on negative lines): what wallet credits, payments and credit notes work on */
+            net_amount: number;
+            /** @description What credit notes and later proration credits took back of net_amount */
+            credited_amount: number;
             /**
              * @description Only on a prorated FIXED line (a part of a period): part / whole, 12 decimals rounded half up; amount = unit_amount x proration_factor, rounded once. Absent on whole periods
              * @example 0.666666666667
@@ -1398,7 +1501,7 @@ export interface components {
             customer_id: string;
             subscription_id: string | null;
             /** @enum {string} */
-            billing_reason: "SUBSCRIPTION_CREATE" | "SUBSCRIPTION_CYCLE" | "SUBSCRIPTION_PAUSE" | "SUBSCRIPTION_RESUME" | "SUBSCRIPTION_CANCEL" | "CREDIT_PURCHASE";
+            billing_reason: "SUBSCRIPTION_CREATE" | "SUBSCRIPTION_CYCLE" | "SUBSCRIPTION_PAUSE" | "SUBSCRIPTION_RESUME" | "SUBSCRIPTION_CANCEL" | "CREDIT_PURCHASE" | "SUBSCRIPTION_UPDATE" | "SUBSCRIPTION_THRESHOLD";
             /** @enum {string} */
             status: "draft" | "finalized" | "paid" | "voided";
             /** @enum {string} */
@@ -1408,12 +1511,29 @@ export interface components {
             period_end: string | null;
             due_date: string | null;
             overdue: boolean;
+            /** @description The subscription's customer (null on invoices of no subscription) */
+            subscription_customer_id: string | null;
+            /** @description Sum of the lines' amount (negative lines included) */
             subtotal: number;
+            /** @description Sum of discounts[].amount, equal to the sum of the lines' discount_amount */
+            total_discount: number;
+            discounts: components["schemas"]["InvoiceDiscount"][];
+            /** @description What negative lines left after offsetting every line: credited to the PRE_PAID wallet at finalization, so no invoice is negative */
+            excess_credit: number;
             total_prepaid_credits_applied: number;
+            /** @description subtotal - total_discount + excess_credit - total_prepaid_credits_applied */
             total: number;
+            /** @description Credit notes that lowered what is due (issued before payment) */
+            pre_payment_credit_notes_amount: number;
+            /** @description Credit notes that returned money paid (to wallets or refunded) */
+            post_payment_credit_notes_amount: number;
+            /** @description total - pre_payment_credit_notes_amount */
             amount_due: number;
             amount_paid: number;
+            /** @description amount_due - amount_paid */
             amount_remaining: number;
+            hosted_invoice_url: string | null;
+            invoice_pdf_url: string | null;
             line_items: components["schemas"]["InvoiceLineItem"][];
             tenant_id: string;
             environment_id: string;
@@ -1675,7 +1795,7 @@ export interface operations {
                  */
                 "application/json": {
                     name: string;
-                    permissions: ("*" | "customers:read" | "customers:write" | "wallets:read" | "wallets:write" | "events:read" | "events:write" | "webhooks:read" | "webhooks:write" | "meters:read" | "meters:write" | "api_keys:read" | "api_keys:write" | "api_keys:tenant" | "plans:read" | "plans:write" | "subscriptions:read" | "subscriptions:write" | "invoices:read" | "invoices:write" | "tasks:read" | "tasks:write")[];
+                    permissions: ("*" | "customers:read" | "customers:write" | "wallets:read" | "wallets:write" | "events:read" | "events:write" | "webhooks:read" | "webhooks:write" | "meters:read" | "meters:write" | "api_keys:read" | "api_keys:write" | "api_keys:tenant" | "plans:read" | "plans:write" | "subscriptions:read" | "subscriptions:write" | "invoices:read" | "invoices:write" | "tasks:read" | "tasks:write" | "credit_grants:read" | "credit_grants:write")[];
                     environment_id?: string;
                 };
             };
@@ -9315,12 +9435,25 @@ export interface operations {
                      *           "period_end": "100",
                      *           "due_date": "2026-01-15T10:30:00Z",
                      *           "overdue": true,
+                     *           "subscription_customer_id": "100",
                      *           "subtotal": 1,
+                     *           "total_discount": 1,
+                     *           "discounts": [
+                     *             {
+                     *               "discount_id": "100",
+                     *               "amount": 1
+                     *             }
+                     *           ],
+                     *           "excess_credit": 1,
                      *           "total_prepaid_credits_applied": 1,
                      *           "total": 1,
+                     *           "pre_payment_credit_notes_amount": 1,
+                     *           "post_payment_credit_notes_amount": 1,
                      *           "amount_due": 1,
                      *           "amount_paid": 1,
                      *           "amount_remaining": 1,
+                     *           "hosted_invoice_url": "100",
+                     *           "invoice_pdf_url": "100",
                      *           "line_items": [
                      *             {
                      *               "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
@@ -9330,7 +9463,12 @@ export interface operations {
                      *               "description": "Monthly prepaid credits",
                      *               "quantity": "100",
                      *               "unit_amount": "100",
+                     *               "line_type": "CHARGE",
                      *               "amount": 1,
+                     *               "offset_amount": 1,
+                     *               "discount_amount": 1,
+                     *               "net_amount": 1,
+                     *               "credited_amount": 1,
                      *               "proration_factor": "0.666666666667",
                      *               "prepaid_credits_applied": 1,
                      *               "period_start": "100",
@@ -9452,12 +9590,25 @@ export interface operations {
                      *       "period_end": "100",
                      *       "due_date": "2026-01-15T10:30:00Z",
                      *       "overdue": true,
+                     *       "subscription_customer_id": "100",
                      *       "subtotal": 1,
+                     *       "total_discount": 1,
+                     *       "discounts": [
+                     *         {
+                     *           "discount_id": "100",
+                     *           "amount": 1
+                     *         }
+                     *       ],
+                     *       "excess_credit": 1,
                      *       "total_prepaid_credits_applied": 1,
                      *       "total": 1,
+                     *       "pre_payment_credit_notes_amount": 1,
+                     *       "post_payment_credit_notes_amount": 1,
                      *       "amount_due": 1,
                      *       "amount_paid": 1,
                      *       "amount_remaining": 1,
+                     *       "hosted_invoice_url": "100",
+                     *       "invoice_pdf_url": "100",
                      *       "line_items": [
                      *         {
                      *           "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
@@ -9467,7 +9618,12 @@ export interface operations {
                      *           "description": "Monthly prepaid credits",
                      *           "quantity": "100",
                      *           "unit_amount": "100",
+                     *           "line_type": "CHARGE",
                      *           "amount": 1,
+                     *           "offset_amount": 1,
+                     *           "discount_amount": 1,
+                     *           "net_amount": 1,
+                     *           "credited_amount": 1,
                      *           "proration_factor": "0.666666666667",
                      *           "prepaid_credits_applied": 1,
                      *           "period_start": "100",
@@ -9589,12 +9745,25 @@ export interface operations {
                      *       "period_end": "100",
                      *       "due_date": "2026-01-15T10:30:00Z",
                      *       "overdue": true,
+                     *       "subscription_customer_id": "100",
                      *       "subtotal": 1,
+                     *       "total_discount": 1,
+                     *       "discounts": [
+                     *         {
+                     *           "discount_id": "100",
+                     *           "amount": 1
+                     *         }
+                     *       ],
+                     *       "excess_credit": 1,
                      *       "total_prepaid_credits_applied": 1,
                      *       "total": 1,
+                     *       "pre_payment_credit_notes_amount": 1,
+                     *       "post_payment_credit_notes_amount": 1,
                      *       "amount_due": 1,
                      *       "amount_paid": 1,
                      *       "amount_remaining": 1,
+                     *       "hosted_invoice_url": "100",
+                     *       "invoice_pdf_url": "100",
                      *       "line_items": [
                      *         {
                      *           "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
@@ -9604,7 +9773,12 @@ export interface operations {
                      *           "description": "Monthly prepaid credits",
                      *           "quantity": "100",
                      *           "unit_amount": "100",
+                     *           "line_type": "CHARGE",
                      *           "amount": 1,
+                     *           "offset_amount": 1,
+                     *           "discount_amount": 1,
+                     *           "net_amount": 1,
+                     *           "credited_amount": 1,
                      *           "proration_factor": "0.666666666667",
                      *           "prepaid_credits_applied": 1,
                      *           "period_start": "100",
@@ -9735,12 +9909,25 @@ export interface operations {
                      *       "period_end": "100",
                      *       "due_date": "2026-01-15T10:30:00Z",
                      *       "overdue": true,
+                     *       "subscription_customer_id": "100",
                      *       "subtotal": 1,
+                     *       "total_discount": 1,
+                     *       "discounts": [
+                     *         {
+                     *           "discount_id": "100",
+                     *           "amount": 1
+                     *         }
+                     *       ],
+                     *       "excess_credit": 1,
                      *       "total_prepaid_credits_applied": 1,
                      *       "total": 1,
+                     *       "pre_payment_credit_notes_amount": 1,
+                     *       "post_payment_credit_notes_amount": 1,
                      *       "amount_due": 1,
                      *       "amount_paid": 1,
                      *       "amount_remaining": 1,
+                     *       "hosted_invoice_url": "100",
+                     *       "invoice_pdf_url": "100",
                      *       "line_items": [
                      *         {
                      *           "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
@@ -9750,7 +9937,12 @@ export interface operations {
                      *           "description": "Monthly prepaid credits",
                      *           "quantity": "100",
                      *           "unit_amount": "100",
+                     *           "line_type": "CHARGE",
                      *           "amount": 1,
+                     *           "offset_amount": 1,
+                     *           "discount_amount": 1,
+                     *           "net_amount": 1,
+                     *           "credited_amount": 1,
                      *           "proration_factor": "0.666666666667",
                      *           "prepaid_credits_applied": 1,
                      *           "period_start": "100",
@@ -9874,12 +10066,25 @@ export interface operations {
                      *       "period_end": "100",
                      *       "due_date": "2026-01-15T10:30:00Z",
                      *       "overdue": true,
+                     *       "subscription_customer_id": "100",
                      *       "subtotal": 1,
+                     *       "total_discount": 1,
+                     *       "discounts": [
+                     *         {
+                     *           "discount_id": "100",
+                     *           "amount": 1
+                     *         }
+                     *       ],
+                     *       "excess_credit": 1,
                      *       "total_prepaid_credits_applied": 1,
                      *       "total": 1,
+                     *       "pre_payment_credit_notes_amount": 1,
+                     *       "post_payment_credit_notes_amount": 1,
                      *       "amount_due": 1,
                      *       "amount_paid": 1,
                      *       "amount_remaining": 1,
+                     *       "hosted_invoice_url": "100",
+                     *       "invoice_pdf_url": "100",
                      *       "line_items": [
                      *         {
                      *           "id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
@@ -9889,7 +10094,12 @@ export interface operations {
                      *           "description": "Monthly prepaid credits",
                      *           "quantity": "100",
                      *           "unit_amount": "100",
+                     *           "line_type": "CHARGE",
                      *           "amount": 1,
+                     *           "offset_amount": 1,
+                     *           "discount_amount": 1,
+                     *           "net_amount": 1,
+                     *           "credited_amount": 1,
                      *           "proration_factor": "0.666666666667",
                      *           "prepaid_credits_applied": 1,
                      *           "period_start": "100",
@@ -12487,6 +12697,702 @@ export interface operations {
             };
             /** @description The request body is larger than the limit (`validation_error`) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listCreditGrants: {
+        parameters: {
+            query?: {
+                /** @example 50 */
+                limit?: number;
+                /** @example 0 */
+                offset?: number;
+                /** @example plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                plan_id?: string;
+                /** @example sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                subscription_id?: string;
+                /** @example active */
+                status?: "active" | "archived";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "subscription_id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "name": "Acme Corp",
+                     *           "credits": "25",
+                     *           "cadence": "ONETIME",
+                     *           "period": "DAILY",
+                     *           "expire_in_days": 1,
+                     *           "priority": 1,
+                     *           "conversion_rate": "1",
+                     *           "metadata": {
+                     *             "plan": "pro"
+                     *           },
+                     *           "status": "active",
+                     *           "archived_at": "2026-01-15T10:30:00Z",
+                     *           "created_at": "2026-01-15T10:30:00Z",
+                     *           "updated_at": "2026-01-15T10:30:00Z",
+                     *           "tenant_id": "default",
+                     *           "environment_id": "production"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "total": 1,
+                     *         "limit": 50,
+                     *         "offset": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        items: {
+                            id: string;
+                            plan_id: string | null;
+                            subscription_id: string | null;
+                            name: string;
+                            credits: string;
+                            /** @enum {string} */
+                            cadence: "ONETIME" | "RECURRING";
+                            period: ("DAILY" | "WEEKLY" | "MONTHLY" | "QUARTERLY" | "ANNUAL") | null;
+                            expire_in_days: number | null;
+                            priority: number | null;
+                            conversion_rate: string | null;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @enum {string} */
+                            status: "active" | "archived";
+                            archived_at: string | null;
+                            created_at: string;
+                            updated_at: string;
+                            tenant_id: string;
+                            environment_id: string;
+                        }[];
+                        pagination: {
+                            total: number;
+                            limit: number;
+                            offset: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createCreditGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                 *       "subscription_id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                 *       "name": "Acme Corp",
+                 *       "credits": "25",
+                 *       "cadence": "ONETIME",
+                 *       "period": "DAILY",
+                 *       "expire_in_days": 1,
+                 *       "priority": 1,
+                 *       "conversion_rate": "1",
+                 *       "metadata": {
+                 *         "plan": "pro"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    plan_id?: string;
+                    subscription_id?: string;
+                    name: string;
+                    credits: string;
+                    /** @enum {string} */
+                    cadence: "ONETIME" | "RECURRING";
+                    /** @enum {string} */
+                    period?: "DAILY" | "WEEKLY" | "MONTHLY" | "QUARTERLY" | "ANNUAL";
+                    expire_in_days?: number | null;
+                    priority?: number;
+                    conversion_rate?: string;
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "subscription_id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "name": "Acme Corp",
+                     *       "credits": "25",
+                     *       "cadence": "ONETIME",
+                     *       "period": "DAILY",
+                     *       "expire_in_days": 1,
+                     *       "priority": 1,
+                     *       "conversion_rate": "1",
+                     *       "metadata": {
+                     *         "plan": "pro"
+                     *       },
+                     *       "status": "active",
+                     *       "archived_at": "2026-01-15T10:30:00Z",
+                     *       "created_at": "2026-01-15T10:30:00Z",
+                     *       "updated_at": "2026-01-15T10:30:00Z",
+                     *       "tenant_id": "default",
+                     *       "environment_id": "production"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        plan_id: string | null;
+                        subscription_id: string | null;
+                        name: string;
+                        credits: string;
+                        /** @enum {string} */
+                        cadence: "ONETIME" | "RECURRING";
+                        period: ("DAILY" | "WEEKLY" | "MONTHLY" | "QUARTERLY" | "ANNUAL") | null;
+                        expire_in_days: number | null;
+                        priority: number | null;
+                        conversion_rate: string | null;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        /** @enum {string} */
+                        status: "active" | "archived";
+                        archived_at: string | null;
+                        created_at: string;
+                        updated_at: string;
+                        tenant_id: string;
+                        environment_id: string;
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the limit (`validation_error`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getCreditGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "subscription_id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "name": "Acme Corp",
+                     *       "credits": "25",
+                     *       "cadence": "ONETIME",
+                     *       "period": "DAILY",
+                     *       "expire_in_days": 1,
+                     *       "priority": 1,
+                     *       "conversion_rate": "1",
+                     *       "metadata": {
+                     *         "plan": "pro"
+                     *       },
+                     *       "status": "active",
+                     *       "archived_at": "2026-01-15T10:30:00Z",
+                     *       "created_at": "2026-01-15T10:30:00Z",
+                     *       "updated_at": "2026-01-15T10:30:00Z",
+                     *       "tenant_id": "default",
+                     *       "environment_id": "production"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        plan_id: string | null;
+                        subscription_id: string | null;
+                        name: string;
+                        credits: string;
+                        /** @enum {string} */
+                        cadence: "ONETIME" | "RECURRING";
+                        period: ("DAILY" | "WEEKLY" | "MONTHLY" | "QUARTERLY" | "ANNUAL") | null;
+                        expire_in_days: number | null;
+                        priority: number | null;
+                        conversion_rate: string | null;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        /** @enum {string} */
+                        status: "active" | "archived";
+                        archived_at: string | null;
+                        created_at: string;
+                        updated_at: string;
+                        tenant_id: string;
+                        environment_id: string;
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    archiveCreditGrant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; empty body */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listCreditGrantApplications: {
+        parameters: {
+            query?: {
+                /** @example 50 */
+                limit?: number;
+                /** @example 0 */
+                offset?: number;
+                /** @example sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                subscription_id?: string;
+                /** @example applied */
+                status?: "applied" | "skipped" | "pending";
+            };
+            header?: never;
+            path: {
+                /** @example 01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "credit_grant_id": "100",
+                     *           "subscription_id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "period_start": "100",
+                     *           "period_end": "100",
+                     *           "credits": "25",
+                     *           "currency": "usd",
+                     *           "status": "applied",
+                     *           "skip_reason": "100",
+                     *           "expiry_date": null,
+                     *           "priority": 1,
+                     *           "idempotency_key": "req-2026-01-15-0001",
+                     *           "wallet_id": "wallet_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "wallet_transaction_id": "100",
+                     *           "applied_at": "2026-01-15T10:30:00Z",
+                     *           "created_at": "2026-01-15T10:30:00Z",
+                     *           "updated_at": "2026-01-15T10:30:00Z"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "total": 1,
+                     *         "limit": 50,
+                     *         "offset": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        items: {
+                            id: string;
+                            credit_grant_id: string;
+                            subscription_id: string;
+                            customer_id: string;
+                            period_start: string;
+                            period_end: string;
+                            credits: string;
+                            currency: string;
+                            /** @enum {string} */
+                            status: "applied" | "skipped" | "pending";
+                            skip_reason: string | null;
+                            expiry_date: string | null;
+                            priority: number | null;
+                            idempotency_key: string;
+                            wallet_id: string | null;
+                            wallet_transaction_id: string | null;
+                            applied_at: string | null;
+                            created_at: string;
+                            updated_at: string;
+                        }[];
+                        pagination: {
+                            total: number;
+                            limit: number;
+                            offset: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

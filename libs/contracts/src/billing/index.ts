@@ -8,3 +8,4 @@ export * from './routes';
 export * from './invoices';
 export * from './tasks';
 export * from './entitlements';
+export * from './credit-grants';

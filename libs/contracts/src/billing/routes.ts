@@ -26,6 +26,7 @@ import {
   updateFeatureBody,
 } from './entitlements';
 import { taskRoutes } from './tasks';
+import { creditGrantRoutes } from './credit-grants';
 import { PLAN_STATUSES, planSchema, priceSchema } from './views';
 import {
   billSubscriptionsResultSchema,
@@ -504,4 +505,4 @@ function transition<V extends 'activate' | 'pause' | 'resume'>(verb: V, summary:
   });
 }
 
-export const billingRoutes: RouteDef[] = [...Object.values(billingApi), ...Object.values(invoiceApi), ...Object.values(entitlementApi), ...taskRoutes] as RouteDef[];
+export const billingRoutes: RouteDef[] = [...Object.values(billingApi), ...Object.values(invoiceApi), ...Object.values(entitlementApi), ...taskRoutes, ...creditGrantRoutes] as RouteDef[];

@@ -9,6 +9,8 @@ import { entitlementsMigration } from './006-entitlements';
 import { unbilledUsageMigration } from './007-unbilled-usage';
 import { resourceVersionsMigration } from './008-resource-versions';
 import { lineProrationFactorMigration } from './009-line-proration-factor';
+import { invoiceArithmeticMigration } from './010-invoice-arithmetic';
+import { creditGrantsMigration } from './011-credit-grants';
 
 export const SCHEMA = 'billing';
 
@@ -23,4 +25,6 @@ export const migrations: Migration[] = [
   unbilledUsageMigration(SCHEMA),
   resourceVersionsMigration(SCHEMA),
   lineProrationFactorMigration(SCHEMA),
+  invoiceArithmeticMigration(SCHEMA),
+  creditGrantsMigration(SCHEMA),
 ];

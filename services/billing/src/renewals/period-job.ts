@@ -19,6 +19,8 @@ export interface PeriodJobResult {
   invoices_finalized: number;
   invoices_marked_overdue: number;
   renewal_notices: number;
+  /** Credit grant periods credited to wallets in this run (ADR 0039). */
+  credit_grants_applied: number;
 }
 
 export interface PeriodJobOptions {
@@ -44,6 +46,12 @@ export interface PeriodJobParts {
   completePendingPayments?: (scope?: Scope) => Promise<number>;
   /** Settles the credit of an invoiced top-up paid in full whose settle a crash or an outage interrupted. */
   settleTopup?: (invoiceId: string, requestId: string) => Promise<boolean>;
+  /**
+   * Credit grants (ADR 0039): records the grant periods that started since the last run and
+   * credits pending applications (those a wallet outage or a crash left included); answers how
+   * many were credited.
+   */
+  creditGrants?: (requestId: string, leaseMs: number, scope?: Scope) => Promise<number>;
 }
 
 /**
@@ -103,6 +111,7 @@ export class PeriodJob {
       invoices_finalized: 0,
       invoices_marked_overdue: 0,
       renewal_notices: 0,
+      credit_grants_applied: 0,
     };
     const requestId = `period-job-${newUlid()}`;
     const lease = this.options.leaseMs ?? LEASE_MS;
@@ -159,6 +168,8 @@ export class PeriodJob {
       );
     }
     if (this.parts.completePendingPayments) await this.parts.completePendingPayments(scope);
+    // After the subscriptions' periods moved: grant periods follow the same anchors.
+    if (this.parts.creditGrants) result.credit_grants_applied = await this.parts.creditGrants(requestId, lease, scope);
     await this.drain(
       () => this.parts.invoices.claim(this.db, 'overdue', this.clock(), lease, CLAIM_BATCH, scope),
       async (id) => {

@@ -12,6 +12,7 @@ import type { PriceStore } from '../prices/store';
 import type { CancelAt, Subscription, SubscriptionListQuery } from './domain';
 import { SUBSCRIPTION_EVENTS } from './domain';
 import { announce, subscriptionNotFound } from './events';
+import type { SubscriptionGrants } from './grants';
 import type { SubscriptionInvoicing } from './invoicing';
 import { activate, cancel, pause, resume, start, stepsUntil, type Change } from './lifecycle';
 import { termsOf } from './plan-terms';
@@ -47,6 +48,7 @@ export class SubscriptionService {
     private readonly clock: () => Date,
     private readonly published: () => void,
     private readonly invoicing: SubscriptionInvoicing,
+    private readonly grants?: SubscriptionGrants,
   ) {}
 
   /**
@@ -103,8 +105,10 @@ export class SubscriptionService {
       await this.subscriptions.insert(trx, subscription, terms.prices.map((p) => p.id));
       await announce(trx, ctx, input.draft ? SUBSCRIPTION_EVENTS.draftCreated : SUBSCRIPTION_EVENTS.created, subscription);
       await invoices.write(trx);
+      await this.grants?.created(trx, subscription, now);
     });
     this.published();
+    await this.grants?.settle(ctx, subscription.id, ctx.requestId);
     return subscription;
   }
 
@@ -164,10 +168,12 @@ export class SubscriptionService {
         const stored = await this.subscriptions.save(trx, subscription);
         await announce(trx, ctx, event, stored);
         await invoice.write(trx);
+        await this.grants?.changed(trx, current, stored, now);
         return stored;
       });
       if (!saved) continue;
       this.published();
+      await this.grants?.settle(ctx, id, ctx.requestId);
       return this.caughtUp(saved, ctx.requestId);
     }
     throw new ServiceUnavailableError(`Subscription ${id} kept changing; retry`);

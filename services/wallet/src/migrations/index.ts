@@ -4,7 +4,8 @@ import { walletsMigration } from './001-wallets';
 import { pendingDebitsMigration } from './002-pending-debits';
 import { invoiceCreditsMigration } from './003-invoice-credits';
 import { unbilledUsageMigration } from './004-unbilled-usage';
+import { customerCreditsMigration } from './005-customer-credits';
 
 export const SCHEMA = 'wallet';
 
-export const migrations: Migration[] = [outboxMigration(SCHEMA), walletsMigration(SCHEMA), pendingDebitsMigration(SCHEMA), invoiceCreditsMigration(SCHEMA), unbilledUsageMigration(SCHEMA)];
+export const migrations: Migration[] = [outboxMigration(SCHEMA), walletsMigration(SCHEMA), pendingDebitsMigration(SCHEMA), invoiceCreditsMigration(SCHEMA), unbilledUsageMigration(SCHEMA), customerCreditsMigration(SCHEMA)];

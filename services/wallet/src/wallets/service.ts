@@ -1,3 +1,4 @@
+import type { Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { AlreadyExistsError, NotFoundError, ValidationError, VersionConflictError } from '@billstream/errors';
 import { matchesIfMatch } from '@billstream/http';
@@ -58,6 +59,38 @@ export function checkAlertSettings(s: AlertSettings | null | undefined, field = 
   }
 }
 
+/** A new open wallet of the input's customer, currency and type, empty, as both creations insert it. */
+export function newWallet(scope: Scope, input: Omit<CreateWalletInput, 'initialCredits' | 'initialCreditsExpiry'>, now: Date): Wallet {
+  return {
+    id: newId('wallet'),
+    tenantId: scope.tenantId,
+    environmentId: scope.environmentId,
+    customerId: input.customerId,
+    currency: input.currency.toLowerCase(),
+    walletType: input.walletType,
+    walletStatus: 'active',
+    creditBalance: EXACT_ZERO,
+    pendingCredits: EXACT_ZERO,
+    pendingDebits: EXACT_ZERO,
+    conversionRate: input.conversionRate,
+    topupConversionRate: input.topupConversionRate ?? input.conversionRate,
+    allowedPriceTypes: input.allowedPriceTypes ?? (input.walletType === 'PRE_PAID' ? ['USAGE'] : ['ALL']),
+    description: input.description,
+    metadata: input.metadata,
+    autoTopup: input.autoTopup,
+    alertSettings: input.alertSettings,
+    alertState: 'ok',
+    ongoingAlertState: 'ok',
+    unbilledUsage: EXACT_ZERO,
+    unbilledAsOf: null,
+    unbilledInvoices: {},
+    ledgerSeq: 0,
+    version: 0,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
 export class WalletService {
   constructor(
     private readonly db: Db,
@@ -79,34 +112,7 @@ export class WalletService {
     }
     checkAlertSettings(input.alertSettings);
     await this.customers.ensureExists(meta, input.customerId, meta.requestId);
-    const wallet: Wallet = {
-      id: newId('wallet'),
-      tenantId: meta.tenantId,
-      environmentId: meta.environmentId,
-      customerId: input.customerId,
-      currency: input.currency.toLowerCase(),
-      walletType: input.walletType,
-      walletStatus: 'active',
-      creditBalance: EXACT_ZERO,
-      pendingCredits: EXACT_ZERO,
-      pendingDebits: EXACT_ZERO,
-      conversionRate: input.conversionRate,
-      topupConversionRate: input.topupConversionRate ?? input.conversionRate,
-      allowedPriceTypes: input.allowedPriceTypes ?? (input.walletType === 'PRE_PAID' ? ['USAGE'] : ['ALL']),
-      description: input.description,
-      metadata: input.metadata,
-      autoTopup: input.autoTopup,
-      alertSettings: input.alertSettings,
-      alertState: 'ok',
-      ongoingAlertState: 'ok',
-      unbilledUsage: EXACT_ZERO,
-      unbilledAsOf: null,
-      unbilledInvoices: {},
-      ledgerSeq: 0,
-      version: 0,
-      createdAt: now,
-      updatedAt: now,
-    };
+    const wallet = newWallet(meta, input, now);
     const out = await this.ledger.transaction(async (trx) => {
       await this.customers.lockExisting(trx, meta, input.customerId);
       const existing = await this.wallets.existsOpen(trx, meta, wallet);

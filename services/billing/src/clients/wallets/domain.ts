@@ -66,3 +66,31 @@ export interface Wallets {
   /** Hands the customers' unbilled usage to the wallets' real-time balances (ADR 0024); an older `as_of` changes nothing. */
   reportUnbilled(scope: Scope, body: UnbilledUsageBody, requestId: string): Promise<void>;
 }
+
+/** A credit of a customer's PRE_PAID wallet by idempotency key (`POST /internal/v1/credits`, ADR 0039). */
+export interface CustomerCreditRequest {
+  customer_id: string;
+  currency: string;
+  credits: string;
+  transaction_reason: 'SUBSCRIPTION_CREDIT_GRANT' | 'CREDIT_NOTE';
+  expiry_date: string | null;
+  priority: number | null;
+  description: string | null;
+  idempotency_key: string;
+  /** How a missing wallet is created; an existing one keeps its configuration. */
+  wallet: { conversion_rate: string; allowed_price_types: Array<'USAGE' | 'FIXED' | 'ALL'> };
+}
+
+/**
+ * The wallet's answer: `credited` (this call or the key's earlier one; the same transaction
+ * whatever the number of calls), or `refused` for good: nothing was credited under the key and
+ * nothing ever will be (the expiry passed; the customer is gone). Anything to retry (the wallet
+ * service down, the wallet frozen) throws.
+ */
+export type CustomerCreditOutcome =
+  | { kind: 'credited'; walletId: string; walletCreated: boolean; transactionId: string }
+  | { kind: 'refused'; reason: 'expired' | 'customer_deleted'; message: string };
+
+export interface WalletCredits {
+  credit(scope: Scope, request: CustomerCreditRequest, requestId: string): Promise<CustomerCreditOutcome>;
+}

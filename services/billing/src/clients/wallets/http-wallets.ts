@@ -1,7 +1,17 @@
-import { walletInternalApi, walletUnbilledUsageApi, type Scope, type UnbilledUsageBody } from '@billstream/contracts';
+import { walletCreditsInternalApi, walletInternalApi, walletUnbilledUsageApi, type Scope, type UnbilledUsageBody } from '@billstream/contracts';
 import { NotFoundError, ServiceUnavailableError, ValidationError } from '@billstream/errors';
 import { InternalClient } from '@billstream/http';
-import type { Allocation, AllocationRequest, WalletInfo, WalletPaymentRequest, WalletPaymentResult, Wallets } from './domain';
+import type {
+  Allocation,
+  AllocationRequest,
+  CustomerCreditOutcome,
+  CustomerCreditRequest,
+  WalletCredits,
+  WalletInfo,
+  WalletPaymentRequest,
+  WalletPaymentResult,
+  Wallets,
+} from './domain';
 
 interface Envelope {
   error?: { message?: string; details?: Record<string, unknown> };
@@ -12,7 +22,7 @@ interface Envelope {
  * API, called with the internal headers. A 400 or 404 of the wallet is the client's error and
  * passes through with its message; anything else is a 503 to retry.
  */
-export class HttpWallets implements Wallets {
+export class HttpWallets implements Wallets, WalletCredits {
   private readonly client: InternalClient;
 
   constructor(baseUrl: () => string | undefined, internalToken: string, timeoutMs = 10_000) {
@@ -84,6 +94,25 @@ export class HttpWallets implements Wallets {
 
   async reportUnbilled(scope: Scope, body: UnbilledUsageBody, requestId: string): Promise<void> {
     await this.post(scope, walletUnbilledUsageApi.recordUnbilledUsage.path, requestId, body);
+  }
+
+  /**
+   * A credit by idempotency key. A 400 naming `expiry_date` or a 404 (the customer) is final:
+   * the wallet holds no credit under the key (it answers a stored key before either check).
+   * Anything else is thrown: a frozen wallet (400 `wallet_status`), a 409, a 5xx, no answer.
+   */
+  async credit(scope: Scope, request: CustomerCreditRequest, requestId: string): Promise<CustomerCreditOutcome> {
+    const path = walletCreditsInternalApi.creditCustomer.path;
+    const { status, text } = await this.client.call(scope, 'POST', path, requestId, request);
+    if (status === 201 || status === 200) {
+      const body = JSON.parse(text) as { wallet_id: string; wallet_created: boolean; transaction: { id: string } };
+      return { kind: 'credited', walletId: body.wallet_id, walletCreated: body.wallet_created, transactionId: body.transaction.id };
+    }
+    const error = upstreamError(status, text, path);
+    const details = (error as { details?: Record<string, unknown> }).details;
+    if (status === 400 && details?.field === 'expiry_date') return { kind: 'refused', reason: 'expired', message: error.message };
+    if (status === 404 && details?.field === 'customer_id') return { kind: 'refused', reason: 'customer_deleted', message: error.message };
+    throw error;
   }
 
   close(): Promise<void> {

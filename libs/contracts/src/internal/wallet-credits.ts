@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { isoTimestamp } from '../common';
+import { defineRoute } from '../routes';
+import { CREDIT_REASONS, PRICE_TYPES, idempotencyKey, walletTransactionSchema } from '../wallets';
+
+/**
+ * The wallet service's internal credit of a customer (not in ALL_ROUTES: the gateway does not
+ * route it, the OpenAPI document does not show it). Billing calls it for credit grants
+ * (reason SUBSCRIPTION_CREDIT_GRANT); later steps reuse it for an invoice's excess credit and
+ * credit note refunds (reason CREDIT_NOTE, `allowed_price_types` ["ALL"]). ADR 0039.
+ */
+const positiveDecimal = z
+  .string()
+  .regex(/^(0|[1-9]\d{0,27})(\.\d{1,18})?$/, 'must be a decimal number written as a string, e.g. "100"')
+  .refine((v) => /[1-9]/.test(v), 'must be greater than 0');
+
+export const internalCreditBody = z.strictObject({
+  customer_id: z.string().min(1).max(255),
+  currency: z
+    .string()
+    .regex(/^[A-Za-z]{3}$/, 'must be a 3-letter ISO 4217 code')
+    .transform((v) => v.toLowerCase()),
+  credits: positiveDecimal,
+  transaction_reason: z.enum(CREDIT_REASONS),
+  /** Must be in the future for a new credit; a repeat of a stored key answers the stored credit whatever the time. */
+  expiry_date: isoTimestamp.nullable().default(null),
+  priority: z.number().int().min(0).max(2_147_483_647).nullable().default(null),
+  description: z.string().max(1000).nullable().default(null),
+  /** Unique per tenant and environment: the same key answers the original credit, nothing doubled; another request: 409. */
+  idempotency_key: idempotencyKey,
+  /** How a missing PRE_PAID wallet is created; an existing one keeps its own configuration. */
+  wallet: z.strictObject({
+    conversion_rate: positiveDecimal.default('1'),
+    allowed_price_types: z.array(z.enum(PRICE_TYPES)).min(1),
+  }),
+});
+export type InternalCreditBody = z.output<typeof internalCreditBody>;
+
+export const internalCreditSchema = z.object({
+  wallet_id: z.string(),
+  /** True when this request created the wallet (answered again on a repeat). */
+  wallet_created: z.boolean(),
+  /** True when the key had credited before: the stored credit, nothing new. */
+  replayed: z.boolean(),
+  transaction: walletTransactionSchema,
+});
+export type InternalCredit = z.output<typeof internalCreditSchema>;
+
+export const walletCreditsInternalApi = {
+  creditCustomer: defineRoute({
+    operationId: 'internalCreditCustomer',
+    method: 'post',
+    path: '/internal/v1/credits',
+    service: 'wallet',
+    permission: 'wallets:write',
+    summary: "Credit the customer's PRE_PAID wallet of the currency (created when missing), once per idempotency key",
+    tag: 'Internal',
+    body: internalCreditBody,
+    response: internalCreditSchema,
+    status: 201,
+    errors: [404, 409],
+  }),
+};

@@ -1,0 +1,156 @@
+import type { Scope } from '@billstream/contracts';
+import type { Db, Trx } from '@billstream/db';
+import { newId } from '@billstream/ids';
+import { exact } from '@billstream/money';
+import type { Logger } from '@billstream/logger';
+import type { Subscription } from '../subscriptions/domain';
+import type { SubscriptionGrants } from '../subscriptions/grants';
+import type { SubscriptionStore } from '../subscriptions/store';
+import type { ApplicationStore } from './applications-store';
+import type { GrantApplier } from './applier';
+import { applicationKey, SKIP_REASONS, type Application, type Binding, type CreditGrant } from './domain';
+import { duePeriods } from './schedule';
+import type { CreditGrantStore } from './store';
+
+const DAY_MS = 86_400_000;
+const CLAIM_BATCH = 200;
+
+export interface GrantRunResult {
+  /** Applications recorded (pending or skipped). */
+  recorded: number;
+  applied: number;
+  skipped: number;
+}
+
+/**
+ * Which grants a subscription takes and which of their periods are due (ADR 0039). Every write
+ * runs under the subscription's row lock, then the bindings' (the order the subscription
+ * service and the period job both take): the subscription's creation and transitions through
+ * the `SubscriptionGrants` port, and the period job for periods that start while nothing else
+ * happens. A period is recorded once (unique grant, subscription and period start) and credited
+ * by `GrantApplier` after the commit.
+ */
+export class CreditGrantBinder implements SubscriptionGrants {
+  constructor(
+    private readonly db: Db,
+    private readonly grants: CreditGrantStore,
+    private readonly applications: ApplicationStore,
+    private readonly subscriptions: SubscriptionStore,
+    private readonly applier: GrantApplier,
+    private readonly logger: Logger,
+    private readonly clock: () => Date,
+  ) {}
+
+  async created(trx: Trx, subscription: Subscription, now: Date): Promise<void> {
+    const ofPlan = await this.grants.activeOfPlanForShare(trx, subscription, subscription.planId);
+    await this.grants.insertBindings(trx, subscription, subscription.id, ofPlan.map((g) => ({ grantId: g.id, startsFrom: null })), now);
+    await this.record(trx, [subscription], now);
+  }
+
+  async changed(trx: Trx, before: Subscription, after: Subscription, now: Date): Promise<void> {
+    await this.record(trx, [before, after], now);
+  }
+
+  async settle(scope: Scope, subscriptionId: string, requestId: string): Promise<void> {
+    const pending = await this.applications.pendingOfSubscription(this.db, scope, subscriptionId);
+    await this.applier.applyAll(pending, requestId);
+  }
+
+  /** Binds a grant made for one subscription (the caller holds the subscription's lock) from `startsFrom`, and records what is due. */
+  async bindOne(trx: Trx, subscription: Subscription, grantId: string, startsFrom: Date | null, now: Date): Promise<void> {
+    await this.grants.insertBindings(trx, subscription, subscription.id, [{ grantId, startsFrom }], now);
+    await this.record(trx, [subscription], now);
+  }
+
+  /**
+   * Records, for each grant the subscription takes, the periods due in any of `states` (a
+   * transition's before and after) not recorded yet, and moves the bindings' cursors; the next
+   * due period is the last state's.
+   */
+  async record(trx: Trx, states: Subscription[], now: Date): Promise<number> {
+    const last = states.at(-1)!;
+    const bindings = await this.grants.bindingsForUpdate(trx, last.id);
+    if (bindings.length === 0) return 0;
+    const grants = await this.grants.getByIds(trx, bindings.map((b) => b.grantId));
+    const made: Application[] = [];
+    for (const binding of bindings) {
+      const grant = grants.get(binding.grantId)!;
+      const starts = new Map<number, { start: Date; end: Date }>();
+      let nextDue: Date | null = null;
+      for (const s of states) {
+        const due = duePeriods(s, grant, binding, now);
+        for (const p of due.periods) starts.set(p.start.getTime(), p);
+        nextDue = due.nextDue;
+      }
+      const periods = [...starts.values()].sort((a, b) => a.start.getTime() - b.start.getTime());
+      for (const p of periods) made.push(this.application(grant, last, p, now));
+      const appliedThrough = periods.at(-1)?.start ?? binding.appliedThrough;
+      if (appliedThrough !== binding.appliedThrough || nextDue?.getTime() !== binding.nextDue?.getTime()) {
+        await this.grants.saveCursor(trx, { ...binding, appliedThrough, nextDue } satisfies Binding);
+      }
+    }
+    await this.applications.insertMany(trx, made);
+    return made.length;
+  }
+
+  private application(grant: CreditGrant, s: Subscription, period: { start: Date; end: Date }, now: Date): Application {
+    const expiryDate = grant.expireInDays === null ? null : new Date(period.start.getTime() + grant.expireInDays * DAY_MS);
+    const expired = expiryDate !== null && expiryDate.getTime() <= now.getTime();
+    return {
+      id: newId('creditGrantApplication'),
+      tenantId: s.tenantId,
+      environmentId: s.environmentId,
+      grantId: grant.id,
+      subscriptionId: s.id,
+      customerId: s.customerId,
+      currency: s.currency,
+      periodStart: period.start,
+      periodEnd: period.end,
+      credits: grant.credits,
+      expiryDate,
+      priority: grant.priority,
+      conversionRate: grant.conversionRate ?? exact('1'),
+      description: `Credit grant ${grant.name} (${grant.id}) for subscription ${s.id}, period from ${period.start.toISOString()}`,
+      idempotencyKey: applicationKey(grant.id, s.id, period.start),
+      status: expired ? 'skipped' : 'pending',
+      skipReason: expired ? SKIP_REASONS.expired : null,
+      walletId: null,
+      walletTransactionId: null,
+      attempts: 0,
+      nextAttemptAt: expired ? null : now,
+      appliedAt: null,
+      createdAt: now,
+      updatedAt: now,
+    };
+  }
+
+  /**
+   * The period job's part (ADR 0039): records the periods that started since the bindings'
+   * cursors (claims with a lease, then one transaction per subscription under its lock), then
+   * credits every pending application whose attempt is due (claims with a lease: a failed one
+   * waits for its lease to pass). With `scope`, that tenant's and environment's only.
+   */
+  async runOnce(requestId: string, leaseMs: number, scope?: Scope): Promise<GrantRunResult> {
+    const result: GrantRunResult = { recorded: 0, applied: 0, skipped: 0 };
+    for (let ids = await this.grants.claimDue(this.db, this.clock(), leaseMs, CLAIM_BATCH, scope); ids.length > 0; ids = await this.grants.claimDue(this.db, this.clock(), leaseMs, CLAIM_BATCH, scope)) {
+      for (const id of ids) {
+        try {
+          result.recorded += await this.db.transaction(async (trx) => {
+            const s = await this.subscriptions.getById(trx, id);
+            if (!s) return 0;
+            const locked = await this.subscriptions.getForUpdate(trx, s, id);
+            return this.record(trx, [locked!], this.clock());
+          });
+        } catch (err) {
+          this.logger.warn('credit grants: recording due periods failed; retried when the claim expires', { err, subscription_id: id });
+        }
+      }
+    }
+    for (let ids = await this.applications.claimPending(this.db, this.clock(), leaseMs, CLAIM_BATCH, scope); ids.length > 0; ids = await this.applications.claimPending(this.db, this.clock(), leaseMs, CLAIM_BATCH, scope)) {
+      const outcomes = await this.applier.applyAll(await this.applications.getByIds(this.db, ids), requestId);
+      result.applied += outcomes.filter((o) => o === 'applied').length;
+      result.skipped += outcomes.filter((o) => o === 'skipped').length;
+    }
+    return result;
+  }
+}

@@ -1,0 +1,36 @@
+import type { Decimal } from 'decimal.js';
+import type { CreditReason, LedgerEntry } from '../entries/domain';
+import type { PriceType } from '../wallets/domain';
+
+/**
+ * A credit another service asks for by idempotency key (ADR 0039): into the customer's open
+ * PRE_PAID wallet of the currency, created with `newWallet` when the customer has none.
+ */
+export interface CustomerCreditRequest {
+  customerId: string;
+  currency: string;
+  credits: Decimal;
+  reason: CreditReason;
+  expiryDate: Date | null;
+  priority: number | null;
+  description: string | null;
+  idempotencyKey: string;
+  /** How a missing wallet is made; an existing wallet keeps its own rate and price types. */
+  newWallet: { conversionRate: Decimal; allowedPriceTypes: PriceType[] };
+}
+
+export interface CustomerCredit {
+  walletId: string;
+  walletCreated: boolean;
+  entry: LedgerEntry;
+  /** True when the key had credited before: the stored credit is answered, nothing new. */
+  replayed: boolean;
+}
+
+/** What `customer_credits` keeps of a credit made by key. */
+export interface StoredCredit {
+  walletId: string;
+  transactionId: string;
+  walletCreated: boolean;
+  requestHash: string;
+}
