@@ -44,7 +44,8 @@ export const createCreditGrantBody = z
     if (v.cadence === 'ONETIME' && v.period !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['period'], message: 'applies to RECURRING grants only' });
     }
-  });
+  })
+  .meta({ examples: [{ plan_id: 'plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3', name: 'Monthly included credits', credits: '100', cadence: 'RECURRING', expire_in_days: 30, priority: 1 }] });
 export type CreateCreditGrantBody = z.output<typeof createCreditGrantBody>;
 
 export const listCreditGrantsQuery = z.strictObject({

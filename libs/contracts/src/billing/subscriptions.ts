@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isoTimestamp, metadataSchema, paginationQuery } from '../common';
+import { subscriptionDiscountsField } from './coupons';
 import { BILLING_PERIODS, currencyCode } from './prices';
 
 /** Subscriptions (BILLING.md, Subscriptions): request and response schemas. */
@@ -24,6 +25,8 @@ export const createSubscriptionBody = z
     payment_terms_days: z.number().int('must be a whole number').min(0, 'must be between 0 and 365').max(365, 'must be between 0 and 365').default(0),
     draft: z.boolean().default(false),
     metadata: metadataSchema.optional(),
+    /** Coupons to attach, in this order (BILLING-2.md section 3): they cover the first period, backdated or not. */
+    discounts: subscriptionDiscountsField.optional(),
   })
   .superRefine((body, ctx) => {
     if ((body.customer_id === undefined) === (body.external_customer_id === undefined)) {

@@ -50,6 +50,11 @@ export interface Offset {
 export interface DiscountAmount {
   discountId: string;
   amount: number;
+  /**
+   * The billed periods (their starts) the discount covered on the invoice (coupons, ADR 0040):
+   * set by the coupon step, stored with the amount; the arithmetic neither reads nor sets it.
+   */
+  periods?: Date[];
 }
 
 /** The invoice's arithmetic before credits, credit notes and payments. */

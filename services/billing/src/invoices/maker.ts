@@ -4,8 +4,10 @@ import { ServiceUnavailableError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
 import { newDomainEvent, outboxInsertMany, writeOutbox } from '@billstream/outbox';
 import type { BillingReason, DomainEvent } from '@billstream/contracts';
+import type { InvoiceDiscounts } from '../coupons/discounts';
 import type { CustomerStore } from '../customers/store';
 import type { Meters, UsageQuery } from '../clients/meters/domain';
+import type { DiscountInput } from '../invoice-arithmetic';
 import type { Period } from '../periods';
 import type { Price } from '../prices/domain';
 import type { PriceStore } from '../prices/store';
@@ -26,6 +28,8 @@ export interface MakerDeps {
   meters: Meters;
   /** Milliseconds a new draft waits before the period job finalizes it. */
   finalizeDelayMs: number;
+  /** The subscriptions' discounts (coupons, ADR 0040); none without it. */
+  discounts?: InvoiceDiscounts;
 }
 
 /** An invoice to make, before it is written: the draft and nothing else. */
@@ -226,10 +230,33 @@ export class InvoiceMaker {
    * period start, reason) is taken is skipped. Answers how many were written.
    */
   async write(trx: Trx, drafts: DraftInvoice[]): Promise<number> {
-    const written = await this.deps.invoices.insertMany(trx, drafts);
+    const written = await this.deps.invoices.insertMany(trx, await this.discounted(trx, drafts));
     const events = this.draftedEvents(drafts, written);
     if (events.length > 0) await outboxInsertMany(trx, TOPICS.billingEvents, events);
     return written.size;
+  }
+
+  /**
+   * The drafts with their subscriptions' discounts (BILLING-2.md section 3), priced again by the
+   * arithmetic: call it in the transaction that writes them, under their subscriptions' row
+   * locks, so what earlier invoices took of a discount is known exactly.
+   */
+  async discounted(trx: Trx, drafts: DraftInvoice[]): Promise<DraftInvoice[]> {
+    if (!this.deps.discounts || drafts.length === 0) return drafts;
+    return this.deps.discounts.forNew(trx, drafts, (d, inputs) => ({ ...d, ...priceInvoice(d.lines, inputs) }));
+  }
+
+  /** A preview (the upcoming invoice) with the discounts a new invoice would take now: nothing is stored or used. */
+  async previewDiscounts(draft: DraftInvoice): Promise<DraftInvoice> {
+    if (!this.deps.discounts) return draft;
+    const inputs = await this.deps.discounts.forPreview(this.deps.db, draft);
+    return inputs.length === 0 ? draft : { ...draft, ...priceInvoice(draft.lines, inputs) };
+  }
+
+  /** A stored draft's new lines priced with the discounts it carries, on the same periods (a reprice). */
+  repriced(conn: Conn, draft: DraftInvoice): Promise<DraftInvoice> {
+    const price = (d: DraftInvoice, inputs: DiscountInput[]): DraftInvoice => ({ ...d, ...priceInvoice(d.lines, inputs) });
+    return this.deps.discounts ? this.deps.discounts.forRecompute(conn, draft, price) : Promise.resolve(price(draft, []));
   }
 
   /** The `invoice.create.drafted` events of the drafts written (to insert with others in one statement). */

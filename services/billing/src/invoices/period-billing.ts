@@ -5,7 +5,7 @@ import { TOPICS } from '@billstream/bus';
 import { outboxInsertMany } from '@billstream/outbox';
 import { announce, announcement } from '../subscriptions/events';
 import type { SubscriptionStore } from '../subscriptions/store';
-import { priceInvoice, type Invoice } from './domain';
+import type { Invoice } from './domain';
 import { invoiceLines, needsUsage, wholeWindow } from './lines';
 import type { InvoiceMaker } from './maker';
 import type { InvoiceStore } from './store';
@@ -98,7 +98,7 @@ export class PeriodBilling {
               written.push(c);
             }
             // Every draft of the chunk in two statements, every event in one.
-            const drafts = written.flatMap((c) => c.drafts);
+            const drafts = await this.maker.discounted(trx, written.flatMap((c) => c.drafts));
             const inserted = await this.invoices.insertMany(trx, drafts);
             events.push(...this.maker.draftedEvents(drafts, inserted));
             if (events.length > 0) await outboxInsertMany(trx, TOPICS.billingEvents, events);
@@ -157,7 +157,8 @@ export class PeriodBilling {
       const kept = locked.lines.filter((l) => l.priceType !== 'USAGE' || !l.priceId);
       const lines = [...fresh, ...kept].sort((a, b) => order(locked, a) - order(locked, b)).map((l, position) => ({ ...l, position }));
       const now = this.clock();
-      const repriced = { ...locked, ...priceInvoice(lines), frozenAt: now, updatedAt: now };
+      // The discounts it carries, recomputed on the new lines: their stored amounts are replaced, never added to.
+      const repriced = { ...(await this.maker.repriced(trx, { ...locked, lines })), frozenAt: now, updatedAt: now };
       await this.invoices.replaceLines(trx, repriced);
       return this.invoices.save(trx, repriced);
     });

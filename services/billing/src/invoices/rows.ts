@@ -100,14 +100,16 @@ export interface DiscountRow {
   discount_id: string;
   position: number;
   amount: number | string;
+  /** The billed periods the discount covered on the invoice (migration 012). */
+  periods?: Date[];
 }
 
 export function discountFromRow(r: DiscountRow): DiscountAmount {
-  return { discountId: r.discount_id, amount: Number(r.amount) };
+  return { discountId: r.discount_id, amount: Number(r.amount), ...(r.periods && r.periods.length > 0 ? { periods: r.periods } : {}) };
 }
 
 export function discountRows(invoiceId: string, discounts: DiscountAmount[]): DiscountRow[] {
-  return discounts.map((d, position) => ({ invoice_id: invoiceId, discount_id: d.discountId, position, amount: d.amount }));
+  return discounts.map((d, position) => ({ invoice_id: invoiceId, discount_id: d.discountId, position, amount: d.amount, periods: d.periods ?? [] }));
 }
 
 export function fromRow(r: InvoiceRow, lines: InvoiceLine[], discounts: DiscountAmount[] = []): Invoice {

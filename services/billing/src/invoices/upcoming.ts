@@ -32,7 +32,8 @@ export class UpcomingInvoices {
     const asOf = this.clock();
     const step = nextStep(s, s.currentPeriodEnd)!;
     const prices = await this.maker.pricesOf(this.db, s);
-    const [draft] = await this.maker.forSteps(s, [step], prices, asOf, requestId);
+    const [made] = await this.maker.forSteps(s, [step], prices, asOf, requestId);
+    const draft = made && (await this.maker.previewDiscounts(made));
     if (!draft) {
       const period = { start: s.currentPeriodStart!, end: s.currentPeriodEnd };
       return { ...this.maker.empty(s, period, asOf), asOf };

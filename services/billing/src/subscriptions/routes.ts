@@ -21,6 +21,7 @@ function newSubscriptionOf(b: CreateSubscriptionBody): NewSubscription {
     paymentTermsDays: b.payment_terms_days,
     draft: b.draft,
     metadata: b.metadata ?? {},
+    discounts: b.discounts,
   };
 }
 

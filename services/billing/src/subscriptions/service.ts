@@ -1,4 +1,4 @@
-import type { Scope } from '@billstream/contracts';
+import type { DiscountRef, Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { ServiceUnavailableError, ValidationError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
@@ -12,6 +12,7 @@ import type { PriceStore } from '../prices/store';
 import type { CancelAt, Subscription, SubscriptionListQuery } from './domain';
 import { SUBSCRIPTION_EVENTS } from './domain';
 import { announce, subscriptionNotFound } from './events';
+import type { SubscriptionDiscounts } from './discounts';
 import type { SubscriptionGrants } from './grants';
 import type { SubscriptionInvoicing } from './invoicing';
 import { activate, cancel, pause, resume, start, stepsUntil, type Change } from './lifecycle';
@@ -36,6 +37,8 @@ export interface NewSubscription {
   paymentTermsDays: number;
   draft: boolean;
   metadata: Record<string, string>;
+  /** Coupons to attach, in order (BILLING-2.md section 3). */
+  discounts?: DiscountRef[];
 }
 
 export class SubscriptionService {
@@ -49,6 +52,7 @@ export class SubscriptionService {
     private readonly published: () => void,
     private readonly invoicing: SubscriptionInvoicing,
     private readonly grants?: SubscriptionGrants,
+    private readonly discounts?: SubscriptionDiscounts,
   ) {}
 
   /**
@@ -104,6 +108,10 @@ export class SubscriptionService {
       if (locked.status === 'archived') throw planArchived(locked.id);
       await this.subscriptions.insert(trx, subscription, terms.prices.map((p) => p.id));
       await announce(trx, ctx, input.draft ? SUBSCRIPTION_EVENTS.draftCreated : SUBSCRIPTION_EVENTS.created, subscription);
+      if (input.discounts?.length) {
+        if (!this.discounts) throw new ValidationError('Discounts are not available', { field: 'discounts' });
+        await this.discounts.attachAll(trx, ctx, subscription, input.discounts, now);
+      }
       await invoices.write(trx);
       await this.grants?.created(trx, subscription, now);
     });

@@ -1,0 +1,14 @@
+import type { DiscountRef } from '@billstream/contracts';
+import type { Trx } from '@billstream/db';
+import type { EventContext } from '@billstream/outbox';
+import type { Subscription } from './domain';
+
+/**
+ * What the subscription service needs of coupons (BILLING-2.md section 3, ADR 0040): coupons/
+ * implements it (`CouponService`), above subscriptions/, which names no coupon. It runs inside
+ * the creation's transaction, before the subscription's invoices are written, so they (its
+ * first period, backdated or not) carry the discounts; a refused coupon rolls it all back.
+ */
+export interface SubscriptionDiscounts {
+  attachAll(trx: Trx, ctx: EventContext, subscription: Subscription, refs: DiscountRef[], now: Date): Promise<void>;
+}
