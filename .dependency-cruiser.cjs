@@ -20,10 +20,11 @@ const BILLING_LAYERS = [
   ['prices'],
   ['plans'],
   ['subscriptions'],
-  ['features', 'credit-grants'],
+  ['features', 'credit-grants', 'coupons'],
   ['entitlements'],
   ['invoices'],
   ['payments'],
+  ['credit-notes'],
   ['topups', 'renewals', 'unbilled', 'tasks', 'customer-events'],
 ];
 const TEST_FILE = '\\.test\\.ts$';

@@ -24,6 +24,10 @@ export const PERMISSIONS = [
   'tasks:write',
   'credit_grants:read',
   'credit_grants:write',
+  'credit_notes:read',
+  'credit_notes:write',
+  'coupons:read',
+  'coupons:write',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 

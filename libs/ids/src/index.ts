@@ -37,6 +37,10 @@ export const ID_PREFIXES = {
   task: 'task_',
   creditGrant: 'cgrant_',
   creditGrantApplication: 'cgapp_',
+  creditNote: 'cn_',
+  creditNoteLineItem: 'cnli_',
+  coupon: 'coup_',
+  discount: 'disc_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

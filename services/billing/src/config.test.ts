@@ -5,7 +5,7 @@ import { billingEnv, billingSettings, billingSettingsEnv, billingSettingsFrom, d
 
 describe('billing settings', () => {
   it('default to a 60 s period job, a 3-day renewal notice, no finalize delay and INV numbers', () => {
-    expect(billingSettingsFrom({})).toEqual({ intervalMs: 60_000, leaseMs: 60_000, renewalNoticeDays: 3, finalizeDelayMs: 0, invoiceNumberPrefix: 'INV', concurrency: 8, tasksPollMs: 1000, tasksLeaseMs: 30_000, tasksBatchRows: 2000, unbilledDebounceMs: 250, unbilledSweepMs: 30_000 });
+    expect(billingSettingsFrom({})).toEqual({ intervalMs: 60_000, leaseMs: 60_000, renewalNoticeDays: 3, finalizeDelayMs: 0, invoiceNumberPrefix: 'INV', creditNoteNumberPrefix: 'CN', concurrency: 8, tasksPollMs: 1000, tasksLeaseMs: 30_000, tasksBatchRows: 2000, unbilledDebounceMs: 250, unbilledSweepMs: 30_000 });
   });
 
   it('parse the variables', () => {
@@ -15,11 +15,12 @@ describe('billing settings', () => {
         SUBSCRIPTION_RENEWAL_NOTICE_DAYS: '7',
         BILLING_FINALIZE_DELAY: '15m',
         INVOICE_NUMBER_PREFIX: 'ACME',
+        CREDIT_NOTE_NUMBER_PREFIX: 'ACN',
         BILLING_JOB_CONCURRENCY: '32',
         UNBILLED_DEBOUNCE_MS: '100',
         UNBILLED_SWEEP_MS: '0',
       }),
-    ).toEqual({ intervalMs: 0, leaseMs: 60_000, renewalNoticeDays: 7, finalizeDelayMs: 900_000, invoiceNumberPrefix: 'ACME', concurrency: 32, tasksPollMs: 1000, tasksLeaseMs: 30_000, tasksBatchRows: 2000, unbilledDebounceMs: 100, unbilledSweepMs: 0 });
+    ).toEqual({ intervalMs: 0, leaseMs: 60_000, renewalNoticeDays: 7, finalizeDelayMs: 900_000, invoiceNumberPrefix: 'ACME', creditNoteNumberPrefix: 'ACN', concurrency: 32, tasksPollMs: 1000, tasksLeaseMs: 30_000, tasksBatchRows: 2000, unbilledDebounceMs: 100, unbilledSweepMs: 0 });
     expect(durationMs('0s')).toBe(0);
     expect(durationMs('90s')).toBe(90_000);
     expect(durationMs('2h')).toBe(7_200_000);
@@ -53,6 +54,7 @@ describe('billing settings', () => {
       SUBSCRIPTION_RENEWAL_NOTICE_DAYS: '7',
       BILLING_FINALIZE_DELAY: '15m',
       INVOICE_NUMBER_PREFIX: 'ACME',
+      CREDIT_NOTE_NUMBER_PREFIX: 'ACN',
       BILLING_JOB_CONCURRENCY: '2',
       TASKS_POLL_MS: '0',
       TASKS_LEASE_MS: '5000',

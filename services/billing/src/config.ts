@@ -24,6 +24,11 @@ export const billingEnv = {
     .string()
     .regex(/^[A-Za-z0-9]{1,16}$/, 'must be 1 to 16 letters or digits')
     .default('INV'),
+  /** The prefix of credit note numbers: {prefix}-{YYYYMM}-{n} (BILLING-2.md section 2). */
+  CREDIT_NOTE_NUMBER_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9]{1,16}$/, 'must be 1 to 16 letters or digits')
+    .default('CN'),
   /** Subscriptions or invoices the period job works on at once (each is HTTP calls plus a transaction). */
   BILLING_JOB_CONCURRENCY: env.int(8, 1),
   /** How often an idle task runner looks for export and import tasks; 0: this process runs none (ADR 0019). */
@@ -54,6 +59,7 @@ export interface BillingSettings {
   /** Milliseconds a draft waits before the period job finalizes it. */
   finalizeDelayMs: number;
   invoiceNumberPrefix: string;
+  creditNoteNumberPrefix: string;
   /** Subscriptions or invoices the period job works on at once. */
   concurrency: number;
   /** Task runner poll interval (TASKS_POLL_MS; 0: no runner in this process). */
@@ -85,6 +91,7 @@ export function billingSettings(config: z.output<typeof billingSettingsEnv>): Bi
     renewalNoticeDays: config.SUBSCRIPTION_RENEWAL_NOTICE_DAYS,
     finalizeDelayMs: durationMs(config.BILLING_FINALIZE_DELAY),
     invoiceNumberPrefix: config.INVOICE_NUMBER_PREFIX,
+    creditNoteNumberPrefix: config.CREDIT_NOTE_NUMBER_PREFIX,
     concurrency: config.BILLING_JOB_CONCURRENCY,
     tasksPollMs: config.TASKS_POLL_MS,
     tasksLeaseMs: config.TASKS_LEASE_MS,

@@ -26,6 +26,14 @@ import { CreditGrantBinder } from './credit-grants/binder';
 import { mountCreditGrantRoutes } from './credit-grants/routes';
 import { CreditGrantService } from './credit-grants/service';
 import { CreditGrantStore } from './credit-grants/store';
+import { mountCreditNoteRoutes } from './credit-notes/routes';
+import { CreditNoteIssuer } from './credit-notes/issuer';
+import { CreditNoteService } from './credit-notes/service';
+import { CreditNoteStore } from './credit-notes/store';
+import { InvoiceDiscounts } from './coupons/discounts';
+import { mountCouponRoutes } from './coupons/routes';
+import { CouponService } from './coupons/service';
+import { CouponStore } from './coupons/store';
 import type { Meters } from './clients/meters/domain';
 import { HttpMeters } from './clients/meters/http-meters';
 import { migrations, SCHEMA } from './migrations';
@@ -141,6 +149,9 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   const invoiceStore = new InvoiceStore();
   const paymentStore = new PaymentStore();
   const settlement = new TopupSettlement(db, invoiceStore, wallets, logger);
+  // Coupons (ADR 0040): the maker prices new invoices with the subscriptions' discounts.
+  const couponStore = new CouponStore();
+  const invoiceDiscounts = new InvoiceDiscounts(couponStore);
   const maker = new InvoiceMaker({
     db,
     subscriptions: subscriptionStore,
@@ -149,6 +160,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     invoices: invoiceStore,
     meters,
     finalizeDelayMs: settings.finalizeDelayMs,
+    discounts: invoiceDiscounts,
   });
   const billing = new PeriodBilling(db, subscriptionStore, invoiceStore, maker, clock, published);
   // Credit grants (ADR 0039): subscriptions bind them through the SubscriptionGrants port; the wallet credits them by key.
@@ -156,9 +168,12 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   const applicationStore = new ApplicationStore();
   const grantApplier = new GrantApplier(db, applicationStore, config.walletCredits ?? httpWallets, logger, clock);
   const grantBinder = new CreditGrantBinder(db, grantStore, applicationStore, subscriptionStore, grantApplier, logger, clock);
+  const coupons = new CouponService(db, couponStore, priceStore, subscriptionStore, invoiceDiscounts, clock, published);
   const creditGrants = new CreditGrantService(db, grantStore, applicationStore, planStore, subscriptionStore, grantBinder, clock);
-  const subscriptions = new SubscriptionService(db, subscriptionStore, planStore, priceStore, directory, clock, published, new SubscriptionInvoices(db, maker, billing), grantBinder);
+  const subscriptions = new SubscriptionService(db, subscriptionStore, planStore, priceStore, directory, clock, published, new SubscriptionInvoices(db, maker, billing), grantBinder, coupons);
   const usage = new UsageService(db, subscriptionStore, priceStore, customerStore, meters, clock);
+  const creditNoteStore = new CreditNoteStore();
+  const creditNoteIssuer = new CreditNoteIssuer(creditNoteStore, invoiceStore, paymentStore, clock, settings.creditNoteNumberPrefix);
   const finalizer = new InvoiceFinalizer({
     db,
     invoices: invoiceStore,
@@ -171,8 +186,11 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     // Drafts wait BILLING_FINALIZE_DELAY for late events: their usage is read again at finalization.
     reprice: settings.finalizeDelayMs > 0 ? (draft, requestId) => billing.reprice(draft, requestId) : undefined,
     paid: settlement,
+    voidNote: creditNoteIssuer,
   });
   const payments = new PaymentService({ db, invoices: invoiceStore, payments: paymentStore, wallets, logger, clock, published, paid: settlement });
+  // Credit notes (ADR 0041): written under the invoice's lock; what goes back to a wallet is credited by key `credit_note:{id}`.
+  const creditNotes = new CreditNoteService({ db, notes: creditNoteStore, invoices: invoiceStore, issuer: creditNoteIssuer, wallets: config.walletCredits ?? httpWallets, logger, clock, published });
   const topups = new TopupInvoicer({ db, invoices: invoiceStore, wallets, finalizer, logger, clock, published });
   const upcoming = new UpcomingInvoices(db, subscriptionStore, maker, wallets, clock);
   const periods = new PeriodJob(
@@ -183,6 +201,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       finalizer,
       invoices: invoiceStore,
       completePendingPayments: (scope) => payments.completePending('period-job', scope),
+      creditNoteRefunds: (requestId, scope) => creditNotes.retryPending(requestId, scope),
       settleTopup: (id, requestId) => settlement.settle(id, requestId),
       creditGrants: async (requestId, leaseMs, scope) => (await grantBinder.runOnce(requestId, leaseMs, scope)).applied,
     },
@@ -248,6 +267,8 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       mountFeatureRoutes(a, features, logger);
       mountEntitlementRoutes(a, entitlements, access, logger);
       mountCreditGrantRoutes(a, creditGrants, logger);
+      mountCreditNoteRoutes(a, creditNotes, logger);
+      mountCouponRoutes(a, coupons, logger);
     },
   });
   return {

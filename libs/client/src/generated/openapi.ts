@@ -1263,6 +1263,166 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/credit_notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List credit notes, oldest first, by invoice, customer or status
+         * @description Needs the `credit_notes:read` permission (or `*`). Served by the billing service.
+         */
+        get: operations["listCreditNotes"];
+        put?: never;
+        /**
+         * Issue a credit note on a finalized or paid invoice: lowers what is due, gives wallet money back, refunds money paid
+         * @description Needs the `credit_notes:write` permission (or `*`). Served by the billing service.
+         */
+        post: operations["createCreditNote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credit_notes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One credit note with its lines
+         * @description Needs the `credit_notes:read` permission (or `*`). Served by the billing service.
+         */
+        get: operations["getCreditNote"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/credit_notes/{id}/void": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Void a credit note that gave no money back: what it took off the amount due is due again
+         * @description Needs the `credit_notes:write` permission (or `*`). Served by the billing service.
+         */
+        post: operations["voidCreditNote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/coupons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List coupons, oldest first, by status or code
+         * @description Needs the `coupons:read` permission (or `*`). Served by the billing service.
+         */
+        get: operations["listCoupons"];
+        put?: never;
+        /**
+         * Create a coupon: a PERCENTAGE or FIXED_AMOUNT discount for ONCE, REPEATING or FOREVER billed periods; a code is unique in the environment (409 already_exists)
+         * @description Needs the `coupons:write` permission (or `*`). Served by the billing service.
+         */
+        post: operations["createCoupon"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/coupons/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One coupon with its redemptions
+         * @description Needs the `coupons:read` permission (or `*`). Served by the billing service.
+         */
+        get: operations["getCoupon"];
+        /**
+         * Change a coupon's name or metadata (its terms never change); If-Match with a stale ETag gives 409 version_conflict
+         * @description Needs the `coupons:write` permission (or `*`). Served by the billing service.
+         */
+        put: operations["updateCoupon"];
+        post?: never;
+        /**
+         * Archive a coupon: it is attached to no more subscriptions; discounts made from it go on
+         * @description Needs the `coupons:write` permission (or `*`). Served by the billing service.
+         */
+        delete: operations["archiveCoupon"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}/discounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A subscription's discounts, in attach order
+         * @description Needs the `subscriptions:read` permission (or `*`). Served by the billing service.
+         */
+        get: operations["listDiscounts"];
+        put?: never;
+        /**
+         * Attach a coupon to a subscription: it discounts the invoices made from now on, for its duration in billed periods
+         * @description Needs the `subscriptions:write` permission (or `*`). Served by the billing service.
+         */
+        post: operations["attachDiscount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}/discounts/{discount_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a discount: invoices made from now on no longer take it
+         * @description Needs the `subscriptions:write` permission (or `*`). Served by the billing service.
+         */
+        delete: operations["removeDiscount"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1795,7 +1955,7 @@ export interface operations {
                  */
                 "application/json": {
                     name: string;
-                    permissions: ("*" | "customers:read" | "customers:write" | "wallets:read" | "wallets:write" | "events:read" | "events:write" | "webhooks:read" | "webhooks:write" | "meters:read" | "meters:write" | "api_keys:read" | "api_keys:write" | "api_keys:tenant" | "plans:read" | "plans:write" | "subscriptions:read" | "subscriptions:write" | "invoices:read" | "invoices:write" | "tasks:read" | "tasks:write" | "credit_grants:read" | "credit_grants:write")[];
+                    permissions: ("*" | "customers:read" | "customers:write" | "wallets:read" | "wallets:write" | "events:read" | "events:write" | "webhooks:read" | "webhooks:write" | "meters:read" | "meters:write" | "api_keys:read" | "api_keys:write" | "api_keys:tenant" | "plans:read" | "plans:write" | "subscriptions:read" | "subscriptions:write" | "invoices:read" | "invoices:write" | "tasks:read" | "tasks:write" | "credit_grants:read" | "credit_grants:write" | "credit_notes:read" | "credit_notes:write" | "coupons:read" | "coupons:write")[];
                     environment_id?: string;
                 };
             };
@@ -8486,6 +8646,10 @@ export interface operations {
                     metadata?: {
                         [key: string]: string;
                     };
+                    discounts?: {
+                        coupon_id?: string;
+                        code?: string;
+                    }[];
                 };
             };
         };
@@ -12894,17 +13058,11 @@ export interface operations {
                 /**
                  * @example {
                  *       "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
-                 *       "subscription_id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
-                 *       "name": "Acme Corp",
-                 *       "credits": "25",
-                 *       "cadence": "ONETIME",
-                 *       "period": "DAILY",
-                 *       "expire_in_days": 1,
-                 *       "priority": 1,
-                 *       "conversion_rate": "1",
-                 *       "metadata": {
-                 *         "plan": "pro"
-                 *       }
+                 *       "name": "Monthly included credits",
+                 *       "credits": "100",
+                 *       "cadence": "RECURRING",
+                 *       "expire_in_days": 30,
+                 *       "priority": 1
                  *     }
                  */
                 "application/json": {
@@ -13363,6 +13521,1805 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listCreditNotes: {
+        parameters: {
+            query?: {
+                /** @example 50 */
+                limit?: number;
+                /** @example 0 */
+                offset?: number;
+                /** @example 100 */
+                invoice_id?: string;
+                /** @example cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                customer_id?: string;
+                /** @example issued */
+                status?: "issued" | "void";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "credit_note_number": "100",
+                     *           "invoice_id": "100",
+                     *           "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "currency": "usd",
+                     *           "reason": "DUPLICATE",
+                     *           "memo": "100",
+                     *           "amount": 1,
+                     *           "lines": [
+                     *             {
+                     *               "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *               "invoice_line_item_id": "100",
+                     *               "amount": 1
+                     *             }
+                     *           ],
+                     *           "refund": "WALLET",
+                     *           "status": "issued",
+                     *           "origin": "MANUAL",
+                     *           "pre_payment_amount": 1,
+                     *           "wallet_amount": 1,
+                     *           "refund_amount": 1,
+                     *           "refund_status": "none",
+                     *           "wallet_transaction_id": "100",
+                     *           "idempotency_key": "req-2026-01-15-0001",
+                     *           "metadata": {
+                     *             "plan": "pro"
+                     *           },
+                     *           "voided_at": "2026-01-15T10:30:00Z",
+                     *           "created_at": "2026-01-15T10:30:00Z",
+                     *           "updated_at": "2026-01-15T10:30:00Z",
+                     *           "tenant_id": "default",
+                     *           "environment_id": "production"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "total": 1,
+                     *         "limit": 50,
+                     *         "offset": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        items: {
+                            id: string;
+                            credit_note_number: string;
+                            invoice_id: string;
+                            customer_id: string;
+                            currency: string;
+                            /** @enum {string} */
+                            reason: "DUPLICATE" | "FRAUDULENT" | "ORDER_CHANGE" | "PRODUCT_UNSATISFACTORY" | "OTHER";
+                            memo: string | null;
+                            amount: number;
+                            lines: {
+                                id: string;
+                                invoice_line_item_id: string;
+                                amount: number;
+                            }[];
+                            /** @enum {string} */
+                            refund: "WALLET" | "OFFLINE" | "NONE";
+                            /** @enum {string} */
+                            status: "issued" | "void";
+                            /** @enum {string} */
+                            origin: "MANUAL" | "INVOICE_VOID";
+                            pre_payment_amount: number;
+                            wallet_amount: number;
+                            refund_amount: number;
+                            /** @enum {string} */
+                            refund_status: "none" | "pending" | "succeeded";
+                            wallet_transaction_id: string | null;
+                            idempotency_key: string | null;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            voided_at: string | null;
+                            created_at: string;
+                            updated_at: string;
+                            tenant_id: string;
+                            environment_id: string;
+                        }[];
+                        pagination: {
+                            total: number;
+                            limit: number;
+                            offset: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createCreditNote: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The same as the body field `idempotency_key` (same rules); send either or both, and when both, the same key (else 400)
+                 * @example topup-2026-01-15-0001
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "invoice_id": "inv_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                 *       "reason": "PRODUCT_UNSATISFACTORY",
+                 *       "amount": 1250,
+                 *       "refund": "WALLET"
+                 *     }
+                 */
+                "application/json": {
+                    invoice_id: string;
+                    /** @enum {string} */
+                    reason: "DUPLICATE" | "FRAUDULENT" | "ORDER_CHANGE" | "PRODUCT_UNSATISFACTORY" | "OTHER";
+                    memo?: string;
+                    lines?: {
+                        invoice_line_item_id: string;
+                        amount: number;
+                    }[];
+                    amount?: number;
+                    /** @enum {string} */
+                    refund?: "WALLET" | "OFFLINE" | "NONE";
+                    idempotency_key?: string;
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "credit_note_number": "100",
+                     *       "invoice_id": "100",
+                     *       "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "currency": "usd",
+                     *       "reason": "DUPLICATE",
+                     *       "memo": "100",
+                     *       "amount": 1,
+                     *       "lines": [
+                     *         {
+                     *           "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "invoice_line_item_id": "100",
+                     *           "amount": 1
+                     *         }
+                     *       ],
+                     *       "refund": "WALLET",
+                     *       "status": "issued",
+                     *       "origin": "MANUAL",
+                     *       "pre_payment_amount": 1,
+                     *       "wallet_amount": 1,
+                     *       "refund_amount": 1,
+                     *       "refund_status": "none",
+                     *       "wallet_transaction_id": "100",
+                     *       "idempotency_key": "req-2026-01-15-0001",
+                     *       "metadata": {
+                     *         "plan": "pro"
+                     *       },
+                     *       "voided_at": "2026-01-15T10:30:00Z",
+                     *       "created_at": "2026-01-15T10:30:00Z",
+                     *       "updated_at": "2026-01-15T10:30:00Z",
+                     *       "tenant_id": "default",
+                     *       "environment_id": "production"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        credit_note_number: string;
+                        invoice_id: string;
+                        customer_id: string;
+                        currency: string;
+                        /** @enum {string} */
+                        reason: "DUPLICATE" | "FRAUDULENT" | "ORDER_CHANGE" | "PRODUCT_UNSATISFACTORY" | "OTHER";
+                        memo: string | null;
+                        amount: number;
+                        lines: {
+                            id: string;
+                            invoice_line_item_id: string;
+                            amount: number;
+                        }[];
+                        /** @enum {string} */
+                        refund: "WALLET" | "OFFLINE" | "NONE";
+                        /** @enum {string} */
+                        status: "issued" | "void";
+                        /** @enum {string} */
+                        origin: "MANUAL" | "INVOICE_VOID";
+                        pre_payment_amount: number;
+                        wallet_amount: number;
+                        refund_amount: number;
+                        /** @enum {string} */
+                        refund_status: "none" | "pending" | "succeeded";
+                        wallet_transaction_id: string | null;
+                        idempotency_key: string | null;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        voided_at: string | null;
+                        created_at: string;
+                        updated_at: string;
+                        tenant_id: string;
+                        environment_id: string;
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the limit (`validation_error`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getCreditNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "credit_note_number": "100",
+                     *       "invoice_id": "100",
+                     *       "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "currency": "usd",
+                     *       "reason": "DUPLICATE",
+                     *       "memo": "100",
+                     *       "amount": 1,
+                     *       "lines": [
+                     *         {
+                     *           "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "invoice_line_item_id": "100",
+                     *           "amount": 1
+                     *         }
+                     *       ],
+                     *       "refund": "WALLET",
+                     *       "status": "issued",
+                     *       "origin": "MANUAL",
+                     *       "pre_payment_amount": 1,
+                     *       "wallet_amount": 1,
+                     *       "refund_amount": 1,
+                     *       "refund_status": "none",
+                     *       "wallet_transaction_id": "100",
+                     *       "idempotency_key": "req-2026-01-15-0001",
+                     *       "metadata": {
+                     *         "plan": "pro"
+                     *       },
+                     *       "voided_at": "2026-01-15T10:30:00Z",
+                     *       "created_at": "2026-01-15T10:30:00Z",
+                     *       "updated_at": "2026-01-15T10:30:00Z",
+                     *       "tenant_id": "default",
+                     *       "environment_id": "production"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        credit_note_number: string;
+                        invoice_id: string;
+                        customer_id: string;
+                        currency: string;
+                        /** @enum {string} */
+                        reason: "DUPLICATE" | "FRAUDULENT" | "ORDER_CHANGE" | "PRODUCT_UNSATISFACTORY" | "OTHER";
+                        memo: string | null;
+                        amount: number;
+                        lines: {
+                            id: string;
+                            invoice_line_item_id: string;
+                            amount: number;
+                        }[];
+                        /** @enum {string} */
+                        refund: "WALLET" | "OFFLINE" | "NONE";
+                        /** @enum {string} */
+                        status: "issued" | "void";
+                        /** @enum {string} */
+                        origin: "MANUAL" | "INVOICE_VOID";
+                        pre_payment_amount: number;
+                        wallet_amount: number;
+                        refund_amount: number;
+                        /** @enum {string} */
+                        refund_status: "none" | "pending" | "succeeded";
+                        wallet_transaction_id: string | null;
+                        idempotency_key: string | null;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        voided_at: string | null;
+                        created_at: string;
+                        updated_at: string;
+                        tenant_id: string;
+                        environment_id: string;
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    voidCreditNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "credit_note_number": "100",
+                     *       "invoice_id": "100",
+                     *       "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "currency": "usd",
+                     *       "reason": "DUPLICATE",
+                     *       "memo": "100",
+                     *       "amount": 1,
+                     *       "lines": [
+                     *         {
+                     *           "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "invoice_line_item_id": "100",
+                     *           "amount": 1
+                     *         }
+                     *       ],
+                     *       "refund": "WALLET",
+                     *       "status": "issued",
+                     *       "origin": "MANUAL",
+                     *       "pre_payment_amount": 1,
+                     *       "wallet_amount": 1,
+                     *       "refund_amount": 1,
+                     *       "refund_status": "none",
+                     *       "wallet_transaction_id": "100",
+                     *       "idempotency_key": "req-2026-01-15-0001",
+                     *       "metadata": {
+                     *         "plan": "pro"
+                     *       },
+                     *       "voided_at": "2026-01-15T10:30:00Z",
+                     *       "created_at": "2026-01-15T10:30:00Z",
+                     *       "updated_at": "2026-01-15T10:30:00Z",
+                     *       "tenant_id": "default",
+                     *       "environment_id": "production"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        credit_note_number: string;
+                        invoice_id: string;
+                        customer_id: string;
+                        currency: string;
+                        /** @enum {string} */
+                        reason: "DUPLICATE" | "FRAUDULENT" | "ORDER_CHANGE" | "PRODUCT_UNSATISFACTORY" | "OTHER";
+                        memo: string | null;
+                        amount: number;
+                        lines: {
+                            id: string;
+                            invoice_line_item_id: string;
+                            amount: number;
+                        }[];
+                        /** @enum {string} */
+                        refund: "WALLET" | "OFFLINE" | "NONE";
+                        /** @enum {string} */
+                        status: "issued" | "void";
+                        /** @enum {string} */
+                        origin: "MANUAL" | "INVOICE_VOID";
+                        pre_payment_amount: number;
+                        wallet_amount: number;
+                        refund_amount: number;
+                        /** @enum {string} */
+                        refund_status: "none" | "pending" | "succeeded";
+                        wallet_transaction_id: string | null;
+                        idempotency_key: string | null;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        voided_at: string | null;
+                        created_at: string;
+                        updated_at: string;
+                        tenant_id: string;
+                        environment_id: string;
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listCoupons: {
+        parameters: {
+            query?: {
+                /** @example 50 */
+                limit?: number;
+                /** @example 0 */
+                offset?: number;
+                /** @example active */
+                status?: "active" | "archived";
+                /** @example 100 */
+                code?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "name": "Acme Corp",
+                     *           "code": "100",
+                     *           "type": "PERCENTAGE",
+                     *           "percent_off": "100",
+                     *           "amount_off": 1,
+                     *           "currency": "usd",
+                     *           "duration": "ONCE",
+                     *           "duration_in_periods": 1,
+                     *           "applies_to_price_ids": [
+                     *             "100"
+                     *           ],
+                     *           "max_redemptions": 1,
+                     *           "redeem_by": "100",
+                     *           "times_redeemed": 1,
+                     *           "metadata": {
+                     *             "plan": "pro"
+                     *           },
+                     *           "status": "active",
+                     *           "archived_at": "2026-01-15T10:30:00Z",
+                     *           "created_at": "2026-01-15T10:30:00Z",
+                     *           "updated_at": "2026-01-15T10:30:00Z",
+                     *           "tenant_id": "default",
+                     *           "environment_id": "production"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "total": 1,
+                     *         "limit": 50,
+                     *         "offset": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        items: {
+                            id: string;
+                            name: string;
+                            code: string | null;
+                            /** @enum {string} */
+                            type: "PERCENTAGE" | "FIXED_AMOUNT";
+                            percent_off: string | null;
+                            amount_off: number | null;
+                            currency: string | null;
+                            /** @enum {string} */
+                            duration: "ONCE" | "REPEATING" | "FOREVER";
+                            duration_in_periods: number | null;
+                            applies_to_price_ids: string[] | null;
+                            max_redemptions: number | null;
+                            redeem_by: string | null;
+                            times_redeemed: number;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            /** @enum {string} */
+                            status: "active" | "archived";
+                            archived_at: string | null;
+                            created_at: string;
+                            updated_at: string;
+                            tenant_id: string;
+                            environment_id: string;
+                        }[];
+                        pagination: {
+                            total: number;
+                            limit: number;
+                            offset: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createCoupon: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Launch offer",
+                 *       "code": "LAUNCH20",
+                 *       "type": "PERCENTAGE",
+                 *       "percent_off": "20",
+                 *       "duration": "REPEATING",
+                 *       "duration_in_periods": 3,
+                 *       "max_redemptions": 100
+                 *     }
+                 */
+                "application/json": {
+                    name: string;
+                    code?: string;
+                    /** @enum {string} */
+                    type: "PERCENTAGE" | "FIXED_AMOUNT";
+                    percent_off?: string;
+                    amount_off?: number;
+                    currency?: string;
+                    /** @enum {string} */
+                    duration: "ONCE" | "REPEATING" | "FOREVER";
+                    duration_in_periods?: number;
+                    applies_to_price_ids?: string[];
+                    max_redemptions?: number;
+                    redeem_by?: string;
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "name": "Acme Corp",
+                     *       "code": "100",
+                     *       "type": "PERCENTAGE",
+                     *       "percent_off": "100",
+                     *       "amount_off": 1,
+                     *       "currency": "usd",
+                     *       "duration": "ONCE",
+                     *       "duration_in_periods": 1,
+                     *       "applies_to_price_ids": [
+                     *         "100"
+                     *       ],
+                     *       "max_redemptions": 1,
+                     *       "redeem_by": "100",
+                     *       "times_redeemed": 1,
+                     *       "metadata": {
+                     *         "plan": "pro"
+                     *       },
+                     *       "status": "active",
+                     *       "archived_at": "2026-01-15T10:30:00Z",
+                     *       "created_at": "2026-01-15T10:30:00Z",
+                     *       "updated_at": "2026-01-15T10:30:00Z",
+                     *       "tenant_id": "default",
+                     *       "environment_id": "production"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        code: string | null;
+                        /** @enum {string} */
+                        type: "PERCENTAGE" | "FIXED_AMOUNT";
+                        percent_off: string | null;
+                        amount_off: number | null;
+                        currency: string | null;
+                        /** @enum {string} */
+                        duration: "ONCE" | "REPEATING" | "FOREVER";
+                        duration_in_periods: number | null;
+                        applies_to_price_ids: string[] | null;
+                        max_redemptions: number | null;
+                        redeem_by: string | null;
+                        times_redeemed: number;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        /** @enum {string} */
+                        status: "active" | "archived";
+                        archived_at: string | null;
+                        created_at: string;
+                        updated_at: string;
+                        tenant_id: string;
+                        environment_id: string;
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the limit (`validation_error`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getCoupon: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "name": "Acme Corp",
+                     *       "code": "100",
+                     *       "type": "PERCENTAGE",
+                     *       "percent_off": "100",
+                     *       "amount_off": 1,
+                     *       "currency": "usd",
+                     *       "duration": "ONCE",
+                     *       "duration_in_periods": 1,
+                     *       "applies_to_price_ids": [
+                     *         "100"
+                     *       ],
+                     *       "max_redemptions": 1,
+                     *       "redeem_by": "100",
+                     *       "times_redeemed": 1,
+                     *       "metadata": {
+                     *         "plan": "pro"
+                     *       },
+                     *       "status": "active",
+                     *       "archived_at": "2026-01-15T10:30:00Z",
+                     *       "created_at": "2026-01-15T10:30:00Z",
+                     *       "updated_at": "2026-01-15T10:30:00Z",
+                     *       "tenant_id": "default",
+                     *       "environment_id": "production"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        code: string | null;
+                        /** @enum {string} */
+                        type: "PERCENTAGE" | "FIXED_AMOUNT";
+                        percent_off: string | null;
+                        amount_off: number | null;
+                        currency: string | null;
+                        /** @enum {string} */
+                        duration: "ONCE" | "REPEATING" | "FOREVER";
+                        duration_in_periods: number | null;
+                        applies_to_price_ids: string[] | null;
+                        max_redemptions: number | null;
+                        redeem_by: string | null;
+                        times_redeemed: number;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        /** @enum {string} */
+                        status: "active" | "archived";
+                        archived_at: string | null;
+                        created_at: string;
+                        updated_at: string;
+                        tenant_id: string;
+                        environment_id: string;
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateCoupon: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag of the version you read (e.g. `"3"`), or `*`; a stale one gives 409 `version_conflict`
+                 * @example "3"
+                 */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @example 01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Acme Corp",
+                 *       "metadata": {
+                 *         "plan": "pro"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    name?: string;
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "name": "Acme Corp",
+                     *       "code": "100",
+                     *       "type": "PERCENTAGE",
+                     *       "percent_off": "100",
+                     *       "amount_off": 1,
+                     *       "currency": "usd",
+                     *       "duration": "ONCE",
+                     *       "duration_in_periods": 1,
+                     *       "applies_to_price_ids": [
+                     *         "100"
+                     *       ],
+                     *       "max_redemptions": 1,
+                     *       "redeem_by": "100",
+                     *       "times_redeemed": 1,
+                     *       "metadata": {
+                     *         "plan": "pro"
+                     *       },
+                     *       "status": "active",
+                     *       "archived_at": "2026-01-15T10:30:00Z",
+                     *       "created_at": "2026-01-15T10:30:00Z",
+                     *       "updated_at": "2026-01-15T10:30:00Z",
+                     *       "tenant_id": "default",
+                     *       "environment_id": "production"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        name: string;
+                        code: string | null;
+                        /** @enum {string} */
+                        type: "PERCENTAGE" | "FIXED_AMOUNT";
+                        percent_off: string | null;
+                        amount_off: number | null;
+                        currency: string | null;
+                        /** @enum {string} */
+                        duration: "ONCE" | "REPEATING" | "FOREVER";
+                        duration_in_periods: number | null;
+                        applies_to_price_ids: string[] | null;
+                        max_redemptions: number | null;
+                        redeem_by: string | null;
+                        times_redeemed: number;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        /** @enum {string} */
+                        status: "active" | "archived";
+                        archived_at: string | null;
+                        created_at: string;
+                        updated_at: string;
+                        tenant_id: string;
+                        environment_id: string;
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the limit (`validation_error`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    archiveCoupon: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; empty body */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listDiscounts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "subscription_id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "coupon_id": "100",
+                     *           "periods_remaining": 1,
+                     *           "status": "active",
+                     *           "removed_at": "2026-01-15T10:30:00Z",
+                     *           "created_at": "2026-01-15T10:30:00Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        items: {
+                            id: string;
+                            subscription_id: string;
+                            coupon_id: string;
+                            periods_remaining: number | null;
+                            /** @enum {string} */
+                            status: "active" | "ended" | "removed";
+                            removed_at: string | null;
+                            created_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    attachDiscount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "LAUNCH20"
+                 *     }
+                 */
+                "application/json": {
+                    coupon_id?: string;
+                    code?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "subscription_id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "coupon_id": "100",
+                     *       "periods_remaining": 1,
+                     *       "status": "active",
+                     *       "removed_at": "2026-01-15T10:30:00Z",
+                     *       "created_at": "2026-01-15T10:30:00Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        subscription_id: string;
+                        coupon_id: string;
+                        periods_remaining: number | null;
+                        /** @enum {string} */
+                        status: "active" | "ended" | "removed";
+                        removed_at: string | null;
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the limit (`validation_error`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    removeDiscount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+                /** @example 100 */
+                discount_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; empty body */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
             400: {

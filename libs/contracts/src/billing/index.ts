@@ -9,3 +9,5 @@ export * from './invoices';
 export * from './tasks';
 export * from './entitlements';
 export * from './credit-grants';
+export * from './credit-notes';
+export * from './coupons';

@@ -27,6 +27,8 @@ import {
 } from './entitlements';
 import { taskRoutes } from './tasks';
 import { creditGrantRoutes } from './credit-grants';
+import { creditNoteRoutes } from './credit-notes';
+import { couponRoutes } from './coupons';
 import { PLAN_STATUSES, planSchema, priceSchema } from './views';
 import {
   billSubscriptionsResultSchema,
@@ -505,4 +507,4 @@ function transition<V extends 'activate' | 'pause' | 'resume'>(verb: V, summary:
   });
 }
 
-export const billingRoutes: RouteDef[] = [...Object.values(billingApi), ...Object.values(invoiceApi), ...Object.values(entitlementApi), ...taskRoutes, ...creditGrantRoutes] as RouteDef[];
+export const billingRoutes: RouteDef[] = [...Object.values(billingApi), ...Object.values(invoiceApi), ...Object.values(entitlementApi), ...taskRoutes, ...creditGrantRoutes, ...creditNoteRoutes, ...couponRoutes] as RouteDef[];

@@ -7,20 +7,25 @@ import { CREDIT_REASONS, PRICE_TYPES, idempotencyKey, walletTransactionSchema } 
  * The wallet service's internal credit of a customer (not in ALL_ROUTES: the gateway does not
  * route it, the OpenAPI document does not show it). Billing calls it for credit grants
  * (reason SUBSCRIPTION_CREDIT_GRANT); later steps reuse it for an invoice's excess credit and
- * credit note refunds (reason CREDIT_NOTE, `allowed_price_types` ["ALL"]). ADR 0039.
+ * credit note refunds (reason CREDIT_NOTE, `allowed_price_types` ["ALL"], money as `amount`;
+ * ADR 0041). ADR 0039.
  */
 const positiveDecimal = z
   .string()
   .regex(/^(0|[1-9]\d{0,27})(\.\d{1,18})?$/, 'must be a decimal number written as a string, e.g. "100"')
   .refine((v) => /[1-9]/.test(v), 'must be greater than 0');
 
-export const internalCreditBody = z.strictObject({
+export const internalCreditBody = z
+  .strictObject({
   customer_id: z.string().min(1).max(255),
   currency: z
     .string()
     .regex(/^[A-Za-z]{3}$/, 'must be a 3-letter ISO 4217 code')
     .transform((v) => v.toLowerCase()),
-  credits: positiveDecimal,
+  /** Credits to add; or `amount`. */
+  credits: positiveDecimal.optional(),
+  /** Money in major units of the currency (credit note refunds): credits = amount ÷ the wallet's rate, rounded up to 12 decimals (BILLING-2.md section 0). */
+  amount: positiveDecimal.optional(),
   transaction_reason: z.enum(CREDIT_REASONS),
   /** Must be in the future for a new credit; a repeat of a stored key answers the stored credit whatever the time. */
   expiry_date: isoTimestamp.nullable().default(null),
@@ -33,7 +38,10 @@ export const internalCreditBody = z.strictObject({
     conversion_rate: positiveDecimal.default('1'),
     allowed_price_types: z.array(z.enum(PRICE_TYPES)).min(1),
   }),
-});
+})
+  .superRefine((v, ctx) => {
+    if ((v.credits === undefined) === (v.amount === undefined)) ctx.addIssue({ code: 'custom', path: ['credits'], message: 'exactly one of credits and amount is required' });
+  });
 export type InternalCreditBody = z.output<typeof internalCreditBody>;
 
 export const internalCreditSchema = z.object({

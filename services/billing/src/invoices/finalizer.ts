@@ -12,6 +12,7 @@ import { INVOICE_EVENTS, netLines, paymentStatusOf, settleInvoice, type Invoice 
 import { announceInvoice, invoiceEvent } from './maker';
 import type { PaidHook } from './paid-hook';
 import type { PostpaidPayment, PostpaidRecorder } from './postpaid-recorder';
+import type { VoidCreditNote } from './void-credit-note';
 import type { InvoiceStore } from './store';
 
 const DAY_MS = 86_400_000;
@@ -33,6 +34,8 @@ export interface FinalizerDeps {
   reprice?: (draft: Invoice, requestId: string) => Promise<Invoice | undefined>;
   /** What follows an invoice paid in full at finalization (an invoiced top-up of nothing due settles its credit). */
   paid?: PaidHook;
+  /** The INVOICE_VOID credit note of a finalized invoice's void (ADR 0041). */
+  voidNote?: VoidCreditNote;
 }
 
 /** `{prefix}-{YYYYMM, UTC}-{n, 5 digits at least}`. */
@@ -308,8 +311,9 @@ export class InvoiceFinalizer {
       if (locked.status !== 'draft' && locked.status !== 'finalized') {
         throw new ValidationError(`Cannot void an invoice that is ${locked.status}`, { field: 'status', status: locked.status, invoice_id: id });
       }
+      const noted = locked.status === 'finalized' && this.deps.voidNote ? await this.deps.voidNote.onVoid(trx, locked, actor) : locked;
       const now = this.deps.clock();
-      const saved = await this.deps.invoices.save(trx, { ...locked, status: 'voided', voidedAt: now, refundState: 'pending', updatedAt: now });
+      const saved = await this.deps.invoices.save(trx, { ...noted, status: 'voided', voidedAt: now, refundState: 'pending', updatedAt: now });
       await announceInvoice(trx, INVOICE_EVENTS.voided, saved, actor);
       return saved;
     });
@@ -335,6 +339,7 @@ export class InvoiceFinalizer {
     return this.deps.db.transaction(async (trx) => {
       const locked = (await this.deps.invoices.getForUpdate(trx, voided.id))!;
       if (locked.refundState !== 'pending') return locked;
+      await this.deps.voidNote?.refunded(trx, locked);
       return this.deps.invoices.save(trx, { ...locked, refundState: 'done', updatedAt: this.deps.clock() });
     });
   }

@@ -11,6 +11,8 @@ import { resourceVersionsMigration } from './008-resource-versions';
 import { lineProrationFactorMigration } from './009-line-proration-factor';
 import { invoiceArithmeticMigration } from './010-invoice-arithmetic';
 import { creditGrantsMigration } from './011-credit-grants';
+import { couponsMigration } from './012-coupons';
+import { creditNotesMigration } from './013-credit-notes';
 
 export const SCHEMA = 'billing';
 
@@ -27,4 +29,6 @@ export const migrations: Migration[] = [
   lineProrationFactorMigration(SCHEMA),
   invoiceArithmeticMigration(SCHEMA),
   creditGrantsMigration(SCHEMA),
+  couponsMigration(SCHEMA),
+  creditNotesMigration(SCHEMA),
 ];

@@ -112,6 +112,12 @@ export class PaymentStore {
     return Number(rows[0]?.s ?? 0);
   }
 
+  /** What succeeded payments of one method paid on an invoice (credit notes: CREDITS is wallet money, OFFLINE money received). */
+  async succeededAmount(trx: Trx, invoiceId: string, method: Payment['paymentMethodType']): Promise<number> {
+    const rows = await trx('payments').where({ invoice_id: invoiceId, payment_status: 'succeeded', payment_method_type: method }).sum<{ s: string | null }[]>({ s: 'amount' });
+    return Number(rows[0]?.s ?? 0);
+  }
+
   /** Payments left `pending` (a CREDITS payment a crash interrupted), for the period job to complete. */
   async pendingIds(conn: Conn, limit: number, scope?: Scope): Promise<string[]> {
     const q = conn<PaymentRow>('payments');

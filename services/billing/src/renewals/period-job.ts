@@ -52,6 +52,8 @@ export interface PeriodJobParts {
    * many were credited.
    */
   creditGrants?: (requestId: string, leaseMs: number, scope?: Scope) => Promise<number>;
+  /** Credit notes (ADR 0041): credits the wallets of notes a wallet outage or a crash left `refund_status: pending`. */
+  creditNoteRefunds?: (requestId: string, scope?: Scope) => Promise<number>;
 }
 
 /**
@@ -168,6 +170,7 @@ export class PeriodJob {
       );
     }
     if (this.parts.completePendingPayments) await this.parts.completePendingPayments(scope);
+    if (this.parts.creditNoteRefunds) await this.parts.creditNoteRefunds(requestId, scope);
     // After the subscriptions' periods moved: grant periods follow the same anchors.
     if (this.parts.creditGrants) result.credit_grants_applied = await this.parts.creditGrants(requestId, lease, scope);
     await this.drain(

@@ -9,7 +9,10 @@ import type { PriceType } from '../wallets/domain';
 export interface CustomerCreditRequest {
   customerId: string;
   currency: string;
-  credits: Decimal;
+  /** Credits to add; null when `amount` is given. */
+  credits: Decimal | null;
+  /** Money in major units: credits = amount ÷ the wallet's rate (the existing wallet's, else the new one's), rounded up to 12 decimals. */
+  amount: Decimal | null;
   reason: CreditReason;
   expiryDate: Date | null;
   priority: number | null;

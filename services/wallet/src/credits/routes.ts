@@ -16,7 +16,8 @@ export function mountCustomerCreditRoutes(app: Express, credits: CustomerCreditS
       const made = await credits.credit(ctx, {
         customerId: body.customer_id,
         currency: body.currency,
-        credits: exact(body.credits),
+        credits: body.credits === undefined ? null : exact(body.credits),
+        amount: body.amount === undefined ? null : exact(body.amount),
         reason: body.transaction_reason,
         expiryDate: body.expiry_date ? parseTimestamp(body.expiry_date) : null,
         priority: body.priority,

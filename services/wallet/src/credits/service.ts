@@ -1,6 +1,7 @@
 import type { Trx } from '@billstream/db';
 import { IdempotencyConflictError, PG_UNIQUE_VIOLATION, ValidationError, pgErrorCode } from '@billstream/errors';
 import { toDecimalString } from '@billstream/money';
+import { Decimal } from 'decimal.js';
 import type { EventContext } from '@billstream/outbox';
 import type { CustomerDirectory } from '../customers/directory';
 import { requestHash } from '../entries/idempotency';
@@ -37,7 +38,7 @@ export class CustomerCreditService {
       op: 'customer-credit',
       customer: request.customerId,
       currency: request.currency,
-      credits: toDecimalString(request.credits),
+      ...(request.amount ? { amount: toDecimalString(request.amount) } : { credits: toDecimalString(request.credits!) }),
       reason: request.reason,
       expiry: request.expiryDate?.toISOString() ?? null,
       priority: request.priority,
@@ -74,8 +75,9 @@ export class CustomerCreditService {
     }
     await this.customers.lockExisting(trx, ctx, request.customerId);
     await this.credits.lockPrepaidWallet(trx, ctx, request.customerId, request.currency);
+    // Money becomes credits at the rate of the wallet that takes them, rounded up to 12 decimals (BILLING-2.md section 0).
+    const creditsAt = (rate: Decimal) => request.credits ?? request.amount!.div(rate).toDecimalPlaces(12, Decimal.ROUND_UP);
     const input = {
-      credits: request.credits,
       reason: request.reason,
       pending: false,
       expiryDate: request.expiryDate,
@@ -88,7 +90,7 @@ export class CustomerCreditService {
     const out = existing
       ? await this.ledger.changeIn(trx, ctx, existing, async (change) => {
           change.requireActive();
-          return credit(change, input);
+          return credit(change, { ...input, credits: creditsAt(change.wallet.conversionRate) });
         })
       : await this.ledger.createIn(
           trx,
@@ -111,7 +113,7 @@ export class CustomerCreditService {
           ),
           async (change) => {
             change.announceWallet(WALLET_EVENTS.created);
-            return credit(change, input);
+            return credit(change, { ...input, credits: creditsAt(request.newWallet.conversionRate) });
           },
         );
     const made = { walletId: out.wallet.id, walletCreated: !existing, entry: out.result, replayed: false };

@@ -71,7 +71,10 @@ export interface Wallets {
 export interface CustomerCreditRequest {
   customer_id: string;
   currency: string;
-  credits: string;
+  /** Credits to add; or `amount`. */
+  credits?: string;
+  /** Money in major units: the wallet credits amount ÷ its rate, rounded up to 12 decimals. */
+  amount?: string;
   transaction_reason: 'SUBSCRIPTION_CREDIT_GRANT' | 'CREDIT_NOTE';
   expiry_date: string | null;
   priority: number | null;

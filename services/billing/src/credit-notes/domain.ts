@@ -1,0 +1,63 @@
+import type { CreditNoteOrigin, CreditNoteReason, CreditNoteRefund, CreditNoteRefundStatus, CreditNoteStatus, WebhookEventName } from '@billstream/contracts';
+
+/** What one invoice line gives back in a credit note (minor units, > 0). */
+export interface CreditNoteLine {
+  id: string;
+  invoiceLineItemId: string;
+  position: number;
+  amount: number;
+}
+
+/**
+ * A credit note (BILLING-2.md section 2, ADR 0041): `amount` = `prePaymentAmount` (taken off
+ * what was due) + `walletAmount` (back to the wallets that paid) + `refundAmount` (money paid,
+ * refunded to the PRE_PAID wallet or outside Billstream).
+ */
+export interface CreditNote {
+  id: string;
+  tenantId: string;
+  environmentId: string;
+  number: string;
+  invoiceId: string;
+  customerId: string;
+  currency: string;
+  reason: CreditNoteReason;
+  memo: string | null;
+  amount: number;
+  refund: CreditNoteRefund;
+  status: CreditNoteStatus;
+  origin: CreditNoteOrigin;
+  prePaymentAmount: number;
+  walletAmount: number;
+  refundAmount: number;
+  refundStatus: CreditNoteRefundStatus;
+  walletTransactionId: string | null;
+  idempotencyKey: string | null;
+  requestHash: string | null;
+  metadata: Record<string, string>;
+  voidedAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+  lines: CreditNoteLine[];
+}
+
+export interface CreditNoteListQuery {
+  invoiceId?: string;
+  customerId?: string;
+  status?: CreditNoteStatus;
+  limit: number;
+  offset: number;
+}
+
+/** What goes to the customer's PRE_PAID wallet: the wallet part always, the refund when WALLET. */
+export function walletCreditOf(n: Pick<CreditNote, 'walletAmount' | 'refundAmount' | 'refund'>): number {
+  return n.walletAmount + (n.refund === 'WALLET' ? n.refundAmount : 0);
+}
+
+/** `{prefix}-{YYYYMM of the issue instant, UTC}-{n, 5 digits at least}`, as invoice numbers. */
+export function creditNoteNumber(prefix: string, at: Date, n: number): string {
+  const month = `${at.getUTCFullYear()}${String(at.getUTCMonth() + 1).padStart(2, '0')}`;
+  return `${prefix}-${month}-${String(n).padStart(5, '0')}`;
+}
+
+export const CREDIT_NOTE_EVENTS = { created: 'credit_note.created', updated: 'credit_note.updated' } as const satisfies Record<string, WebhookEventName>;

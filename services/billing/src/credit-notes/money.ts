@@ -1,0 +1,83 @@
+import type { CreateCreditNoteBody, CreditNoteRefund } from '@billstream/contracts';
+import { NotFoundError, ValidationError } from '@billstream/errors';
+import { spreadByLargestRemainder } from '../invoice-arithmetic';
+import type { Invoice, InvoiceLine } from '../invoices/domain';
+
+/** What a line can still give back: `net_amount − credited_amount`; a negative line nothing. */
+export function creditableOf(l: InvoiceLine): number {
+  if (l.lineType === 'PRORATION_CREDIT' || l.lineType === 'THRESHOLD_DEDUCTION' || l.amount < 0) return 0;
+  return Math.max(0, l.netAmount - l.creditedAmount);
+}
+
+/**
+ * The lines a request takes back: as given (each at most what its line can take; an unknown
+ * line is 404), or `amount` spread by what each line can take (largest remainder, ties to the
+ * first line). Answers `[{invoiceLineItemId, amount}]` without zero parts, in line order.
+ */
+export function requestedLines(invoice: Invoice, body: Pick<CreateCreditNoteBody, 'lines' | 'amount'>): Array<{ invoiceLineItemId: string; amount: number }> {
+  const lines = [...invoice.lines].sort((a, b) => a.position - b.position);
+  if (body.lines) {
+    const byId = new Map(lines.map((l) => [l.id, l]));
+    return body.lines.map((asked, i) => {
+      const line = byId.get(asked.invoice_line_item_id);
+      if (!line) {
+        throw new NotFoundError(`Line ${asked.invoice_line_item_id} is not a line of invoice ${invoice.id}`, {
+          field: `lines.${i}.invoice_line_item_id`,
+          invoice_line_item_id: asked.invoice_line_item_id,
+        });
+      }
+      const creditable = creditableOf(line);
+      if (asked.amount > creditable) {
+        throw new ValidationError(`Line ${line.id} can take at most ${creditable} back`, { field: `lines.${i}.amount`, creditable_amount: creditable });
+      }
+      return { invoiceLineItemId: line.id, amount: asked.amount };
+    });
+  }
+  const amount = body.amount!;
+  const weights = lines.map(creditableOf);
+  const creditable = weights.reduce((s, w) => s + w, 0);
+  if (amount > creditable) throw tooMuch(creditable);
+  const parts = spreadByLargestRemainder(amount, weights);
+  return lines.map((l, k) => ({ invoiceLineItemId: l.id, amount: parts[k]! })).filter((p) => p.amount > 0);
+}
+
+/** What the invoice holds now, for the split of a note's amount. */
+export interface InvoiceMoney {
+  /** amount_remaining − what pending payments reserve. */
+  dueLeft: number;
+  /** Wallet money received (credits applied + CREDITS payments) not yet given back by notes. */
+  walletLeft: number;
+  /** Money paid (OFFLINE payments) not yet refunded by notes. */
+  paidLeft: number;
+}
+
+export interface NoteSplit {
+  prePaymentAmount: number;
+  walletAmount: number;
+  refundAmount: number;
+}
+
+/**
+ * The note's amount in BILLING-2.md's order: (1) what is still due, (2) wallet money, (3) money
+ * paid, refunded as `refund` says (NONE: 400 `refund` when money would have to go back). More
+ * than the invoice can take: 400 `amount` with `creditable_amount`.
+ */
+export function splitAmount(amount: number, money: InvoiceMoney, refund: CreditNoteRefund): NoteSplit {
+  const dueLeft = Math.max(0, money.dueLeft);
+  const creditable = dueLeft + money.walletLeft + money.paidLeft;
+  if (amount > creditable) throw tooMuch(creditable);
+  const prePaymentAmount = Math.min(amount, dueLeft);
+  const walletAmount = Math.min(amount - prePaymentAmount, money.walletLeft);
+  const refundAmount = amount - prePaymentAmount - walletAmount;
+  if (refundAmount > 0 && refund === 'NONE') {
+    throw new ValidationError(`${refundAmount} of this note is money paid: say how it is refunded (WALLET or OFFLINE)`, {
+      field: 'refund',
+      refund_amount: refundAmount,
+    });
+  }
+  return { prePaymentAmount, walletAmount, refundAmount };
+}
+
+function tooMuch(creditable: number): ValidationError {
+  return new ValidationError(`The invoice can take at most ${creditable} back`, { field: 'amount', creditable_amount: creditable });
+}

@@ -1,0 +1,232 @@
+import { createHash } from 'node:crypto';
+import type { CreateCreditNoteBody, Scope } from '@billstream/contracts';
+import { minorDigits } from '@billstream/contracts';
+import type { Db, Trx } from '@billstream/db';
+import { IdempotencyConflictError, NotFoundError, ValidationError } from '@billstream/errors';
+import type { Logger } from '@billstream/logger';
+import { exact, toDecimalString } from '@billstream/money';
+import { failpoint } from '@billstream/runtime';
+import type { WalletCredits } from '../clients/wallets/domain';
+import { INVOICE_EVENTS, paymentStatusOf, type Invoice } from '../invoices/domain';
+import { announceInvoice } from '../invoices/maker';
+import type { InvoiceStore } from '../invoices/store';
+import { sumAmounts } from '../pricing';
+import { CREDIT_NOTE_EVENTS, walletCreditOf, type CreditNote, type CreditNoteListQuery } from './domain';
+import type { CreditNoteIssuer } from './issuer';
+import { requestedLines, splitAmount } from './money';
+import { announceCreditNote, type CreditNoteStore } from './store';
+
+export interface CreditNoteDeps {
+  db: Db;
+  notes: CreditNoteStore;
+  invoices: InvoiceStore;
+  issuer: CreditNoteIssuer;
+  wallets: WalletCredits;
+  logger: Logger;
+  clock: () => Date;
+  published: () => void;
+}
+
+type Ctx = Scope & { actor: string; requestId: string };
+
+export function creditNoteNotFound(id: string): NotFoundError {
+  return new NotFoundError(`Credit note ${id} not found`, { field: 'id', credit_note_id: id });
+}
+
+function requestHash(body: CreateCreditNoteBody): string {
+  const canonical = {
+    invoice_id: body.invoice_id,
+    reason: body.reason,
+    memo: body.memo ?? null,
+    lines: body.lines ?? null,
+    amount: body.amount ?? null,
+    refund: body.refund ?? 'NONE',
+    metadata: Object.fromEntries(Object.entries(body.metadata ?? {}).sort(([a], [b]) => a.localeCompare(b))),
+  };
+  return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
+}
+
+/** The same idempotency key was inserted by a concurrent call: this transaction rolls back (its number with it). */
+class KeyTaken extends Error {}
+
+/**
+ * Credit notes (BILLING-2.md section 2, ADR 0041). A note is written under the invoice's row
+ * lock with its number (gap-free, taken last), the lines' `credited_amount` and the invoice's
+ * totals, in one transaction; what goes back to a wallet is credited after the commit, by key
+ * `credit_note:{id}` (the wallet credits a key once), and marked `succeeded`; a wallet service
+ * down leaves `refund_status: pending` for the period job.
+ */
+export class CreditNoteService {
+  constructor(private readonly deps: CreditNoteDeps) {}
+
+  async create(ctx: Ctx, body: CreateCreditNoteBody): Promise<CreditNote> {
+    const hash = requestHash(body);
+    if (body.idempotency_key) {
+      const earlier = await this.deps.notes.getByIdempotencyKey(this.deps.db, ctx, body.idempotency_key);
+      if (earlier) return this.replay(earlier, hash, ctx.requestId);
+    }
+    let note: CreditNote;
+    try {
+      note = await this.deps.db.transaction(async (trx) => {
+        const invoice = await this.creditable(trx, ctx, body.invoice_id);
+        const lines = requestedLines(invoice, body);
+        const amount = sumAmounts(lines);
+        const split = splitAmount(amount, await this.deps.issuer.moneyOf(trx, invoice), body.refund ?? 'NONE');
+        const issued = await this.deps.issuer.issue(trx, ctx, invoice, {
+          reason: body.reason,
+          memo: body.memo ?? null,
+          refund: body.refund ?? 'NONE',
+          origin: 'MANUAL',
+          idempotencyKey: body.idempotency_key ?? null,
+          requestHash: hash,
+          metadata: body.metadata ?? {},
+          lines,
+          ...split,
+        });
+        if (!issued) throw new KeyTaken();
+        return issued.note;
+      });
+    } catch (err) {
+      if (!(err instanceof KeyTaken)) throw err;
+      const earlier = await this.deps.notes.getByIdempotencyKey(this.deps.db, ctx, body.idempotency_key!);
+      return this.replay(earlier!, hash, ctx.requestId);
+    }
+    this.deps.published();
+    return this.creditWallet(note, ctx.requestId);
+  }
+
+  private async replay(earlier: CreditNote, hash: string, requestId: string): Promise<CreditNote> {
+    if (earlier.requestHash !== hash) {
+      throw new IdempotencyConflictError('This idempotency_key was already used with another credit note', { field: 'idempotency_key', credit_note_id: earlier.id });
+    }
+    return this.creditWallet(earlier, requestId);
+  }
+
+  /** The invoice, locked, if notes can be issued on it (finalized or paid, not a purchase of credits). */
+  private async creditable(trx: Trx, scope: Scope, invoiceId: string): Promise<Invoice> {
+    const invoice = await this.deps.invoices.getForUpdate(trx, invoiceId);
+    if (!invoice || invoice.tenantId !== scope.tenantId || invoice.environmentId !== scope.environmentId) {
+      throw new NotFoundError(`Invoice ${invoiceId} not found`, { field: 'invoice_id', invoice_id: invoiceId });
+    }
+    if (invoice.billingReason === 'CREDIT_PURCHASE') {
+      throw new ValidationError(`Invoice ${invoiceId} is a purchase of credits: it takes no credit notes`, { field: 'invoice_id', billing_reason: invoice.billingReason });
+    }
+    if (invoice.status !== 'finalized' && invoice.status !== 'paid') {
+      throw new ValidationError(`Invoice ${invoiceId} is ${invoice.status}: only a finalized or paid invoice takes credit notes`, { field: 'invoice_id', status: invoice.status });
+    }
+    return invoice;
+  }
+
+  /**
+   * Credits the customer's PRE_PAID wallet with what the note gives back to wallets (reason
+   * CREDIT_NOTE, no expiry, created with rate "1" and ALL price types if missing), once per
+   * note whatever the number of calls (key `credit_note:{id}`), then marks the note. A wallet
+   * service down or a refusal leaves it pending (logged) for the period job; answers the note as it is.
+   */
+  async creditWallet(note: CreditNote, requestId: string): Promise<CreditNote> {
+    if (note.refundStatus !== 'pending' || note.origin !== 'MANUAL') return note;
+    const amount = walletCreditOf(note);
+    try {
+      const outcome = await this.deps.wallets.credit(
+        note,
+        {
+          customer_id: note.customerId,
+          currency: note.currency,
+          amount: toDecimalString(exact(amount).div(exact(10).pow(minorDigits(note.currency)))),
+          transaction_reason: 'CREDIT_NOTE',
+          expiry_date: null,
+          priority: null,
+          description: `Credit note ${note.number}`,
+          idempotency_key: `credit_note:${note.id}`,
+          wallet: { conversion_rate: '1', allowed_price_types: ['ALL'] },
+        },
+        requestId,
+      );
+      // Crash point of the exactly-once proof (ADR 0017): the wallet credited, billing has not recorded it.
+      failpoint('credit-notes.after-credit');
+      if (outcome.kind === 'refused') {
+        this.deps.logger.warn('credit note: the wallet refused the credit; it stays pending', { credit_note_id: note.id, reason: outcome.reason });
+        await this.deps.notes.touchPending(this.deps.db, note.id, this.deps.clock());
+        return note;
+      }
+      const marked = await this.deps.db.transaction(async (trx) => {
+        const locked = (await this.deps.notes.getForUpdate(trx, note.id))!;
+        if (locked.refundStatus !== 'pending') return locked;
+        const saved = await this.deps.notes.save(trx, { ...locked, refundStatus: 'succeeded', walletTransactionId: outcome.transactionId, updatedAt: this.deps.clock() });
+        await announceCreditNote(trx, CREDIT_NOTE_EVENTS.updated, saved);
+        return saved;
+      });
+      this.deps.published();
+      return marked;
+    } catch (err) {
+      this.deps.logger.warn('credit note: the wallet did not take the credit now; the period job retries it', { err, credit_note_id: note.id });
+      await this.deps.notes.touchPending(this.deps.db, note.id, this.deps.clock()).catch(() => undefined);
+      return note;
+    }
+  }
+
+  /** The period job: credits the wallets of notes left pending (an outage, a crash); answers how many succeeded. */
+  async retryPending(requestId: string, scope?: Scope): Promise<number> {
+    let done = 0;
+    for (const id of await this.deps.notes.pendingRefundIds(this.deps.db, 100, scope)) {
+      const note = await this.deps.notes.getById(this.deps.db, id);
+      if (note && (await this.creditWallet(note, requestId)).refundStatus === 'succeeded') done += 1;
+    }
+    return done;
+  }
+
+  async get(scope: Scope, id: string): Promise<CreditNote> {
+    const found = await this.deps.notes.get(this.deps.db, scope, id);
+    if (!found) throw creditNoteNotFound(id);
+    return found;
+  }
+
+  list(scope: Scope, q: CreditNoteListQuery) {
+    return this.deps.notes.list(this.deps.db, scope, q);
+  }
+
+  /**
+   * Voids a note that gave no money back (its wallet and refund parts 0, else 400 `status`):
+   * what it took off is due again (`paid` → `finalized`), and its lines can be credited again.
+   */
+  async void(ctx: Ctx, id: string): Promise<CreditNote> {
+    const found = await this.get(ctx, id);
+    const voided = await this.deps.db.transaction(async (trx) => {
+      // The invoice first, as on issue: one lock order.
+      const invoice = (await this.deps.invoices.getForUpdate(trx, found.invoiceId))!;
+      const note = (await this.deps.notes.getForUpdate(trx, id))!;
+      if (note.status !== 'issued') {
+        throw new ValidationError(`Credit note ${id} is already void`, { field: 'status', status: note.status });
+      }
+      if (note.walletAmount + note.refundAmount > 0) {
+        throw new ValidationError(`Credit note ${id} gave money back: it cannot be voided`, {
+          field: 'status',
+          wallet_amount: note.walletAmount,
+          refund_amount: note.refundAmount,
+        });
+      }
+      if (invoice.status !== 'finalized' && invoice.status !== 'paid') {
+        throw new ValidationError(`Invoice ${invoice.id} is ${invoice.status}: its credit notes stay as they are`, { field: 'status', invoice_status: invoice.status });
+      }
+      const now = this.deps.clock();
+      await this.deps.notes.addCredited(trx, note.lines, -1);
+      const amountDue = invoice.amountDue + note.prePaymentAmount;
+      const amountRemaining = invoice.amountRemaining + note.prePaymentAmount;
+      const saved = await this.deps.invoices.save(trx, {
+        ...invoice,
+        prePaymentCreditNotesAmount: invoice.prePaymentCreditNotesAmount - note.prePaymentAmount,
+        amountDue,
+        amountRemaining,
+        paymentStatus: paymentStatusOf(amountDue, invoice.amountPaid),
+        status: amountRemaining > 0 ? 'finalized' : invoice.status,
+        updatedAt: now,
+      });
+      const out = await this.deps.notes.save(trx, { ...note, status: 'void', voidedAt: now, updatedAt: now });
+      await announceCreditNote(trx, CREDIT_NOTE_EVENTS.updated, out, ctx.actor);
+      await announceInvoice(trx, INVOICE_EVENTS.updated, saved, ctx.actor);
+      return out;
+    });
+    this.deps.published();
+    return voided;
+  }
+}

@@ -1,0 +1,17 @@
+import type { Trx } from '@billstream/db';
+import type { Invoice } from './domain';
+
+/**
+ * What a void of a finalized invoice does with its credit notes (BILLING-2.md section 2, ADR
+ * 0041), implemented by `credit-notes/` and wired by the composition.
+ */
+export interface VoidCreditNote {
+  /**
+   * In the void's transaction, the invoice locked and still finalized: refuses the void (a 400)
+   * when it cannot be made (a pending payment), else issues the one `INVOICE_VOID` note for
+   * what is still creditable and answers the invoice as that note left it.
+   */
+  onVoid(trx: Trx, invoice: Invoice, actor: string): Promise<Invoice>;
+  /** In the transaction that records the void's wallet refund as done: the note's wallet part is that refund. */
+  refunded(trx: Trx, invoice: Invoice): Promise<void>;
+}
