@@ -3,7 +3,8 @@ import { startIntegrationStack, type IntegrationStack } from '../../support/stac
 
 /**
  * BILLING_FINALIZE_DELAY, the grace window for late events (BILLING.md, Invoices): a draft
- * waits that long before the period job finalizes it, and its usage is read again then.
+ * waits that long before the period job finalizes it, and its usage is read again then (and a
+ * commitment's true-up computed again on it, ADR 0042).
  */
 describe('the finalize delay: late events of a closed period are billed (real Postgres and Kafka)', () => {
   let stack: IntegrationStack;
@@ -57,5 +58,54 @@ describe('the finalize delay: late events of a closed period are billed (real Po
     await stored('8');
     await stack.api.post('/v1/cron/bill-subscriptions', {});
     expect((await stack.api.get(`/v1/invoices/${draft.id}`)).body.subtotal).toBe(700);
+  });
+
+  it('computes a commitment true-up again on the usage repriced at finalization: never a stale amount', async () => {
+    const meterId = (await stack.api.post('/v1/meters', { name: 'committed calls', event_name: 'committed_call', aggregation: { type: 'COUNT' } })).body.id;
+    const customerId = (await stack.api.post('/v1/customers', { external_customer_id: 'late-commit' })).body.id;
+    const plan = await stack.api.post('/v1/plans', {
+      name: 'Committed',
+      prices: [
+        { type: 'FIXED', currency: 'usd', amount: '49', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ADVANCE' },
+        { type: 'USAGE', currency: 'usd', amount: '0.5', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ARREAR', meter_id: meterId },
+      ],
+    });
+    // October closed with no usage yet: 6000 − 4900 (its ADVANCE charge, billed on the create invoice).
+    const sub = await stack.api.post('/v1/subscriptions', { customer_id: customerId, plan_id: plan.body.id, start_date: '2026-10-01T00:00:00Z', commitment_amount: 6000 });
+    expect(sub.status).toBe(201);
+    const october = async () => {
+      const items = (await stack.api.get(`/v1/invoices?subscription_id=${sub.body.id}`)).body.items as Array<{ id: string; billing_reason: string; status: string; subtotal: number; line_items: Array<{ line_type: string; amount: number }> }>;
+      return items.find((i) => i.billing_reason === 'SUBSCRIPTION_CYCLE')!;
+    };
+    const draft = await october();
+    expect([draft.status, draft.line_items.map((l) => [l.line_type, l.amount])]).toEqual([
+      'draft',
+      [
+        ['CHARGE', 0],
+        ['CHARGE', 4900],
+        ['COMMITMENT_TRUE_UP', 1100],
+      ],
+    ]);
+
+    // 10 calls of October (500) arrive inside the grace window: the true-up falls to 600.
+    const events = Array.from({ length: 10 }, (_, i) => ({ event_id: `late-commit-${i}`, event_name: 'committed_call', external_customer_id: 'late-commit', timestamp: '2026-10-15T00:00:00Z' }));
+    expect((await stack.api.post('/v1/events/bulk', { events })).status).toBe(202);
+    await waitFor(
+      async () => (await stack.api.post(`/v1/meters/${meterId}/usage`, { external_customer_id: 'late-commit', start_time: '2026-10-01T00:00:00Z', end_time: '2026-11-01T00:00:00Z' })).body.value === '10',
+      { timeoutMs: 20_000, what: 'usage 10' },
+    );
+    await new Promise((r) => setTimeout(r, 3_200));
+    await stack.api.post('/v1/cron/bill-subscriptions', {});
+    const final = await october();
+    expect(final.id).toBe(draft.id);
+    expect([final.status, final.subtotal, final.line_items.map((l) => [l.line_type, l.amount])]).toEqual([
+      'finalized',
+      6000,
+      [
+        ['CHARGE', 500],
+        ['CHARGE', 4900],
+        ['COMMITMENT_TRUE_UP', 600],
+      ],
+    ]);
   });
 });

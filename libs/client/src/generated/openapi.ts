@@ -1536,6 +1536,8 @@ export interface components {
                 flat_amount: string | null;
             }[] | null;
             display_name: string | null;
+            parent_price_id: string | null;
+            subscription_id: string | null;
             /** @enum {string} */
             status: "active" | "archived";
             created_at: string;
@@ -1565,6 +1567,17 @@ export interface components {
             cancel_at_period_end: boolean;
             cancelled_at: string | null;
             paused_at: string | null;
+            commitment_amount: number | null;
+            price_overrides: {
+                price_id: string;
+                override_price_id: string;
+                amount: string | null;
+                tiers: {
+                    up_to: string | null;
+                    unit_amount: string;
+                    flat_amount: string | null;
+                }[] | null;
+            }[];
             metadata: {
                 [key: string]: string;
             };
@@ -7358,6 +7371,8 @@ export interface operations {
                      *                 }
                      *               ],
                      *               "display_name": "100",
+                     *               "parent_price_id": "100",
+                     *               "subscription_id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *               "status": "active",
                      *               "created_at": "2026-01-15T10:30:00Z",
                      *               "updated_at": "2026-01-15T10:30:00Z",
@@ -7549,6 +7564,8 @@ export interface operations {
                      *             }
                      *           ],
                      *           "display_name": "100",
+                     *           "parent_price_id": "100",
+                     *           "subscription_id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *           "status": "active",
                      *           "created_at": "2026-01-15T10:30:00Z",
                      *           "updated_at": "2026-01-15T10:30:00Z",
@@ -7708,6 +7725,8 @@ export interface operations {
                      *             }
                      *           ],
                      *           "display_name": "100",
+                     *           "parent_price_id": "100",
+                     *           "subscription_id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *           "status": "active",
                      *           "created_at": "2026-01-15T10:30:00Z",
                      *           "updated_at": "2026-01-15T10:30:00Z",
@@ -7874,6 +7893,8 @@ export interface operations {
                      *             }
                      *           ],
                      *           "display_name": "100",
+                     *           "parent_price_id": "100",
+                     *           "subscription_id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *           "status": "active",
                      *           "created_at": "2026-01-15T10:30:00Z",
                      *           "updated_at": "2026-01-15T10:30:00Z",
@@ -8171,6 +8192,8 @@ export interface operations {
                      *         }
                      *       ],
                      *       "display_name": "100",
+                     *       "parent_price_id": "100",
+                     *       "subscription_id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "status": "active",
                      *       "created_at": "2026-01-15T10:30:00Z",
                      *       "updated_at": "2026-01-15T10:30:00Z",
@@ -8305,6 +8328,8 @@ export interface operations {
                      *         }
                      *       ],
                      *       "display_name": "100",
+                     *       "parent_price_id": "100",
+                     *       "subscription_id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "status": "active",
                      *       "created_at": "2026-01-15T10:30:00Z",
                      *       "updated_at": "2026-01-15T10:30:00Z",
@@ -8516,6 +8541,21 @@ export interface operations {
                      *           "cancel_at_period_end": true,
                      *           "cancelled_at": "2026-01-15T10:30:00Z",
                      *           "paused_at": "2026-01-15T10:30:00Z",
+                     *           "commitment_amount": 1,
+                     *           "price_overrides": [
+                     *             {
+                     *               "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *               "override_price_id": "100",
+                     *               "amount": "100",
+                     *               "tiers": [
+                     *                 {
+                     *                   "up_to": "100",
+                     *                   "unit_amount": "100",
+                     *                   "flat_amount": "100"
+                     *                 }
+                     *               ]
+                     *             }
+                     *           ],
                      *           "metadata": {
                      *             "plan": "pro"
                      *           },
@@ -8620,7 +8660,14 @@ export interface operations {
                  *       "trial_period_days": 14,
                  *       "metadata": {
                  *         "po_number": "PO-1001"
-                 *       }
+                 *       },
+                 *       "commitment_amount": 50000,
+                 *       "price_overrides": [
+                 *         {
+                 *           "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X4",
+                 *           "amount": "39"
+                 *         }
+                 *       ]
                  *     }
                  */
                 "application/json": {
@@ -8649,6 +8696,17 @@ export interface operations {
                     discounts?: {
                         coupon_id?: string;
                         code?: string;
+                    }[];
+                    commitment_amount?: number;
+                    price_overrides?: {
+                        price_id: string;
+                        amount?: string;
+                        tiers?: {
+                            /** @default null */
+                            up_to?: string | null;
+                            unit_amount: string;
+                            flat_amount?: string;
+                        }[];
                     }[];
                 };
             };
@@ -8681,6 +8739,21 @@ export interface operations {
                      *       "cancel_at_period_end": true,
                      *       "cancelled_at": "2026-01-15T10:30:00Z",
                      *       "paused_at": "2026-01-15T10:30:00Z",
+                     *       "commitment_amount": 1,
+                     *       "price_overrides": [
+                     *         {
+                     *           "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "override_price_id": "100",
+                     *           "amount": "100",
+                     *           "tiers": [
+                     *             {
+                     *               "up_to": "100",
+                     *               "unit_amount": "100",
+                     *               "flat_amount": "100"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
                      *       "metadata": {
                      *         "plan": "pro"
                      *       },
@@ -8807,6 +8880,21 @@ export interface operations {
                      *       "cancel_at_period_end": true,
                      *       "cancelled_at": "2026-01-15T10:30:00Z",
                      *       "paused_at": "2026-01-15T10:30:00Z",
+                     *       "commitment_amount": 1,
+                     *       "price_overrides": [
+                     *         {
+                     *           "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "override_price_id": "100",
+                     *           "amount": "100",
+                     *           "tiers": [
+                     *             {
+                     *               "up_to": "100",
+                     *               "unit_amount": "100",
+                     *               "flat_amount": "100"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
                      *       "metadata": {
                      *         "plan": "pro"
                      *       },
@@ -8929,6 +9017,21 @@ export interface operations {
                      *       "cancel_at_period_end": true,
                      *       "cancelled_at": "2026-01-15T10:30:00Z",
                      *       "paused_at": "2026-01-15T10:30:00Z",
+                     *       "commitment_amount": 1,
+                     *       "price_overrides": [
+                     *         {
+                     *           "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "override_price_id": "100",
+                     *           "amount": "100",
+                     *           "tiers": [
+                     *             {
+                     *               "up_to": "100",
+                     *               "unit_amount": "100",
+                     *               "flat_amount": "100"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
                      *       "metadata": {
                      *         "plan": "pro"
                      *       },
@@ -9060,6 +9163,21 @@ export interface operations {
                      *       "cancel_at_period_end": true,
                      *       "cancelled_at": "2026-01-15T10:30:00Z",
                      *       "paused_at": "2026-01-15T10:30:00Z",
+                     *       "commitment_amount": 1,
+                     *       "price_overrides": [
+                     *         {
+                     *           "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "override_price_id": "100",
+                     *           "amount": "100",
+                     *           "tiers": [
+                     *             {
+                     *               "up_to": "100",
+                     *               "unit_amount": "100",
+                     *               "flat_amount": "100"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
                      *       "metadata": {
                      *         "plan": "pro"
                      *       },
@@ -9191,6 +9309,21 @@ export interface operations {
                      *       "cancel_at_period_end": true,
                      *       "cancelled_at": "2026-01-15T10:30:00Z",
                      *       "paused_at": "2026-01-15T10:30:00Z",
+                     *       "commitment_amount": 1,
+                     *       "price_overrides": [
+                     *         {
+                     *           "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "override_price_id": "100",
+                     *           "amount": "100",
+                     *           "tiers": [
+                     *             {
+                     *               "up_to": "100",
+                     *               "unit_amount": "100",
+                     *               "flat_amount": "100"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
                      *       "metadata": {
                      *         "plan": "pro"
                      *       },
@@ -9332,6 +9465,21 @@ export interface operations {
                      *       "cancel_at_period_end": true,
                      *       "cancelled_at": "2026-01-15T10:30:00Z",
                      *       "paused_at": "2026-01-15T10:30:00Z",
+                     *       "commitment_amount": 1,
+                     *       "price_overrides": [
+                     *         {
+                     *           "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "override_price_id": "100",
+                     *           "amount": "100",
+                     *           "tiers": [
+                     *             {
+                     *               "up_to": "100",
+                     *               "unit_amount": "100",
+                     *               "flat_amount": "100"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
                      *       "metadata": {
                      *         "plan": "pro"
                      *       },

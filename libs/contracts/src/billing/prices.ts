@@ -84,7 +84,7 @@ function checkPrice(price: PriceFields, ctx: z.RefinementCtx): void {
 }
 
 /** Tier bounds rise strictly; only the last is open (up_to null), and it must be. */
-function checkTiers(tiers: NonNullable<PriceFields['tiers']>, issue: (path: (string | number)[], message: string) => void): void {
+export function checkTiers(tiers: NonNullable<PriceFields['tiers']>, issue: (path: (string | number)[], message: string) => void): void {
   const last = tiers.length - 1;
   tiers.forEach((tier, i) => {
     if (i === last) {

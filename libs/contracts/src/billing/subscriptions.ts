@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { isoTimestamp, metadataSchema, paginationQuery } from '../common';
 import { subscriptionDiscountsField } from './coupons';
-import { BILLING_PERIODS, currencyCode } from './prices';
+import { amountString, BILLING_PERIODS, checkTiers, currencyCode, tierBody } from './prices';
 
 /** Subscriptions (BILLING.md, Subscriptions): request and response schemas. */
 export const SUBSCRIPTION_STATUSES = ['draft', 'trialing', 'active', 'paused', 'cancelled'] as const;
@@ -10,6 +10,24 @@ export const BILLING_CYCLES = ['anniversary', 'calendar'] as const;
 export const CANCEL_AT = ['immediately', 'end_of_period'] as const;
 
 const id = z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
+
+/**
+ * One price override (BILLING-2.md section 5): a price the subscription bills and its new
+ * `amount` (FLAT_FEE, PACKAGE and FIXED prices) or `tiers` (TIERED ones), exactly one of them;
+ * which one the price takes is checked against the price.
+ */
+export const priceOverrideBody = z
+  .strictObject({
+    price_id: id,
+    amount: amountString.optional(),
+    tiers: z.array(tierBody).min(1, 'needs at least one tier').max(100, 'at most 100 tiers').optional(),
+  })
+  .superRefine((o, ctx) => {
+    if ((o.amount === undefined) === (o.tiers === undefined)) ctx.addIssue({ code: 'custom', path: ['amount'], message: 'exactly one of amount and tiers is required' });
+    if (o.tiers) checkTiers(o.tiers, (path, message) => ctx.addIssue({ code: 'custom', path, message }));
+  })
+  .meta({ examples: [{ price_id: 'price_01JDQ8Z6Y4K2M9N3P5R7T9V1X4', amount: '39' }] });
+export type PriceOverrideBody = z.output<typeof priceOverrideBody>;
 
 export const createSubscriptionBody = z
   .strictObject({
@@ -27,11 +45,25 @@ export const createSubscriptionBody = z
     metadata: metadataSchema.optional(),
     /** Coupons to attach, in this order (BILLING-2.md section 3): they cover the first period, backdated or not. */
     discounts: subscriptionDiscountsField.optional(),
+    /** The minimum each billed period bills, in minor units (BILLING-2.md section 5): a COMMITMENT_TRUE_UP line makes up the difference. */
+    commitment_amount: z
+      .number()
+      .int('must be a whole number of minor units')
+      .min(0, 'must be between 0 and 10^15')
+      .max(1e15, 'must be between 0 and 10^15')
+      .optional(),
+    /** Prices the subscription bills at its own amount or tiers (BILLING-2.md section 5), one each. */
+    price_overrides: z.array(priceOverrideBody).min(1, 'needs at least one override').max(100, 'at most 100 overrides').optional(),
   })
   .superRefine((body, ctx) => {
     if ((body.customer_id === undefined) === (body.external_customer_id === undefined)) {
       ctx.addIssue({ code: 'custom', path: ['customer_id'], message: 'exactly one of customer_id and external_customer_id is required' });
     }
+    const seen = new Set<string>();
+    body.price_overrides?.forEach((o, i) => {
+      if (seen.has(o.price_id)) ctx.addIssue({ code: 'custom', path: ['price_overrides', i, 'price_id'], message: `overrides price ${o.price_id} a second time: one override per price` });
+      seen.add(o.price_id);
+    });
   })
   .meta({
     examples: [
@@ -45,6 +77,8 @@ export const createSubscriptionBody = z
         timezone: 'Europe/Berlin',
         trial_period_days: 14,
         metadata: { po_number: 'PO-1001' },
+        commitment_amount: 50000,
+        price_overrides: [{ price_id: 'price_01JDQ8Z6Y4K2M9N3P5R7T9V1X4', amount: '39' }],
       },
     ],
   });
@@ -84,6 +118,16 @@ export const subscriptionSchema = z.object({
   cancel_at_period_end: z.boolean(),
   cancelled_at: z.string().nullable(),
   paused_at: z.string().nullable(),
+  commitment_amount: z.number().int().nullable(),
+  /** What each override asked (BILLING-2.md section 5): the plan's price, the subscription's own price billed instead, its amount or tiers. */
+  price_overrides: z.array(
+    z.object({
+      price_id: z.string(),
+      override_price_id: z.string(),
+      amount: z.string().nullable(),
+      tiers: z.array(z.object({ up_to: z.string().nullable(), unit_amount: z.string(), flat_amount: z.string().nullable() })).nullable(),
+    }),
+  ),
   metadata: z.record(z.string(), z.string()),
   created_at: z.string(),
   updated_at: z.string(),

@@ -21,6 +21,9 @@ export const priceSchema = z.object({
   tier_mode: z.enum(TIER_MODES).nullable(),
   tiers: z.array(z.object({ up_to: z.string().nullable(), unit_amount: z.string(), flat_amount: z.string().nullable() })).nullable(),
   display_name: z.string().nullable(),
+  /** On a subscription's price override (BILLING-2.md section 5): the plan's price it replaces, and the subscription. */
+  parent_price_id: z.string().nullable(),
+  subscription_id: z.string().nullable(),
   status: z.enum(PRICE_STATUSES),
   created_at: z.string(),
   updated_at: z.string(),

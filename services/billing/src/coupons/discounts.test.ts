@@ -64,6 +64,7 @@ function store(c: Coupon, stored: Array<{ invoiceId: string; periods: Date[]; am
     discountsOfMany: async () => [{ discount, coupon: c }],
     discountsOf: async () => [{ discount, coupon: c }],
     uses: async () => stored.map((s) => ({ ...s, discountId: discount.id })),
+    overridesOf: async () => [],
   } as unknown as CouponStore;
 }
 

@@ -41,7 +41,7 @@ export class InvoiceDiscounts {
 
   /** A subscription's discounts in attach order, with the billed periods they covered. */
   async statesOf(conn: Conn, subscriptionId: string): Promise<DiscountState[]> {
-    const attached = await this.coupons.discountsOf(conn, subscriptionId);
+    const attached = await this.withOverrides(conn, await this.coupons.discountsOf(conn, subscriptionId));
     const uses = await this.usesOf(
       conn,
       attached.map((a) => a.discount.id),
@@ -59,7 +59,10 @@ export class InvoiceDiscounts {
     for (const i of invoices) if (i.subscriptionId) bySubscription.set(i.subscriptionId, [...(bySubscription.get(i.subscriptionId) ?? []), i]);
     const priced = new Map<string, T>();
     // One query for the whole batch: most subscriptions have no discount and cost nothing more.
-    const attached = (await this.coupons.discountsOfMany(conn, [...bySubscription.keys()])).filter((a) => !a.discount.removedAt);
+    const attached = await this.withOverrides(
+      conn,
+      (await this.coupons.discountsOfMany(conn, [...bySubscription.keys()])).filter((a) => !a.discount.removedAt),
+    );
     if (attached.length === 0) return invoices;
     const allUses = await this.usesOf(
       conn,
@@ -113,6 +116,29 @@ export class InvoiceDiscounts {
       states.map((s) => s.discount.id),
     );
     return plan(invoice, states, uses, null).map((p) => p.input);
+  }
+
+  /**
+   * The discounts with each coupon's `applies_to_price_ids` read for its subscription: a price
+   * the subscription bills through an override (ADR 0042) is the override, so a coupon naming a
+   * plan's price covers the lines of the subscription's override of it. One query, only when a
+   * coupon names prices.
+   */
+  private async withOverrides<T extends { discount: { subscriptionId: string }; coupon: Coupon }>(conn: Conn, attached: T[]): Promise<T[]> {
+    const limited = attached.filter((a) => a.coupon.appliesToPriceIds !== null);
+    if (limited.length === 0) return attached;
+    const overrides = await this.coupons.overridesOf(
+      conn,
+      limited.map((a) => a.discount.subscriptionId),
+      limited.flatMap((a) => a.coupon.appliesToPriceIds!),
+    );
+    if (overrides.length === 0) return attached;
+    return attached.map((a) => {
+      const names = a.coupon.appliesToPriceIds;
+      if (names === null) return a;
+      const extra = overrides.filter((o) => o.subscriptionId === a.discount.subscriptionId && names.includes(o.parentPriceId)).map((o) => o.id);
+      return extra.length === 0 ? a : { ...a, coupon: { ...a.coupon, appliesToPriceIds: [...names, ...extra] } };
+    });
   }
 
   private async usesOf(conn: Conn, discountIds: string[]): Promise<Use[]> {

@@ -191,6 +191,19 @@ export class CouponStore {
     return discounts.map((discount) => ({ discount, coupon: coupons.get(discount.couponId)! }));
   }
 
+  /**
+   * The subscriptions' price overrides of `priceIds` (BILLING-2.md section 5, ADR 0042): each
+   * as its subscription, the plan's price it replaces and its own id, in one query.
+   */
+  async overridesOf(conn: Conn, subscriptionIds: string[], priceIds: string[]): Promise<Array<{ subscriptionId: string; parentPriceId: string; id: string }>> {
+    if (subscriptionIds.length === 0 || priceIds.length === 0) return [];
+    const rows = await conn<{ id: string; subscription_id: string; parent_price_id: string }>('prices')
+      .whereIn('subscription_id', [...new Set(subscriptionIds)])
+      .whereIn('parent_price_id', [...new Set(priceIds)])
+      .select('id', 'subscription_id', 'parent_price_id');
+    return rows.map((r) => ({ subscriptionId: r.subscription_id, parentPriceId: r.parent_price_id, id: r.id }));
+  }
+
   async markRemoved(trx: Trx, id: string, now: Date): Promise<void> {
     await trx('subscription_discounts').where({ id }).whereNull('removed_at').update({ removed_at: now });
   }

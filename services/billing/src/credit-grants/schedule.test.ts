@@ -27,6 +27,8 @@ function subscription(overrides: Partial<Subscription>): Subscription {
     cancelAtPeriodEnd: false,
     cancelledAt: null,
     pausedAt: null,
+    commitmentAmount: null,
+    priceOverrides: [],
     metadata: {},
     version: 1,
     createdAt: at('2026-01-31T10:00:00Z'),

@@ -16,6 +16,7 @@ import type { PeriodStep } from '../subscriptions/lifecycle';
 import type { SubscriptionStore } from '../subscriptions/store';
 import { INVOICE_EVENTS, priceInvoice, type Invoice, type InvoiceEventType, type InvoiceLine } from './domain';
 import { cutWindow, invoiceLines, needsUsage, wholeWindow, type ChargeWindow, type UsageByPrice } from './lines';
+import { closingOf, withTrueUps, type Closing, type DraftInvoice } from './commitments';
 import type { InvoiceStore } from './store';
 import { toInvoiceView } from './view';
 
@@ -32,8 +33,8 @@ export interface MakerDeps {
   discounts?: InvoiceDiscounts;
 }
 
-/** An invoice to make, before it is written: the draft and nothing else. */
-export type DraftInvoice = Invoice;
+/** An invoice to make, before it is written: the draft and the period it closes (a commitment's true-up). */
+export type { DraftInvoice };
 
 /**
  * Makes the draft invoices of a subscription's periods and changes (BILLING.md, Invoices):
@@ -71,9 +72,15 @@ export class InvoiceMaker {
     return out;
   }
 
-  /** A draft of `lines`, or undefined when there are none to bill. */
-  draft(s: Subscription, reason: BillingReason, period: Period, lines: InvoiceLine[], now: Date): DraftInvoice | undefined {
-    return lines.length === 0 ? undefined : this.build(s, reason, period, lines, now);
+  /**
+   * A draft of `lines`, or undefined when there are none to bill. A draft closing a period of a
+   * subscription with a commitment (`closing`) is made even without lines: its true-up is
+   * decided when it is written (`withTrueUps`), which drops it if it bills nothing.
+   */
+  draft(s: Subscription, reason: BillingReason, period: Period, lines: InvoiceLine[], now: Date, closing?: Closing): DraftInvoice | undefined {
+    if (lines.length === 0 && !closing) return undefined;
+    const d = this.build(s, reason, period, lines, now);
+    return closing ? { ...d, closing } : d;
   }
 
   private build(s: Subscription, reason: BillingReason, period: Period, lines: InvoiceLine[], now: Date): DraftInvoice {
@@ -149,7 +156,7 @@ export class InvoiceMaker {
         const window = wholeWindow(before, step.closed);
         const usage = await usageOf(before, window);
         const next = after.status === 'active' ? wholeWindow(after, { start: after.currentPeriodStart!, end: after.currentPeriodEnd! }) : null;
-        drafts.push(this.draft(before, 'SUBSCRIPTION_CYCLE', step.closed, invoiceLines(prices, { window, usage }, next), now));
+        drafts.push(this.draft(before, 'SUBSCRIPTION_CYCLE', step.closed, invoiceLines(prices, { window, usage }, next), now, closingOf(before, window)));
       }
       before = after;
     }
@@ -222,7 +229,7 @@ export class InvoiceMaker {
     const window = cutWindow(before, now);
     const usage = await this.usage(before, prices, window, requestId);
     const reason = after.status === 'paused' ? 'SUBSCRIPTION_PAUSE' : 'SUBSCRIPTION_CANCEL';
-    return this.draft(before, reason, { start: window.start, end: window.end }, invoiceLines(prices, { window, usage }, null), now);
+    return this.draft(before, reason, { start: window.start, end: window.end }, invoiceLines(prices, { window, usage }, null), now, closingOf(before, window));
   }
 
   /**
@@ -230,8 +237,9 @@ export class InvoiceMaker {
    * period start, reason) is taken is skipped. Answers how many were written.
    */
   async write(trx: Trx, drafts: DraftInvoice[]): Promise<number> {
-    const written = await this.deps.invoices.insertMany(trx, await this.discounted(trx, drafts));
-    const events = this.draftedEvents(drafts, written);
+    const priced = await this.discounted(trx, drafts);
+    const written = await this.deps.invoices.insertMany(trx, priced);
+    const events = this.draftedEvents(priced, written);
     if (events.length > 0) await outboxInsertMany(trx, TOPICS.billingEvents, events);
     return written.size;
   }
@@ -241,14 +249,17 @@ export class InvoiceMaker {
    * arithmetic: call it in the transaction that writes them, under their subscriptions' row
    * locks, so what earlier invoices took of a discount is known exactly.
    */
-  async discounted(trx: Trx, drafts: DraftInvoice[]): Promise<DraftInvoice[]> {
+  async discounted(trx: Trx, made: DraftInvoice[]): Promise<DraftInvoice[]> {
+    // Commitment true-ups first: a line of the closing invoice, discounted like the others (BILLING-2.md section 0, step 1).
+    const drafts = await withTrueUps(trx, this.deps.invoices, made);
     if (!this.deps.discounts || drafts.length === 0) return drafts;
     return this.deps.discounts.forNew(trx, drafts, (d, inputs) => ({ ...d, ...priceInvoice(d.lines, inputs) }));
   }
 
   /** A preview (the upcoming invoice) with the discounts a new invoice would take now: nothing is stored or used. */
-  async previewDiscounts(draft: DraftInvoice): Promise<DraftInvoice> {
-    if (!this.deps.discounts) return draft;
+  async previewDiscounts(made: DraftInvoice): Promise<DraftInvoice | undefined> {
+    const [draft] = await withTrueUps(this.deps.db, this.deps.invoices, [made]);
+    if (!draft || !this.deps.discounts) return draft;
     const inputs = await this.deps.discounts.forPreview(this.deps.db, draft);
     return inputs.length === 0 ? draft : { ...draft, ...priceInvoice(draft.lines, inputs) };
   }

@@ -56,6 +56,8 @@ function price(cur: string, p: Partial<Price>): Price {
     tierMode: null,
     tiers: null,
     displayName: null,
+    parentPriceId: null,
+    subscriptionId: null,
     status: 'active',
     createdAt: new Date(1_700_000_000_000 + seq),
     updatedAt: new Date(1_700_000_000_000 + seq),

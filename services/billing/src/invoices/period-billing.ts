@@ -8,6 +8,7 @@ import type { SubscriptionStore } from '../subscriptions/store';
 import type { Invoice } from './domain';
 import { invoiceLines, needsUsage, wholeWindow } from './lines';
 import type { InvoiceMaker } from './maker';
+import { trueUpAgain } from './commitments';
 import type { InvoiceStore } from './store';
 
 export interface CatchUp {
@@ -155,7 +156,9 @@ export class PeriodBilling {
       if (!locked || locked.status !== 'draft') return undefined;
       if (locked.frozenAt) return locked;
       const kept = locked.lines.filter((l) => l.priceType !== 'USAGE' || !l.priceId);
-      const lines = [...fresh, ...kept].sort((a, b) => order(locked, a) - order(locked, b)).map((l, position) => ({ ...l, position }));
+      const sorted = [...fresh, ...kept].sort((a, b) => order(locked, a) - order(locked, b)).map((l, position) => ({ ...l, position }));
+      // The commitment's true-up follows the new usage: computed again on the new lines, never kept stale (ADR 0042).
+      const lines = await trueUpAgain(trx, this.invoices, s, locked, sorted);
       const now = this.clock();
       // The discounts it carries, recomputed on the new lines: their stored amounts are replaced, never added to.
       const repriced = { ...(await this.maker.repriced(trx, { ...locked, lines })), frozenAt: now, updatedAt: now };

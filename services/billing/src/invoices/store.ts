@@ -91,6 +91,28 @@ export class InvoiceStore {
     return rows.map((r) => fromRow(r as InvoiceRow, []));
   }
 
+  /**
+   * What each subscription's invoices billed for the periods starting at `periodStarts`
+   * (BILLING-2.md section 5, period charges): the `amount`s of their lines of that period on
+   * invoices not voided, negative lines included, true-ups and the invoices `except` left out.
+   * Keyed `subscriptionId@periodStartMs`; a period without lines is absent (0).
+   */
+  async periodCharges(conn: Conn, subscriptionIds: string[], periodStarts: Date[], except: string[]): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    if (subscriptionIds.length === 0) return out;
+    const rows = await conn('invoice_line_items as l')
+      .join('invoices as i', 'i.id', 'l.invoice_id')
+      .whereIn('i.subscription_id', [...new Set(subscriptionIds)])
+      .whereIn('l.period_start', periodStarts)
+      .whereNot('i.status', 'voided')
+      .whereNot('l.line_type', 'COMMITMENT_TRUE_UP')
+      .modify((q) => (except.length > 0 ? q.whereNotIn('i.id', except) : q))
+      .groupBy('i.subscription_id', 'l.period_start')
+      .select<Array<{ subscription_id: string; period_start: Date; charges: string }>>('i.subscription_id', 'l.period_start', conn.raw('sum(l.amount) as charges'));
+    for (const r of rows) out.set(`${r.subscription_id}@${r.period_start.getTime()}`, Number(r.charges));
+    return out;
+  }
+
   /** The invoice, locked until the transaction ends. */
   async getForUpdate(trx: Trx, id: string): Promise<Invoice | undefined> {
     const row = await trx<InvoiceRow>('invoices').where({ id }).forUpdate().first();

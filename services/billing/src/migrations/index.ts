@@ -13,6 +13,7 @@ import { invoiceArithmeticMigration } from './010-invoice-arithmetic';
 import { creditGrantsMigration } from './011-credit-grants';
 import { couponsMigration } from './012-coupons';
 import { creditNotesMigration } from './013-credit-notes';
+import { commitmentsMigration } from './014-commitments';
 
 export const SCHEMA = 'billing';
 
@@ -31,4 +32,5 @@ export const migrations: Migration[] = [
   creditGrantsMigration(SCHEMA),
   couponsMigration(SCHEMA),
   creditNotesMigration(SCHEMA),
+  commitmentsMigration(SCHEMA),
 ];

@@ -23,9 +23,13 @@ export interface Price {
   tierMode: TierMode | null;
   tiers: Tier[] | null;
   displayName: string | null;
+  /** A subscription's price override (BILLING-2.md section 5): the plan's price it replaces; null on a plan's own price. */
+  parentPriceId: string | null;
+  /** The subscription an override belongs to; null on a plan's own price. */
+  subscriptionId: string | null;
   status: PriceStatus;
   createdAt: Date;
   updatedAt: Date;
 }
 
-export type NewPrice = Omit<Price, 'id' | 'tenantId' | 'environmentId' | 'planId' | 'status' | 'createdAt' | 'updatedAt'>;
+export type NewPrice = Omit<Price, 'id' | 'tenantId' | 'environmentId' | 'planId' | 'parentPriceId' | 'subscriptionId' | 'status' | 'createdAt' | 'updatedAt'>;

@@ -5,7 +5,7 @@ import type { Meters } from '../clients/meters/domain';
 import type { NewPrice, Price } from './domain';
 
 export function priceOf(scope: Scope, planId: string, input: NewPrice, at: Date): Price {
-  return { id: newId('price'), ...scope, planId, ...input, status: 'active', createdAt: at, updatedAt: at };
+  return { id: newId('price'), ...scope, planId, ...input, parentPriceId: null, subscriptionId: null, status: 'active', createdAt: at, updatedAt: at };
 }
 
 /**

@@ -20,6 +20,8 @@ interface PriceRow {
   tier_mode: Price['tierMode'];
   tiers: Array<{ up_to: string | null; unit_amount: string; flat_amount: string | null }> | null;
   display_name: string | null;
+  parent_price_id: string | null;
+  subscription_id: string | null;
   status: Price['status'];
   created_at: Date;
   updated_at: Date;
@@ -44,6 +46,8 @@ function fromRow(r: PriceRow): Price {
     tierMode: r.tier_mode,
     tiers: r.tiers && r.tiers.map((t) => ({ upTo: t.up_to, unitAmount: t.unit_amount, flatAmount: t.flat_amount })),
     displayName: r.display_name,
+    parentPriceId: r.parent_price_id,
+    subscriptionId: r.subscription_id,
     status: r.status,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
@@ -69,6 +73,8 @@ function toRow(p: Price): PriceRow {
     tier_mode: p.tierMode,
     tiers: p.tiers && p.tiers.map((t) => ({ up_to: t.upTo, unit_amount: t.unitAmount, flat_amount: t.flatAmount })),
     display_name: p.displayName,
+    parent_price_id: p.parentPriceId,
+    subscription_id: p.subscriptionId,
     status: p.status,
     created_at: p.createdAt,
     updated_at: p.updatedAt,
@@ -134,11 +140,11 @@ export class PriceStore {
     return out;
   }
 
-  /** The prices of plans, oldest first, keyed by plan id. */
+  /** The prices of plans, oldest first, keyed by plan id: their own, not the subscriptions' overrides. */
   async ofPlans(conn: Conn, scope: Scope, planIds: string[]): Promise<Map<string, Price[]>> {
     const out = new Map<string, Price[]>(planIds.map((id) => [id, []]));
     if (planIds.length === 0) return out;
-    const rows = await scoped(conn, scope).whereIn('plan_id', planIds).orderBy([{ column: 'created_at' }, { column: 'id' }]);
+    const rows = await scoped(conn, scope).whereIn('plan_id', planIds).whereNull('subscription_id').orderBy([{ column: 'created_at' }, { column: 'id' }]);
     for (const row of rows) out.get(row.plan_id)?.push(fromRow(row));
     return out;
   }

@@ -19,6 +19,8 @@ export function toPriceView(p: Price): PriceResponse {
     tier_mode: p.tierMode,
     tiers: p.tiers && p.tiers.map((t) => ({ up_to: t.upTo, unit_amount: t.unitAmount, flat_amount: t.flatAmount })),
     display_name: p.displayName,
+    parent_price_id: p.parentPriceId,
+    subscription_id: p.subscriptionId,
     status: p.status,
     created_at: p.createdAt.toISOString(),
     updated_at: p.updatedAt.toISOString(),

@@ -1,5 +1,6 @@
 import type { SubscriptionStatus, WebhookEventName } from '@billstream/contracts';
 import type { BillingCycle, BillingPeriod } from '../periods';
+import type { PriceOverride } from './price-overrides';
 
 export interface Subscription {
   id: string;
@@ -25,6 +26,10 @@ export interface Subscription {
   cancelAtPeriodEnd: boolean;
   cancelledAt: Date | null;
   pausedAt: Date | null;
+  /** The minimum a period bills, in minor units (BILLING-2.md section 5); null without one. */
+  commitmentAmount: number | null;
+  /** The prices it bills at its own amount or tiers (BILLING-2.md section 5), fixed at its creation. */
+  priceOverrides: PriceOverride[];
   metadata: Record<string, string>;
   version: number;
   createdAt: Date;

@@ -27,6 +27,8 @@ function sub(overrides: Partial<Subscription> = {}): Subscription {
     cancelAtPeriodEnd: false,
     cancelledAt: null,
     pausedAt: null,
+    commitmentAmount: null,
+    priceOverrides: [],
     metadata: {},
     version: 1,
     createdAt: NOW,

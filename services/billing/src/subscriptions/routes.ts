@@ -22,6 +22,12 @@ function newSubscriptionOf(b: CreateSubscriptionBody): NewSubscription {
     draft: b.draft,
     metadata: b.metadata ?? {},
     discounts: b.discounts,
+    commitmentAmount: b.commitment_amount,
+    priceOverrides: b.price_overrides?.map((o) => ({
+      priceId: o.price_id,
+      amount: o.amount,
+      tiers: o.tiers?.map((t) => ({ upTo: t.up_to, unitAmount: t.unit_amount, flatAmount: t.flat_amount ?? null })),
+    })),
   };
 }
 

@@ -17,6 +17,7 @@ import type { SubscriptionGrants } from './grants';
 import type { SubscriptionInvoicing } from './invoicing';
 import { activate, cancel, pause, resume, start, stepsUntil, type Change } from './lifecycle';
 import { termsOf } from './plan-terms';
+import { withOverrides, type PriceOverrideInput } from './price-overrides';
 import type { SubscriptionStore } from './store';
 
 export { announce, subscriptionNotFound };
@@ -39,6 +40,10 @@ export interface NewSubscription {
   metadata: Record<string, string>;
   /** Coupons to attach, in order (BILLING-2.md section 3). */
   discounts?: DiscountRef[];
+  /** The minimum each period bills, in minor units (BILLING-2.md section 5). */
+  commitmentAmount?: number;
+  /** Prices it bills at its own amount or tiers (BILLING-2.md section 5). */
+  priceOverrides?: PriceOverrideInput[];
 }
 
 export class SubscriptionService {
@@ -71,8 +76,11 @@ export class SubscriptionService {
     const active = ((await this.prices.ofPlans(this.db, ctx, [plan.id])).get(plan.id) ?? []).filter((p) => p.status === 'active');
     const terms = termsOf(plan.id, active, input.currency, input.billingPeriod);
     const now = this.clock();
+    const id = newId('subscription');
+    // Refused before anything is read further or written: a price it does not bill, a second override, amount for tiers.
+    const billed = withOverrides(id, terms.prices, input.priceOverrides ?? []);
     const draft: Subscription = {
-      id: newId('subscription'),
+      id,
       tenantId: ctx.tenantId,
       environmentId: ctx.environmentId,
       customerId: customer.id,
@@ -93,6 +101,8 @@ export class SubscriptionService {
       cancelAtPeriodEnd: false,
       cancelledAt: null,
       pausedAt: null,
+      commitmentAmount: input.commitmentAmount ?? null,
+      priceOverrides: billed.overrides,
       metadata: input.metadata,
       version: 1,
       createdAt: now,
@@ -100,13 +110,14 @@ export class SubscriptionService {
     };
     const started = input.draft ? draft : start(draft, input.startDate ?? now, input.startDate ?? now, now);
     const steps = started.status === 'draft' ? [] : stepsUntil(started, now);
-    const invoices = await this.invoicing.forCreate(started, steps, terms.prices, now, ctx.requestId);
+    const invoices = await this.invoicing.forCreate(started, steps, billed.prices, now, ctx.requestId);
     const subscription = steps.at(-1)?.subscription ?? started;
     await this.db.transaction(async (trx) => {
       const locked = await this.plans.getForShare(trx, ctx, input.planId);
       if (!locked) throw planNotFound(input.planId, 'plan_id');
       if (locked.status === 'archived') throw planArchived(locked.id);
-      await this.subscriptions.insert(trx, subscription, terms.prices.map((p) => p.id));
+      await this.prices.insert(trx, billed.made);
+      await this.subscriptions.insert(trx, subscription, billed.prices.map((p) => p.id));
       await announce(trx, ctx, input.draft ? SUBSCRIPTION_EVENTS.draftCreated : SUBSCRIPTION_EVENTS.created, subscription);
       if (input.discounts?.length) {
         if (!this.discounts) throw new ValidationError('Discounts are not available', { field: 'discounts' });

@@ -24,6 +24,8 @@ interface SubscriptionRow {
   cancel_at_period_end: boolean;
   cancelled_at: Date | null;
   paused_at: Date | null;
+  commitment_amount: number | null;
+  price_overrides: Array<{ price_id: string; override_price_id: string; amount: string | null; tiers: Array<{ up_to: string | null; unit_amount: string; flat_amount: string | null }> | null }>;
   metadata: Record<string, string>;
   version: number;
   created_at: Date;
@@ -53,10 +55,27 @@ function fromRow(r: SubscriptionRow): Subscription {
     cancelAtPeriodEnd: r.cancel_at_period_end,
     cancelledAt: r.cancelled_at,
     pausedAt: r.paused_at,
+    commitmentAmount: r.commitment_amount === null ? null : Number(r.commitment_amount),
+    priceOverrides: (r.price_overrides ?? []).map((o) => ({
+      priceId: o.price_id,
+      overridePriceId: o.override_price_id,
+      amount: o.amount,
+      tiers: o.tiers && o.tiers.map((t) => ({ upTo: t.up_to, unitAmount: t.unit_amount, flatAmount: t.flat_amount })),
+    })),
     metadata: r.metadata,
     version: r.version,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
+  };
+}
+
+/** An override as stored and shown (snake case, as the API writes it). */
+export function overrideView(o: Subscription['priceOverrides'][number]) {
+  return {
+    price_id: o.priceId,
+    override_price_id: o.overridePriceId,
+    amount: o.amount,
+    tiers: o.tiers && o.tiers.map((t) => ({ up_to: t.upTo, unit_amount: t.unitAmount, flat_amount: t.flatAmount })),
   };
 }
 
@@ -100,6 +119,8 @@ export class SubscriptionStore {
       timezone: s.timezone,
       trial_period_days: s.trialPeriodDays,
       payment_terms_days: s.paymentTermsDays,
+      commitment_amount: s.commitmentAmount,
+      price_overrides: JSON.stringify(s.priceOverrides.map(overrideView)),
       metadata: JSON.stringify(s.metadata),
       version: s.version,
       created_at: s.createdAt,

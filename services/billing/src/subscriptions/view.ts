@@ -1,5 +1,6 @@
 import type { SubscriptionResponse } from '@billstream/contracts';
 import type { Subscription } from './domain';
+import { overrideView } from './store';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -24,6 +25,8 @@ export function toSubscriptionView(s: Subscription): SubscriptionResponse {
     cancel_at_period_end: s.cancelAtPeriodEnd,
     cancelled_at: iso(s.cancelledAt),
     paused_at: iso(s.pausedAt),
+    commitment_amount: s.commitmentAmount,
+    price_overrides: s.priceOverrides.map(overrideView),
     metadata: s.metadata,
     created_at: s.createdAt.toISOString(),
     updated_at: s.updatedAt.toISOString(),
