@@ -4,26 +4,27 @@ import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { inSpan, startTracing, stopTracing } from '@billstream/observability';
 import { createLogger } from './index';
 
+/** A logger whose JSON lines land in `lines`, parsed (libs/testing's capturingLogger cannot be used here: it imports this package). */
+function capture() {
+  const lines: Array<Record<string, any>> = [];
+  const logger = createLogger({ service: 'test' });
+  logger.clear();
+  logger.add(
+    new winston.transports.Stream({
+      stream: new Writable({
+        write(chunk, _enc, done) {
+          lines.push(JSON.parse(chunk.toString()));
+          done();
+        },
+      }),
+    }),
+  );
+  return { logger, lines };
+}
+
 /** Log lines carry trace_id when written inside a traced span (ADR 0020), and only then. */
 describe('logger trace_id', () => {
   afterEach(() => stopTracing());
-
-  function capture() {
-    const lines: Array<Record<string, unknown>> = [];
-    const logger = createLogger({ service: 'test' });
-    logger.clear();
-    logger.add(
-      new winston.transports.Stream({
-        stream: new Writable({
-          write(chunk, _enc, done) {
-            lines.push(JSON.parse(chunk.toString()));
-            done();
-          },
-        }),
-      }),
-    );
-    return { logger, lines };
-  }
 
   it('adds the active trace id inside a span and nothing outside', async () => {
     startTracing({ exporter: new InMemorySpanExporter(), serviceName: 'test' });
@@ -46,23 +47,6 @@ describe('logger trace_id', () => {
 
 /** Errors in a line's metadata are written with what they carry (ADR 0034); JSON alone writes `{}`. */
 describe('logger errors', () => {
-  function capture() {
-    const lines: Array<Record<string, any>> = [];
-    const logger = createLogger({ service: 'test' });
-    logger.clear();
-    logger.add(
-      new winston.transports.Stream({
-        stream: new Writable({
-          write(chunk, _enc, done) {
-            lines.push(JSON.parse(chunk.toString()));
-            done();
-          },
-        }),
-      }),
-    );
-    return { logger, lines };
-  }
-
   it('writes an error anywhere in the metadata with message, stack, the Postgres fields and the cause chain', () => {
     const { logger, lines } = capture();
     const pg = Object.assign(new Error('duplicate key value violates unique constraint "plans_code_key"'), {
