@@ -24,7 +24,7 @@ const BILLING_LAYERS = [
   ['entitlements'],
   ['invoices'],
   ['payments'],
-  ['credit-notes'],
+  ['credit-notes', 'plan-changes'],
   ['topups', 'renewals', 'unbilled', 'tasks', 'customer-events'],
 ];
 const TEST_FILE = '\\.test\\.ts$';

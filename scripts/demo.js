@@ -10,6 +10,15 @@
  * (the wallets' credits pay the usage lines), records an offline payment for one, then prints
  * invoices, balances, usage and the webhooks it received (signatures checked).
  *
+ * Then this month, for a fourth customer (steps 12-16): a Starter plan whose fee is billed in
+ * advance, subscribed from the first of the month with a 20 % coupon; a credit grant that
+ * creates its PRE_PAID wallet and puts 25 credits in it; an upgrade to Growth today, previewed
+ * then made, whose invoice bills Starter's usage so far, credits Starter's unused days
+ * (PRORATION_CREDIT) and charges Growth's fee for the days left; the invoice finalized (the
+ * grant's credits pay the usage) and paid offline; and a credit note on the paid invoice that
+ * gives the credits and the money back to the wallet. Each figure is checked against the one
+ * computed here from the prices, the coupon and the days left.
+ *
  *   BILLSTREAM_URL      gateway base URL (default http://127.0.0.1:8080)
  *   BILLSTREAM_API_KEY  API key with `*` (default: the key `npm start` keeps in $DATA_DIR/dev-api-key,
  *                       else BILLSTREAM_API_KEY of the .env of `npm run compose:env`)
@@ -184,8 +193,8 @@ function random(seed) {
 }
 
 /** `count` events spread over `period` (last month), each a request with its token count. */
-function usageStream(customers, count, period) {
-  const rnd = random(0xb111);
+function usageStream(customers, count, period, { seed = 0xb111, idPrefix = `demo-${RUN}` } = {}) {
+  const rnd = random(seed);
   const events = [];
   for (let i = 0; i < count; i++) {
     const r = rnd();
@@ -194,7 +203,7 @@ function usageStream(customers, count, period) {
     // Log-normal-ish token counts: most requests are small, a few are large.
     const tokens = Math.max(20, Math.round(Math.exp(5.8 + rnd() * 1.6 + rnd() * 0.8) * (model === 'large' ? 1.5 : 1)));
     events.push({
-      event_id: `demo-${RUN}-${i}`,
+      event_id: `${idPrefix}-${i}`,
       event_name: 'api_request',
       external_customer_id: customer.externalId,
       timestamp: new Date(period.start + Math.floor(rnd() * (period.end - period.start))).toISOString(),
@@ -317,9 +326,14 @@ async function finalizedInvoice(subscriptionId, periodStart) {
   const invoice = list.items.find((i) => Date.parse(i.period_start) === periodStart && i.billing_reason === 'SUBSCRIPTION_CYCLE');
   if (!invoice) throw new Error(`Subscription ${subscriptionId} has no invoice for its first period`);
   if (invoice.status !== 'draft') return invoice;
+  return finalize(invoice, (id) => say(dim(`   (finalized ${id} with POST /v1/invoices/{id}/finalize: this stack holds drafts for BILLING_FINALIZE_DELAY)`)));
+}
+
+/** Finalizes a draft (`onFinalized` told when this call did it); one the period job finalized in between is read again. */
+async function finalize(invoice, onFinalized = () => {}) {
   try {
     const finalized = await billstream.POST('/v1/invoices/{id}/finalize', { ...byId(invoice.id), body: {} });
-    say(dim(`   (finalized ${invoice.id} with POST /v1/invoices/{id}/finalize: this stack holds drafts for BILLING_FINALIZE_DELAY)`));
+    onFinalized(invoice.id);
     return finalized;
   } catch (err) {
     // 400: the period job finalized it in between.
@@ -345,6 +359,289 @@ async function printInvoice(c) {
     const balance = await must('Reading balances', () => billstream.GET('/v1/wallets/{id}/balance', byId(c.wallet.id)));
     say(`     wallet ${c.wallet.id}: ${c.wallet.credit_balance} → ${balance.credit_balance} credits (it pays ${c.wallet.config?.allowed_price_types?.join(', ') ?? 'USAGE'} lines; the fixed fee stays due)`);
   }
+}
+
+// ---------------------------------------------------------------- this month: an upgrade, a coupon, a grant, a credit note
+
+/**
+ * The second story, in the current month: a customer starts it on a small plan whose fee is
+ * billed in advance, with a coupon; a credit grant fills its wallet; today it upgrades, and the
+ * upgrade's invoice bills the old plan's usage so far, credits the unused part of the old fee and
+ * charges the new fee for the days left; the invoice is paid, then partly credited back.
+ */
+const UPGRADER = { key: 'umbrella', name: 'Umbrella Corp', email: 'billing@umbrella.example' };
+const TIERS = {
+  starter: { name: 'Starter', fee: '29', perToken: '0.0001', per1000: '0.10' },
+  growth: { name: 'Growth', fee: '99', perToken: '0.00008', per1000: '0.08' },
+};
+const COUPON_PERCENT = '20';
+const COUPON_MONTHS = 3;
+const GRANT_CREDITS = '25';
+const MID_MONTH_EVENTS = Math.min(EVENT_COUNT, 300);
+const DAY_MS = 86_400_000;
+
+/** The current calendar month in UTC: the period the upgrade happens in. */
+function thisMonth(now) {
+  const d = new Date(now);
+  const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+  const end = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+  return { start, end, name: new Date(start).toLocaleString('en-US', { month: 'long', year: 'numeric', timeZone: 'UTC' }) };
+}
+
+const days = (ms) => (ms / DAY_MS).toFixed(1);
+/** Minor units times a decimal factor, rounded half up (the invoices' rounding, for positive amounts). */
+const times = (minor, factor) => Math.round(Number(minor) * Number(factor));
+
+/** A plan whose fee is billed at the start of each month (ADVANCE) and its tokens at the end (ARREAR). */
+async function createTierPlan(tier, tokensMeter) {
+  const monthly = { currency: 'usd', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY' };
+  const body = {
+    name: `Demo ${tier.name} ${RUN}`,
+    description: `${tier.fee} usd a month billed in advance and ${tier.per1000} usd per 1,000 tokens in arrear`,
+    metadata: { source: 'demo' },
+    prices: [
+      { ...monthly, invoice_cadence: 'ADVANCE', type: 'FIXED', amount: tier.fee, display_name: `${tier.name} fee` },
+      { ...monthly, invoice_cadence: 'ARREAR', type: 'USAGE', amount: tier.perToken, meter_id: tokensMeter.id, display_name: `${tier.name} tokens (${tier.per1000} per 1,000)` },
+    ],
+  };
+  const plan = await must('Creating the plans', () => billstream.POST('/v1/plans', { body }));
+  say(`   ✓ ${plan.id}  ${tier.name}: ${tier.fee} usd a month in advance, ${tier.per1000} usd per 1,000 tokens in arrear`);
+  return plan;
+}
+
+/** The lines of an invoice with their type, proration factor, discount and net amount. */
+function printLines(inv, indent = '     ') {
+  const short = (text) => (text.length > 38 ? `${text.slice(0, 37)}…` : text);
+  const rows = [['description', 'type', 'window', 'factor', 'amount', 'discount', 'net']];
+  for (const l of inv.line_items) {
+    rows.push([
+      short(l.description),
+      l.line_type,
+      l.period_start && l.period_end ? `${day(l.period_start).slice(5)} → ${day(l.period_end).slice(5)}` : '',
+      l.proration_factor ? Number(l.proration_factor).toFixed(4) : '-',
+      usd(l.amount),
+      l.discount_amount ? usd(-l.discount_amount) : '-',
+      usd(l.net_amount),
+    ]);
+  }
+  table(rows, { indent, left: 3 });
+  const totals = [
+    ['subtotal', usd(inv.subtotal)],
+    [`discount (${COUPON_PERCENT} % coupon)`, usd(-inv.total_discount)],
+    ...(inv.excess_credit ? [['excess credit (to the wallet)', usd(inv.excess_credit)]] : []),
+    ...(inv.total_prepaid_credits_applied ? [['prepaid credits applied', usd(-inv.total_prepaid_credits_applied)]] : []),
+    ['total', usd(inv.total)],
+  ];
+  table(totals, { indent });
+}
+
+async function walletOf(customerId) {
+  const wallets = await must('Reading wallets', () => billstream.GET('/v1/customers/{id}/wallets', byId(customerId)));
+  return wallets.items.find((w) => w.wallet_type === 'PRE_PAID' && w.currency === 'usd');
+}
+
+const balanceOf = async (wallet) => (await must('Reading balances', () => billstream.GET('/v1/wallets/{id}/balance', byId(wallet.id)))).credit_balance;
+
+/** Steps 12 to 16; `n` is the first step's number. Each step needs the ones before it. */
+async function midMonthStory(n, meters) {
+  const month = thisMonth(Date.now());
+  const s = { customer: { ...UPGRADER, externalId: `${UPGRADER.key}-${RUN}` } };
+
+  step(n, `${month.name}: ${s.customer.name} on Starter since ${day(new Date(month.start).toISOString())}, with a ${COUPON_PERCENT} % coupon`);
+  const subscribed = await part(async () => {
+    s.coupon = await must('Creating the coupon', () =>
+      billstream.POST('/v1/coupons', {
+        body: {
+          name: `Launch ${COUPON_PERCENT} % off`,
+          code: `LAUNCH${COUPON_PERCENT}-${RUN}`,
+          type: 'PERCENTAGE',
+          percent_off: COUPON_PERCENT,
+          duration: 'REPEATING',
+          duration_in_periods: COUPON_MONTHS,
+          metadata: { source: 'demo' },
+        },
+      }),
+    );
+    say(`   ✓ ${s.coupon.id}  coupon ${s.coupon.code}: ${s.coupon.percent_off} % off the charges of ${COUPON_MONTHS} months`);
+    s.starter = await createTierPlan(TIERS.starter, meters.tokens);
+    s.growth = await createTierPlan(TIERS.growth, meters.tokens);
+    const c = s.customer;
+    const customerBody = { external_customer_id: c.externalId, name: c.name, email: c.email, metadata: { source: 'demo' } };
+    c.id = (await must('Creating customers', () => billstream.POST('/v1/customers', { body: customerBody }))).id;
+    say(`   ✓ ${c.id}  ${c.name} (${c.externalId}), no wallet yet`);
+
+    // This month's usage so far, sent before the upgrade bills it.
+    const usage = { start: month.start, end: Math.max(month.start + 1000, Date.now() - 60_000) };
+    const window = { start_time: new Date(usage.start).toISOString(), end_time: new Date(Date.now()).toISOString() };
+    const events = usageStream([{ ...c, share: 1 }], MID_MONTH_EVENTS, usage, { seed: 0xc0de, idPrefix: `demo-${RUN}-${c.key}` });
+    for (const e of events) await billstream.events.enqueue(e);
+    await billstream.events.flush();
+    if (refusedEvents.length > 0) throw new Error(`Sending usage events: ${refusedEvents.length} refused (${refusedEvents[0]})`);
+    await waitForUsage(meters, [c], window, events.length);
+    c.tokens = (await must('Reading meter usage', () => meterUsage(meters.tokens, c, window))).value;
+    say(`${tty ? '\r' : ''}   ✓ ${grouped(events.length)} requests of ${grouped(c.tokens)} tokens since ${day(window.start_time)}, aggregated            `);
+
+    const body = {
+      customer_id: c.id,
+      plan_id: s.starter.id,
+      start_date: new Date(month.start).toISOString(),
+      billing_cycle: 'calendar',
+      payment_terms_days: PAYMENT_TERMS_DAYS,
+      discounts: [{ coupon_id: s.coupon.id }],
+      metadata: { source: 'demo' },
+    };
+    s.subscription = await must('Creating subscriptions', () => billstream.POST('/v1/subscriptions', { body }));
+    const sub = s.subscription;
+    say(`   ✓ ${sub.id}  ${sub.status} on Starter, period ${day(sub.current_period_start)} → ${day(sub.current_period_end)}`);
+    const list = await must('Listing invoices', () => billstream.GET('/v1/invoices', { params: { query: { subscription_id: sub.id, limit: 10 } } }));
+    s.opening = list.items.find((i) => i.billing_reason !== 'SUBSCRIPTION_UPDATE');
+    const fee = s.opening?.line_items.find((l) => l.price_type === 'FIXED');
+    if (fee) {
+      s.openingFee = fee;
+      say(`   ✓ ${s.opening.invoice_number ?? s.opening.id} (${s.opening.billing_reason}, ${s.opening.status}): the month's Starter fee in advance,`);
+      say(`     ${usd(fee.amount)} − ${usd(fee.discount_amount)} coupon = ${usd(fee.net_amount)}`);
+    }
+    return true;
+  });
+
+  step(n + 1, `A credit grant: ${GRANT_CREDITS} credits a month into ${s.customer.name}'s wallet`);
+  if (!subscribed) say(`   ! skipped: the grant needs the subscription of step ${n}`);
+  if (subscribed)
+    await part(async () => {
+      const body = { subscription_id: s.subscription.id, name: 'Included credits', credits: GRANT_CREDITS, cadence: 'RECURRING', expire_in_days: 45, priority: 1 };
+      s.grant = await must('Creating the credit grant', () => billstream.POST('/v1/credit_grants', { body }));
+      say(`   ✓ ${s.grant.id}  "${s.grant.name}": ${s.grant.credits} credits each month (${s.grant.cadence}), expiring ${s.grant.expire_in_days} days after the month starts`);
+      let app;
+      for (let tries = 0; tries < 20; tries++) {
+        const apps = await must('Reading the grant', () => billstream.GET('/v1/credit_grants/{id}/applications', byId(s.grant.id)));
+        app = apps.items.find((a) => a.status !== 'skipped');
+        if (app?.status === 'applied') break;
+        await sleep(500);
+      }
+      if (!app || app.status !== 'applied') throw new Error(`the grant is not applied yet (${app ? app.status : 'no application'})`);
+      say(`   ✓ ${app.id}  applied for ${day(app.period_start)} → ${day(app.period_end)}: ${app.credits} credits into ${app.wallet_id}`);
+      s.wallet = await walletOf(s.customer.id);
+      const txs = await must('Reading wallet transactions', () => billstream.GET('/v1/wallets/{id}/transactions', byId(s.wallet.id)));
+      const tx = txs.items.find((t) => t.id === app.wallet_transaction_id) ?? txs.items.find((t) => t.transaction_reason === 'SUBSCRIPTION_CREDIT_GRANT');
+      say(`   ✓ ${s.wallet.id}  ${s.wallet.wallet_type} wallet made by the grant: balance ${s.wallet.credit_balance} credits, pays ${s.wallet.config.allowed_price_types.join(', ')} lines`);
+      if (tx) say(`     ${tx.id}  ${tx.type} +${tx.credit_amount}  ${tx.transaction_reason}, expires ${tx.expiry_date ? day(tx.expiry_date) : 'never'}`);
+    });
+
+  const now = Date.now();
+  step(n + 2, `Upgrade to Growth on ${day(new Date(now).toISOString())}, ${days(month.end - now)} of ${days(month.end - month.start)} days left in ${month.name}`);
+  if (!subscribed) say(`   ! skipped: the upgrade needs the subscription of step ${n}`);
+  const upgraded =
+    subscribed &&
+    (await part(async () => {
+      const body = { plan_id: s.growth.id, proration_behavior: 'create_prorations', effective: 'immediately' };
+      const preview = await must('Previewing the change', () => billstream.POST('/v1/subscriptions/{id}/change/preview', { ...byId(s.subscription.id), body }));
+      say(`   ✓ preview at ${preview.subscription.effective_at}: its invoice would be ${usd(preview.invoice?.total ?? 0)} (${preview.invoice?.line_items.length ?? 0} lines); nothing stored`);
+      const change = await must('Changing the plan', () =>
+        billstream.POST('/v1/subscriptions/{id}/change', { ...byId(s.subscription.id), body: { ...body, idempotency_key: `demo-upgrade-${RUN}` } }),
+      );
+      s.subscription = change.subscription;
+      s.invoice = change.invoice;
+      if (!s.invoice) throw new Error('the change made no invoice');
+      const inv = s.invoice;
+      const instant = `${inv.period_end.slice(0, 19)}Z`;
+      say(`   ✓ now on ${s.subscription.plan_id === s.growth.id ? 'Growth' : s.subscription.plan_id}; the change's invoice ${inv.id} (${inv.billing_reason}, ${inv.status}),`);
+      say(`     ${day(inv.period_start)} → ${instant}, the instant of the change:`);
+      printLines(inv);
+
+      // What the lines should be, from the period and the instant of the change.
+      const t = Date.parse(inv.period_end);
+      const s0 = Date.parse(inv.period_start);
+      const left = month.end - t;
+      const credit = inv.line_items.find((l) => l.line_type === 'PRORATION_CREDIT');
+      if (credit && s.openingFee) {
+        const r = s.openingFee.net_amount - s.openingFee.credited_amount;
+        const expected = -Math.min(times(r, credit.proration_factor ?? left / (month.end - s0)), r);
+        say(
+          `     ${credit.amount === expected ? '✓' : '✗'} proration credit ${usd(credit.amount)} = −${usd(r)} (the Starter fee after the coupon) × ${days(left)}/${days(month.end - s0)} days unused`,
+        );
+      }
+      const growthFee = inv.line_items.find((l) => l.line_type === 'CHARGE' && l.price_type === 'FIXED');
+      if (growthFee?.proration_factor) {
+        const expected = times(Number(TIERS.growth.fee) * 100, growthFee.proration_factor);
+        say(`     ${growthFee.amount === expected ? '✓' : '✗'} Growth fee ${usd(growthFee.amount)} = $${TIERS.growth.fee}.00 × ${growthFee.proration_factor} (${days(left)} of ${days(month.end - month.start)} days)`);
+      }
+      const tokens = inv.line_items.find((l) => l.price_type === 'USAGE');
+      if (tokens) say(`     ${tokens.quantity === String(s.customer.tokens) ? '✓' : '✗'} Starter tokens ${grouped(tokens.quantity)} = the Tokens meter's ${grouped(s.customer.tokens)} up to the change`);
+      if (inv.total_discount) {
+        // A coupon takes its share of the charges; the proration credit is of a fee already discounted.
+        const base = inv.line_items.filter((l) => l.line_type === 'CHARGE').reduce((sum, l) => sum + l.amount, 0);
+        const expected = times(base, Number(COUPON_PERCENT) / 100);
+        say(`     ${inv.total_discount === expected ? '✓' : '✗'} coupon ${usd(-inv.total_discount)} = ${COUPON_PERCENT} % of the charges ${usd(base)}`);
+      }
+      return true;
+    }));
+
+  step(n + 3, "Paying the upgrade's invoice: the grant's credits first, the rest offline");
+  if (!upgraded) say(`   ! skipped: nothing to pay without the invoice of step ${n + 2}`);
+  const paid =
+    upgraded &&
+    (await part(async () => {
+      const before = s.wallet ? await balanceOf(s.wallet) : undefined;
+      s.invoice = await finalize(s.invoice);
+      const inv = s.invoice;
+      say(`   ✓ ${inv.invoice_number}: ${inv.status}, ${usd(inv.total_prepaid_credits_applied)} paid by prepaid credits, ${usd(inv.amount_remaining)} due`);
+      if (s.wallet) say(`     wallet ${s.wallet.id}: ${before} → ${await balanceOf(s.wallet)} credits`);
+      if (inv.amount_remaining > 0) {
+        const body = {
+          invoice_id: inv.id,
+          amount: inv.amount_remaining,
+          payment_method_type: 'OFFLINE',
+          reference: `bank transfer for ${inv.invoice_number}`,
+          idempotency_key: `demo-payment-${RUN}-${s.customer.key}`,
+        };
+        const payment = await must('Recording the payment', () => billstream.POST('/v1/payments', { body }));
+        say(`   ✓ ${payment.id}  ${usd(payment.amount)} ${payment.payment_method_type}, ${payment.payment_status}`);
+        s.invoice = await must('Reading invoices', () => billstream.GET('/v1/invoices/{id}', byId(inv.id)));
+      }
+      say(`   ✓ ${s.invoice.invoice_number}: ${s.invoice.status}, paid ${usd(s.invoice.amount_paid)} + credits ${usd(s.invoice.total_prepaid_credits_applied)}, remaining ${usd(s.invoice.amount_remaining)}`);
+      return s.invoice.status === 'paid';
+    }));
+
+  step(n + 4, 'A credit note on the paid invoice: the tokens are on us');
+  if (!paid) say(`   ! skipped: the note needs the paid invoice of step ${n + 3}`);
+  else
+    await part(async () => {
+      const inv = s.invoice;
+      const creditable = (l) => l.net_amount - l.credited_amount;
+      const line = inv.line_items.find((l) => l.price_type === 'USAGE' && creditable(l) > 0) ?? inv.line_items.find((l) => creditable(l) > 0);
+      if (!line) {
+        say('   - nothing on the invoice to credit');
+        return;
+      }
+      const before = s.wallet ? await balanceOf(s.wallet) : '0';
+      const body = {
+        invoice_id: inv.id,
+        reason: 'PRODUCT_UNSATISFACTORY',
+        memo: 'Slow responses this month: the tokens are on us',
+        lines: [{ invoice_line_item_id: line.id, amount: creditable(line) }],
+        refund: 'WALLET',
+        idempotency_key: `demo-credit-note-${RUN}`,
+      };
+      let note = await must('Issuing the credit note', () => billstream.POST('/v1/credit_notes', { body }));
+      for (let tries = 0; note.refund_status === 'pending' && tries < 20; tries++) {
+        await sleep(500);
+        note = await must('Reading the credit note', () => billstream.GET('/v1/credit_notes/{id}', byId(note.id)));
+      }
+      say(`   ✓ ${note.credit_note_number}  ${usd(note.amount)} on "${line.description}" (${note.reason}), refund ${note.refund}, ${note.status}:`);
+      table(
+        [
+          ['lowered what was due', usd(note.pre_payment_amount)],
+          ['credits given back to the wallet', usd(note.wallet_amount)],
+          ['money paid, refunded to the wallet', usd(note.refund_amount)],
+        ],
+        { indent: '     ' },
+      );
+      s.wallet = s.wallet ?? (await walletOf(s.customer.id));
+      const after = s.wallet ? await balanceOf(s.wallet) : '-';
+      say(`   ✓ wallet ${s.wallet?.id}: ${before} → ${after} credits (refund ${note.refund_status}${note.wallet_transaction_id ? `, ${note.wallet_transaction_id}` : ''})`);
+      const again = await must('Reading invoices', () => billstream.GET('/v1/invoices/{id}', byId(inv.id)));
+      say(`   ✓ ${again.invoice_number}: ${again.status}, credit notes after payment ${usd(again.post_payment_credit_notes_amount)}, amount paid still ${usd(again.amount_paid)}`);
+    });
 }
 
 async function main() {
@@ -528,7 +825,13 @@ async function main() {
       table(rows);
     });
 
-    step(12, 'Webhooks received');
+    if (meters) await midMonthStory(12, meters);
+    else {
+      step(12, 'This month: an upgrade, a coupon, a credit grant and a credit note');
+      say('   ! skipped: it needs the meters of step 5');
+    }
+
+    step(17, 'Webhooks received');
     if (!endpoint) {
       say('   - none: no webhook endpoint (see step 2)');
     } else {

@@ -10,13 +10,15 @@ import { startIntegrationStack, type IntegrationStack } from '../support/stack';
 const DEMO = path.resolve(__dirname, '../../scripts/demo.js');
 
 interface Invoice {
+  billing_reason: string;
   status: string;
   invoice_number: string | null;
   subtotal: number;
   total_prepaid_credits_applied: number;
   amount_due: number;
   amount_remaining: number;
-  line_items: Array<{ price_type: string; amount: number; prepaid_credits_applied: number }>;
+  post_payment_credit_notes_amount: number;
+  line_items: Array<{ price_type: string; line_type: string; amount: number; prepaid_credits_applied: number }>;
 }
 
 /** Runs the demo in a child process; the stack lives in this one, so never block its event loop. */
@@ -50,7 +52,7 @@ describe('npm run demo', () => {
     await stack?.stop();
   });
 
-  it('subscribes three customers to a plan, invoices last month with credits on the usage lines, records a payment and receives the invoice webhooks', async () => {
+  it('subscribes three customers to a plan, invoices last month with credits on the usage lines, records a payment, then upgrades a fourth mid-month with a coupon, a credit grant and a credit note, and receives the webhooks', async () => {
     const { code, out } = await runDemo(stack.embedded.url, key);
     const report = `demo output:\n${out}`;
     expect({ code, report }).toMatchObject({ code: 0 });
@@ -63,6 +65,16 @@ describe('npm run demo', () => {
     expect(out.match(/^\s+✓ token line quantity [\d,]+ = the Tokens meter's [\d,]+ for the period$/gm)).toHaveLength(3);
     expect(out).toMatch(/✓ pay_\w+ {2}Acme Corp: \$49\.00 OFFLINE .*succeeded/);
     expect(out).toMatch(/✓ INV-\d{6}-\d{5}: paid, payment succeeded, paid \$49\.00, remaining \$0\.00/);
+    // This month: a coupon, a credit grant in a new wallet, a prorated upgrade, its payment, a credit note.
+    expect(out).toMatch(/✓ coup_\w+ {2}coupon LAUNCH20-\S+: 20 % off/);
+    expect(out).toMatch(/\$29\.00 − \$5\.80 coupon = \$23\.20/);
+    expect(out).toMatch(/✓ cgapp_\w+ {2}applied for .*: 25 credits into wallet_\w+/);
+    expect(out).toMatch(/CREDIT \+25 {2}SUBSCRIPTION_CREDIT_GRANT/);
+    expect(out).toMatch(/✓ proration credit -\$\d+\.\d\d = −\$23\.20 \(the Starter fee after the coupon\)/);
+    expect(out).toMatch(/✓ Growth fee \$\d+\.\d\d = \$99\.00 × 0\.\d+/);
+    expect(out).toMatch(/✓ coupon -\$\d+\.\d\d = 20 % of the charges/);
+    expect(out).toMatch(/✓ INV-\d{6}-\d{5}: paid, paid \$[\d.,]+ \+ credits \$25\.00, remaining \$0\.00/);
+    expect(out).toMatch(/✓ CN-\d{6}-\d{5} {2}\$[\d.,]+ on "Starter tokens/);
     expect(out).toMatch(/every signature valid/);
     for (const name of ['invoice.create.drafted', 'invoice.update.finalized', 'invoice.update.payment', 'payment.success']) {
       expect(out).toMatch(new RegExp(`^\\s+\\d+ {2}${name.replace(/\./g, '\\.')}$`, 'm'));
@@ -71,7 +83,9 @@ describe('npm run demo', () => {
     // What the demo printed is what the stack holds: the usage lines paid by the wallets'
     // credits, the platform fee left due, then paid offline for one customer.
     const tenant = stack.api.withKey(key);
-    const invoices = (await tenant.get('/v1/invoices?limit=100')).body.items as Invoice[];
+    const all = (await tenant.get('/v1/invoices?limit=100')).body.items as Invoice[];
+    // Last month's three; this month's upgrade is checked below.
+    const invoices = all.filter((i) => i.billing_reason === 'SUBSCRIPTION_CYCLE');
     expect(invoices).toHaveLength(3);
     for (const inv of invoices) {
       const usage = inv.line_items.find((l) => l.price_type === 'USAGE')!;
@@ -87,5 +101,11 @@ describe('npm run demo', () => {
       ['finalized', 4900],
       ['paid', 0],
     ]);
+    const upgrades = all.filter((i) => i.billing_reason === 'SUBSCRIPTION_UPDATE');
+    expect(upgrades).toHaveLength(1);
+    const [upgrade] = upgrades;
+    expect(upgrade.status).toBe('paid');
+    expect(upgrade.post_payment_credit_notes_amount).toBeGreaterThan(0);
+    expect(upgrade.line_items.find((l) => l.line_type === 'PRORATION_CREDIT')!.amount).toBeLessThan(0);
   });
 });

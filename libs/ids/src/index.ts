@@ -41,6 +41,7 @@ export const ID_PREFIXES = {
   creditNoteLineItem: 'cnli_',
   coupon: 'coup_',
   discount: 'disc_',
+  subscriptionChange: 'schg_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

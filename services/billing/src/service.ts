@@ -32,6 +32,11 @@ import { CreditNoteService } from './credit-notes/service';
 import { CreditNoteStore } from './credit-notes/store';
 import { InvoiceDiscounts } from './coupons/discounts';
 import { mountCouponRoutes } from './coupons/routes';
+import { ChangeInvoicer } from './plan-changes/invoice';
+import { ExcessCredits } from './invoices/excess-credit';
+import { mountPlanChangeRoutes } from './plan-changes/routes';
+import { PlanChangeService } from './plan-changes/service';
+import { ChangeStore } from './plan-changes/store';
 import { CouponService } from './coupons/service';
 import { CouponStore } from './coupons/store';
 import type { Meters } from './clients/meters/domain';
@@ -117,6 +122,12 @@ export interface BillingServiceHandle extends Service {
   unbilled: UnbilledRefresher;
   /** Credit grants (ADR 0039). */
   creditGrants: CreditGrantService;
+  /** Plan changes (ADR 0043). */
+  planChanges: PlanChangeService;
+  /** Coupons and discounts (ADR 0040). */
+  coupons: CouponService;
+  /** Credit notes (ADR 0041). */
+  creditNotes: CreditNoteService;
 }
 
 const getter = (url: Url) => (typeof url === 'string' ? () => url : url);
@@ -162,18 +173,33 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     finalizeDelayMs: settings.finalizeDelayMs,
     discounts: invoiceDiscounts,
   });
-  const billing = new PeriodBilling(db, subscriptionStore, invoiceStore, maker, clock, published);
   // Credit grants (ADR 0039): subscriptions bind them through the SubscriptionGrants port; the wallet credits them by key.
   const grantStore = new CreditGrantStore();
   const applicationStore = new ApplicationStore();
   const grantApplier = new GrantApplier(db, applicationStore, config.walletCredits ?? httpWallets, logger, clock);
   const grantBinder = new CreditGrantBinder(db, grantStore, applicationStore, subscriptionStore, grantApplier, logger, clock);
+  const billing = new PeriodBilling(db, subscriptionStore, invoiceStore, maker, clock, published, priceStore, grantBinder);
   const coupons = new CouponService(db, couponStore, priceStore, subscriptionStore, invoiceDiscounts, clock, published);
   const creditGrants = new CreditGrantService(db, grantStore, applicationStore, planStore, subscriptionStore, grantBinder, clock);
   const subscriptions = new SubscriptionService(db, subscriptionStore, planStore, priceStore, directory, clock, published, new SubscriptionInvoices(db, maker, billing), grantBinder, coupons);
+  // Plan changes (ADR 0043): one SUBSCRIPTION_UPDATE invoice per change, under the subscription's lock with the swap.
+  const planChanges = new PlanChangeService({
+    db,
+    subscriptions: subscriptionStore,
+    plans: planStore,
+    prices: priceStore,
+    changes: new ChangeStore(),
+    invoices: invoiceStore,
+    invoicer: new ChangeInvoicer(maker, invoiceStore),
+    catchUp: (id, requestId) => billing.catchUp(id, requestId),
+    grants: grantBinder,
+    clock,
+    published,
+  });
   const usage = new UsageService(db, subscriptionStore, priceStore, customerStore, meters, clock);
   const creditNoteStore = new CreditNoteStore();
   const creditNoteIssuer = new CreditNoteIssuer(creditNoteStore, invoiceStore, paymentStore, clock, settings.creditNoteNumberPrefix);
+  const excessCredits = new ExcessCredits(db, config.walletCredits ?? httpWallets, logger, clock);
   const finalizer = new InvoiceFinalizer({
     db,
     invoices: invoiceStore,
@@ -187,6 +213,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     reprice: settings.finalizeDelayMs > 0 ? (draft, requestId) => billing.reprice(draft, requestId) : undefined,
     paid: settlement,
     voidNote: creditNoteIssuer,
+    excess: excessCredits,
   });
   const payments = new PaymentService({ db, invoices: invoiceStore, payments: paymentStore, wallets, logger, clock, published, paid: settlement });
   // Credit notes (ADR 0041): written under the invoice's lock; what goes back to a wallet is credited by key `credit_note:{id}`.
@@ -202,6 +229,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       invoices: invoiceStore,
       completePendingPayments: (scope) => payments.completePending('period-job', scope),
       creditNoteRefunds: (requestId, scope) => creditNotes.retryPending(requestId, scope),
+      excessCredits: (requestId, scope) => excessCredits.retryOwed(requestId, scope),
       settleTopup: (id, requestId) => settlement.settle(id, requestId),
       creditGrants: async (requestId, leaseMs, scope) => (await grantBinder.runOnce(requestId, leaseMs, scope)).applied,
     },
@@ -269,6 +297,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       mountCreditGrantRoutes(a, creditGrants, logger);
       mountCreditNoteRoutes(a, creditNotes, logger);
       mountCouponRoutes(a, coupons, logger);
+      mountPlanChangeRoutes(a, planChanges, logger);
     },
   });
   return {
@@ -290,6 +319,9 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     taskRunner,
     unbilled,
     creditGrants,
+    planChanges,
+    coupons,
+    creditNotes,
     async start() {
       await migrate(db, SCHEMA, migrations);
       accessNotices.start();

@@ -1423,6 +1423,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/subscriptions/{id}/change": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the plan now (one SUBSCRIPTION_UPDATE invoice: the old plan up to now, prorations) or at the period end
+         * @description Needs the `subscriptions:write` permission (or `*`). Served by the billing service.
+         */
+        post: operations["changeSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}/change/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The answer the same change would give now; nothing is stored, debited or published
+         * @description Needs the `subscriptions:read` permission (or `*`). Served by the billing service.
+         */
+        post: operations["previewSubscriptionChange"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscriptions/{id}/pending_change": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Drop the change waiting for the period end
+         * @description Needs the `subscriptions:write` permission (or `*`). Served by the billing service.
+         */
+        delete: operations["cancelPendingChange"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1578,6 +1638,22 @@ export interface components {
                     flat_amount: string | null;
                 }[] | null;
             }[];
+            pending_change: {
+                change_id: string;
+                plan_id: string;
+                /** @enum {string} */
+                billing_period: "DAILY" | "WEEKLY" | "MONTHLY" | "QUARTERLY" | "ANNUAL";
+                /** @enum {string} */
+                proration_behavior: "create_prorations" | "none";
+                /** @enum {string} */
+                effective: "immediately" | "period_end";
+                commitment_amount: number | null;
+                price_overrides: {
+                    price_id: string;
+                    override_price_id: string;
+                }[];
+                effective_at: string;
+            } | null;
             metadata: {
                 [key: string]: string;
             };
@@ -1822,6 +1898,71 @@ export interface components {
             completed_at: string | null;
             tenant_id: string;
             environment_id: string;
+        };
+        SubscriptionChange: {
+            subscription: components["schemas"]["Subscription"];
+            invoice: components["schemas"]["Invoice"] | null;
+        };
+        SubscriptionChangePreview: {
+            subscription: {
+                id: string;
+                customer_id: string;
+                plan_id: string;
+                currency: string;
+                /** @enum {string} */
+                billing_period: "DAILY" | "WEEKLY" | "MONTHLY" | "QUARTERLY" | "ANNUAL";
+                billing_period_count: number;
+                /** @enum {string} */
+                billing_cycle: "anniversary" | "calendar";
+                timezone: string;
+                /** @enum {string} */
+                status: "draft" | "trialing" | "active" | "paused" | "cancelled";
+                start_date: string | null;
+                current_period_start: string | null;
+                current_period_end: string | null;
+                trial_period_days: number | null;
+                trial_end: string | null;
+                payment_terms_days: number;
+                cancel_at_period_end: boolean;
+                cancelled_at: string | null;
+                paused_at: string | null;
+                commitment_amount: number | null;
+                price_overrides: {
+                    price_id: string;
+                    override_price_id: string;
+                    amount: string | null;
+                    tiers: {
+                        up_to: string | null;
+                        unit_amount: string;
+                        flat_amount: string | null;
+                    }[] | null;
+                }[];
+                pending_change: {
+                    change_id: string;
+                    plan_id: string;
+                    /** @enum {string} */
+                    billing_period: "DAILY" | "WEEKLY" | "MONTHLY" | "QUARTERLY" | "ANNUAL";
+                    /** @enum {string} */
+                    proration_behavior: "create_prorations" | "none";
+                    /** @enum {string} */
+                    effective: "immediately" | "period_end";
+                    commitment_amount: number | null;
+                    price_overrides: {
+                        price_id: string;
+                        override_price_id: string;
+                    }[];
+                    effective_at: string;
+                } | null;
+                metadata: {
+                    [key: string]: string;
+                };
+                created_at: string;
+                updated_at: string;
+                tenant_id: string;
+                environment_id: string;
+                effective_at: string;
+            };
+            invoice: components["schemas"]["UpcomingInvoice"] | null;
         };
     };
     responses: never;
@@ -8556,6 +8697,21 @@ export interface operations {
                      *               ]
                      *             }
                      *           ],
+                     *           "pending_change": {
+                     *             "change_id": "100",
+                     *             "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *             "billing_period": "DAILY",
+                     *             "proration_behavior": "create_prorations",
+                     *             "effective": "immediately",
+                     *             "commitment_amount": 1,
+                     *             "price_overrides": [
+                     *               {
+                     *                 "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *                 "override_price_id": "100"
+                     *               }
+                     *             ],
+                     *             "effective_at": "2026-01-15T10:30:00Z"
+                     *           },
                      *           "metadata": {
                      *             "plan": "pro"
                      *           },
@@ -8754,6 +8910,21 @@ export interface operations {
                      *           ]
                      *         }
                      *       ],
+                     *       "pending_change": {
+                     *         "change_id": "100",
+                     *         "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "billing_period": "DAILY",
+                     *         "proration_behavior": "create_prorations",
+                     *         "effective": "immediately",
+                     *         "commitment_amount": 1,
+                     *         "price_overrides": [
+                     *           {
+                     *             "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *             "override_price_id": "100"
+                     *           }
+                     *         ],
+                     *         "effective_at": "2026-01-15T10:30:00Z"
+                     *       },
                      *       "metadata": {
                      *         "plan": "pro"
                      *       },
@@ -8895,6 +9066,21 @@ export interface operations {
                      *           ]
                      *         }
                      *       ],
+                     *       "pending_change": {
+                     *         "change_id": "100",
+                     *         "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "billing_period": "DAILY",
+                     *         "proration_behavior": "create_prorations",
+                     *         "effective": "immediately",
+                     *         "commitment_amount": 1,
+                     *         "price_overrides": [
+                     *           {
+                     *             "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *             "override_price_id": "100"
+                     *           }
+                     *         ],
+                     *         "effective_at": "2026-01-15T10:30:00Z"
+                     *       },
                      *       "metadata": {
                      *         "plan": "pro"
                      *       },
@@ -9032,6 +9218,21 @@ export interface operations {
                      *           ]
                      *         }
                      *       ],
+                     *       "pending_change": {
+                     *         "change_id": "100",
+                     *         "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "billing_period": "DAILY",
+                     *         "proration_behavior": "create_prorations",
+                     *         "effective": "immediately",
+                     *         "commitment_amount": 1,
+                     *         "price_overrides": [
+                     *           {
+                     *             "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *             "override_price_id": "100"
+                     *           }
+                     *         ],
+                     *         "effective_at": "2026-01-15T10:30:00Z"
+                     *       },
                      *       "metadata": {
                      *         "plan": "pro"
                      *       },
@@ -9178,6 +9379,21 @@ export interface operations {
                      *           ]
                      *         }
                      *       ],
+                     *       "pending_change": {
+                     *         "change_id": "100",
+                     *         "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "billing_period": "DAILY",
+                     *         "proration_behavior": "create_prorations",
+                     *         "effective": "immediately",
+                     *         "commitment_amount": 1,
+                     *         "price_overrides": [
+                     *           {
+                     *             "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *             "override_price_id": "100"
+                     *           }
+                     *         ],
+                     *         "effective_at": "2026-01-15T10:30:00Z"
+                     *       },
                      *       "metadata": {
                      *         "plan": "pro"
                      *       },
@@ -9324,6 +9540,21 @@ export interface operations {
                      *           ]
                      *         }
                      *       ],
+                     *       "pending_change": {
+                     *         "change_id": "100",
+                     *         "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "billing_period": "DAILY",
+                     *         "proration_behavior": "create_prorations",
+                     *         "effective": "immediately",
+                     *         "commitment_amount": 1,
+                     *         "price_overrides": [
+                     *           {
+                     *             "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *             "override_price_id": "100"
+                     *           }
+                     *         ],
+                     *         "effective_at": "2026-01-15T10:30:00Z"
+                     *       },
                      *       "metadata": {
                      *         "plan": "pro"
                      *       },
@@ -9480,6 +9711,21 @@ export interface operations {
                      *           ]
                      *         }
                      *       ],
+                     *       "pending_change": {
+                     *         "change_id": "100",
+                     *         "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "billing_period": "DAILY",
+                     *         "proration_behavior": "create_prorations",
+                     *         "effective": "immediately",
+                     *         "commitment_amount": 1,
+                     *         "price_overrides": [
+                     *           {
+                     *             "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *             "override_price_id": "100"
+                     *           }
+                     *         ],
+                     *         "effective_at": "2026-01-15T10:30:00Z"
+                     *       },
                      *       "metadata": {
                      *         "plan": "pro"
                      *       },
@@ -15468,6 +15714,682 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    changeSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The same as the body field `idempotency_key` (same rules); send either or both, and when both, the same key (else 400)
+                 * @example topup-2026-01-15-0001
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @example sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X5",
+                 *       "proration_behavior": "create_prorations",
+                 *       "effective": "immediately",
+                 *       "idempotency_key": "upgrade-acme-42-pro"
+                 *     }
+                 */
+                "application/json": {
+                    plan_id: string;
+                    /** @enum {string} */
+                    billing_period?: "DAILY" | "WEEKLY" | "MONTHLY" | "QUARTERLY" | "ANNUAL";
+                    /**
+                     * @default create_prorations
+                     * @enum {string}
+                     */
+                    proration_behavior?: "create_prorations" | "none";
+                    /**
+                     * @default immediately
+                     * @enum {string}
+                     */
+                    effective?: "immediately" | "period_end";
+                    price_overrides?: {
+                        price_id: string;
+                        amount?: string;
+                        tiers?: {
+                            /** @default null */
+                            up_to?: string | null;
+                            unit_amount: string;
+                            flat_amount?: string;
+                        }[];
+                    }[];
+                    commitment_amount?: number;
+                    idempotency_key?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "subscription": {
+                     *         "id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "currency": "usd",
+                     *         "billing_period": "DAILY",
+                     *         "billing_period_count": 1,
+                     *         "billing_cycle": "anniversary",
+                     *         "timezone": "100",
+                     *         "status": "draft",
+                     *         "start_date": "2026-01-15T10:30:00Z",
+                     *         "current_period_start": "100",
+                     *         "current_period_end": "100",
+                     *         "trial_period_days": 1,
+                     *         "trial_end": "100",
+                     *         "payment_terms_days": 1,
+                     *         "cancel_at_period_end": true,
+                     *         "cancelled_at": "2026-01-15T10:30:00Z",
+                     *         "paused_at": "2026-01-15T10:30:00Z",
+                     *         "commitment_amount": 1,
+                     *         "price_overrides": [
+                     *           {
+                     *             "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *             "override_price_id": "100",
+                     *             "amount": "100",
+                     *             "tiers": [
+                     *               {
+                     *                 "up_to": "100",
+                     *                 "unit_amount": "100",
+                     *                 "flat_amount": "100"
+                     *               }
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "pending_change": {
+                     *           "change_id": "100",
+                     *           "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "billing_period": "DAILY",
+                     *           "proration_behavior": "create_prorations",
+                     *           "effective": "immediately",
+                     *           "commitment_amount": 1,
+                     *           "price_overrides": [
+                     *             {
+                     *               "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *               "override_price_id": "100"
+                     *             }
+                     *           ],
+                     *           "effective_at": "2026-01-15T10:30:00Z"
+                     *         },
+                     *         "metadata": {
+                     *           "plan": "pro"
+                     *         },
+                     *         "created_at": "2026-01-15T10:30:00Z",
+                     *         "updated_at": "2026-01-15T10:30:00Z",
+                     *         "tenant_id": "default",
+                     *         "environment_id": "production"
+                     *       },
+                     *       "invoice": {
+                     *         "id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "invoice_number": "100",
+                     *         "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "subscription_id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "billing_reason": "SUBSCRIPTION_CREATE",
+                     *         "status": "draft",
+                     *         "payment_status": "pending",
+                     *         "currency": "usd",
+                     *         "period_start": "100",
+                     *         "period_end": "100",
+                     *         "due_date": "2026-01-15T10:30:00Z",
+                     *         "overdue": true,
+                     *         "subscription_customer_id": "100",
+                     *         "subtotal": 1,
+                     *         "total_discount": 1,
+                     *         "discounts": [
+                     *           {
+                     *             "discount_id": "100",
+                     *             "amount": 1
+                     *           }
+                     *         ],
+                     *         "excess_credit": 1,
+                     *         "total_prepaid_credits_applied": 1,
+                     *         "total": 1,
+                     *         "pre_payment_credit_notes_amount": 1,
+                     *         "post_payment_credit_notes_amount": 1,
+                     *         "amount_due": 1,
+                     *         "amount_paid": 1,
+                     *         "amount_remaining": 1,
+                     *         "hosted_invoice_url": "100",
+                     *         "invoice_pdf_url": "100",
+                     *         "line_items": [
+                     *           {
+                     *             "id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *             "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *             "price_type": "USAGE",
+                     *             "meter_id": "meter_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *             "description": "Monthly prepaid credits",
+                     *             "quantity": "100",
+                     *             "unit_amount": "100",
+                     *             "line_type": "CHARGE",
+                     *             "amount": 1,
+                     *             "offset_amount": 1,
+                     *             "discount_amount": 1,
+                     *             "net_amount": 1,
+                     *             "credited_amount": 1,
+                     *             "proration_factor": "0.666666666667",
+                     *             "prepaid_credits_applied": 1,
+                     *             "period_start": "100",
+                     *             "period_end": "100"
+                     *           }
+                     *         ],
+                     *         "finalized_at": "2026-01-15T10:30:00Z",
+                     *         "voided_at": "2026-01-15T10:30:00Z",
+                     *         "created_at": "2026-01-15T10:30:00Z",
+                     *         "updated_at": "2026-01-15T10:30:00Z",
+                     *         "tenant_id": "default",
+                     *         "environment_id": "production"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SubscriptionChange"];
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the limit (`validation_error`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    previewSubscriptionChange: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The same as the body field `idempotency_key` (same rules); send either or both, and when both, the same key (else 400)
+                 * @example topup-2026-01-15-0001
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @example sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X5",
+                 *       "proration_behavior": "create_prorations",
+                 *       "effective": "immediately",
+                 *       "idempotency_key": "upgrade-acme-42-pro"
+                 *     }
+                 */
+                "application/json": {
+                    plan_id: string;
+                    /** @enum {string} */
+                    billing_period?: "DAILY" | "WEEKLY" | "MONTHLY" | "QUARTERLY" | "ANNUAL";
+                    /**
+                     * @default create_prorations
+                     * @enum {string}
+                     */
+                    proration_behavior?: "create_prorations" | "none";
+                    /**
+                     * @default immediately
+                     * @enum {string}
+                     */
+                    effective?: "immediately" | "period_end";
+                    price_overrides?: {
+                        price_id: string;
+                        amount?: string;
+                        tiers?: {
+                            /** @default null */
+                            up_to?: string | null;
+                            unit_amount: string;
+                            flat_amount?: string;
+                        }[];
+                    }[];
+                    commitment_amount?: number;
+                    idempotency_key?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "subscription": {
+                     *         "id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "currency": "usd",
+                     *         "billing_period": "DAILY",
+                     *         "billing_period_count": 1,
+                     *         "billing_cycle": "anniversary",
+                     *         "timezone": "100",
+                     *         "status": "draft",
+                     *         "start_date": "2026-01-15T10:30:00Z",
+                     *         "current_period_start": "100",
+                     *         "current_period_end": "100",
+                     *         "trial_period_days": 1,
+                     *         "trial_end": "100",
+                     *         "payment_terms_days": 1,
+                     *         "cancel_at_period_end": true,
+                     *         "cancelled_at": "2026-01-15T10:30:00Z",
+                     *         "paused_at": "2026-01-15T10:30:00Z",
+                     *         "commitment_amount": 1,
+                     *         "price_overrides": [
+                     *           {
+                     *             "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *             "override_price_id": "100",
+                     *             "amount": "100",
+                     *             "tiers": [
+                     *               {
+                     *                 "up_to": "100",
+                     *                 "unit_amount": "100",
+                     *                 "flat_amount": "100"
+                     *               }
+                     *             ]
+                     *           }
+                     *         ],
+                     *         "pending_change": {
+                     *           "change_id": "100",
+                     *           "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "billing_period": "DAILY",
+                     *           "proration_behavior": "create_prorations",
+                     *           "effective": "immediately",
+                     *           "commitment_amount": 1,
+                     *           "price_overrides": [
+                     *             {
+                     *               "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *               "override_price_id": "100"
+                     *             }
+                     *           ],
+                     *           "effective_at": "2026-01-15T10:30:00Z"
+                     *         },
+                     *         "metadata": {
+                     *           "plan": "pro"
+                     *         },
+                     *         "created_at": "2026-01-15T10:30:00Z",
+                     *         "updated_at": "2026-01-15T10:30:00Z",
+                     *         "tenant_id": "default",
+                     *         "environment_id": "production",
+                     *         "effective_at": "2026-01-15T10:30:00Z"
+                     *       },
+                     *       "invoice": {
+                     *         "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "subscription_id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "billing_reason": "SUBSCRIPTION_CREATE",
+                     *         "status": "draft",
+                     *         "payment_status": "pending",
+                     *         "currency": "usd",
+                     *         "period_start": "100",
+                     *         "period_end": "100",
+                     *         "due_date": "2026-01-15T10:30:00Z",
+                     *         "overdue": true,
+                     *         "subscription_customer_id": "100",
+                     *         "subtotal": 1,
+                     *         "total_discount": 1,
+                     *         "discounts": [
+                     *           {
+                     *             "discount_id": "100",
+                     *             "amount": 1
+                     *           }
+                     *         ],
+                     *         "excess_credit": 1,
+                     *         "total_prepaid_credits_applied": 1,
+                     *         "total": 1,
+                     *         "pre_payment_credit_notes_amount": 1,
+                     *         "post_payment_credit_notes_amount": 1,
+                     *         "amount_due": 1,
+                     *         "amount_paid": 1,
+                     *         "amount_remaining": 1,
+                     *         "hosted_invoice_url": "100",
+                     *         "invoice_pdf_url": "100",
+                     *         "line_items": [
+                     *           {
+                     *             "id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *             "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *             "price_type": "USAGE",
+                     *             "meter_id": "meter_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *             "description": "Monthly prepaid credits",
+                     *             "quantity": "100",
+                     *             "unit_amount": "100",
+                     *             "line_type": "CHARGE",
+                     *             "amount": 1,
+                     *             "offset_amount": 1,
+                     *             "discount_amount": 1,
+                     *             "net_amount": 1,
+                     *             "credited_amount": 1,
+                     *             "proration_factor": "0.666666666667",
+                     *             "prepaid_credits_applied": 1,
+                     *             "period_start": "100",
+                     *             "period_end": "100"
+                     *           }
+                     *         ],
+                     *         "tenant_id": "default",
+                     *         "environment_id": "production",
+                     *         "as_of": "100"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SubscriptionChangePreview"];
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the limit (`validation_error`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    cancelPendingChange: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "currency": "usd",
+                     *       "billing_period": "DAILY",
+                     *       "billing_period_count": 1,
+                     *       "billing_cycle": "anniversary",
+                     *       "timezone": "100",
+                     *       "status": "draft",
+                     *       "start_date": "2026-01-15T10:30:00Z",
+                     *       "current_period_start": "100",
+                     *       "current_period_end": "100",
+                     *       "trial_period_days": 1,
+                     *       "trial_end": "100",
+                     *       "payment_terms_days": 1,
+                     *       "cancel_at_period_end": true,
+                     *       "cancelled_at": "2026-01-15T10:30:00Z",
+                     *       "paused_at": "2026-01-15T10:30:00Z",
+                     *       "commitment_amount": 1,
+                     *       "price_overrides": [
+                     *         {
+                     *           "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "override_price_id": "100",
+                     *           "amount": "100",
+                     *           "tiers": [
+                     *             {
+                     *               "up_to": "100",
+                     *               "unit_amount": "100",
+                     *               "flat_amount": "100"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "pending_change": {
+                     *         "change_id": "100",
+                     *         "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "billing_period": "DAILY",
+                     *         "proration_behavior": "create_prorations",
+                     *         "effective": "immediately",
+                     *         "commitment_amount": 1,
+                     *         "price_overrides": [
+                     *           {
+                     *             "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *             "override_price_id": "100"
+                     *           }
+                     *         ],
+                     *         "effective_at": "2026-01-15T10:30:00Z"
+                     *       },
+                     *       "metadata": {
+                     *         "plan": "pro"
+                     *       },
+                     *       "created_at": "2026-01-15T10:30:00Z",
+                     *       "updated_at": "2026-01-15T10:30:00Z",
+                     *       "tenant_id": "default",
+                     *       "environment_id": "production"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Subscription"];
+                };
             };
             /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
             400: {

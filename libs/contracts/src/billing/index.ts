@@ -11,3 +11,4 @@ export * from './entitlements';
 export * from './credit-grants';
 export * from './credit-notes';
 export * from './coupons';
+export * from './plan-changes';

@@ -29,6 +29,7 @@ import { taskRoutes } from './tasks';
 import { creditGrantRoutes } from './credit-grants';
 import { creditNoteRoutes } from './credit-notes';
 import { couponRoutes } from './coupons';
+import { planChangeRoutes } from './plan-changes';
 import { PLAN_STATUSES, planSchema, priceSchema } from './views';
 import {
   billSubscriptionsResultSchema,
@@ -507,4 +508,4 @@ function transition<V extends 'activate' | 'pause' | 'resume'>(verb: V, summary:
   });
 }
 
-export const billingRoutes: RouteDef[] = [...Object.values(billingApi), ...Object.values(invoiceApi), ...Object.values(entitlementApi), ...taskRoutes, ...creditGrantRoutes, ...creditNoteRoutes, ...couponRoutes] as RouteDef[];
+export const billingRoutes: RouteDef[] = [...Object.values(billingApi), ...Object.values(invoiceApi), ...Object.values(entitlementApi), ...taskRoutes, ...creditGrantRoutes, ...creditNoteRoutes, ...couponRoutes, ...planChangeRoutes] as RouteDef[];

@@ -128,6 +128,19 @@ export const subscriptionSchema = z.object({
       tiers: z.array(z.object({ up_to: z.string().nullable(), unit_amount: z.string(), flat_amount: z.string().nullable() })).nullable(),
     }),
   ),
+  /** A change waiting for the end of the current period (BILLING-2.md section 1); null without one. */
+  pending_change: z
+    .object({
+      change_id: z.string(),
+      plan_id: z.string(),
+      billing_period: z.enum(BILLING_PERIODS),
+      proration_behavior: z.enum(['create_prorations', 'none']),
+      effective: z.enum(['immediately', 'period_end']),
+      commitment_amount: z.number().int().nullable(),
+      price_overrides: z.array(z.object({ price_id: z.string(), override_price_id: z.string() })),
+      effective_at: z.string(),
+    })
+    .nullable(),
   metadata: z.record(z.string(), z.string()),
   created_at: z.string(),
   updated_at: z.string(),

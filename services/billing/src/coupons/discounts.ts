@@ -9,7 +9,7 @@ export interface DiscountedInvoice {
   id: string;
   subscriptionId: string | null;
   periodStart: Date | null;
-  lines: ReadonlyArray<{ id: string; lineType: InvoiceLineType; priceId: string | null; periodStart: Date | null }>;
+  lines: ReadonlyArray<{ id: string; lineType: InvoiceLineType; priceId: string | null; periodStart: Date | null; billingPeriodStart?: Date | null }>;
   discounts: readonly DiscountAmount[];
 }
 
@@ -208,8 +208,8 @@ function leftOf(amountOff: number, others: Use[], periods: number[]): number {
   return periods.reduce((sum, p) => sum + Math.max(0, amountOff - (used.get(p) ?? 0)), 0);
 }
 
-function periodOf(invoice: DiscountedInvoice, line: { periodStart: Date | null }): number {
-  return (line.periodStart ?? invoice.periodStart ?? new Date(0)).getTime();
+function periodOf(invoice: DiscountedInvoice, line: { periodStart: Date | null; billingPeriodStart?: Date | null }): number {
+  return (line.billingPeriodStart ?? line.periodStart ?? invoice.periodStart ?? new Date(0)).getTime();
 }
 
 function covers(c: Coupon, line: { lineType: InvoiceLineType; priceId: string | null }): boolean {

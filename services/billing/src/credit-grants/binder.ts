@@ -1,7 +1,7 @@
 import type { Scope } from '@billstream/contracts';
 import type { Db, Trx } from '@billstream/db';
 import { newId } from '@billstream/ids';
-import { exact } from '@billstream/money';
+import { Exact, exact } from '@billstream/money';
 import type { Logger } from '@billstream/logger';
 import type { Subscription } from '../subscriptions/domain';
 import type { SubscriptionGrants } from '../subscriptions/grants';
@@ -9,7 +9,7 @@ import type { SubscriptionStore } from '../subscriptions/store';
 import type { ApplicationStore } from './applications-store';
 import type { GrantApplier } from './applier';
 import { applicationKey, SKIP_REASONS, type Application, type Binding, type CreditGrant } from './domain';
-import { duePeriods } from './schedule';
+import { duePeriods, grantPeriodAt } from './schedule';
 import type { CreditGrantStore } from './store';
 
 const DAY_MS = 86_400_000;
@@ -49,6 +49,32 @@ export class CreditGrantBinder implements SubscriptionGrants {
 
   async changed(trx: Trx, before: Subscription, after: Subscription, now: Date): Promise<void> {
     await this.record(trx, [before, after], now);
+  }
+
+  async planChanged(trx: Trx, before: Subscription, after: Subscription, at: Date, prorate: boolean): Promise<void> {
+    await this.record(trx, [before], at);
+    if (before.planId === after.planId) return;
+    await this.grants.unbindPlan(trx, before.id, before.planId);
+    const ofPlan = await this.grants.activeOfPlanForShare(trx, after, after.planId);
+    await this.grants.insertBindings(trx, after, after.id, ofPlan.map((g) => ({ grantId: g.id, startsFrom: at })), at);
+    const now = this.clock();
+    const made: Application[] = [];
+    for (const grant of ofPlan) {
+      const period = grantPeriodAt(after, grant, at);
+      if (!period) continue;
+      if (grant.cadence === 'ONETIME') {
+        made.push(this.application(grant, after, period, now));
+        const [binding] = (await this.grants.bindingsForUpdate(trx, after.id)).filter((b) => b.grantId === grant.id);
+        if (binding) await this.grants.saveCursor(trx, { ...binding, appliedThrough: period.start, nextDue: null });
+      } else if (prorate && period.start.getTime() < at.getTime()) {
+        // The part of the grant's current period left after the change, 12 decimals, half up (BILLING-2.md section 4).
+        const factor = exact(period.end.getTime() - at.getTime()).div(period.end.getTime() - period.start.getTime()).toDecimalPlaces(12, Exact.ROUND_HALF_UP);
+        const credits = grant.credits.times(factor).toDecimalPlaces(12, Exact.ROUND_HALF_UP);
+        if (credits.gt(0)) made.push({ ...this.application(grant, after, period, now), credits, description: `Credit grant ${grant.name} (${grant.id}) for subscription ${after.id}, prorated x ${factor.toFixed(12)} from ${at.toISOString()}` });
+      }
+    }
+    await this.applications.insertMany(trx, made);
+    await this.record(trx, [after], at);
   }
 
   async settle(scope: Scope, subscriptionId: string, requestId: string): Promise<void> {

@@ -29,6 +29,8 @@ function subscription(overrides: Partial<Subscription>): Subscription {
     pausedAt: null,
     commitmentAmount: null,
     priceOverrides: [],
+    lastChangeAt: null,
+    pendingChange: null,
     metadata: {},
     version: 1,
     createdAt: at('2026-01-31T10:00:00Z'),

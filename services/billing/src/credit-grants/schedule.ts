@@ -77,3 +77,13 @@ export function currentPeriodStart(s: Subscription, grant: GrantRule, now: Date)
   const { periods } = duePeriods(s, { ...grant, cadence: 'RECURRING' }, { startsFrom: null, appliedThrough: null }, now);
   return periods.at(-1)?.start ?? null;
 }
+
+/** The grant's period of the subscription that holds `at` (any status but draft), if one does. */
+export function grantPeriodAt(s: Subscription, grant: GrantRule, at: Date): Period | undefined {
+  const t = at.getTime();
+  for (const p of candidates(s, grant)) {
+    if (p.start.getTime() > t) return undefined;
+    if (p.end.getTime() > t) return p;
+  }
+  return undefined;
+}

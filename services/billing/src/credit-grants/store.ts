@@ -143,6 +143,14 @@ export class CreditGrantStore {
   }
 
   /** The subscription's bindings, locked (after the subscription's row: the order every writer takes). */
+  /** Unbinds the grants of `planId` from the subscription (a change away from the plan); what they gave stays. */
+  async unbindPlan(trx: Trx, subscriptionId: string, planId: string): Promise<void> {
+    await trx('credit_grant_bindings')
+      .where({ subscription_id: subscriptionId })
+      .whereIn('grant_id', trx('credit_grants').select('id').where({ plan_id: planId }))
+      .delete();
+  }
+
   async bindingsForUpdate(trx: Trx, subscriptionId: string): Promise<Binding[]> {
     const rows = await trx<BindingRow>('credit_grant_bindings').where({ subscription_id: subscriptionId }).orderBy('grant_id').forUpdate();
     return rows.map((r) => bindingFromRow(r as BindingRow));

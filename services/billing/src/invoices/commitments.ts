@@ -5,7 +5,7 @@ import { exact, toDecimalString } from '@billstream/money';
 import { billingSchedule, prorationFactor } from '../periods';
 import { roundMinorUnits } from '../pricing';
 import type { Subscription } from '../subscriptions/domain';
-import { priceInvoice, type Invoice, type InvoiceLine } from './domain';
+import { billingPeriodOf, priceInvoice, type Invoice, type InvoiceLine } from './domain';
 import type { ChargeWindow } from './lines';
 import type { InvoiceStore } from './store';
 
@@ -58,7 +58,7 @@ const key = (subscriptionId: string, start: Date) => `${subscriptionId}@${start.
 
 /** The lines of a period's charges: every line of the period but true-ups (negative ones count, BILLING-2.md section 5). */
 function chargesOf(lines: InvoiceLine[], start: Date): number {
-  return lines.filter((l) => l.lineType !== 'COMMITMENT_TRUE_UP' && l.periodStart?.getTime() === start.getTime()).reduce((sum, l) => sum + l.amount, 0);
+  return lines.filter((l) => l.lineType !== 'COMMITMENT_TRUE_UP' && billingPeriodOf(l)?.getTime() === start.getTime()).reduce((sum, l) => sum + l.amount, 0);
 }
 
 function trueUpLine(i: Invoice, closing: Closing, target: number, charges: number, position: number): InvoiceLine {

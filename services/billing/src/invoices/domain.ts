@@ -31,6 +31,13 @@ export interface InvoiceLine {
   prepaidCreditsApplied: number;
   periodStart: Date | null;
   periodEnd: Date | null;
+  /** The billing period the line belongs to when its window is a part of it (a plan change's); absent or null: `periodStart`'s. */
+  billingPeriodStart?: Date | null;
+}
+
+/** The start of the billing period a line belongs to (discounts and commitments count periods by it). */
+export function billingPeriodOf(l: Pick<InvoiceLine, 'periodStart' | 'billingPeriodStart'>): Date | null {
+  return l.billingPeriodStart ?? l.periodStart;
 }
 
 /** A CHARGE line's money before the arithmetic: nothing offset, discounted or credited. */

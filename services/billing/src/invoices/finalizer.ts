@@ -36,6 +36,8 @@ export interface FinalizerDeps {
   paid?: PaidHook;
   /** The INVOICE_VOID credit note of a finalized invoice's void (ADR 0041). */
   voidNote?: VoidCreditNote;
+  /** Credits a finalized invoice's excess credit to the PRE_PAID wallet after the commit (ADR 0043). */
+  excess?: { afterCommit(i: Invoice, requestId: string): Promise<void> };
 }
 
 /** `{prefix}-{YYYYMM, UTC}-{n, 5 digits at least}`. */
@@ -107,6 +109,7 @@ export class InvoiceFinalizer {
     if (wrote) {
       this.deps.published();
       if (invoice.status === 'paid') await this.deps.paid?.afterCommit(invoice, requestId);
+      await this.deps.excess?.afterCommit(invoice, requestId);
     }
     return { invoice, wrote };
   }
@@ -300,6 +303,7 @@ export class InvoiceFinalizer {
     });
     if (saved.length > 0) this.deps.published();
     for (const invoice of saved) if (invoice.status === 'paid') await this.deps.paid?.afterCommit(invoice, requestId);
+    for (const invoice of saved) await this.deps.excess?.afterCommit(invoice, requestId);
     return new Set(saved.map((i) => i.id));
   }
 

@@ -11,6 +11,8 @@ export interface ChargeWindow {
   start: Date;
   end: Date;
   factor?: string;
+  /** The start of the billing period the window is a part of, when it is not its start (a plan change's windows). */
+  billingPeriodStart?: Date;
 }
 
 /** Usage quantities of a window, by price id (decimal strings from the aggregator). */
@@ -40,18 +42,49 @@ export function wholeWindow(s: Subscription, period: Period): ChargeWindow {
   return { start: period.start, end: period.end };
 }
 
-/**
- * The window of the current period cut short at `at` (a pause or an immediate cancel): FIXED
- * charges bill the part's share of the whole period (of the whole calendar period, for a
- * partial first one).
- */
-export function cutWindow(s: Subscription, at: Date): ChargeWindow {
-  const start = s.currentPeriodStart!;
-  const end = s.currentPeriodEnd!;
+/** The length of the current period of `s` starting at `start`, in ms: of the whole calendar period, for a partial first one. */
+function wholeLength(s: Subscription, start: Date, end: Date): number {
   const first = schedule(s).first();
   const whole = first.proration && first.start.getTime() === start.getTime() ? { start: first.proration.wholeStart, end: first.proration.wholeEnd } : { start, end };
-  const part = Math.max(0, Math.min(at.getTime(), end.getTime()) - start.getTime());
-  return { start, end: at, factor: prorationFactor(part, whole.end.getTime() - whole.start.getTime()) };
+  return whole.end.getTime() - whole.start.getTime();
+}
+
+/** Where the current plan's charges of the period start: the last immediate change inside it, else the period start. */
+function segmentStart(s: Subscription, period: Period): Date {
+  const at = s.lastChangeAt?.getTime();
+  return at !== undefined && at > period.start.getTime() && at < period.end.getTime() ? s.lastChangeAt! : period.start;
+}
+
+/** A window [from, to) of the period [start, end) of `s`: FIXED charges bill its share of the whole period. */
+export function partWindow(s: Subscription, period: Period, from: Date, to: Date): ChargeWindow {
+  const part = Math.max(0, Math.min(to.getTime(), period.end.getTime()) - from.getTime());
+  const window: ChargeWindow = { start: from, end: to, factor: prorationFactor(part, wholeLength(s, period.start, period.end)) };
+  return from.getTime() === period.start.getTime() ? window : { ...window, billingPeriodStart: period.start };
+}
+
+/**
+ * The ARREAR window of a closed period: the whole period (`wholeWindow`), or, after an
+ * immediate plan change inside it, the part from the change to the end (BILLING-2.md section 1).
+ */
+export function arrearWindow(s: Subscription, closed: Period): ChargeWindow {
+  const from = segmentStart(s, closed);
+  return from.getTime() === closed.start.getTime() ? wholeWindow(s, closed) : partWindow(s, closed, from, closed.end);
+}
+
+/**
+ * The window of the current period cut short at `at` (a pause or an immediate cancel) that its
+ * lines bill, from the last change inside the period (else its start): FIXED charges bill the
+ * part's share of the whole period (of the whole calendar period, for a partial first one).
+ */
+export function cutWindow(s: Subscription, at: Date): ChargeWindow {
+  const period = { start: s.currentPeriodStart!, end: s.currentPeriodEnd! };
+  return partWindow(s, period, segmentStart(s, period), at);
+}
+
+/** The part of the current period up to `at`, from its start: what a period cut short closes (a commitment's true-up). */
+export function periodCut(s: Subscription, at: Date): ChargeWindow {
+  const period = { start: s.currentPeriodStart!, end: s.currentPeriodEnd! };
+  return partWindow(s, period, period.start, at);
 }
 
 function toLine(position: number, price: Price, amount: LineAmount, window: ChargeWindow): InvoiceLine {
@@ -69,6 +102,7 @@ function toLine(position: number, price: Price, amount: LineAmount, window: Char
     prepaidCreditsApplied: 0,
     periodStart: window.start,
     periodEnd: window.end,
+    ...(window.billingPeriodStart ? { billingPeriodStart: window.billingPeriodStart } : {}),
   };
 }
 

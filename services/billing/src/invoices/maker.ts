@@ -15,7 +15,7 @@ import type { Subscription } from '../subscriptions/domain';
 import type { PeriodStep } from '../subscriptions/lifecycle';
 import type { SubscriptionStore } from '../subscriptions/store';
 import { INVOICE_EVENTS, priceInvoice, type Invoice, type InvoiceEventType, type InvoiceLine } from './domain';
-import { cutWindow, invoiceLines, needsUsage, wholeWindow, type ChargeWindow, type UsageByPrice } from './lines';
+import { arrearWindow, cutWindow, invoiceLines, needsUsage, periodCut, wholeWindow, type ChargeWindow, type UsageByPrice } from './lines';
 import { closingOf, withTrueUps, type Closing, type DraftInvoice } from './commitments';
 import type { InvoiceStore } from './store';
 import { toInvoiceView } from './view';
@@ -48,6 +48,11 @@ export class InvoiceMaker {
   /** The prices a subscription bills (fixed at its creation). */
   async pricesOf(conn: Conn, s: Subscription): Promise<Price[]> {
     return this.deps.prices.ofSubscription(conn, s, s.id);
+  }
+
+  /** Prices by id, of the subscription's tenant and environment (a plan change's new prices). */
+  pricesByIds(conn: Conn, s: Subscription, ids: string[]): Promise<Price[]> {
+    return this.deps.prices.getMany(conn, s, ids);
   }
 
   /** Each usage price's quantity over a window, from the aggregator. */
@@ -136,7 +141,10 @@ export class InvoiceMaker {
    * end starts the first billed period (SUBSCRIPTION_CREATE); a closed period bills its ARREAR
    * charges plus the next period's ADVANCE ones (SUBSCRIPTION_CYCLE), or only the ARREAR ones
    * when the subscription ends with it. `usageOf` gives a closed window's usage (read from the
-   * aggregator by default; the period job's batch passes what it read for many at once).
+   * aggregator by default; the period job's batch passes what it read for many at once). A
+   * step that applies a pending plan change bills the next period with `switched`, the new
+   * plan's prices (BILLING-2.md section 1), as every later step; the closed window's ARREAR
+   * charges count from the last immediate change inside it (`arrearWindow`).
    */
   async forSteps(
     start: Subscription,
@@ -144,21 +152,27 @@ export class InvoiceMaker {
     prices: Price[],
     now: Date,
     requestId: string,
-    usageOf: (before: Subscription, window: ChargeWindow) => Promise<UsageByPrice> | UsageByPrice = (before, window) => this.usage(before, prices, window, requestId),
+    usageOf: (before: Subscription, window: ChargeWindow, prices: Price[]) => Promise<UsageByPrice> | UsageByPrice = (before, window, billed) =>
+      this.usage(before, billed, window, requestId),
+    switched?: Price[],
   ): Promise<DraftInvoice[]> {
     const drafts: Array<DraftInvoice | undefined> = [];
     let before = start;
+    let billed = prices;
     for (const step of steps) {
       const after = step.subscription;
+      const next = step.applied && switched ? switched : billed;
       if (before.status === 'trialing') {
-        if (after.status === 'active') drafts.push(this.advanceInvoice(after, 'SUBSCRIPTION_CREATE', prices, now));
+        if (after.status === 'active') drafts.push(this.advanceInvoice(after, 'SUBSCRIPTION_CREATE', next, now));
       } else {
-        const window = wholeWindow(before, step.closed);
-        const usage = await usageOf(before, window);
-        const next = after.status === 'active' ? wholeWindow(after, { start: after.currentPeriodStart!, end: after.currentPeriodEnd! }) : null;
-        drafts.push(this.draft(before, 'SUBSCRIPTION_CYCLE', step.closed, invoiceLines(prices, { window, usage }, next), now, closingOf(before, window)));
+        const window = arrearWindow(before, step.closed);
+        const usage = await usageOf(before, window, billed);
+        const ahead = after.status === 'active' ? wholeWindow(after, { start: after.currentPeriodStart!, end: after.currentPeriodEnd! }) : null;
+        const lines = [...invoiceLines(billed, { window, usage }, null), ...(ahead ? invoiceLines(next, null, ahead) : [])].map((l, position) => ({ ...l, position }));
+        drafts.push(this.draft(before, 'SUBSCRIPTION_CYCLE', step.closed, lines, now, closingOf(before, wholeWindow(before, step.closed))));
       }
       before = after;
+      billed = next;
     }
     return drafts.filter((d): d is DraftInvoice => d !== undefined);
   }
@@ -229,7 +243,8 @@ export class InvoiceMaker {
     const window = cutWindow(before, now);
     const usage = await this.usage(before, prices, window, requestId);
     const reason = after.status === 'paused' ? 'SUBSCRIPTION_PAUSE' : 'SUBSCRIPTION_CANCEL';
-    return this.draft(before, reason, { start: window.start, end: window.end }, invoiceLines(prices, { window, usage }, null), now, closingOf(before, window));
+    const period = periodCut(before, now);
+    return this.draft(before, reason, { start: period.start, end: period.end }, invoiceLines(prices, { window, usage }, null), now, closingOf(before, period));
   }
 
   /**
@@ -281,7 +296,7 @@ function closedWindows(start: Subscription, steps: PeriodStep[]): Array<{ before
   const out: Array<{ before: Subscription; window: ChargeWindow }> = [];
   let before = start;
   for (const step of steps) {
-    if (before.status !== 'trialing') out.push({ before, window: wholeWindow(before, step.closed) });
+    if (before.status !== 'trialing') out.push({ before, window: arrearWindow(before, step.closed) });
     before = step.subscription;
   }
   return out;

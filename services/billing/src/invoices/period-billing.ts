@@ -6,10 +6,12 @@ import { outboxInsertMany } from '@billstream/outbox';
 import { announce, announcement } from '../subscriptions/events';
 import type { SubscriptionStore } from '../subscriptions/store';
 import type { Invoice } from './domain';
-import { invoiceLines, needsUsage, wholeWindow } from './lines';
+import { invoiceLines, needsUsage, type ChargeWindow } from './lines';
 import type { InvoiceMaker } from './maker';
 import { trueUpAgain } from './commitments';
 import type { InvoiceStore } from './store';
+import type { PriceStore } from '../prices/store';
+import type { SubscriptionGrants } from '../subscriptions/grants';
 
 export interface CatchUp {
   /** Periods the subscription moved through. */
@@ -35,6 +37,9 @@ export class PeriodBilling {
     private readonly maker: InvoiceMaker,
     private readonly clock: () => Date,
     private readonly published: () => void,
+    private readonly prices: PriceStore,
+    /** Credit grants follow a plan change applied at a period end (ADR 0039, 0043). */
+    private readonly grants?: SubscriptionGrants,
   ) {}
 
   async catchUp(id: string, requestId: string): Promise<CatchUp> {
@@ -45,17 +50,25 @@ export class PeriodBilling {
       const steps = stepsUntil(s, now);
       if (steps.length === 0) return { periods: 0, invoices: 0 };
       const prices = await this.maker.pricesOf(this.db, s);
-      const drafts = await this.maker.forSteps(s, steps, prices, now, requestId);
+      // A pending plan change applied at a period end (BILLING-2.md section 1): the next periods bill its prices.
+      const applying = steps.find((st) => st.applied);
+      const switched = applying ? await this.prices.getMany(this.db, s, applying.applied!.priceIds) : undefined;
+      const drafts = await this.maker.forSteps(s, steps, prices, now, requestId, undefined, switched);
       const done = await this.db.transaction(async (trx) => {
         const locked = await this.subscriptions.getForUpdate(trx, s, id);
         if (!locked || locked.version !== s.version) return undefined;
         const last = steps.at(-1)!;
         const saved = await this.subscriptions.save(trx, last.subscription);
         await announce(trx, { tenantId: s.tenantId, environmentId: s.environmentId, actor: 'system' }, last.event, saved);
+        if (applying) {
+          await this.subscriptions.replacePrices(trx, s.id, applying.applied!.priceIds);
+          await this.grants?.planChanged(trx, s, applying.subscription, applying.closed.end, false);
+        }
         return { periods: steps.length, invoices: await this.maker.write(trx, drafts) };
       });
       if (done) {
         this.published();
+        if (applying) await this.grants?.settle(s, s.id, requestId);
         return done;
       }
     }
@@ -74,7 +87,10 @@ export class PeriodBilling {
     const alone = new Set<string>();
     try {
       const now = this.clock();
-      const due = (await this.subscriptions.getByIds(this.db, ids)).map((s) => ({ s, steps: stepsUntil(s, now) })).filter((d) => d.steps.length > 0);
+      const all = (await this.subscriptions.getByIds(this.db, ids)).map((s) => ({ s, steps: stepsUntil(s, now) })).filter((d) => d.steps.length > 0);
+      // A pending plan change to apply takes the one-by-one path (its new prices, its grants).
+      for (const d of all) if (d.steps.some((st) => st.applied)) alone.add(d.s.id);
+      const due = all.filter((d) => !alone.has(d.s.id));
       const prices = await this.maker.pricesOfMany(this.db, due.map((d) => d.s));
       const work = due.map((d) => ({ ...d, prices: prices.get(d.s.id) ?? [] }));
       const { lookup, missing } = await this.maker.usageOfMany(work, requestId);
@@ -146,11 +162,19 @@ export class PeriodBilling {
     if (!draft.subscriptionId || !draft.periodStart || !draft.periodEnd || !draft.lines.some((l) => l.priceType === 'USAGE')) return draft;
     const s = await this.subscriptions.getById(this.db, draft.subscriptionId);
     if (!s) return draft;
-    const prices = await this.maker.pricesOf(this.db, s);
+    // The prices and the window the draft's usage lines billed (a plan change since moved the subscription to other prices).
+    const usageLines = draft.lines.filter((l) => l.priceType === 'USAGE' && l.priceId);
+    const first = usageLines[0];
+    if (!first) return draft;
+    const prices = await this.prices.getMany(this.db, s, [...new Set(usageLines.map((l) => l.priceId!))]);
     if (!needsUsage(prices)) return draft;
-    const window = { start: draft.periodStart, end: draft.periodEnd };
+    const window: ChargeWindow = {
+      start: first.periodStart ?? draft.periodStart,
+      end: first.periodEnd ?? draft.periodEnd,
+      ...(first.billingPeriodStart ? { billingPeriodStart: first.billingPeriodStart } : {}),
+    };
     const usage = await this.maker.usage(s, prices, window, requestId);
-    const fresh = invoiceLines(prices, { window: wholeWindow(s, window), usage }, null).filter((l) => l.priceType === 'USAGE');
+    const fresh = invoiceLines(prices, { window, usage }, null).filter((l) => l.priceType === 'USAGE');
     return this.db.transaction(async (trx) => {
       const locked = await this.invoices.getForUpdate(trx, draft.id);
       if (!locked || locked.status !== 'draft') return undefined;

@@ -69,6 +69,7 @@ export interface LineRow {
   prepaid_credits_applied: number | string;
   period_start: Date | null;
   period_end: Date | null;
+  billing_period_start?: Date | null;
 }
 
 export function lineFromRow(r: LineRow): InvoiceLine {
@@ -91,6 +92,7 @@ export function lineFromRow(r: LineRow): InvoiceLine {
     prepaidCreditsApplied: Number(r.prepaid_credits_applied),
     periodStart: r.period_start,
     periodEnd: r.period_end,
+    ...(r.billing_period_start ? { billingPeriodStart: r.billing_period_start } : {}),
   };
 }
 
@@ -210,5 +212,6 @@ export function lineRow(invoiceId: string, l: InvoiceLine) {
     prepaid_credits_applied: l.prepaidCreditsApplied,
     period_start: l.periodStart,
     period_end: l.periodEnd,
+    billing_period_start: l.billingPeriodStart ?? null,
   };
 }

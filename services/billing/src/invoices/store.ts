@@ -103,14 +103,50 @@ export class InvoiceStore {
     const rows = await conn('invoice_line_items as l')
       .join('invoices as i', 'i.id', 'l.invoice_id')
       .whereIn('i.subscription_id', [...new Set(subscriptionIds)])
-      .whereIn('l.period_start', periodStarts)
+      .whereRaw('COALESCE(l.billing_period_start, l.period_start) = ANY(?)', [periodStarts])
       .whereNot('i.status', 'voided')
       .whereNot('l.line_type', 'COMMITMENT_TRUE_UP')
       .modify((q) => (except.length > 0 ? q.whereNotIn('i.id', except) : q))
-      .groupBy('i.subscription_id', 'l.period_start')
-      .select<Array<{ subscription_id: string; period_start: Date; charges: string }>>('i.subscription_id', 'l.period_start', conn.raw('sum(l.amount) as charges'));
+      .groupBy('i.subscription_id', conn.raw('COALESCE(l.billing_period_start, l.period_start)'))
+      .select<Array<{ subscription_id: string; period_start: Date; charges: string }>>(
+        'i.subscription_id',
+        conn.raw('COALESCE(l.billing_period_start, l.period_start) AS period_start'),
+        conn.raw('sum(l.amount) as charges'),
+      );
     for (const r of rows) out.set(`${r.subscription_id}@${r.period_start.getTime()}`, Number(r.charges));
     return out;
+  }
+
+  /**
+   * The FIXED CHARGE lines of the subscription's invoices not voided whose window is exactly
+   * [start, end): the ADVANCE charges a plan change at a time inside it credits back (BILLING-2.md
+   * section 1). Their invoices are locked (a credit note waits), in id order.
+   */
+  async linesCovering(trx: Trx, subscriptionId: string, start: Date, end: Date): Promise<InvoiceLine[]> {
+    const ids = await trx('invoices as i')
+      .join('invoice_line_items as l', 'l.invoice_id', 'i.id')
+      .where({ 'i.subscription_id': subscriptionId, 'l.line_type': 'CHARGE', 'l.price_type': 'FIXED', 'l.period_start': start, 'l.period_end': end })
+      .whereNot('i.status', 'voided')
+      .distinct('i.id')
+      .pluck('i.id');
+    if (ids.length === 0) return [];
+    const locked = await trx('invoices').whereIn('id', ids).whereNot('status', 'voided').orderBy('id').forUpdate().pluck('id');
+    if (locked.length === 0) return [];
+    const rows = await trx<LineRow>('invoice_line_items')
+      .whereIn('invoice_id', locked)
+      .where({ line_type: 'CHARGE', price_type: 'FIXED', period_start: start, period_end: end })
+      .orderBy([{ column: 'invoice_id' }, { column: 'position' }]);
+    return rows.map(lineFromRow);
+  }
+
+  /** Adds to lines' `credited_amount` (a plan change's proration credits), in one statement. */
+  async addCredited(trx: Trx, credits: Array<{ lineId: string; amount: number }>): Promise<void> {
+    if (credits.length === 0) return;
+    await trx.raw(
+      `UPDATE invoice_line_items l SET credited_amount = l.credited_amount + v.amount
+         FROM (SELECT unnest(?::text[]) AS id, unnest(?::bigint[]) AS amount) v WHERE l.id = v.id`,
+      [credits.map((c) => c.lineId), credits.map((c) => c.amount)],
+    );
   }
 
   /** The invoice, locked until the transaction ends. */

@@ -32,7 +32,9 @@ export class UpcomingInvoices {
     const asOf = this.clock();
     const step = nextStep(s, s.currentPeriodEnd)!;
     const prices = await this.maker.pricesOf(this.db, s);
-    const [made] = await this.maker.forSteps(s, [step], prices, asOf, requestId);
+    // A pending plan change shows the next period on its prices (BILLING-2.md section 1).
+    const switched = step.applied ? await this.maker.pricesByIds(this.db, s, step.applied.priceIds) : undefined;
+    const [made] = await this.maker.forSteps(s, [step], prices, asOf, requestId, undefined, switched);
     const draft = made && (await this.maker.previewDiscounts(made));
     if (!draft) {
       const period = { start: s.currentPeriodStart!, end: s.currentPeriodEnd };

@@ -14,6 +14,7 @@ import { creditGrantsMigration } from './011-credit-grants';
 import { couponsMigration } from './012-coupons';
 import { creditNotesMigration } from './013-credit-notes';
 import { commitmentsMigration } from './014-commitments';
+import { planChangesMigration } from './015-plan-changes';
 
 export const SCHEMA = 'billing';
 
@@ -33,4 +34,5 @@ export const migrations: Migration[] = [
   couponsMigration(SCHEMA),
   creditNotesMigration(SCHEMA),
   commitmentsMigration(SCHEMA),
+  planChangesMigration(SCHEMA),
 ];

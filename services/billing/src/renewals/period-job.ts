@@ -54,6 +54,8 @@ export interface PeriodJobParts {
   creditGrants?: (requestId: string, leaseMs: number, scope?: Scope) => Promise<number>;
   /** Credit notes (ADR 0041): credits the wallets of notes a wallet outage or a crash left `refund_status: pending`. */
   creditNoteRefunds?: (requestId: string, scope?: Scope) => Promise<number>;
+  /** Excess credits (ADR 0043): credits the wallets of finalized invoices whose excess credit a wallet outage or a crash left owed. */
+  excessCredits?: (requestId: string, scope?: Scope) => Promise<number>;
 }
 
 /**
@@ -171,6 +173,7 @@ export class PeriodJob {
     }
     if (this.parts.completePendingPayments) await this.parts.completePendingPayments(scope);
     if (this.parts.creditNoteRefunds) await this.parts.creditNoteRefunds(requestId, scope);
+    if (this.parts.excessCredits) await this.parts.excessCredits(requestId, scope);
     // After the subscriptions' periods moved: grant periods follow the same anchors.
     if (this.parts.creditGrants) result.credit_grants_applied = await this.parts.creditGrants(requestId, lease, scope);
     await this.drain(

@@ -2,6 +2,35 @@ import type { SubscriptionStatus, WebhookEventName } from '@billstream/contracts
 import type { BillingCycle, BillingPeriod } from '../periods';
 import type { PriceOverride } from './price-overrides';
 
+/** What a plan change asked (BILLING-2.md section 1), as the subscription shows it in `pending_change`. */
+export interface ChangeRequest {
+  planId: string;
+  billingPeriod?: BillingPeriod;
+  prorationBehavior: ProrationBehavior;
+  effective: ChangeEffective;
+  priceOverrides?: Array<{ priceId: string; amount?: string; tiers?: Array<{ upTo: string | null; unitAmount: string; flatAmount: string | null }> }>;
+  commitmentAmount?: number;
+}
+
+export type ProrationBehavior = 'create_prorations' | 'none';
+export type ChangeEffective = 'immediately' | 'period_end';
+
+/**
+ * A change at the end of the current period, resolved when it was asked: the plan's prices it
+ * will bill (the subscription's own override prices made then), its billing period, and when.
+ */
+export interface PendingChange {
+  changeId: string;
+  request: ChangeRequest;
+  planId: string;
+  billingPeriod: BillingPeriod;
+  billingPeriodCount: number;
+  priceIds: string[];
+  priceOverrides: PriceOverride[];
+  commitmentAmount: number | null;
+  effectiveAt: Date;
+}
+
 export interface Subscription {
   id: string;
   tenantId: string;
@@ -30,6 +59,10 @@ export interface Subscription {
   commitmentAmount: number | null;
   /** The prices it bills at its own amount or tiers (BILLING-2.md section 5), fixed at its creation. */
   priceOverrides: PriceOverride[];
+  /** The last immediate plan change inside the current period (BILLING-2.md section 1); null once a new period starts. Its ARREAR charges and usage count from here. */
+  lastChangeAt: Date | null;
+  /** A change waiting for the end of the current period; null without one. */
+  pendingChange: PendingChange | null;
   metadata: Record<string, string>;
   version: number;
   createdAt: Date;
@@ -64,3 +97,10 @@ export interface SubscriptionListQuery {
 }
 
 export type CancelAt = 'immediately' | 'end_of_period';
+
+/** Where the current plan's usage of the current period counts from: the last immediate change inside it, else the period start. */
+export function currentPlanSince(s: Pick<Subscription, 'currentPeriodStart' | 'currentPeriodEnd' | 'lastChangeAt'>): Date | null {
+  const at = s.lastChangeAt?.getTime();
+  if (at === undefined || !s.currentPeriodStart || !s.currentPeriodEnd) return s.currentPeriodStart;
+  return at > s.currentPeriodStart.getTime() && at < s.currentPeriodEnd.getTime() ? s.lastChangeAt : s.currentPeriodStart;
+}

@@ -12,6 +12,13 @@ export interface SubscriptionGrants {
   created(trx: Trx, subscription: Subscription, now: Date): Promise<void>;
   /** A transition: records the applications due up to now, before it (a pause or cancel stops them) and after it (an activation or resume starts them). */
   changed(trx: Trx, before: Subscription, after: Subscription, now: Date): Promise<void>;
+  /**
+   * A plan change at `at` (BILLING-2.md sections 1 and 4): the periods due under the old plan are
+   * recorded, the plan's grants left stop, the new plan's bind from `at` (ONETIME ones apply at
+   * once); with `prorate`, each RECURRING one grants its credits x the part of its current period
+   * left, at once.
+   */
+  planChanged(trx: Trx, before: Subscription, after: Subscription, at: Date, prorate: boolean): Promise<void>;
   /** After the commit: credits the subscription's pending applications now; what fails stays pending for the period job. */
   settle(scope: Scope, subscriptionId: string, requestId: string): Promise<void>;
 }

@@ -29,6 +29,8 @@ function sub(overrides: Partial<Subscription> = {}): Subscription {
     pausedAt: null,
     commitmentAmount: null,
     priceOverrides: [],
+    lastChangeAt: null,
+    pendingChange: null,
     metadata: {},
     version: 1,
     createdAt: NOW,

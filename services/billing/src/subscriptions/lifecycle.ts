@@ -1,6 +1,6 @@
 import { ValidationError } from '@billstream/errors';
 import { billingSchedule, type Period } from '../periods';
-import { SUBSCRIPTION_EVENTS, type CancelAt, type Subscription, type SubscriptionEventType } from './domain';
+import { SUBSCRIPTION_EVENTS, type CancelAt, type PendingChange, type Subscription, type SubscriptionEventType } from './domain';
 
 /**
  * The subscription state machine (BILLING.md, Subscriptions) as pure functions: each takes a
@@ -15,6 +15,8 @@ export interface Change {
 /** A period the subscription left: where the invoice of its ARREAR charges (issue #13) will be made. */
 export interface PeriodStep extends Change {
   closed: Period;
+  /** The pending plan change this step applies (BILLING-2.md section 1): the next period bills its prices. */
+  applied?: PendingChange;
 }
 
 const DAY_MS = 86_400_000;
@@ -34,9 +36,9 @@ function scheduleFrom(s: Subscription, anchor: Date) {
 }
 
 /** Periods anchored at `anchor`, the first one current. */
-function runFrom(s: Subscription, anchor: Date, at: Date): Subscription {
+export function runFrom(s: Subscription, anchor: Date, at: Date): Subscription {
   const first = scheduleFrom(s, anchor).first();
-  return { ...s, status: 'active', billingAnchor: anchor, currentPeriodStart: first.start, currentPeriodEnd: first.end, updatedAt: at };
+  return { ...s, status: 'active', billingAnchor: anchor, currentPeriodStart: first.start, currentPeriodEnd: first.end, lastChangeAt: null, updatedAt: at };
 }
 
 /**
@@ -85,12 +87,12 @@ export function cancel(s: Subscription, now: Date, when: CancelAt): Change {
   if (when === 'end_of_period') {
     if (s.status !== 'active' && s.status !== 'trialing') throw illegal(s, 'cancel at the end of the period');
     if (s.cancelAtPeriodEnd) throw illegal(s, 'cancel at the end of the period again');
-    return { subscription: { ...s, cancelAtPeriodEnd: true, updatedAt: now }, event: SUBSCRIPTION_EVENTS.updated };
+    return { subscription: { ...s, cancelAtPeriodEnd: true, pendingChange: null, updatedAt: now }, event: SUBSCRIPTION_EVENTS.updated };
   }
   if (s.status === 'cancelled') throw illegal(s, 'cancel');
   const running = s.status === 'active' || s.status === 'trialing';
   return {
-    subscription: { ...s, status: 'cancelled', cancelledAt: now, currentPeriodEnd: running ? now : s.currentPeriodEnd, updatedAt: now },
+    subscription: { ...s, status: 'cancelled', cancelledAt: now, currentPeriodEnd: running ? now : s.currentPeriodEnd, pendingChange: null, updatedAt: now },
     event: SUBSCRIPTION_EVENTS.cancelled,
   };
 }
@@ -105,13 +107,37 @@ export function nextStep(s: Subscription, now: Date): PeriodStep | undefined {
   if (s.currentPeriodEnd.getTime() > now.getTime()) return undefined;
   const closed: Period = { start: s.currentPeriodStart, end: s.currentPeriodEnd };
   if (s.cancelAtPeriodEnd) {
-    return { subscription: { ...s, status: 'cancelled', cancelledAt: closed.end, updatedAt: now }, event: SUBSCRIPTION_EVENTS.cancelled, closed };
+    return { subscription: { ...s, status: 'cancelled', cancelledAt: closed.end, pendingChange: null, updatedAt: now }, event: SUBSCRIPTION_EVENTS.cancelled, closed };
   }
+  const pending = s.pendingChange && s.pendingChange.effectiveAt.getTime() <= closed.end.getTime() ? s.pendingChange : undefined;
+  if (pending) return { ...appliedAtPeriodEnd(s, pending, closed, now), closed, applied: pending };
   if (s.status === 'trialing') {
     return { subscription: runFrom(s, s.trialEnd ?? closed.end, now), event: SUBSCRIPTION_EVENTS.updated, closed };
   }
   const next = scheduleFrom(s, s.billingAnchor ?? closed.start).next(closed);
-  return { subscription: { ...s, currentPeriodStart: next.start, currentPeriodEnd: next.end, updatedAt: now }, event: SUBSCRIPTION_EVENTS.updated, closed };
+  return { subscription: { ...s, currentPeriodStart: next.start, currentPeriodEnd: next.end, lastChangeAt: null, updatedAt: now }, event: SUBSCRIPTION_EVENTS.updated, closed };
+}
+
+/**
+ * A pending change applied at the end of `closed`: the new plan's terms; the same billing period
+ * goes on in the same schedule, another one anchors a new run of periods at the period end (a
+ * closed trial: at the trial end, as the trial's end would).
+ */
+function appliedAtPeriodEnd(s: Subscription, p: PendingChange, closed: Period, now: Date): Change {
+  const swapped: Subscription = {
+    ...s,
+    planId: p.planId,
+    billingPeriod: p.billingPeriod,
+    billingPeriodCount: p.billingPeriodCount,
+    priceOverrides: p.priceOverrides,
+    commitmentAmount: p.commitmentAmount,
+    pendingChange: null,
+    lastChangeAt: null,
+  };
+  const sameRun = s.status === 'active' && p.billingPeriod === s.billingPeriod && p.billingPeriodCount === s.billingPeriodCount;
+  if (!sameRun) return { subscription: runFrom(swapped, s.status === 'trialing' ? (s.trialEnd ?? closed.end) : closed.end, now), event: SUBSCRIPTION_EVENTS.updated };
+  const next = scheduleFrom(s, s.billingAnchor ?? closed.start).next(closed);
+  return { subscription: { ...swapped, currentPeriodStart: next.start, currentPeriodEnd: next.end, updatedAt: now }, event: SUBSCRIPTION_EVENTS.updated };
 }
 
 /** Every step due up to `now`, in order (a backdated subscription has one per past period). */

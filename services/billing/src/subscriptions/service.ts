@@ -103,6 +103,8 @@ export class SubscriptionService {
       pausedAt: null,
       commitmentAmount: input.commitmentAmount ?? null,
       priceOverrides: billed.overrides,
+      lastChangeAt: null,
+      pendingChange: null,
       metadata: input.metadata,
       version: 1,
       createdAt: now,

@@ -1,6 +1,6 @@
 import type { Scope } from '@billstream/contracts';
 import type { Conn, Db, Trx } from '@billstream/db';
-import type { GrantingSubscription, Subscription, SubscriptionListQuery } from './domain';
+import type { GrantingSubscription, PendingChange, Subscription, SubscriptionListQuery } from './domain';
 
 interface SubscriptionRow {
   id: string;
@@ -26,10 +26,19 @@ interface SubscriptionRow {
   paused_at: Date | null;
   commitment_amount: number | null;
   price_overrides: Array<{ price_id: string; override_price_id: string; amount: string | null; tiers: Array<{ up_to: string | null; unit_amount: string; flat_amount: string | null }> | null }>;
+  last_change_at: Date | null;
+  pending_change: StoredPendingChange | null;
   metadata: Record<string, string>;
   version: number;
   created_at: Date;
   updated_at: Date;
+}
+
+/** A pending change as stored (`pending_change` jsonb): the domain's, with its instant as an ISO string. */
+type StoredPendingChange = Omit<PendingChange, 'effectiveAt'> & { effectiveAt: string };
+
+function pendingOf(p: StoredPendingChange | null): PendingChange | null {
+  return p && { ...p, effectiveAt: new Date(p.effectiveAt) };
 }
 
 function fromRow(r: SubscriptionRow): Subscription {
@@ -62,6 +71,8 @@ function fromRow(r: SubscriptionRow): Subscription {
       amount: o.amount,
       tiers: o.tiers && o.tiers.map((t) => ({ upTo: t.up_to, unitAmount: t.unit_amount, flatAmount: t.flat_amount })),
     })),
+    lastChangeAt: r.last_change_at,
+    pendingChange: pendingOf(r.pending_change),
     metadata: r.metadata,
     version: r.version,
     createdAt: r.created_at,
@@ -91,6 +102,13 @@ function changeRow(s: Subscription) {
     cancel_at_period_end: s.cancelAtPeriodEnd,
     cancelled_at: s.cancelledAt,
     paused_at: s.pausedAt,
+    plan_id: s.planId,
+    billing_period: s.billingPeriod,
+    billing_period_count: s.billingPeriodCount,
+    commitment_amount: s.commitmentAmount,
+    price_overrides: JSON.stringify(s.priceOverrides.map(overrideView)),
+    last_change_at: s.lastChangeAt,
+    pending_change: s.pendingChange && JSON.stringify({ ...s.pendingChange, effectiveAt: s.pendingChange.effectiveAt.toISOString() }),
     updated_at: s.updatedAt,
   };
 }
@@ -111,16 +129,11 @@ export class SubscriptionStore {
       tenant_id: s.tenantId,
       environment_id: s.environmentId,
       customer_id: s.customerId,
-      plan_id: s.planId,
       currency: s.currency,
-      billing_period: s.billingPeriod,
-      billing_period_count: s.billingPeriodCount,
       billing_cycle: s.billingCycle,
       timezone: s.timezone,
       trial_period_days: s.trialPeriodDays,
       payment_terms_days: s.paymentTermsDays,
-      commitment_amount: s.commitmentAmount,
-      price_overrides: JSON.stringify(s.priceOverrides.map(overrideView)),
       metadata: JSON.stringify(s.metadata),
       version: s.version,
       created_at: s.createdAt,
@@ -230,6 +243,12 @@ export class SubscriptionStore {
       .returning('*');
     this.written(trx, s);
     return fromRow(rows[0] as SubscriptionRow);
+  }
+
+  /** The subscription bills `priceIds` from now on (a plan change): its earlier prices stay on the invoices that billed them. */
+  async replacePrices(trx: Trx, id: string, priceIds: string[]): Promise<void> {
+    await trx('subscription_prices').where({ subscription_id: id }).delete();
+    if (priceIds.length > 0) await trx('subscription_prices').insert(priceIds.map((price_id) => ({ subscription_id: id, price_id })));
   }
 
   /** The ids of the prices the subscription bills. */

@@ -1,4 +1,5 @@
 import type { Scope } from '@billstream/contracts';
+import { currentPlanSince } from './domain';
 import type { Db } from '@billstream/db';
 import { ValidationError } from '@billstream/errors';
 import type { CustomerStore } from '../customers/store';
@@ -57,7 +58,7 @@ export class UsageService {
       const quantity = await this.meters.usage(
         scope,
         price.meterId!,
-        { externalCustomerId: customer.externalId, from: s.currentPeriodStart, to: s.currentPeriodEnd, filterValues: price.filterValues },
+        { externalCustomerId: customer.externalId, from: currentPlanSince(s)!, to: s.currentPeriodEnd, filterValues: price.filterValues },
         requestId,
       );
       const lines = s.status === 'trialing' ? [] : usageLines(chargeOf(price), quantity);

@@ -2,9 +2,10 @@ import type { Scope, UnbilledUsageBody } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import type { CustomerStore } from '../customers/store';
 import type { InvoiceMaker } from '../invoices/maker';
-import { invoiceLines, wholeWindow, type UsageByPrice } from '../invoices/lines';
+import { invoiceLines, arrearWindow, type UsageByPrice } from '../invoices/lines';
 import type { Meters, UsageQuery } from '../clients/meters/domain';
 import { sumAmounts } from '../pricing';
+import type { Subscription } from '../subscriptions/domain';
 import type { SubscriptionStore } from '../subscriptions/store';
 import type { UnbilledStore } from './store';
 
@@ -49,7 +50,7 @@ export class UnbilledCalculator {
       if (!customer) continue;
       for (const p of prices.get(s.id) ?? []) {
         if (p.type !== 'USAGE' || !p.meterId) continue;
-        queries.push({ meterId: p.meterId, externalCustomerId: customer.externalId, from: s.currentPeriodStart!, to: s.currentPeriodEnd!, filterValues: p.filterValues });
+        queries.push({ meterId: p.meterId, externalCustomerId: customer.externalId, from: arrearWindow(s, periodOf(s)).start, to: s.currentPeriodEnd!, filterValues: p.filterValues });
         into.push({ subscriptionId: s.id, priceId: p.id });
       }
     }
@@ -74,7 +75,8 @@ export class UnbilledCalculator {
     for (const s of running) {
       const of = usage.get(s.id);
       if (!of) continue;
-      const window = wholeWindow(s, { start: s.currentPeriodStart!, end: s.currentPeriodEnd! });
+      // From the last plan change inside the period: the usage before it is on the change's invoice (BILLING-2.md section 1).
+      const window = arrearWindow(s, periodOf(s));
       const lines = invoiceLines(prices.get(s.id) ?? [], { window, usage: of }, null).filter((l) => l.priceType === 'USAGE');
       const open = entry(s.customerId, s.currency);
       open.amount = sumAmounts([open, ...lines]);
@@ -89,3 +91,5 @@ export class UnbilledCalculator {
     };
   }
 }
+
+const periodOf = (s: Subscription) => ({ start: s.currentPeriodStart!, end: s.currentPeriodEnd! });
