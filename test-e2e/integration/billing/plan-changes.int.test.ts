@@ -1,3 +1,4 @@
+/* One file: the plan-change scenarios share one stack, its plans and the helpers that recompute every amount from the contract's formulas. */
 import { waitFor } from '@billstream/testing';
 import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 import { fixedPrice, usagePrice } from './prices';
@@ -334,6 +335,35 @@ describe('plan changes through the gateway (real Postgres and Kafka)', () => {
     expect(await applications()).toHaveLength(1);
     const wallets = (await stack.api.get(`/v1/customers/${c.id}/wallets`)).body.items as Array<{ credit_balance: string }>;
     expect(wallets.map((w) => Number(w.credit_balance))).toEqual([Number(credits)]);
+  });
+
+  it('takes price overrides and a new commitment with the change; the upcoming invoice bills the new plan from the change; a cancel drops a pending change', async () => {
+    const c = await customer();
+    const sub = await subscribe({ customer_id: c.id, plan_id: planA.id, start_date: '2026-11-01T00:00:00Z', commitment_amount: 5000 });
+    const res = await change(sub.id, { plan_id: planB.id, price_overrides: [{ price_id: planB.fixedId, amount: '80' }], commitment_amount: 20_000 });
+    expect(res.status).toBe(200);
+    const s = res.body.subscription;
+    expect(s).toMatchObject({ commitment_amount: 20_000, price_overrides: [{ price_id: planB.fixedId, amount: '80', override_price_id: expect.stringMatching(/^price_/) }] });
+    const overrideId = s.price_overrides[0].override_price_id as string;
+    const t = Date.parse(res.body.invoice.period_end);
+    // The new plan's ADVANCE charge is the override's 80.00, prorated.
+    expect(res.body.invoice.line_items.find((l: Line) => l.price_id === overrideId)).toMatchObject({ line_type: 'CHARGE', amount: times(8000, factor(DEC - t, DEC - NOV)) });
+    // An override of a price the new plan does not bill: 400, nothing changed.
+    expect(errorOf(await change(sub.id, { plan_id: planA.id, price_overrides: [{ price_id: planB.fixedId, amount: '1' }] }))).toEqual([400, 'validation_error', 'price_overrides.0.price_id']);
+    expect((await stack.api.get(`/v1/subscriptions/${sub.id}`)).body.plan_id).toBe(planB.id);
+
+    // The upcoming invoice: B's usage from the change, B's (overridden) fee for December, the commitment trued up on the whole period.
+    const upcoming = (await stack.api.get(`/v1/subscriptions/${sub.id}/upcoming-invoice`)).body as Invoice;
+    const usageLine = upcoming.line_items.find((l) => l.price_id === planB.usageId)!;
+    expect(usageLine.period_start).toBe(res.body.invoice.period_end);
+    expect(upcoming.line_items.find((l) => l.price_id === overrideId)).toMatchObject({ amount: 8000, period_start: '2026-12-01T00:00:00.000Z' });
+    expect(upcoming.line_items.find((l) => l.line_type === 'COMMITMENT_TRUE_UP')).toMatchObject({ period_start: '2026-11-01T00:00:00.000Z', period_end: '2026-12-01T00:00:00.000Z' });
+
+    expect((await change(sub.id, { plan_id: planA.id, effective: 'period_end' })).body.subscription.pending_change).toMatchObject({ plan_id: planA.id });
+    const cancelling = await stack.api.post(`/v1/subscriptions/${sub.id}/cancel`, { cancel_at: 'end_of_period' });
+    expect(cancelling.status).toBe(200);
+    expect(cancelling.body).toMatchObject({ cancel_at_period_end: true, pending_change: null });
+    expect(errorOf(await change(sub.id, { plan_id: planA.id }))).toEqual([400, 'validation_error', 'status']);
   });
 
   it('swaps a trial without an invoice, moves to another billing period at once, and refuses what cannot change', async () => {
