@@ -16,7 +16,7 @@
 const BILLING_SRC = '^services/billing/src/';
 const BILLING_LAYERS = [
   ['shared', 'clients', 'periods', 'pricing', 'migrations'],
-  ['customers', 'invoice-arithmetic'],
+  ['customers', 'invoice-arithmetic', 'settings'],
   ['prices'],
   ['plans'],
   ['subscriptions'],

@@ -28,6 +28,8 @@ export const PERMISSIONS = [
   'credit_notes:write',
   'coupons:read',
   'coupons:write',
+  'settings:read',
+  'settings:write',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 

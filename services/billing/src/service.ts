@@ -34,6 +34,10 @@ import { InvoiceDiscounts } from './coupons/discounts';
 import { mountCouponRoutes } from './coupons/routes';
 import { ChangeInvoicer } from './plan-changes/invoice';
 import { ExcessCredits } from './invoices/excess-credit';
+import { Dunning } from './payments/dunning';
+import { mountSettingsRoutes } from './settings/routes';
+import { SettingsService } from './settings/service';
+import { SettingsStore } from './settings/store';
 import { mountPlanChangeRoutes } from './plan-changes/routes';
 import { PlanChangeService } from './plan-changes/service';
 import { ChangeStore } from './plan-changes/store';
@@ -216,6 +220,10 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     excess: excessCredits,
   });
   const payments = new PaymentService({ db, invoices: invoiceStore, payments: paymentStore, wallets, logger, clock, published, paid: settlement });
+  // Billing settings and dunning (ADR 0044): overdue invoices retried as PENDING PROVIDER payments, once per attempt by key.
+  const settingsStore = new SettingsStore();
+  const billingSettings = new SettingsService(db, settingsStore, clock);
+  const dunning = new Dunning(db, settingsStore, paymentStore, payments, logger, clock);
   // Credit notes (ADR 0041): written under the invoice's lock; what goes back to a wallet is credited by key `credit_note:{id}`.
   const creditNotes = new CreditNoteService({ db, notes: creditNoteStore, invoices: invoiceStore, issuer: creditNoteIssuer, wallets: config.walletCredits ?? httpWallets, logger, clock, published });
   const topups = new TopupInvoicer({ db, invoices: invoiceStore, wallets, finalizer, logger, clock, published });
@@ -230,6 +238,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       completePendingPayments: (scope) => payments.completePending('period-job', scope),
       creditNoteRefunds: (requestId, scope) => creditNotes.retryPending(requestId, scope),
       excessCredits: (requestId, scope) => excessCredits.retryOwed(requestId, scope),
+      dunning: (requestId, scope) => dunning.runOnce(requestId, scope),
       settleTopup: (id, requestId) => settlement.settle(id, requestId),
       creditGrants: async (requestId, leaseMs, scope) => (await grantBinder.runOnce(requestId, leaseMs, scope)).applied,
     },
@@ -298,6 +307,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       mountCreditNoteRoutes(a, creditNotes, logger);
       mountCouponRoutes(a, coupons, logger);
       mountPlanChangeRoutes(a, planChanges, logger);
+      mountSettingsRoutes(a, billingSettings, logger);
     },
   });
   return {

@@ -937,10 +937,50 @@ export interface paths {
         get: operations["listPayments"];
         put?: never;
         /**
-         * Record a payment of a finalized invoice (OFFLINE) or pay it from a wallet (CREDITS)
+         * Record a payment of a finalized invoice (OFFLINE), pay it from a wallet (CREDITS), or start a processor payment (PROVIDER, pending until settled)
          * @description Needs the `invoices:write` permission (or `*`). Served by the billing service.
          */
         post: operations["createPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payments/{id}/succeed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A pending PROVIDER payment succeeded (the processor's webhook): it pays the invoice; the same call again changes nothing
+         * @description Needs the `invoices:write` permission (or `*`). Served by the billing service.
+         */
+        post: operations["succeedPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payments/{id}/fail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A pending PROVIDER payment failed: what it reserved is free again; the same call again changes nothing
+         * @description Needs the `invoices:write` permission (or `*`). Served by the billing service.
+         */
+        post: operations["failPayment"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1483,6 +1523,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/settings/billing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The billing settings of the caller's tenant and environment (defaults until set)
+         * @description Needs the `settings:read` permission (or `*`). Served by the billing service.
+         */
+        get: operations["getBillingSettings"];
+        /**
+         * Merge dunning and invoice settings into the stored ones
+         * @description Needs the `settings:write` permission (or `*`). Served by the billing service.
+         */
+        put: operations["updateBillingSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -1794,13 +1858,18 @@ export interface components {
             amount: number;
             currency: string;
             /** @enum {string} */
-            payment_method_type: "OFFLINE" | "CREDITS";
+            payment_method_type: "OFFLINE" | "CREDITS" | "PROVIDER";
             wallet_id: string | null;
             reference: string | null;
             idempotency_key: string | null;
             /** @enum {string} */
-            payment_status: "pending" | "succeeded";
+            payment_status: "pending" | "succeeded" | "failed";
+            provider: string | null;
+            provider_reference: string | null;
+            failure_reason: string | null;
+            attempt: number | null;
             created_at: string;
+            updated_at: string;
             tenant_id: string;
             environment_id: string;
         };
@@ -1964,6 +2033,23 @@ export interface components {
             };
             invoice: components["schemas"]["UpcomingInvoice"] | null;
         };
+        BillingSettings: {
+            dunning: {
+                enabled: boolean;
+                retry_schedule_days: number[];
+                max_attempts: number;
+                provider: string | null;
+            };
+            invoice_settings: {
+                company_name: string;
+                address: string;
+                logo_url: string | null;
+                footer: string | null;
+                tax_id: string | null;
+            } | null;
+            version: number;
+            updated_at: string | null;
+        };
     };
     responses: never;
     parameters: never;
@@ -2109,7 +2195,7 @@ export interface operations {
                  */
                 "application/json": {
                     name: string;
-                    permissions: ("*" | "customers:read" | "customers:write" | "wallets:read" | "wallets:write" | "events:read" | "events:write" | "webhooks:read" | "webhooks:write" | "meters:read" | "meters:write" | "api_keys:read" | "api_keys:write" | "api_keys:tenant" | "plans:read" | "plans:write" | "subscriptions:read" | "subscriptions:write" | "invoices:read" | "invoices:write" | "tasks:read" | "tasks:write" | "credit_grants:read" | "credit_grants:write" | "credit_notes:read" | "credit_notes:write" | "coupons:read" | "coupons:write")[];
+                    permissions: ("*" | "customers:read" | "customers:write" | "wallets:read" | "wallets:write" | "events:read" | "events:write" | "webhooks:read" | "webhooks:write" | "meters:read" | "meters:write" | "api_keys:read" | "api_keys:write" | "api_keys:tenant" | "plans:read" | "plans:write" | "subscriptions:read" | "subscriptions:write" | "invoices:read" | "invoices:write" | "tasks:read" | "tasks:write" | "credit_grants:read" | "credit_grants:write" | "credit_notes:read" | "credit_notes:write" | "coupons:read" | "coupons:write" | "settings:read" | "settings:write")[];
                     environment_id?: string;
                 };
             };
@@ -10877,7 +10963,12 @@ export interface operations {
                      *           "reference": "100",
                      *           "idempotency_key": "req-2026-01-15-0001",
                      *           "payment_status": "pending",
+                     *           "provider": "100",
+                     *           "provider_reference": "100",
+                     *           "failure_reason": "100",
+                     *           "attempt": 1,
                      *           "created_at": "2026-01-15T10:30:00Z",
+                     *           "updated_at": "2026-01-15T10:30:00Z",
                      *           "tenant_id": "default",
                      *           "environment_id": "production"
                      *         }
@@ -10983,8 +11074,9 @@ export interface operations {
                     invoice_id: string;
                     amount: number;
                     /** @enum {string} */
-                    payment_method_type: "OFFLINE" | "CREDITS";
+                    payment_method_type: "OFFLINE" | "CREDITS" | "PROVIDER";
                     wallet_id?: string;
+                    provider?: string;
                     reference?: string;
                     idempotency_key?: string;
                 };
@@ -11009,7 +11101,12 @@ export interface operations {
                      *       "reference": "100",
                      *       "idempotency_key": "req-2026-01-15-0001",
                      *       "payment_status": "pending",
+                     *       "provider": "100",
+                     *       "provider_reference": "100",
+                     *       "failure_reason": "100",
+                     *       "attempt": 1,
                      *       "created_at": "2026-01-15T10:30:00Z",
+                     *       "updated_at": "2026-01-15T10:30:00Z",
                      *       "tenant_id": "default",
                      *       "environment_id": "production"
                      *     }
@@ -11055,6 +11152,266 @@ export interface operations {
             };
             /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the limit (`validation_error`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    succeedPayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "provider_reference": "100"
+                 *     }
+                 */
+                "application/json": {
+                    provider_reference: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "invoice_id": "100",
+                     *       "amount": 1,
+                     *       "currency": "usd",
+                     *       "payment_method_type": "OFFLINE",
+                     *       "wallet_id": "wallet_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "reference": "100",
+                     *       "idempotency_key": "req-2026-01-15-0001",
+                     *       "payment_status": "pending",
+                     *       "provider": "100",
+                     *       "provider_reference": "100",
+                     *       "failure_reason": "100",
+                     *       "attempt": 1,
+                     *       "created_at": "2026-01-15T10:30:00Z",
+                     *       "updated_at": "2026-01-15T10:30:00Z",
+                     *       "tenant_id": "default",
+                     *       "environment_id": "production"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Payment"];
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the limit (`validation_error`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    failPayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "failure_reason": "100",
+                 *       "provider_reference": "100"
+                 *     }
+                 */
+                "application/json": {
+                    failure_reason: string;
+                    provider_reference?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "invoice_id": "100",
+                     *       "amount": 1,
+                     *       "currency": "usd",
+                     *       "payment_method_type": "OFFLINE",
+                     *       "wallet_id": "wallet_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "reference": "100",
+                     *       "idempotency_key": "req-2026-01-15-0001",
+                     *       "payment_status": "pending",
+                     *       "provider": "100",
+                     *       "provider_reference": "100",
+                     *       "failure_reason": "100",
+                     *       "attempt": 1,
+                     *       "created_at": "2026-01-15T10:30:00Z",
+                     *       "updated_at": "2026-01-15T10:30:00Z",
+                     *       "tenant_id": "default",
+                     *       "environment_id": "production"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Payment"];
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16420,6 +16777,256 @@ export interface operations {
             };
             /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getBillingSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "dunning": {
+                     *         "enabled": true,
+                     *         "retry_schedule_days": [
+                     *           1.5
+                     *         ],
+                     *         "max_attempts": 1,
+                     *         "provider": "100"
+                     *       },
+                     *       "invoice_settings": {
+                     *         "company_name": "100",
+                     *         "address": "100",
+                     *         "logo_url": "100",
+                     *         "footer": "100",
+                     *         "tax_id": "100"
+                     *       },
+                     *       "version": 1,
+                     *       "updated_at": "2026-01-15T10:30:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BillingSettings"];
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateBillingSettings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The ETag of the version you read (e.g. `"3"`), or `*`; a stale one gives 409 `version_conflict`
+                 * @example "3"
+                 */
+                "If-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "dunning": {
+                 *         "enabled": true,
+                 *         "retry_schedule_days": [
+                 *           1,
+                 *           3,
+                 *           7
+                 *         ],
+                 *         "max_attempts": 3,
+                 *         "provider": "stripe"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    dunning?: {
+                        enabled?: boolean;
+                        retry_schedule_days?: number[];
+                        max_attempts?: number;
+                        provider?: string | null;
+                    };
+                    invoice_settings?: {
+                        company_name?: string;
+                        address?: string;
+                        logo_url?: string | null;
+                        footer?: string | null;
+                        tax_id?: string | null;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "dunning": {
+                     *         "enabled": true,
+                     *         "retry_schedule_days": [
+                     *           1.5
+                     *         ],
+                     *         "max_attempts": 1,
+                     *         "provider": "100"
+                     *       },
+                     *       "invoice_settings": {
+                     *         "company_name": "100",
+                     *         "address": "100",
+                     *         "logo_url": "100",
+                     *         "footer": "100",
+                     *         "tax_id": "100"
+                     *       },
+                     *       "version": 1,
+                     *       "updated_at": "2026-01-15T10:30:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BillingSettings"];
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the limit (`validation_error`) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -12,3 +12,4 @@ export * from './credit-grants';
 export * from './credit-notes';
 export * from './coupons';
 export * from './plan-changes';
+export * from './settings';

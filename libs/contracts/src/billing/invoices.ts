@@ -25,7 +25,7 @@ export type BillingReason = (typeof BILLING_REASONS)[number];
 export const INVOICE_LINE_TYPES = ['CHARGE', 'COMMITMENT_TRUE_UP', 'PRORATION_CREDIT', 'THRESHOLD_DEDUCTION'] as const;
 export type InvoiceLineType = (typeof INVOICE_LINE_TYPES)[number];
 export const NEGATIVE_LINE_TYPES = ['PRORATION_CREDIT', 'THRESHOLD_DEDUCTION'] as const satisfies readonly InvoiceLineType[];
-export const PAYMENT_METHOD_TYPES = ['OFFLINE', 'CREDITS'] as const;
+export const PAYMENT_METHOD_TYPES = ['OFFLINE', 'CREDITS', 'PROVIDER'] as const;
 export type PaymentMethodType = (typeof PAYMENT_METHOD_TYPES)[number];
 
 const id = z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
@@ -141,8 +141,14 @@ export const paymentSchema = z
     wallet_id: z.string().nullable(),
     reference: z.string().nullable(),
     idempotency_key: z.string().nullable(),
-    payment_status: z.enum(['pending', 'succeeded']),
+    payment_status: z.enum(['pending', 'succeeded', 'failed']),
+    /** PROVIDER payments (BILLING-2.md section 6): the processor, its reference once settled, why it failed, and the dunning attempt that made it. */
+    provider: z.string().nullable(),
+    provider_reference: z.string().nullable(),
+    failure_reason: z.string().nullable(),
+    attempt: z.number().int().nullable(),
     created_at: z.string(),
+    updated_at: z.string(),
     tenant_id: z.string(),
     environment_id: z.string(),
   })
@@ -153,8 +159,10 @@ export const createPaymentBody = z
   .strictObject({
     invoice_id: id,
     amount: z.number({ error: 'must be an integer in minor units of the invoice currency' }).int('must be an integer in minor units').min(1, 'must be at least 1').max(Number.MAX_SAFE_INTEGER),
-    payment_method_type: z.enum(PAYMENT_METHOD_TYPES, { error: 'must be OFFLINE or CREDITS' }),
+    payment_method_type: z.enum(PAYMENT_METHOD_TYPES, { error: 'must be OFFLINE, CREDITS or PROVIDER' }),
     wallet_id: id.optional(),
+    /** The payment processor of a PROVIDER payment (`stripe`, `adyen`, ...): it settles the payment with succeed or fail. */
+    provider: z.string().min(1, 'must not be empty').max(64, 'must be at most 64 characters').optional(),
     reference: z.string().max(255, 'must be at most 255 characters').optional(),
     idempotency_key: z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters').optional(),
   })
@@ -162,8 +170,17 @@ export const createPaymentBody = z
     if (body.payment_method_type === 'CREDITS' && body.wallet_id === undefined) {
       ctx.addIssue({ code: 'custom', path: ['wallet_id'], message: 'is required for a CREDITS payment' });
     }
-    if (body.payment_method_type === 'OFFLINE' && body.wallet_id !== undefined) {
+    if (body.payment_method_type !== 'CREDITS' && body.wallet_id !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['wallet_id'], message: 'is only for CREDITS payments' });
+    }
+    if (body.payment_method_type === 'PROVIDER' && body.provider === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['provider'], message: 'is required for a PROVIDER payment' });
+    }
+    if (body.payment_method_type !== 'PROVIDER' && body.provider !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['provider'], message: 'is only for PROVIDER payments' });
+    }
+    if (body.payment_method_type === 'PROVIDER' && body.idempotency_key === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['idempotency_key'], message: 'is required for a PROVIDER payment (a retry must not charge twice)' });
     }
   })
   .meta({ examples: [{ invoice_id: 'inv_01JDQ8Z6Y4K2M9N3P5R7T9V1X3', amount: 1250, payment_method_type: 'OFFLINE', reference: 'wire 2026-11-26' }] });
@@ -174,3 +191,16 @@ export const listPaymentsQuery = z.strictObject({
   invoice_id: id.optional(),
 });
 export type ListPaymentsQuery = z.output<typeof listPaymentsQuery>;
+
+/** `POST /v1/payments/{id}/succeed`: the processor took the money. */
+export const succeedPaymentBody = z.strictObject({
+  provider_reference: z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters'),
+});
+export type SucceedPaymentBody = z.output<typeof succeedPaymentBody>;
+
+/** `POST /v1/payments/{id}/fail`: the processor could not take it. */
+export const failPaymentBody = z.strictObject({
+  failure_reason: z.string().min(1, 'must not be empty').max(1000, 'must be at most 1000 characters'),
+  provider_reference: z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters').optional(),
+});
+export type FailPaymentBody = z.output<typeof failPaymentBody>;

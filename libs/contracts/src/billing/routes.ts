@@ -30,10 +30,13 @@ import { creditGrantRoutes } from './credit-grants';
 import { creditNoteRoutes } from './credit-notes';
 import { couponRoutes } from './coupons';
 import { planChangeRoutes } from './plan-changes';
+import { settingsRoutes } from './settings';
 import { PLAN_STATUSES, planSchema, priceSchema } from './views';
 import {
   billSubscriptionsResultSchema,
   createPaymentBody,
+  failPaymentBody,
+  succeedPaymentBody,
   invoiceSchema,
   listInvoicesQuery,
   listPaymentsQuery,
@@ -311,7 +314,7 @@ export const invoiceApi = {
     path: '/v1/payments',
     service: 'billing',
     permission: 'invoices:write',
-    summary: 'Record a payment of a finalized invoice (OFFLINE) or pay it from a wallet (CREDITS)',
+    summary: 'Record a payment of a finalized invoice (OFFLINE), pay it from a wallet (CREDITS), or start a processor payment (PROVIDER, pending until settled)',
     tag: 'Payments',
     body: createPaymentBody,
     response: paymentSchema,
@@ -329,6 +332,34 @@ export const invoiceApi = {
     query: listPaymentsQuery,
     response: listResponse(paymentSchema),
     status: 200,
+  }),
+  succeedPayment: defineRoute({
+    operationId: 'succeedPayment',
+    method: 'post',
+    path: '/v1/payments/:id/succeed',
+    service: 'billing',
+    permission: 'invoices:write',
+    summary: "A pending PROVIDER payment succeeded (the processor's webhook): it pays the invoice; the same call again changes nothing",
+    tag: 'Payments',
+    params: idParams,
+    body: succeedPaymentBody,
+    response: paymentSchema,
+    status: 200,
+    errors: [404],
+  }),
+  failPayment: defineRoute({
+    operationId: 'failPayment',
+    method: 'post',
+    path: '/v1/payments/:id/fail',
+    service: 'billing',
+    permission: 'invoices:write',
+    summary: 'A pending PROVIDER payment failed: what it reserved is free again; the same call again changes nothing',
+    tag: 'Payments',
+    params: idParams,
+    body: failPaymentBody,
+    response: paymentSchema,
+    status: 200,
+    errors: [404],
   }),
 };
 
@@ -508,4 +539,4 @@ function transition<V extends 'activate' | 'pause' | 'resume'>(verb: V, summary:
   });
 }
 
-export const billingRoutes: RouteDef[] = [...Object.values(billingApi), ...Object.values(invoiceApi), ...Object.values(entitlementApi), ...taskRoutes, ...creditGrantRoutes, ...creditNoteRoutes, ...couponRoutes, ...planChangeRoutes] as RouteDef[];
+export const billingRoutes: RouteDef[] = [...Object.values(billingApi), ...Object.values(invoiceApi), ...Object.values(entitlementApi), ...taskRoutes, ...creditGrantRoutes, ...creditNoteRoutes, ...couponRoutes, ...planChangeRoutes, ...settingsRoutes] as RouteDef[];

@@ -34,7 +34,8 @@ export class CreditNoteIssuer implements VoidCreditNote {
   async moneyOf(trx: Trx, invoice: Invoice): Promise<InvoiceMoney> {
     const pending = await this.payments.pendingAmount(trx, invoice.id);
     const creditsPaid = await this.payments.succeededAmount(trx, invoice.id, 'CREDITS');
-    const offlinePaid = await this.payments.succeededAmount(trx, invoice.id, 'OFFLINE');
+    // Money received: OFFLINE and a processor's (PROVIDER) alike, refunded outside Billstream.
+    const offlinePaid = (await this.payments.succeededAmount(trx, invoice.id, 'OFFLINE')) + (await this.payments.succeededAmount(trx, invoice.id, 'PROVIDER'));
     const credited = await this.notes.creditedOf(trx, invoice.id);
     return {
       dueLeft: invoice.amountRemaining - pending,

@@ -166,7 +166,7 @@ export class InvoiceFinalizer {
       trx,
       prepared.flatMap((p) => p.lines),
     );
-    for (const p of prepared) if (p.postpaid) p.paymentEvent = await this.deps.postpaid.record(trx, p.draft, p.postpaid, actor);
+    for (const p of prepared) if (p.postpaid) p.paymentEvents = await this.deps.postpaid.record(trx, p.draft, p.postpaid, actor);
   }
 
   /** Saves the numbered invoice and writes its events (after the number's lock). */
@@ -178,7 +178,7 @@ export class InvoiceFinalizer {
   }
 
   /** Saves the numbered invoice; answers it and its events (to insert, in this order, keyed by the invoice id). */
-  private async saveNumbered(trx: Trx, { draft, lines, totals, paymentEvent }: Prepared, n: number, now: Date, actor: string) {
+  private async saveNumbered(trx: Trx, { draft, lines, totals, paymentEvents }: Prepared, n: number, now: Date, actor: string) {
     const finalized: Invoice = {
       ...draft,
       ...totals,
@@ -192,7 +192,7 @@ export class InvoiceFinalizer {
     };
     const saved = await this.deps.invoices.save(trx, finalized);
     const events: DomainEvent[] = [invoiceEvent(INVOICE_EVENTS.finalized, saved, actor)];
-    if (paymentEvent) events.push(paymentEvent, invoiceEvent(INVOICE_EVENTS.payment, saved, actor));
+    if (paymentEvents) events.push(...paymentEvents, invoiceEvent(INVOICE_EVENTS.payment, saved, actor));
     return { saved, events: events.map((event) => ({ key: saved.id, event })) };
   }
 
@@ -382,7 +382,7 @@ interface Prepared {
   totals: InvoiceTotals;
   postpaid: PostpaidPayment | undefined;
   /** The postpaid payment's event, once it is written. */
-  paymentEvent?: DomainEvent;
+  paymentEvents?: DomainEvent[];
 }
 
 function allocationRequest(i: Invoice): AllocationRequest {

@@ -17,5 +17,6 @@ export interface PostpaidPayment {
  * implements it (`PostpaidPayments`): payments sit above invoices, which name no payment.
  */
 export interface PostpaidRecorder {
-  record(trx: Trx, invoice: Invoice, paid: PostpaidPayment, actor: string): Promise<DomainEvent>;
+  /** Writes the payment; answers its events (`payment.created`, `payment.success`) for the finalizer to write after the invoice's. */
+  record(trx: Trx, invoice: Invoice, paid: PostpaidPayment, actor: string): Promise<DomainEvent[]>;
 }

@@ -15,6 +15,7 @@ import { couponsMigration } from './012-coupons';
 import { creditNotesMigration } from './013-credit-notes';
 import { commitmentsMigration } from './014-commitments';
 import { planChangesMigration } from './015-plan-changes';
+import { paymentLifecycleMigration } from './016-payment-lifecycle';
 
 export const SCHEMA = 'billing';
 
@@ -35,4 +36,5 @@ export const migrations: Migration[] = [
   creditNotesMigration(SCHEMA),
   commitmentsMigration(SCHEMA),
   planChangesMigration(SCHEMA),
+  paymentLifecycleMigration(SCHEMA),
 ];

@@ -1,6 +1,10 @@
 import type { PaymentMethodType, WebhookEventName } from '@billstream/contracts';
 
-/** A payment of an invoice: OFFLINE, or CREDITS debited from a wallet (by a request, or by a postpaid wallet at finalization). */
+/**
+ * A payment of an invoice: OFFLINE, CREDITS debited from a wallet (by a request, or by a
+ * postpaid wallet at finalization), or PROVIDER: a processor's, pending until the client's
+ * integration settles it (BILLING-2.md section 6, ADR 0044).
+ */
 export interface Payment {
   id: string;
   tenantId: string;
@@ -15,8 +19,20 @@ export interface Payment {
   idempotencyKey: string | null;
   requestHash: string | null;
   paymentStatus: 'pending' | 'succeeded' | 'failed';
+  provider: string | null;
+  providerReference: string | null;
+  failureReason: string | null;
+  /** The dunning attempt that made it (1, 2, ...); null for a client's payment. */
+  attempt: number | null;
   createdAt: Date;
   updatedAt: Date;
 }
 
-export const PAYMENT_EVENTS = { success: 'payment.success' } as const satisfies Record<string, WebhookEventName>;
+export const PAYMENT_EVENTS = {
+  created: 'payment.created',
+  pending: 'payment.pending',
+  updated: 'payment.updated',
+  success: 'payment.success',
+  failed: 'payment.failed',
+} as const satisfies Record<string, WebhookEventName>;
+export type PaymentEventType = (typeof PAYMENT_EVENTS)[keyof typeof PAYMENT_EVENTS];

@@ -16,4 +16,6 @@ export function mountPaymentRoutes(app: Express, payments: PaymentService, logge
     },
     logger,
   );
+  mountRoute(app, invoiceApi.succeedPayment, async ({ params, body, ctx }) => toPaymentView(await payments.succeed(ctx, params.id, body, ctx.requestId)), logger);
+  mountRoute(app, invoiceApi.failPayment, async ({ params, body, ctx }) => toPaymentView(await payments.fail(ctx, params.id, body)), logger);
 }

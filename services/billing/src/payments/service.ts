@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CreatePaymentBody, Scope } from '@billstream/contracts';
+import type { CreatePaymentBody, FailPaymentBody, Scope, SucceedPaymentBody } from '@billstream/contracts';
 import { minorDigits } from '@billstream/contracts';
 import type { Db, Trx } from '@billstream/db';
 import { IdempotencyConflictError, NotFoundError, ValidationError } from '@billstream/errors';
@@ -9,7 +9,7 @@ import type { Wallets } from '../clients/wallets/domain';
 import { INVOICE_EVENTS, paymentStatusOf, type Invoice } from '../invoices/domain';
 import { announceInvoice } from '../invoices/maker';
 import type { PaidHook } from '../invoices/paid-hook';
-import type { Payment } from './domain';
+import { PAYMENT_EVENTS, type Payment, type PaymentEventType } from './domain';
 import { announcePayment, type PaymentStore } from './store';
 import type { InvoiceStore } from '../invoices/store';
 
@@ -28,7 +28,7 @@ export interface PaymentDeps {
 function requestHash(body: CreatePaymentBody): string {
   const { idempotency_key: _key, ...rest } = body;
   return createHash('sha256')
-    .update(JSON.stringify({ ...rest, wallet_id: rest.wallet_id ?? null, reference: rest.reference ?? null }))
+    .update(JSON.stringify({ ...rest, wallet_id: rest.wallet_id ?? null, reference: rest.reference ?? null, provider: rest.provider ?? null }))
     .digest('hex');
 }
 
@@ -43,7 +43,7 @@ function requestHash(body: CreatePaymentBody): string {
 export class PaymentService {
   constructor(private readonly deps: PaymentDeps) {}
 
-  async create(scope: Scope & { actor: string }, body: CreatePaymentBody, requestId: string): Promise<Payment> {
+  async create(scope: Scope & { actor: string }, body: CreatePaymentBody, requestId: string, options: { attempt?: number } = {}): Promise<Payment> {
     const hash = requestHash(body);
     if (body.idempotency_key) {
       const earlier = await this.deps.payments.getByIdempotencyKey(this.deps.db, scope, body.idempotency_key);
@@ -64,6 +64,10 @@ export class PaymentService {
       idempotencyKey: body.idempotency_key ?? null,
       requestHash: hash,
       paymentStatus: body.payment_method_type === 'OFFLINE' ? 'succeeded' : 'pending',
+      provider: body.provider ?? null,
+      providerReference: null,
+      failureReason: null,
+      attempt: options.attempt ?? null,
       createdAt: now,
       updatedAt: now,
     };
@@ -71,14 +75,16 @@ export class PaymentService {
       const invoice = await this.payable(trx, scope, body);
       const row = { ...payment, currency: invoice.currency };
       if (!(await this.deps.payments.insert(trx, row))) return { raced: true as const };
-      const after = row.paymentStatus === 'succeeded' ? await this.apply(trx, invoice, row, scope.actor) : invoice;
+      // A processor's payment waits for its outcome: `payment.pending` cues the client's integration to charge.
+      if (row.paymentMethodType === 'PROVIDER') await announcePayment(trx, row, [PAYMENT_EVENTS.created, PAYMENT_EVENTS.pending], scope.actor);
+      const after = row.paymentStatus === 'succeeded' ? await this.apply(trx, invoice, row, scope.actor, [PAYMENT_EVENTS.created, PAYMENT_EVENTS.success]) : invoice;
       return { raced: false as const, payment: row, invoice: after };
     });
     if (first.raced) {
       const earlier = await this.deps.payments.getByIdempotencyKey(this.deps.db, scope, body.idempotency_key!);
       return this.replay(earlier!, hash, requestId);
     }
-    if (first.payment.paymentStatus === 'succeeded') {
+    if (first.payment.paymentStatus === 'succeeded' || first.payment.paymentMethodType === 'PROVIDER') {
       this.deps.published();
       await this.afterPaid(first.invoice, requestId);
       return first.payment;
@@ -90,7 +96,7 @@ export class PaymentService {
     if (earlier.requestHash !== hash) {
       throw new IdempotencyConflictError('This idempotency_key was already used with another payment', { field: 'idempotency_key', payment_id: earlier.id });
     }
-    if (earlier.paymentStatus !== 'pending') return earlier;
+    if (earlier.paymentStatus !== 'pending' || earlier.paymentMethodType !== 'CREDITS') return earlier;
     const invoice = await this.deps.invoices.getById(this.deps.db, earlier.invoiceId);
     return this.completeCredits(earlier, invoice!.customerId, requestId, 'system');
   }
@@ -131,7 +137,7 @@ export class PaymentService {
       const now = this.deps.clock();
       const paid = await this.deps.payments.save(trx, { ...locked, paymentStatus: 'succeeded', walletTransactionId: answer.transaction_id ?? null, updatedAt: now });
       // A void that won the race refunded this debit in the wallet; the invoice keeps its totals.
-      if (invoice.status === 'finalized') return { payment: paid, invoice: await this.apply(trx, invoice, paid, actor) };
+      if (invoice.status === 'finalized') return { payment: paid, invoice: await this.apply(trx, invoice, paid, actor, [PAYMENT_EVENTS.created, PAYMENT_EVENTS.success]) };
       return { payment: paid };
     });
     this.deps.published();
@@ -178,8 +184,8 @@ export class PaymentService {
     return invoice;
   }
 
-  /** Adds a succeeded payment to its invoice, with the events; answers the invoice as saved. */
-  private async apply(trx: Trx, invoice: Invoice, payment: Payment, actor: string): Promise<Invoice> {
+  /** Adds a succeeded payment to its invoice, with the payment's `events` and the invoice's; answers the invoice as saved. */
+  private async apply(trx: Trx, invoice: Invoice, payment: Payment, actor: string, events: PaymentEventType[]): Promise<Invoice> {
     const amountPaid = invoice.amountPaid + payment.amount;
     const amountRemaining = invoice.amountDue - amountPaid;
     const saved = await this.deps.invoices.save(trx, {
@@ -190,7 +196,7 @@ export class PaymentService {
       status: amountRemaining === 0 ? 'paid' : invoice.status,
       updatedAt: this.deps.clock(),
     });
-    await announcePayment(trx, payment, actor);
+    await announcePayment(trx, payment, events, actor);
     await announceInvoice(trx, INVOICE_EVENTS.payment, saved, actor);
     if (saved.status === 'paid') await this.deps.paid?.inTransaction(trx, saved);
     return saved;
@@ -198,6 +204,76 @@ export class PaymentService {
 
   private async afterPaid(invoice: Invoice, requestId: string): Promise<void> {
     if (invoice.status === 'paid') await this.deps.paid?.afterCommit(invoice, requestId);
+  }
+
+  /**
+   * POST /v1/payments/{id}/succeed: a pending PROVIDER payment succeeded. Under the payment's
+   * and the invoice's locks it adds to `amount_paid` (`paid` when none remains; an invoiced
+   * top-up settles as with OFFLINE), with `payment.updated`, `payment.success` and
+   * `invoice.update.payment`. The same call again answers the payment unchanged; another
+   * outcome or reference: 400 `payment_status`. A void that came first keeps the invoice voided:
+   * the payment is recorded succeeded (the money is the client's to refund outside).
+   */
+  async succeed(scope: Scope & { actor: string }, id: string, body: SucceedPaymentBody, requestId: string): Promise<Payment> {
+    const done = await this.settle(scope, id, 'succeeded', body.provider_reference, null, async (trx, locked, invoice) => {
+      const paid = await this.deps.payments.save(trx, { ...locked, paymentStatus: 'succeeded', providerReference: body.provider_reference, updatedAt: this.deps.clock() });
+      if (invoice.status !== 'finalized') {
+        await announcePayment(trx, paid, [PAYMENT_EVENTS.updated, PAYMENT_EVENTS.success], scope.actor);
+        this.deps.logger.warn('a processor payment succeeded on an invoice that is no longer open; the money is to be refunded outside', { payment_id: id, invoice_id: invoice.id, status: invoice.status });
+        return { payment: paid };
+      }
+      return { payment: paid, invoice: await this.apply(trx, invoice, paid, scope.actor, [PAYMENT_EVENTS.updated, PAYMENT_EVENTS.success]) };
+    });
+    if (done.invoice) await this.afterPaid(done.invoice, requestId);
+    return done.payment;
+  }
+
+  /** POST /v1/payments/{id}/fail: a pending PROVIDER payment failed; what it reserved is free again. Repeats as `succeed` does. */
+  async fail(scope: Scope & { actor: string }, id: string, body: FailPaymentBody): Promise<Payment> {
+    const done = await this.settle(scope, id, 'failed', body.provider_reference ?? null, body.failure_reason, async (trx, locked) => {
+      const failed = await this.deps.payments.save(trx, {
+        ...locked,
+        paymentStatus: 'failed',
+        failureReason: body.failure_reason,
+        providerReference: body.provider_reference ?? locked.providerReference,
+        updatedAt: this.deps.clock(),
+      });
+      await announcePayment(trx, failed, [PAYMENT_EVENTS.updated, PAYMENT_EVENTS.failed], scope.actor);
+      return { payment: failed };
+    });
+    return done.payment;
+  }
+
+  /** The settle of a PROVIDER payment under its lock and its invoice's: `write` when pending, else the repeat's answer or 400. */
+  private async settle(
+    scope: Scope,
+    id: string,
+    outcome: 'succeeded' | 'failed',
+    reference: string | null,
+    reason: string | null,
+    write: (trx: Trx, locked: Payment, invoice: Invoice) => Promise<{ payment: Payment; invoice?: Invoice }>,
+  ): Promise<{ payment: Payment; invoice?: Invoice }> {
+    const done = await this.deps.db.transaction(async (trx) => {
+      const found = await this.deps.payments.get(trx, scope, id);
+      if (!found) throw new NotFoundError(`Payment ${id} not found`, { field: 'id', payment_id: id });
+      if (found.paymentMethodType !== 'PROVIDER') {
+        throw new ValidationError(`Payment ${id} is ${found.paymentMethodType}: only PROVIDER payments are settled by their processor`, { field: 'payment_method_type', payment_method_type: found.paymentMethodType });
+      }
+      // The invoice first, then the payment: the order a new payment takes them in.
+      const invoice = (await this.deps.invoices.getForUpdate(trx, found.invoiceId))!;
+      const locked = (await this.deps.payments.getForUpdate(trx, id))!;
+      if (locked.paymentStatus !== 'pending') {
+        const same = locked.paymentStatus === outcome && (reference === null || reference === locked.providerReference) && (reason === null || reason === locked.failureReason);
+        if (same) return { payment: locked, repeated: true };
+        throw new ValidationError(`Payment ${id} is already ${locked.paymentStatus}${locked.providerReference ? ` (${locked.providerReference})` : ''}`, {
+          field: 'payment_status',
+          payment_status: locked.paymentStatus,
+        });
+      }
+      return { ...(await write(trx, locked, invoice)), repeated: false };
+    });
+    if (!done.repeated) this.deps.published();
+    return done;
   }
 
   list(scope: Scope, q: { invoiceId?: string; limit: number; offset: number }) {

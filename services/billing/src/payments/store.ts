@@ -2,7 +2,7 @@ import { TOPICS } from '@billstream/bus';
 import type { Scope } from '@billstream/contracts';
 import { pageOf, type Conn, type Trx } from '@billstream/db';
 import { newDomainEvent, writeOutbox } from '@billstream/outbox';
-import { PAYMENT_EVENTS, type Payment } from './domain';
+import { type Payment, type PaymentEventType } from './domain';
 import { toPaymentView } from './view';
 
 interface PaymentRow {
@@ -19,6 +19,10 @@ interface PaymentRow {
   idempotency_key: string | null;
   request_hash: string | null;
   payment_status: Payment['paymentStatus'];
+  provider: string | null;
+  provider_reference: string | null;
+  failure_reason: string | null;
+  attempt: number | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -38,6 +42,10 @@ function fromRow(r: PaymentRow): Payment {
     idempotencyKey: r.idempotency_key,
     requestHash: r.request_hash,
     paymentStatus: r.payment_status,
+    provider: r.provider,
+    providerReference: r.provider_reference,
+    failureReason: r.failure_reason,
+    attempt: r.attempt,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
   };
@@ -58,6 +66,10 @@ function toRow(p: Payment): PaymentRow {
     idempotency_key: p.idempotencyKey,
     request_hash: p.requestHash,
     payment_status: p.paymentStatus,
+    provider: p.provider,
+    provider_reference: p.providerReference,
+    failure_reason: p.failureReason,
+    attempt: p.attempt,
     created_at: p.createdAt,
     updated_at: p.updatedAt,
   };
@@ -106,6 +118,16 @@ export class PaymentStore {
     return pageOf(filtered, q, fromRow);
   }
 
+  /** The dunning attempts made for an invoice (payments keyed `dunning:{invoice}:{n}`), and the last processor it was paid with. */
+  async dunningState(conn: Conn, invoiceId: string): Promise<{ attempts: number; pending: boolean; lastProvider: string | null }> {
+    const rows = await conn<PaymentRow>('payments').where({ invoice_id: invoiceId }).orderBy('created_at').select('attempt', 'payment_status', 'provider');
+    return {
+      attempts: rows.reduce((n, r) => Math.max(n, r.attempt ?? 0), 0),
+      pending: rows.some((r) => r.payment_status === 'pending'),
+      lastProvider: rows.filter((r) => r.provider).at(-1)?.provider ?? null,
+    };
+  }
+
   /** What pending payments of an invoice reserve. */
   async pendingAmount(trx: Trx, invoiceId: string): Promise<number> {
     const rows = await trx('payments').where({ invoice_id: invoiceId, payment_status: 'pending' }).sum<{ s: string | null }[]>({ s: 'amount' });
@@ -118,22 +140,22 @@ export class PaymentStore {
     return Number(rows[0]?.s ?? 0);
   }
 
-  /** Payments left `pending` (a CREDITS payment a crash interrupted), for the period job to complete. */
+  /** CREDITS payments left `pending` (a crash interrupted them), for the period job to complete; PROVIDER ones wait for their processor. */
   async pendingIds(conn: Conn, limit: number, scope?: Scope): Promise<string[]> {
     const q = conn<PaymentRow>('payments');
     if (scope) q.where({ tenant_id: scope.tenantId, environment_id: scope.environmentId });
-    const rows = await q.where({ payment_status: 'pending' }).orderBy('id').limit(limit).select('id');
+    const rows = await q.where({ payment_status: 'pending', payment_method_type: 'CREDITS' }).orderBy('id').limit(limit).select('id');
     return rows.map((r) => r.id);
   }
 }
 
-/** Records `payment.success` in the outbox, keyed by the invoice id (with the invoice's events). */
-export async function announcePayment(trx: Trx, p: Payment, actor = 'system'): Promise<void> {
-  await writeOutbox(trx, TOPICS.billingEvents, p.invoiceId, paymentEvent(p, actor));
+/** Records a payment's events in the outbox, in order, keyed by the invoice id (with the invoice's events). */
+export async function announcePayment(trx: Trx, p: Payment, types: PaymentEventType[], actor = 'system'): Promise<void> {
+  for (const type of types) await writeOutbox(trx, TOPICS.billingEvents, p.invoiceId, paymentEvent(p, type, actor));
 }
 
-/** A payment's `payment.success` event, to write keyed by its invoice id. */
-export function paymentEvent(p: Payment, actor = 'system') {
+/** A payment event (`payload.payment` as the API shows it), to write keyed by its invoice id. */
+export function paymentEvent(p: Payment, type: PaymentEventType, actor = 'system') {
   const ctx = { tenantId: p.tenantId, environmentId: p.environmentId, actor };
-  return newDomainEvent(PAYMENT_EVENTS.success, ctx, { payment: toPaymentView(p) });
+  return newDomainEvent(type, ctx, { payment: toPaymentView(p) });
 }

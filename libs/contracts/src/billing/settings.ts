@@ -1,0 +1,101 @@
+import { z } from 'zod';
+import { defineRoute, type RouteDef } from '../routes';
+
+/** Billing settings of a tenant and environment (BILLING-2.md sections 6 and 7, ADR 0044). */
+const days = z.number({ error: 'must be a number of days' }).min(0, 'must be at least 0').max(3650, 'must be at most 3650');
+
+/** Dunning: the period job's retries of an overdue invoice as PENDING PROVIDER payments. */
+export const dunningSettingsSchema = z.object({
+  enabled: z.boolean(),
+  /** Days after the due date of each attempt, ascending; decimals allowed (0.001 is 86.4 s). */
+  retry_schedule_days: z.array(days),
+  max_attempts: z.number().int(),
+  /** The processor of an attempt when the invoice had no PROVIDER payment before. */
+  provider: z.string().nullable(),
+});
+export type DunningSettings = z.infer<typeof dunningSettingsSchema>;
+
+/** The seller as invoice documents show it. */
+export const invoiceSettingsSchema = z.object({
+  company_name: z.string(),
+  address: z.string(),
+  logo_url: z.string().nullable(),
+  footer: z.string().nullable(),
+  tax_id: z.string().nullable(),
+});
+
+export const DUNNING_DEFAULTS: DunningSettings = { enabled: false, retry_schedule_days: [1, 3, 7], max_attempts: 3, provider: null };
+
+export const billingSettingsSchema = z
+  .object({
+    dunning: dunningSettingsSchema,
+    invoice_settings: invoiceSettingsSchema.nullable(),
+    version: z.number().int(),
+    updated_at: z.string().nullable(),
+  })
+  .meta({ id: 'BillingSettings' });
+export type BillingSettingsResponse = z.infer<typeof billingSettingsSchema>;
+
+const text = (max: number) => z.string().min(1, 'must not be empty').max(max, `must be at most ${max} characters`);
+
+/** `PUT /v1/settings/billing`: merges the objects it is given into the stored ones. */
+export const updateBillingSettingsBody = z
+  .strictObject({
+    dunning: z
+      .strictObject({
+        enabled: z.boolean().optional(),
+        retry_schedule_days: z
+          .array(days)
+          .min(1, 'needs at least one day')
+          .max(20, 'at most 20 retries')
+          .refine((d) => d.every((v, i) => i === 0 || v > d[i - 1]!), 'must be strictly ascending')
+          .optional(),
+        max_attempts: z.number().int('must be a whole number').min(1, 'must be between 1 and 20').max(20, 'must be between 1 and 20').optional(),
+        provider: text(64).nullable().optional(),
+      })
+      .optional(),
+    invoice_settings: z
+      .strictObject({
+        company_name: text(255).optional(),
+        address: text(1000).optional(),
+        logo_url: z
+          .string()
+          .max(2048, 'must be at most 2048 characters')
+          .refine((u) => /^https:\/\/[^\s]+$/.test(u), 'must be an https URL')
+          .nullable()
+          .optional(),
+        footer: z.string().max(1000, 'must be at most 1000 characters').nullable().optional(),
+        tax_id: z.string().max(64, 'must be at most 64 characters').nullable().optional(),
+      })
+      .optional(),
+  })
+  .meta({ examples: [{ dunning: { enabled: true, retry_schedule_days: [1, 3, 7], max_attempts: 3, provider: 'stripe' } }] });
+export type UpdateBillingSettingsBody = z.output<typeof updateBillingSettingsBody>;
+
+export const settingsApi = {
+  getBillingSettings: defineRoute({
+    operationId: 'getBillingSettings',
+    method: 'get',
+    path: '/v1/settings/billing',
+    service: 'billing',
+    permission: 'settings:read',
+    summary: "The billing settings of the caller's tenant and environment (defaults until set)",
+    tag: 'Settings',
+    response: billingSettingsSchema,
+    status: 200,
+  }),
+  updateBillingSettings: defineRoute({
+    operationId: 'updateBillingSettings',
+    method: 'put',
+    path: '/v1/settings/billing',
+    service: 'billing',
+    permission: 'settings:write',
+    summary: 'Merge dunning and invoice settings into the stored ones',
+    tag: 'Settings',
+    body: updateBillingSettingsBody,
+    response: billingSettingsSchema,
+    status: 200,
+  }),
+};
+
+export const settingsRoutes: RouteDef[] = Object.values(settingsApi) as RouteDef[];

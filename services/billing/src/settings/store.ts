@@ -1,0 +1,56 @@
+import { DUNNING_DEFAULTS, type BillingSettingsResponse, type DunningSettings, type Scope } from '@billstream/contracts';
+import type { Conn, Trx } from '@billstream/db';
+
+export type InvoiceSettings = NonNullable<BillingSettingsResponse['invoice_settings']>;
+
+/** A tenant and environment's billing settings (ADR 0044): dunning, and the seller on invoice documents. */
+export interface BillingSettings {
+  dunning: DunningSettings;
+  invoiceSettings: InvoiceSettings | null;
+  version: number;
+  updatedAt: Date | null;
+}
+
+interface Row {
+  tenant_id: string;
+  environment_id: string;
+  settings: { dunning?: Partial<DunningSettings>; invoice_settings?: InvoiceSettings | null };
+  version: number;
+  updated_at: Date;
+}
+
+function fromRow(r: Row | undefined): BillingSettings {
+  if (!r) return { dunning: { ...DUNNING_DEFAULTS }, invoiceSettings: null, version: 0, updatedAt: null };
+  return { dunning: { ...DUNNING_DEFAULTS, ...r.settings.dunning }, invoiceSettings: r.settings.invoice_settings ?? null, version: r.version, updatedAt: r.updated_at };
+}
+
+/** `billing_settings`: one row per tenant and environment; absent, the defaults. */
+export class SettingsStore {
+  async get(conn: Conn, scope: Scope): Promise<BillingSettings> {
+    return fromRow(await conn<Row>('billing_settings').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId }).first());
+  }
+
+  async getForUpdate(trx: Trx, scope: Scope): Promise<BillingSettings> {
+    return fromRow(await trx<Row>('billing_settings').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId }).forUpdate().first());
+  }
+
+  async save(trx: Trx, scope: Scope, s: BillingSettings, at: Date): Promise<BillingSettings> {
+    const row = {
+      tenant_id: scope.tenantId,
+      environment_id: scope.environmentId,
+      settings: JSON.stringify({ dunning: s.dunning, invoice_settings: s.invoiceSettings }),
+      version: s.version + 1,
+      updated_at: at,
+    };
+    const [saved] = await trx('billing_settings').insert(row).onConflict(['tenant_id', 'environment_id']).merge().returning('*');
+    return fromRow(saved as Row);
+  }
+
+  /** The tenants and environments with dunning on (the period job's dunning run). */
+  async dunningEnabled(conn: Conn, scope?: Scope): Promise<Array<Scope & { dunning: DunningSettings }>> {
+    const rows = await conn<Row>('billing_settings')
+      .whereRaw(`(settings -> 'dunning' ->> 'enabled')::boolean IS TRUE`)
+      .modify((q) => (scope ? q.where({ tenant_id: scope.tenantId, environment_id: scope.environmentId }) : q));
+    return (rows as Row[]).map((r) => ({ tenantId: r.tenant_id, environmentId: r.environment_id, dunning: fromRow(r).dunning }));
+  }
+}
