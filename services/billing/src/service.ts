@@ -35,6 +35,7 @@ import { mountCouponRoutes } from './coupons/routes';
 import { ChangeInvoicer } from './plan-changes/invoice';
 import { ExcessCredits } from './invoices/excess-credit';
 import { Dunning } from './payments/dunning';
+import { ThresholdBilling } from './invoices/thresholds';
 import { mountSettingsRoutes } from './settings/routes';
 import { SettingsService } from './settings/service';
 import { SettingsStore } from './settings/store';
@@ -128,6 +129,8 @@ export interface BillingServiceHandle extends Service {
   creditGrants: CreditGrantService;
   /** Plan changes (ADR 0043). */
   planChanges: PlanChangeService;
+  /** Progressive billing (ADR 0046). */
+  thresholds: ThresholdBilling;
   /** Coupons and discounts (ADR 0040). */
   coupons: CouponService;
   /** Credit notes (ADR 0041). */
@@ -227,6 +230,8 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   // Credit notes (ADR 0041): written under the invoice's lock; what goes back to a wallet is credited by key `credit_note:{id}`.
   const creditNotes = new CreditNoteService({ db, notes: creditNoteStore, invoices: invoiceStore, issuer: creditNoteIssuer, wallets: config.walletCredits ?? httpWallets, logger, clock, published });
   const topups = new TopupInvoicer({ db, invoices: invoiceStore, wallets, finalizer, logger, clock, published });
+  // Progressive billing (ADR 0046): threshold invoices from the period job and the usage notices, once per crossing.
+  const thresholds = new ThresholdBilling(db, subscriptionStore, invoiceStore, maker, meters, clock, published, logger);
   const upcoming = new UpcomingInvoices(db, subscriptionStore, maker, wallets, clock);
   const periods = new PeriodJob(
     db,
@@ -239,6 +244,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       creditNoteRefunds: (requestId, scope) => creditNotes.retryPending(requestId, scope),
       excessCredits: (requestId, scope) => excessCredits.retryOwed(requestId, scope),
       dunning: (requestId, scope) => dunning.runOnce(requestId, scope),
+      thresholds: (requestId, scope) => thresholds.runOnce(requestId, scope),
       settleTopup: (id, requestId) => settlement.settle(id, requestId),
       creditGrants: async (requestId, leaseMs, scope) => (await grantBinder.runOnce(requestId, leaseMs, scope)).applied,
     },
@@ -280,6 +286,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     logger,
     clock,
     { debounceMs: settings.unbilledDebounceMs, sweepMs: settings.unbilledSweepMs },
+    (scope, customerIds, requestId) => thresholds.checkCustomers(scope, customerIds, requestId),
   );
   let consumer: BusSubscription | undefined;
   let walletConsumer: BusSubscription | undefined;
@@ -330,6 +337,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     unbilled,
     creditGrants,
     planChanges,
+    thresholds,
     coupons,
     creditNotes,
     async start() {

@@ -1702,6 +1702,9 @@ export interface components {
                     flat_amount: string | null;
                 }[] | null;
             }[];
+            usage_thresholds: {
+                amount: number;
+            }[];
             pending_change: {
                 change_id: string;
                 plan_id: string;
@@ -2005,6 +2008,9 @@ export interface components {
                         unit_amount: string;
                         flat_amount: string | null;
                     }[] | null;
+                }[];
+                usage_thresholds: {
+                    amount: number;
                 }[];
                 pending_change: {
                     change_id: string;
@@ -8783,6 +8789,11 @@ export interface operations {
                      *               ]
                      *             }
                      *           ],
+                     *           "usage_thresholds": [
+                     *             {
+                     *               "amount": 1
+                     *             }
+                     *           ],
                      *           "pending_change": {
                      *             "change_id": "100",
                      *             "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
@@ -8950,6 +8961,9 @@ export interface operations {
                             flat_amount?: string;
                         }[];
                     }[];
+                    usage_thresholds?: {
+                        amount: number;
+                    }[];
                 };
             };
         };
@@ -8994,6 +9008,11 @@ export interface operations {
                      *               "flat_amount": "100"
                      *             }
                      *           ]
+                     *         }
+                     *       ],
+                     *       "usage_thresholds": [
+                     *         {
+                     *           "amount": 1
                      *         }
                      *       ],
                      *       "pending_change": {
@@ -9152,6 +9171,11 @@ export interface operations {
                      *           ]
                      *         }
                      *       ],
+                     *       "usage_thresholds": [
+                     *         {
+                     *           "amount": 1
+                     *         }
+                     *       ],
                      *       "pending_change": {
                      *         "change_id": "100",
                      *         "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
@@ -9302,6 +9326,11 @@ export interface operations {
                      *               "flat_amount": "100"
                      *             }
                      *           ]
+                     *         }
+                     *       ],
+                     *       "usage_thresholds": [
+                     *         {
+                     *           "amount": 1
                      *         }
                      *       ],
                      *       "pending_change": {
@@ -9465,6 +9494,11 @@ export interface operations {
                      *           ]
                      *         }
                      *       ],
+                     *       "usage_thresholds": [
+                     *         {
+                     *           "amount": 1
+                     *         }
+                     *       ],
                      *       "pending_change": {
                      *         "change_id": "100",
                      *         "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
@@ -9624,6 +9658,11 @@ export interface operations {
                      *               "flat_amount": "100"
                      *             }
                      *           ]
+                     *         }
+                     *       ],
+                     *       "usage_thresholds": [
+                     *         {
+                     *           "amount": 1
                      *         }
                      *       ],
                      *       "pending_change": {
@@ -9795,6 +9834,11 @@ export interface operations {
                      *               "flat_amount": "100"
                      *             }
                      *           ]
+                     *         }
+                     *       ],
+                     *       "usage_thresholds": [
+                     *         {
+                     *           "amount": 1
                      *         }
                      *       ],
                      *       "pending_change": {
@@ -16189,6 +16233,9 @@ export interface operations {
                         }[];
                     }[];
                     commitment_amount?: number;
+                    usage_thresholds?: {
+                        amount: number;
+                    }[];
                     idempotency_key?: string;
                 };
             };
@@ -16235,6 +16282,11 @@ export interface operations {
                      *                 "flat_amount": "100"
                      *               }
                      *             ]
+                     *           }
+                     *         ],
+                     *         "usage_thresholds": [
+                     *           {
+                     *             "amount": 1
                      *           }
                      *         ],
                      *         "pending_change": {
@@ -16460,6 +16512,9 @@ export interface operations {
                         }[];
                     }[];
                     commitment_amount?: number;
+                    usage_thresholds?: {
+                        amount: number;
+                    }[];
                     idempotency_key?: string;
                 };
             };
@@ -16506,6 +16561,11 @@ export interface operations {
                      *                 "flat_amount": "100"
                      *               }
                      *             ]
+                     *           }
+                     *         ],
+                     *         "usage_thresholds": [
+                     *           {
+                     *             "amount": 1
                      *           }
                      *         ],
                      *         "pending_change": {
@@ -16719,6 +16779,11 @@ export interface operations {
                      *               "flat_amount": "100"
                      *             }
                      *           ]
+                     *         }
+                     *       ],
+                     *       "usage_thresholds": [
+                     *         {
+                     *           "amount": 1
                      *         }
                      *       ],
                      *       "pending_change": {

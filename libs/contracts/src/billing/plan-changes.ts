@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineRoute, type RouteDef } from '../routes';
 import { invoiceSchema, upcomingInvoiceSchema } from './invoices';
 import { BILLING_PERIODS } from './prices';
-import { priceOverrideBody, subscriptionSchema } from './subscriptions';
+import { priceOverrideBody, subscriptionSchema, usageThresholdsField } from './subscriptions';
 
 /** Plan changes (BILLING-2.md section 1, ADR 0043): request and response schemas, routes. */
 export const PRORATION_BEHAVIORS = ['create_prorations', 'none'] as const;
@@ -27,6 +27,8 @@ export const changeSubscriptionBody = z
       .min(0, 'must be between 0 and 10^15')
       .max(1e15, 'must be between 0 and 10^15')
       .optional(),
+    /** The new progressive billing thresholds (section 9); absent: the subscription's stay. */
+    usage_thresholds: usageThresholdsField.optional(),
     idempotency_key: z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters').optional(),
   })
   .superRefine((body, ctx) => {

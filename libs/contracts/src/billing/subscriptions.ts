@@ -29,6 +29,19 @@ export const priceOverrideBody = z
   .meta({ examples: [{ price_id: 'price_01JDQ8Z6Y4K2M9N3P5R7T9V1X4', amount: '39' }] });
 export type PriceOverrideBody = z.output<typeof priceOverrideBody>;
 
+/**
+ * Progressive billing thresholds (BILLING-2.md section 9): amounts of period-to-date usage in
+ * minor units, strictly ascending, at most 20; crossing one issues a SUBSCRIPTION_THRESHOLD invoice.
+ */
+export const usageThresholdsField = z
+  .array(z.strictObject({ amount: z.number().int('must be a whole number of minor units').min(1, 'must be at least 1').max(1e15, 'must be at most 10^15') }))
+  .max(20, 'at most 20 thresholds')
+  .superRefine((t, ctx) => {
+    t.forEach((x, i) => {
+      if (i > 0 && x.amount <= t[i - 1]!.amount) ctx.addIssue({ code: 'custom', path: [i, 'amount'], message: 'must be greater than the threshold before it (strictly ascending)' });
+    });
+  });
+
 export const createSubscriptionBody = z
   .strictObject({
     customer_id: id.optional(),
@@ -54,6 +67,8 @@ export const createSubscriptionBody = z
       .optional(),
     /** Prices the subscription bills at its own amount or tiers (BILLING-2.md section 5), one each. */
     price_overrides: z.array(priceOverrideBody).min(1, 'needs at least one override').max(100, 'at most 100 overrides').optional(),
+    /** Progressive billing (BILLING-2.md section 9): an invoice each time period-to-date usage crosses one. */
+    usage_thresholds: usageThresholdsField.optional(),
   })
   .superRefine((body, ctx) => {
     if ((body.customer_id === undefined) === (body.external_customer_id === undefined)) {
@@ -128,6 +143,8 @@ export const subscriptionSchema = z.object({
       tiers: z.array(z.object({ up_to: z.string().nullable(), unit_amount: z.string(), flat_amount: z.string().nullable() })).nullable(),
     }),
   ),
+  /** Progressive billing thresholds (BILLING-2.md section 9), ascending; [] without. */
+  usage_thresholds: z.array(z.object({ amount: z.number().int() })),
   /** A change waiting for the end of the current period (BILLING-2.md section 1); null without one. */
   pending_change: z
     .object({

@@ -49,7 +49,7 @@ describe('combining grants', () => {
     id, tenantId: 't', environmentId: 'e', customerId: 'c', planId: `plan_${id}`, currency: 'usd', billingPeriod: 'MONTHLY', billingPeriodCount: 1,
     billingCycle: 'anniversary', timezone: 'UTC', status: 'active', startDate: new Date(start), billingAnchor: new Date(start),
     currentPeriodStart: period ? new Date(period[0]) : null, currentPeriodEnd: period ? new Date(period[1]) : null, trialPeriodDays: null, trialEnd: null,
-    paymentTermsDays: 0, cancelAtPeriodEnd: false, cancelledAt: null, pausedAt: null, commitmentAmount: null, priceOverrides: [], lastChangeAt: null, pendingChange: null, metadata: {}, version: 1, createdAt: new Date(start), updatedAt: new Date(start),
+    paymentTermsDays: 0, cancelAtPeriodEnd: false, cancelledAt: null, pausedAt: null, commitmentAmount: null, priceOverrides: [], usageThresholds: [], lastChangeAt: null, pendingChange: null, metadata: {}, version: 1, createdAt: new Date(start), updatedAt: new Date(start),
   });
   const source = (s: Subscription, g: Partial<Entitlement>): GrantSource => ({
     subscription: s,

@@ -18,6 +18,7 @@ function fakeMeters() {
   };
   const meters: Meters = {
     exists: async () => true,
+    aggregation: async () => 'COUNT',
     usage: async (_s, meterId, q, requestId) => {
       calls.push({ kind: 'one', queries: [`${meterId}:${q.externalCustomerId}`], requestId });
       return value(meterId, q);

@@ -17,6 +17,7 @@ import type { SubscriptionStore } from '../subscriptions/store';
 import { INVOICE_EVENTS, priceInvoice, type Invoice, type InvoiceEventType, type InvoiceLine } from './domain';
 import { arrearWindow, cutWindow, invoiceLines, needsUsage, periodCut, wholeWindow, type ChargeWindow, type UsageByPrice } from './lines';
 import { closingOf, withTrueUps, type Closing, type DraftInvoice } from './commitments';
+import { withThresholdDeductions } from './threshold-deductions';
 import type { InvoiceStore } from './store';
 import { toInvoiceView } from './view';
 
@@ -48,6 +49,11 @@ export class InvoiceMaker {
   /** The prices a subscription bills (fixed at its creation). */
   async pricesOf(conn: Conn, s: Subscription): Promise<Price[]> {
     return this.deps.prices.ofSubscription(conn, s, s.id);
+  }
+
+  /** What threshold invoices billed per price in the subscriptions' billing periods (the unbilled usage leaves it out). */
+  thresholdBilled(conn: Conn, subscriptionIds: string[], periodStarts: Date[]): Promise<Map<string, Map<string, number>>> {
+    return this.deps.invoices.thresholdBilled(conn, subscriptionIds, periodStarts, []);
   }
 
   /** Prices by id, of the subscription's tenant and environment (a plan change's new prices). */
@@ -265,15 +271,15 @@ export class InvoiceMaker {
    * locks, so what earlier invoices took of a discount is known exactly.
    */
   async discounted(trx: Trx, made: DraftInvoice[]): Promise<DraftInvoice[]> {
-    // Commitment true-ups first: a line of the closing invoice, discounted like the others (BILLING-2.md section 0, step 1).
-    const drafts = await withTrueUps(trx, this.deps.invoices, made);
+    // Threshold deductions (step 2), then commitment true-ups: lines of the closing invoice, discounted like the others (BILLING-2.md section 0).
+    const drafts = await withTrueUps(trx, this.deps.invoices, await withThresholdDeductions(trx, this.deps.invoices, made));
     if (!this.deps.discounts || drafts.length === 0) return drafts;
     return this.deps.discounts.forNew(trx, drafts, (d, inputs) => ({ ...d, ...priceInvoice(d.lines, inputs) }));
   }
 
   /** A preview (the upcoming invoice) with the discounts a new invoice would take now: nothing is stored or used. */
   async previewDiscounts(made: DraftInvoice): Promise<DraftInvoice | undefined> {
-    const [draft] = await withTrueUps(this.deps.db, this.deps.invoices, [made]);
+    const [draft] = await withTrueUps(this.deps.db, this.deps.invoices, await withThresholdDeductions(this.deps.db, this.deps.invoices, [made]));
     if (!draft || !this.deps.discounts) return draft;
     const inputs = await this.deps.discounts.forPreview(this.deps.db, draft);
     return inputs.length === 0 ? draft : { ...draft, ...priceInvoice(draft.lines, inputs) };

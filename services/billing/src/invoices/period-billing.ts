@@ -9,6 +9,7 @@ import type { Invoice } from './domain';
 import { invoiceLines, needsUsage, type ChargeWindow } from './lines';
 import type { InvoiceMaker } from './maker';
 import { trueUpAgain } from './commitments';
+import { withThresholdDeductions } from './threshold-deductions';
 import type { InvoiceStore } from './store';
 import type { PriceStore } from '../prices/store';
 import type { SubscriptionGrants } from '../subscriptions/grants';
@@ -163,7 +164,7 @@ export class PeriodBilling {
     const s = await this.subscriptions.getById(this.db, draft.subscriptionId);
     if (!s) return draft;
     // The prices and the window the draft's usage lines billed (a plan change since moved the subscription to other prices).
-    const usageLines = draft.lines.filter((l) => l.priceType === 'USAGE' && l.priceId);
+    const usageLines = draft.lines.filter((l) => l.priceType === 'USAGE' && l.priceId && l.lineType === 'CHARGE');
     const first = usageLines[0];
     if (!first) return draft;
     const prices = await this.prices.getMany(this.db, s, [...new Set(usageLines.map((l) => l.priceId!))]);
@@ -179,10 +180,12 @@ export class PeriodBilling {
       const locked = await this.invoices.getForUpdate(trx, draft.id);
       if (!locked || locked.status !== 'draft') return undefined;
       if (locked.frozenAt) return locked;
-      const kept = locked.lines.filter((l) => l.priceType !== 'USAGE' || !l.priceId);
+      // Usage CHARGE lines are priced again; threshold deductions are computed again on them (ADR 0046).
+      const kept = locked.lines.filter((l) => !(l.priceType === 'USAGE' && l.priceId && l.lineType === 'CHARGE') && l.lineType !== 'THRESHOLD_DEDUCTION');
       const sorted = [...fresh, ...kept].sort((a, b) => order(locked, a) - order(locked, b)).map((l, position) => ({ ...l, position }));
+      const [deducted] = await withThresholdDeductions(trx, this.invoices, [{ ...locked, lines: sorted }]);
       // The commitment's true-up follows the new usage: computed again on the new lines, never kept stale (ADR 0042).
-      const lines = await trueUpAgain(trx, this.invoices, s, locked, sorted);
+      const lines = await trueUpAgain(trx, this.invoices, s, locked, deducted!.lines);
       const now = this.clock();
       // The discounts it carries, recomputed on the new lines: their stored amounts are replaced, never added to.
       const repriced = { ...(await this.maker.repriced(trx, { ...locked, lines })), frozenAt: now, updatedAt: now };

@@ -139,6 +139,48 @@ export class InvoiceStore {
     return rows.map(lineFromRow);
   }
 
+  /**
+   * What non-voided threshold invoices of the subscriptions billed per price for the billing
+   * periods starting at `periodStarts` (their usage lines less their deductions), invoices in
+   * `except` left out. Keyed `subscriptionId@periodStartMs`, then by price id.
+   */
+  async thresholdBilled(conn: Conn, subscriptionIds: string[], periodStarts: Date[], except: string[]): Promise<Map<string, Map<string, number>>> {
+    const out = new Map<string, Map<string, number>>();
+    if (subscriptionIds.length === 0 || periodStarts.length === 0) return out;
+    const rows = await conn('invoice_line_items as l')
+      .join('invoices as i', 'i.id', 'l.invoice_id')
+      .whereIn('i.subscription_id', [...new Set(subscriptionIds)])
+      .where('i.billing_reason', 'SUBSCRIPTION_THRESHOLD')
+      .whereNot('i.status', 'voided')
+      .whereNotNull('l.price_id')
+      .whereIn('l.line_type', ['CHARGE', 'THRESHOLD_DEDUCTION'])
+      .whereRaw('COALESCE(l.billing_period_start, l.period_start) = ANY(?)', [periodStarts])
+      .modify((q) => (except.length > 0 ? q.whereNotIn('i.id', except) : q))
+      .groupBy('i.subscription_id', conn.raw('COALESCE(l.billing_period_start, l.period_start)'), 'l.price_id')
+      .select<Array<{ subscription_id: string; period_start: Date; price_id: string; billed: string }>>(
+        'i.subscription_id',
+        conn.raw('COALESCE(l.billing_period_start, l.period_start) AS period_start'),
+        'l.price_id',
+        conn.raw('sum(l.amount) AS billed'),
+      );
+    for (const r of rows) {
+      const k = `${r.subscription_id}@${r.period_start.getTime()}`;
+      const byPrice = out.get(k) ?? new Map<string, number>();
+      byPrice.set(r.price_id, Number(r.billed));
+      out.set(k, byPrice);
+    }
+    return out;
+  }
+
+  /** The index of the highest threshold invoiced for the subscription's period part starting at `periodStart` (voided ones too); -1 for none. */
+  async lastThresholdIndex(conn: Conn, subscriptionId: string, periodStart: Date): Promise<number> {
+    const row = await conn('invoices')
+      .where({ subscription_id: subscriptionId, period_start: periodStart, billing_reason: 'SUBSCRIPTION_THRESHOLD' })
+      .max<{ max: number | null }>({ max: conn.raw('sequence::integer') })
+      .first();
+    return row?.max ?? -1;
+  }
+
   /** Adds to lines' `credited_amount` (a plan change's proration credits), in one statement. */
   async addCredited(trx: Trx, credits: Array<{ lineId: string; amount: number }>): Promise<void> {
     if (credits.length === 0) return;

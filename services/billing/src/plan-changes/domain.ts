@@ -37,6 +37,7 @@ export function changeRequestOf(body: ChangeSubscriptionBody): ChangeRequest {
         }
       : {}),
     ...(body.commitment_amount !== undefined ? { commitmentAmount: body.commitment_amount } : {}),
+    ...(body.usage_thresholds ? { usageThresholds: body.usage_thresholds.map((t) => t.amount) } : {}),
   };
 }
 

@@ -248,6 +248,7 @@ function switchedNow(s: Subscription, terms: Terms, overrides: Subscription['pri
     billingPeriodCount: terms.billingPeriodCount,
     priceOverrides: overrides,
     commitmentAmount: body.commitment_amount ?? s.commitmentAmount,
+    usageThresholds: body.usage_thresholds?.map((t) => t.amount) ?? s.usageThresholds,
     pendingChange: null,
     updatedAt: now,
   };
@@ -274,6 +275,7 @@ function withPending(
     priceIds: billed.prices.map((p) => p.id),
     priceOverrides: billed.overrides,
     commitmentAmount: body.commitment_amount ?? s.commitmentAmount,
+    usageThresholds: body.usage_thresholds?.map((t) => t.amount) ?? s.usageThresholds,
     effectiveAt: s.currentPeriodEnd!,
   };
   return { ...s, pendingChange: pending, updatedAt: now };

@@ -54,6 +54,8 @@ export interface PeriodJobParts {
   creditGrants?: (requestId: string, leaseMs: number, scope?: Scope) => Promise<number>;
   /** Credit notes (ADR 0041): credits the wallets of notes a wallet outage or a crash left `refund_status: pending`. */
   creditNoteRefunds?: (requestId: string, scope?: Scope) => Promise<number>;
+  /** Progressive billing (ADR 0046): threshold checks of the active subscriptions with thresholds; answers how many invoices were made. */
+  thresholds?: (requestId: string, scope?: Scope) => Promise<number>;
   /** Dunning (ADR 0044): the retry attempts of overdue invoices due now, as PENDING PROVIDER payments; answers how many were made. */
   dunning?: (requestId: string, scope?: Scope) => Promise<number>;
   /** Excess credits (ADR 0043): credits the wallets of finalized invoices whose excess credit a wallet outage or a crash left owed. */
@@ -186,6 +188,7 @@ export class PeriodJob {
       'marking an invoice overdue',
     );
     if (this.parts.dunning) await this.parts.dunning(requestId, scope);
+    if (this.parts.thresholds) await this.parts.thresholds(requestId, scope);
     for (let sent = await this.noticeBatch(scope); sent > 0; sent = await this.noticeBatch(scope)) result.renewal_notices += sent;
     if (result.renewal_notices > 0) this.published();
     return result;

@@ -10,6 +10,7 @@ export interface ChangeRequest {
   effective: ChangeEffective;
   priceOverrides?: Array<{ priceId: string; amount?: string; tiers?: Array<{ upTo: string | null; unitAmount: string; flatAmount: string | null }> }>;
   commitmentAmount?: number;
+  usageThresholds?: number[];
 }
 
 export type ProrationBehavior = 'create_prorations' | 'none';
@@ -28,6 +29,8 @@ export interface PendingChange {
   priceIds: string[];
   priceOverrides: PriceOverride[];
   commitmentAmount: number | null;
+  /** Absent on changes stored before thresholds existed: the subscription's stay. */
+  usageThresholds?: number[];
   effectiveAt: Date;
 }
 
@@ -59,6 +62,8 @@ export interface Subscription {
   commitmentAmount: number | null;
   /** The prices it bills at its own amount or tiers (BILLING-2.md section 5), fixed at its creation. */
   priceOverrides: PriceOverride[];
+  /** Progressive billing thresholds in minor units, ascending (BILLING-2.md section 9); [] without. */
+  usageThresholds: number[];
   /** The last immediate plan change inside the current period (BILLING-2.md section 1); null once a new period starts. Its ARREAR charges and usage count from here. */
   lastChangeAt: Date | null;
   /** A change waiting for the end of the current period; null without one. */

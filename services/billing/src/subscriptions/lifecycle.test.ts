@@ -29,6 +29,7 @@ function sub(overrides: Partial<Subscription> = {}): Subscription {
     pausedAt: null,
     commitmentAmount: null,
     priceOverrides: [],
+    usageThresholds: [],
     lastChangeAt: null,
     pendingChange: null,
     metadata: {},

@@ -131,6 +131,7 @@ function appliedAtPeriodEnd(s: Subscription, p: PendingChange, closed: Period, n
     billingPeriodCount: p.billingPeriodCount,
     priceOverrides: p.priceOverrides,
     commitmentAmount: p.commitmentAmount,
+    usageThresholds: p.usageThresholds ?? s.usageThresholds,
     pendingChange: null,
     lastChangeAt: null,
   };

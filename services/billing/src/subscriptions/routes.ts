@@ -23,6 +23,7 @@ function newSubscriptionOf(b: CreateSubscriptionBody): NewSubscription {
     metadata: b.metadata ?? {},
     discounts: b.discounts,
     commitmentAmount: b.commitment_amount,
+    usageThresholds: b.usage_thresholds?.map((t) => t.amount),
     priceOverrides: b.price_overrides?.map((o) => ({
       priceId: o.price_id,
       amount: o.amount,

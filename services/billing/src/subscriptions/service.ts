@@ -44,6 +44,8 @@ export interface NewSubscription {
   commitmentAmount?: number;
   /** Prices it bills at its own amount or tiers (BILLING-2.md section 5). */
   priceOverrides?: PriceOverrideInput[];
+  /** Progressive billing thresholds in minor units, ascending (BILLING-2.md section 9). */
+  usageThresholds?: number[];
 }
 
 export class SubscriptionService {
@@ -103,6 +105,7 @@ export class SubscriptionService {
       pausedAt: null,
       commitmentAmount: input.commitmentAmount ?? null,
       priceOverrides: billed.overrides,
+      usageThresholds: input.usageThresholds ?? [],
       lastChangeAt: null,
       pendingChange: null,
       metadata: input.metadata,

@@ -27,6 +27,7 @@ interface SubscriptionRow {
   commitment_amount: number | null;
   price_overrides: Array<{ price_id: string; override_price_id: string; amount: string | null; tiers: Array<{ up_to: string | null; unit_amount: string; flat_amount: string | null }> | null }>;
   last_change_at: Date | null;
+  usage_thresholds: number[] | null;
   pending_change: StoredPendingChange | null;
   metadata: Record<string, string>;
   version: number;
@@ -72,6 +73,7 @@ function fromRow(r: SubscriptionRow): Subscription {
       tiers: o.tiers && o.tiers.map((t) => ({ upTo: t.up_to, unitAmount: t.unit_amount, flatAmount: t.flat_amount })),
     })),
     lastChangeAt: r.last_change_at,
+    usageThresholds: (r.usage_thresholds ?? []).map(Number),
     pendingChange: pendingOf(r.pending_change),
     metadata: r.metadata,
     version: r.version,
@@ -108,6 +110,7 @@ function changeRow(s: Subscription) {
     commitment_amount: s.commitmentAmount,
     price_overrides: JSON.stringify(s.priceOverrides.map(overrideView)),
     last_change_at: s.lastChangeAt,
+    usage_thresholds: JSON.stringify(s.usageThresholds),
     pending_change: s.pendingChange && JSON.stringify({ ...s.pendingChange, effectiveAt: s.pendingChange.effectiveAt.toISOString() }),
     updated_at: s.updatedAt,
   };
@@ -249,6 +252,14 @@ export class SubscriptionStore {
   async replacePrices(trx: Trx, id: string, priceIds: string[]): Promise<void> {
     await trx('subscription_prices').where({ subscription_id: id }).delete();
     if (priceIds.length > 0) await trx('subscription_prices').insert(priceIds.map((price_id) => ({ subscription_id: id, price_id })));
+  }
+
+  /** Active subscriptions with usage thresholds (of these customers, when given), for the threshold checks. */
+  async withThresholds(conn: Conn, scope?: Scope, customerIds?: string[]): Promise<string[]> {
+    const q = conn<SubscriptionRow>('subscriptions').whereRaw(`usage_thresholds <> '[]'::jsonb`).where({ status: 'active' });
+    if (scope) q.where({ tenant_id: scope.tenantId, environment_id: scope.environmentId });
+    if (customerIds) q.whereIn('customer_id', customerIds);
+    return (await q.orderBy('id').select('id')).map((r) => r.id);
   }
 
   /** The ids of the prices the subscription bills. */

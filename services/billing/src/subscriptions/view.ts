@@ -27,6 +27,7 @@ export function toSubscriptionView(s: Subscription): SubscriptionResponse {
     paused_at: iso(s.pausedAt),
     commitment_amount: s.commitmentAmount,
     price_overrides: s.priceOverrides.map(overrideView),
+    usage_thresholds: s.usageThresholds.map((amount) => ({ amount })),
     pending_change: s.pendingChange && {
       change_id: s.pendingChange.changeId,
       plan_id: s.pendingChange.planId,

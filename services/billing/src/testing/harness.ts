@@ -31,6 +31,11 @@ export class FakeMeters implements Meters {
   async exists(_scope: unknown, meterId: string): Promise<boolean> {
     return this.known.has(meterId);
   }
+  /** Each meter's aggregation type (COUNT unless set). */
+  readonly aggregations = new Map<string, string>();
+  async aggregation(_scope: unknown, meterId: string): Promise<string | undefined> {
+    return this.known.has(meterId) ? (this.aggregations.get(meterId) ?? 'COUNT') : undefined;
+  }
   async usage(_scope: unknown, meterId: string): Promise<string> {
     this.calls.usage += 1;
     return this.known.get(meterId) ?? '0';

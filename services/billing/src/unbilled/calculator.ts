@@ -72,14 +72,22 @@ export class UnbilledCalculator {
       byCurrency.set(currency, found);
       return found;
     };
+    // What threshold invoices already billed of the periods (they are invoices: a draft one is counted below, a finalized one was paid).
+    const thresholdBilled = await this.maker.thresholdBilled(
+      this.db,
+      running.filter((s) => s.usageThresholds.length > 0).map((s) => s.id),
+      running.filter((s) => s.usageThresholds.length > 0).map((s) => s.currentPeriodStart!),
+    );
     for (const s of running) {
       const of = usage.get(s.id);
       if (!of) continue;
       // From the last plan change inside the period: the usage before it is on the change's invoice (BILLING-2.md section 1).
       const window = arrearWindow(s, periodOf(s));
       const lines = invoiceLines(prices.get(s.id) ?? [], { window, usage: of }, null).filter((l) => l.priceType === 'USAGE');
+      const billed = thresholdBilled.get(`${s.id}@${s.currentPeriodStart!.getTime()}`);
       const open = entry(s.customerId, s.currency);
-      open.amount = sumAmounts([open, ...lines]);
+      open.amount = sumAmounts([open, ...lines.map((l) => ({ amount: l.amount - Math.min(Math.max(0, billed?.get(l.priceId!) ?? 0), l.amount) }))]);
+      if (billed) for (const l of lines) billed.set(l.priceId!, Math.max(0, (billed.get(l.priceId!) ?? 0) - l.amount));
     }
     for (const d of drafts) if (d.amount > 0) entry(d.customerId, d.currency).invoices.push({ invoice_id: d.invoiceId, amount: d.amount });
     return {

@@ -48,6 +48,8 @@ export class UnbilledRefresher {
     private readonly logger: Logger,
     private readonly clock: () => Date,
     private readonly settings: UnbilledSettings,
+    /** Runs first for each batch of notified customers: their threshold checks (ADR 0046), so a threshold invoice made now is counted. */
+    private readonly beforeCompute?: (scope: Scope, customerIds: string[], requestId: string) => Promise<unknown>,
   ) {}
 
   start(): void {
@@ -126,6 +128,11 @@ export class UnbilledRefresher {
         for (let at = 0; at < all.length; at += BATCH) {
           const batch = all.slice(at, at + BATCH);
           try {
+            if (this.beforeCompute) {
+              await this.beforeCompute(scope, batch, requestId).catch((err: unknown) =>
+                this.logger.warn('threshold checks of notified customers failed; the period job checks them again', { err, tenant_id: scope.tenantId }),
+              );
+            }
             await this.sink(scope, await this.calculator.compute(scope, batch, requestId), requestId);
           } catch (err) {
             this.logger.warn('unbilled usage not refreshed; the next notification or sweep retries', { err, tenant_id: scope.tenantId, customers: batch.length });

@@ -13,6 +13,8 @@ export interface UsageQuery {
 export interface Meters {
   /** Whether the meter exists in the tenant and environment. */
   exists(scope: Scope, meterId: string, requestId: string): Promise<boolean>;
+  /** The meter's aggregation type (COUNT, SUM, MAX, UNIQUE_COUNT, LATEST); undefined when it does not exist. */
+  aggregation(scope: Scope, meterId: string, requestId: string): Promise<string | undefined>;
   /** The meter's aggregated value (a decimal string) for one customer over [from, to). */
   usage(scope: Scope, meterId: string, query: UsageQuery, requestId: string): Promise<string>;
   /**

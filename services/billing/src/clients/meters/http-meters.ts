@@ -24,6 +24,13 @@ export class HttpMeters implements Meters {
     throw new ServiceUnavailableError('The ingestion service could not confirm the meter; retry later', { upstream_status: status });
   }
 
+  async aggregation(scope: Scope, meterId: string, requestId: string): Promise<string | undefined> {
+    const { status, text } = await this.client.call(scope, 'GET', `/v1/meters/${encodeURIComponent(meterId)}`, requestId);
+    if (status === 404) return undefined;
+    if (status !== 200) throw new ServiceUnavailableError('The ingestion service could not give the meter; retry later', { upstream_status: status });
+    return (JSON.parse(text) as { aggregation: { type: string } }).aggregation.type;
+  }
+
   async usage(scope: Scope, meterId: string, q: UsageQuery, requestId: string): Promise<string> {
     const { status, text } = await this.client.call(scope, 'POST', `/v1/meters/${encodeURIComponent(meterId)}/usage`, requestId, {
       external_customer_id: q.externalCustomerId,
