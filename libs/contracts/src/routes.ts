@@ -42,7 +42,16 @@ export interface RouteDef<
   rawBody?: { maxBytes: number };
   /** The answer is a file streamed by the owning service (no JSON response schema). */
   streamsResponse?: { contentTypes: string[] };
+  /**
+   * A signed link's route: no API key. The caller shows the `token` query parameter of a link
+   * the owner service signed; the gateway forwards the call without a tenant (`LINK_CONTEXT`)
+   * and the owner service checks the token and answers only the one resource it names.
+   */
+  signedLink?: true;
 }
+
+/** The request context of a `signedLink` route's call: no tenant; the owner service finds it from the token's resource. */
+export const LINK_CONTEXT = { tenantId: '-', environmentId: '-', actor: 'signed-link' } as const;
 
 /** A route; without a `response` schema its response type is `never` (a 204 answers nothing). */
 export function defineRoute<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R extends z.ZodType = never>(

@@ -44,6 +44,17 @@ export const billingEnv = {
   UNBILLED_DEBOUNCE_MS: env.int(250, 0),
   /** How often every customer with running usage subscriptions or drafts is recomputed (a lost notification heals); 0 turns it off. */
   UNBILLED_SWEEP_MS: env.int(30_000, 0),
+  /** The gateway's public address: the base of the signed links `hosted_invoice_url` and `invoice_pdf_url` (ADR 0045). */
+  PUBLIC_BASE_URL: z
+    .string()
+    .url('must be the public base URL of the gateway, like https://billing.example.com')
+    .default('http://127.0.0.1:8080')
+    .transform((u) => u.replace(/\/+$/, '')),
+  /** The key of the signed links (32+ characters); empty: a random key made once and kept in billing's database. */
+  DOCUMENT_LINK_SECRET: z
+    .string()
+    .refine((v) => v === '' || v.length >= 32, 'must be at least 32 characters (or empty: a random key kept in the database)')
+    .default(''),
   /** Wallet service base URL (credits on invoices, CREDITS payments). */
   WALLET_SERVICE_URL: z.string().url('must be the base URL of the wallet service'),
 };
@@ -72,6 +83,10 @@ export interface BillingSettings {
   unbilledDebounceMs: number;
   /** Period of the unbilled usage sweep (UNBILLED_SWEEP_MS; 0: none). */
   unbilledSweepMs: number;
+  /** The base of invoice documents' signed links (PUBLIC_BASE_URL, no trailing slash). */
+  publicBaseUrl: string;
+  /** The signed links' key (DOCUMENT_LINK_SECRET); undefined: the key kept in the database. */
+  documentLinkSecret?: string;
 }
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -98,6 +113,8 @@ export function billingSettings(config: z.output<typeof billingSettingsEnv>): Bi
     tasksBatchRows: config.TASKS_BATCH_ROWS,
     unbilledDebounceMs: config.UNBILLED_DEBOUNCE_MS,
     unbilledSweepMs: config.UNBILLED_SWEEP_MS,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+    documentLinkSecret: config.DOCUMENT_LINK_SECRET || undefined,
   };
 }
 

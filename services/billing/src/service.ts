@@ -39,6 +39,10 @@ import { ThresholdBilling } from './invoices/thresholds';
 import { mountSettingsRoutes } from './settings/routes';
 import { SettingsService } from './settings/service';
 import { SettingsStore } from './settings/store';
+import { DocumentLinks } from './documents/links';
+import { mountDocumentRoutes } from './documents/routes';
+import { DocumentService } from './documents/service';
+import { DocumentStore } from './documents/store';
 import { mountPlanChangeRoutes } from './plan-changes/routes';
 import { PlanChangeService } from './plan-changes/service';
 import { ChangeStore } from './plan-changes/store';
@@ -207,6 +211,20 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   const creditNoteStore = new CreditNoteStore();
   const creditNoteIssuer = new CreditNoteIssuer(creditNoteStore, invoiceStore, paymentStore, clock, settings.creditNoteNumberPrefix);
   const excessCredits = new ExcessCredits(db, config.walletCredits ?? httpWallets, logger, clock);
+  // Invoice documents (ADR 0045): the finalizer sets the signed links and snapshots what the PDF shows.
+  const documentLinks = new DocumentLinks(db, settings.publicBaseUrl, settings.documentLinkSecret, clock);
+  const documents = new DocumentService({
+    db,
+    documents: new DocumentStore(),
+    invoices: invoiceStore,
+    payments: paymentStore,
+    creditNotes: creditNoteStore,
+    customers: customerStore,
+    settings: new SettingsStore(),
+    links: documentLinks,
+    clock,
+    published,
+  });
   const finalizer = new InvoiceFinalizer({
     db,
     invoices: invoiceStore,
@@ -221,6 +239,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     paid: settlement,
     voidNote: creditNoteIssuer,
     excess: excessCredits,
+    documents,
   });
   const payments = new PaymentService({ db, invoices: invoiceStore, payments: paymentStore, wallets, logger, clock, published, paid: settlement });
   // Billing settings and dunning (ADR 0044): overdue invoices retried as PENDING PROVIDER payments, once per attempt by key.
@@ -315,6 +334,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       mountCouponRoutes(a, coupons, logger);
       mountPlanChangeRoutes(a, planChanges, logger);
       mountSettingsRoutes(a, billingSettings, logger);
+      mountDocumentRoutes(a, documents, logger);
     },
   });
   return {
@@ -342,6 +362,8 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     creditNotes,
     async start() {
       await migrate(db, SCHEMA, migrations);
+      // The signed links' key, read before any finalization needs it in its transaction (ADR 0045).
+      await documentLinks.ready();
       accessNotices.start();
       // The first check that reads usage starts the notices' consumer (ADR 0026).
       accessCache.onFirstUsage(() => usageNotices.ensureStarted());

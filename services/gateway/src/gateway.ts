@@ -1,6 +1,7 @@
 import type { Express, Request, Response } from 'express';
 import { TOPICS } from '@billstream/bus';
-import { ALL_ROUTES, type ServiceName } from '@billstream/contracts';
+import { RateLimitedError } from '@billstream/errors';
+import { ALL_ROUTES, LINK_CONTEXT, type ServiceName } from '@billstream/contracts';
 import { migrate, pingDb } from '@billstream/db';
 import { assertRoutesMounted, createHttpApp, finishApp, MiB, mountHealth, mountLeanRoute, mountRoute, parseRouteInput, staticRoutes, templateResolver, type RouteRunner } from '@billstream/http';
 import type { Service, ServiceDeps } from '@billstream/runtime';
@@ -66,12 +67,30 @@ export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayC
   const app: Express = createHttpApp({ logger, service: 'gateway', resolveRoute: templateResolver(ALL_ROUTES), bodyLimits: [{ pathPrefix: '/v1/events/bulk', bytes: 5 * MiB }] });
   mountHealth(app, ready);
   app.get(OPENAPI_PATH, openApiHandler());
+  // Signed links (`signedLink` routes): no API key; the owner service checks the token. A source
+  // address whose calls failed (401, 403, 404) too often gets 429, as for failed authentications.
+  for (const def of ALL_ROUTES.filter((d) => d.signedLink)) {
+    const local = config.serviceRoutes?.[def.service]?.get(def.operationId);
+    app[def.method](def.path, async (req: Request, res: Response) => {
+      const address = sourceAddressOf(req, trustedProxyHops);
+      const wait = limits.failures.take(address);
+      if (wait > 0) throw new RateLimitedError(wait, 'Too many failed requests from this address');
+      res.on('finish', () => {
+        if (res.statusCode < 400 || res.statusCode >= 500) limits.failures.refund(address);
+      });
+      res.locals.ctx = { ...LINK_CONTEXT, requestId: String(res.locals.requestId) };
+      if (local) return local(req, res);
+      parseRouteInput(def, req);
+      await proxy.forward(def.service, req, res, { stream: def.streamsResponse !== undefined });
+    });
+  }
   app.use('/v1', authenticate(apiKeys, limits, trustedProxyHops));
   // A static route (the entitlement check, event ingestion) is reached without testing the layers before it.
   app.use(staticRoutes(app));
   // One route layer per registry route, the permission check first in it: a request walks
   // half the layers it would with the check mounted as a layer of its own.
   for (const def of ALL_ROUTES) {
+    if (def.signedLink) continue;
     const permitted = requirePermission(def.permission);
     if (def.service === 'gateway') {
       const handler = handlers[def.operationId];

@@ -310,14 +310,16 @@ describe('invoices, credits and payments through the gateway (real Postgres and 
     // Finalized: the wallet's 2 credits pay the lines' net amounts in line order; BILLING.md's totals are unchanged.
     const fin = await stack.api.post(`/v1/invoices/${cycle.id}/finalize`, {});
     expect(fin.status).toBe(200);
-    expect(fin.body).toMatchObject({ ...ordinary, subtotal: 5200, total_prepaid_credits_applied: 200, total: 5000, amount_due: 5000, amount_paid: 0, amount_remaining: 5000 });
+    // Finalized, it has its documents' signed links (ADR 0045; a draft has none).
+    const links = { hosted_invoice_url: expect.stringContaining(`/v1/hosted/invoices/${cycle.id}?token=`), invoice_pdf_url: expect.stringContaining(`/v1/hosted/invoices/${cycle.id}/pdf?token=`) };
+    expect(fin.body).toMatchObject({ ...ordinary, ...links, subtotal: 5200, total_prepaid_credits_applied: 200, total: 5000, amount_due: 5000, amount_paid: 0, amount_remaining: 5000 });
     expect(fin.body.line_items.map((l: Invoice['line_items'][number] & { net_amount: number }) => [l.line_type, l.amount, l.net_amount, l.prepaid_credits_applied])).toEqual([
       ['CHARGE', 300, 300, 200],
       ['CHARGE', 4900, 4900, 0],
     ]);
     const pay = await stack.api.post('/v1/payments', { invoice_id: cycle.id, amount: 5000, payment_method_type: 'OFFLINE' });
     expect(pay.status).toBe(201);
-    expect((await stack.api.get(`/v1/invoices/${cycle.id}`)).body).toMatchObject({ ...ordinary, status: 'paid', total: 5000, amount_due: 5000, amount_paid: 5000, amount_remaining: 0 });
+    expect((await stack.api.get(`/v1/invoices/${cycle.id}`)).body).toMatchObject({ ...ordinary, ...links, status: 'paid', total: 5000, amount_due: 5000, amount_paid: 5000, amount_remaining: 0 });
 
     // The upcoming invoice too.
     const upcoming = await stack.api.get(`/v1/subscriptions/${sub.body.id}/upcoming-invoice`);

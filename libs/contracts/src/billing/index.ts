@@ -13,3 +13,4 @@ export * from './credit-notes';
 export * from './coupons';
 export * from './plan-changes';
 export * from './settings';
+export * from './documents';

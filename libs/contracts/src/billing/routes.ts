@@ -31,6 +31,7 @@ import { creditNoteRoutes } from './credit-notes';
 import { couponRoutes } from './coupons';
 import { planChangeRoutes } from './plan-changes';
 import { settingsRoutes } from './settings';
+import { documentRoutes } from './documents';
 import { PLAN_STATUSES, planSchema, priceSchema } from './views';
 import {
   billSubscriptionsResultSchema,
@@ -539,4 +540,4 @@ function transition<V extends 'activate' | 'pause' | 'resume'>(verb: V, summary:
   });
 }
 
-export const billingRoutes: RouteDef[] = [...Object.values(billingApi), ...Object.values(invoiceApi), ...Object.values(entitlementApi), ...taskRoutes, ...creditGrantRoutes, ...creditNoteRoutes, ...couponRoutes, ...planChangeRoutes, ...settingsRoutes] as RouteDef[];
+export const billingRoutes: RouteDef[] = [...Object.values(billingApi), ...Object.values(invoiceApi), ...Object.values(entitlementApi), ...taskRoutes, ...creditGrantRoutes, ...creditNoteRoutes, ...couponRoutes, ...planChangeRoutes, ...settingsRoutes, ...documentRoutes] as RouteDef[];

@@ -11,10 +11,20 @@ import type { SubscriptionStore } from '../subscriptions/store';
 import type { CustomerStore } from '../customers/store';
 
 export const CUSTOMER_CONSUMER_GROUP = 'billing.customers';
+const ADDRESS_FIELDS = ['address_line1', 'address_line2', 'address_city', 'address_state', 'address_postal_code', 'address_country'] as const;
 
 const customerEvent = domainEventSchema.extend({
   payload: z.object({
-    customer: z.object({ id: z.string(), external_id: z.string(), tenant_id: z.string().optional(), environment_id: z.string().optional() }),
+    customer: z.object({
+      id: z.string(),
+      external_id: z.string(),
+      tenant_id: z.string().optional(),
+      environment_id: z.string().optional(),
+      // The buyer of invoice documents (ADR 0045).
+      name: z.string().nullable().optional(),
+      email: z.string().nullable().optional(),
+      ...Object.fromEntries(ADDRESS_FIELDS.map((f) => [f, z.string().nullable().optional()])),
+    }),
   }),
 });
 type CustomerEvent = z.infer<typeof customerEvent>;
@@ -52,7 +62,10 @@ export function subscribeCustomerEvents({ db, bus, logger, customers, subscripti
       const scope = { tenantId: customer.tenant_id ?? event.tenant_id, environmentId: customer.environment_id ?? event.environment_id };
       const now = clock();
       if (event.type !== 'customer.deleted') {
-        await customers.remember(trx, scope, customer.id, customer.external_id, now);
+        const c = customer as Record<string, string | null | undefined>;
+        const address = Object.fromEntries(ADDRESS_FIELDS.map((f) => [f, c[f] ?? null]));
+        const details = { name: c.name ?? null, email: c.email ?? null, address: Object.values(address).some((v) => v !== null) ? address : null };
+        await customers.remember(trx, scope, customer.id, customer.external_id, now, details);
         return;
       }
       await customers.markDeleted(trx, scope, customer.id, customer.external_id, now);

@@ -7,6 +7,15 @@ export interface KnownCustomer {
   environmentId: string;
   externalId: string;
   deleted: boolean;
+  /** What customer-events told of the customer (null until an event did): the buyer on invoice documents. */
+  details: CustomerDetails | null;
+}
+
+/** The buyer of invoice documents: name, email and address as the customer service last published them. */
+export interface CustomerDetails {
+  name: string | null;
+  email: string | null;
+  address: Record<string, string | null> | null;
 }
 
 interface CustomerRow {
@@ -15,6 +24,9 @@ interface CustomerRow {
   environment_id: string;
   external_id: string;
   deleted_at: Date | null;
+  name?: string | null;
+  email?: string | null;
+  address?: Record<string, string | null> | null;
 }
 
 const fromRow = (r: CustomerRow): KnownCustomer => ({
@@ -23,6 +35,7 @@ const fromRow = (r: CustomerRow): KnownCustomer => ({
   environmentId: r.environment_id,
   externalId: r.external_id,
   deleted: r.deleted_at !== null,
+  details: r.name != null || r.email != null || r.address != null ? { name: r.name ?? null, email: r.email ?? null, address: r.address ?? null } : null,
 });
 
 /** Told of every write of a customer's record, on the connection that wrote it (the check's cache, ADR 0026). */
@@ -61,11 +74,12 @@ export class CustomerStore {
   }
 
   /** Records a customer that exists or changed its external id; never revives one known as deleted. */
-  async remember(conn: Conn, scope: Scope, id: string, externalId: string, at: Date): Promise<void> {
+  async remember(conn: Conn, scope: Scope, id: string, externalId: string, at: Date, details?: CustomerDetails): Promise<void> {
+    const known = details ? { name: details.name, email: details.email, address: details.address && JSON.stringify(details.address) } : {};
     await conn('customers')
-      .insert({ id, tenant_id: scope.tenantId, environment_id: scope.environmentId, external_id: externalId, updated_at: at })
+      .insert({ id, tenant_id: scope.tenantId, environment_id: scope.environmentId, external_id: externalId, updated_at: at, ...known })
       .onConflict('id')
-      .merge({ external_id: externalId, updated_at: at });
+      .merge({ external_id: externalId, updated_at: at, ...known });
     this.written(conn, scope, id);
   }
 

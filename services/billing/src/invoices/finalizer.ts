@@ -1,3 +1,4 @@
+/** One file: finalizing one draft, a batch of drafts and a void share the steps that record them (credits, number, save, events, documents) and their lock order (ADR 0016); split, each half would reach into the other. */
 import { TOPICS } from '@billstream/bus';
 import type { DomainEvent, Scope } from '@billstream/contracts';
 import { minorDigits } from '@billstream/contracts';
@@ -10,6 +11,7 @@ import type { Allocation, AllocationRequest, Wallets } from '../clients/wallets/
 import type { InvoiceTotals } from '../invoice-arithmetic';
 import { INVOICE_EVENTS, netLines, paymentStatusOf, settleInvoice, type Invoice } from './domain';
 import { announceInvoice, invoiceEvent } from './maker';
+import type { FinalizedHook } from './finalized-hook';
 import type { PaidHook } from './paid-hook';
 import type { PostpaidPayment, PostpaidRecorder } from './postpaid-recorder';
 import type { VoidCreditNote } from './void-credit-note';
@@ -38,6 +40,8 @@ export interface FinalizerDeps {
   voidNote?: VoidCreditNote;
   /** Credits a finalized invoice's excess credit to the PRE_PAID wallet after the commit (ADR 0043). */
   excess?: { afterCommit(i: Invoice, requestId: string): Promise<void> };
+  /** The documents' links and snapshot of a finalized invoice (ADR 0045). */
+  documents?: FinalizedHook;
 }
 
 /** `{prefix}-{YYYYMM, UTC}-{n, 5 digits at least}`. */
@@ -189,8 +193,10 @@ export class InvoiceFinalizer {
       finalizedAt: now,
       dueDate: new Date(now.getTime() + draft.paymentTermsDays * DAY_MS),
       updatedAt: now,
+      ...(await this.deps.documents?.links(draft)),
     };
     const saved = await this.deps.invoices.save(trx, finalized);
+    await this.deps.documents?.inTransaction(trx, saved);
     const events: DomainEvent[] = [invoiceEvent(INVOICE_EVENTS.finalized, saved, actor)];
     if (paymentEvents) events.push(...paymentEvents, invoiceEvent(INVOICE_EVENTS.payment, saved, actor));
     return { saved, events: events.map((event) => ({ key: saved.id, event })) };

@@ -16,6 +16,7 @@ import { creditNotesMigration } from './013-credit-notes';
 import { commitmentsMigration } from './014-commitments';
 import { planChangesMigration } from './015-plan-changes';
 import { paymentLifecycleMigration } from './016-payment-lifecycle';
+import { invoiceDocumentsMigration } from './017-invoice-documents';
 import { usageThresholdsMigration } from './018-usage-thresholds';
 
 export const SCHEMA = 'billing';
@@ -38,5 +39,6 @@ export const migrations: Migration[] = [
   commitmentsMigration(SCHEMA),
   planChangesMigration(SCHEMA),
   paymentLifecycleMigration(SCHEMA),
+  invoiceDocumentsMigration(SCHEMA),
   usageThresholdsMigration(SCHEMA),
 ];

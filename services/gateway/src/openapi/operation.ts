@@ -88,9 +88,11 @@ export function buildOperation(route: RouteDef, components: SchemaComponents): R
   const operation: Record<string, unknown> = {
     operationId: route.operationId,
     summary: route.summary,
-    description: `Needs the \`${route.permission}\` permission (or \`*\`). Served by the ${route.service} service.`,
+    description: route.signedLink
+      ? `No API key: the \`token\` of a signed link opens the one resource it was signed for (a wrong token: 401). Served by the ${route.service} service.`
+      : `Needs the \`${route.permission}\` permission (or \`*\`). Served by the ${route.service} service.`,
     tags: [route.tag],
-    security: SECURITY,
+    security: route.signedLink ? [] : SECURITY,
     'x-billstream-permission': route.permission,
     'x-billstream-service': route.service,
   };

@@ -1,0 +1,196 @@
+import { TOPICS } from '@billstream/bus';
+import type { Scope } from '@billstream/contracts';
+import type { Conn, Db, Trx } from '@billstream/db';
+import { NotFoundError, UnauthenticatedError, ValidationError } from '@billstream/errors';
+import { newDomainEvent, writeOutbox } from '@billstream/outbox';
+import type { CreditNoteStore } from '../credit-notes/store';
+import type { CustomerStore } from '../customers/store';
+import type { Invoice } from '../invoices/domain';
+import type { FinalizedHook } from '../invoices/finalized-hook';
+import type { InvoiceStore } from '../invoices/store';
+import { toInvoiceView } from '../invoices/view';
+import type { PaymentStore } from '../payments/store';
+import type { SettingsStore } from '../settings/store';
+import { renderHtml } from './html';
+import type { DocumentLinks } from './links';
+import { addressLines, type Buyer, type DocumentModel, type PaymentEntry } from './model';
+import { renderPdf } from './pdf';
+import type { DocumentSnapshot, DocumentStore } from './store';
+
+export interface DocumentServiceDeps {
+  db: Db;
+  documents: DocumentStore;
+  invoices: InvoiceStore;
+  payments: PaymentStore;
+  creditNotes: CreditNoteStore;
+  customers: CustomerStore;
+  settings: SettingsStore;
+  links: DocumentLinks;
+  clock: () => Date;
+  published: () => void;
+}
+
+/** Every payment and credit note of one invoice is far fewer than this. */
+const ALL = 1000;
+
+const notFound = (id: string) => new NotFoundError(`Invoice ${id} not found`, { field: 'id', invoice_id: id });
+
+/**
+ * Invoice documents and communication (BILLING-2.md section 7, ADR 0045). The PDF is rendered
+ * once, from what the finalizing transaction snapshotted (the invoice, its payments, the seller,
+ * the buyer), and served as stored ever after; the HTML is rendered on each request from the
+ * invoice as it is now (the parties from the snapshot). Signed links open one invoice's
+ * documents without an API key.
+ */
+export class DocumentService implements FinalizedHook {
+  constructor(private readonly deps: DocumentServiceDeps) {}
+
+  // FinalizedHook: the finalizer's calls.
+  links(invoice: Invoice): Promise<{ hostedInvoiceUrl: string; invoicePdfUrl: string }> {
+    return this.deps.links.urls({ id: invoice.id, tenantId: invoice.tenantId, environmentId: invoice.environmentId });
+  }
+
+  async inTransaction(trx: Trx, invoice: Invoice): Promise<void> {
+    await this.snapshot(trx, invoice);
+  }
+
+  /** GET /v1/invoices/{id}/pdf. */
+  async pdf(scope: Scope, id: string): Promise<Buffer> {
+    return this.pdfOf(await this.issued(scope, id));
+  }
+
+  /** GET /v1/invoices/{id}/html. */
+  async html(scope: Scope, id: string): Promise<string> {
+    return this.htmlOf(await this.issued(scope, id));
+  }
+
+  /** GET /v1/hosted/invoices/{id}/pdf?token=. */
+  async pdfByLink(id: string, token: string): Promise<Buffer> {
+    return this.pdfOf(await this.linked(id, token));
+  }
+
+  /** GET /v1/hosted/invoices/{id}?token=. */
+  async htmlByLink(id: string, token: string): Promise<string> {
+    return this.htmlOf(await this.linked(id, token));
+  }
+
+  /**
+   * POST /v1/invoices/{id}/communications/trigger: one `invoice.communication.triggered` event
+   * through the outbox (per idempotency key: the same key answers the first call's event).
+   */
+  async trigger(scope: Scope & { actor: string }, id: string, idempotencyKey: string | undefined): Promise<{ event_id: string }> {
+    const invoice = await this.deps.invoices.get(this.deps.db, scope, id);
+    if (!invoice) throw notFound(id);
+    if (idempotencyKey) {
+      const known = await this.deps.documents.getCommunication(this.deps.db, id, idempotencyKey);
+      if (known) return { event_id: known };
+    }
+    if (invoice.status === 'draft' || invoice.status === 'voided') {
+      throw new ValidationError(`Cannot send an invoice that is ${invoice.status}`, { field: 'status', status: invoice.status, invoice_id: id });
+    }
+    const links = invoice.hostedInvoiceUrl && invoice.invoicePdfUrl ? { hostedInvoiceUrl: invoice.hostedInvoiceUrl, invoicePdfUrl: invoice.invoicePdfUrl } : await this.links(invoice);
+    const customer = await this.deps.customers.getById(this.deps.db, invoice.customerId);
+    const snapshot = await this.deps.documents.getById(this.deps.db, id);
+    const view = { ...toInvoiceView(invoice), hosted_invoice_url: links.hostedInvoiceUrl, invoice_pdf_url: links.invoicePdfUrl };
+    const event = newDomainEvent('invoice.communication.triggered', scope, {
+      invoice: view,
+      communication: {
+        links: { hosted_invoice_url: links.hostedInvoiceUrl, invoice_pdf_url: links.invoicePdfUrl },
+        recipient_email: customer?.details?.email ?? snapshot?.buyer.email ?? null,
+      },
+    });
+    const eventId = await this.deps.db.transaction(async (trx) => {
+      if (idempotencyKey && !(await this.deps.documents.insertCommunication(trx, id, idempotencyKey, event.id, this.deps.clock()))) {
+        return (await this.deps.documents.getCommunication(trx, id, idempotencyKey))!;
+      }
+      await writeOutbox(trx, TOPICS.billingEvents, id, event);
+      return event.id;
+    });
+    if (eventId === event.id) this.deps.published();
+    return { event_id: eventId };
+  }
+
+  /** A finalized, paid or voided invoice of the scope (404 otherwise; a draft: 400). */
+  private async issued(scope: Scope, id: string): Promise<Invoice> {
+    const invoice = await this.deps.invoices.get(this.deps.db, scope, id);
+    if (!invoice) throw notFound(id);
+    if (invoice.status === 'draft') {
+      throw new ValidationError('A draft has no document: finalize it first', { field: 'status', status: invoice.status, invoice_id: id });
+    }
+    return invoice;
+  }
+
+  /** The invoice a signed link names, when its token is that invoice's (401 otherwise, never the document). */
+  private async linked(id: string, token: string): Promise<Invoice> {
+    const invoice = await this.deps.invoices.getById(this.deps.db, id);
+    if (!invoice || invoice.status === 'draft' || !(await this.deps.links.valid(id, invoice, token))) {
+      throw new UnauthenticatedError('The link is not valid for this invoice');
+    }
+    return invoice;
+  }
+
+  private async pdfOf(invoice: Invoice): Promise<Buffer> {
+    const snapshot = await this.snapshotOf(invoice);
+    if (snapshot.pdf) return snapshot.pdf;
+    const pdf = await renderPdf({ invoice: snapshot.invoice, seller: snapshot.seller, buyer: snapshot.buyer, payments: snapshot.payments, creditNotes: [] });
+    // Two first requests at once render the same bytes; the first stored is kept.
+    return this.deps.documents.savePdf(this.deps.db, invoice.id, pdf, this.deps.clock());
+  }
+
+  private async htmlOf(invoice: Invoice): Promise<string> {
+    const snapshot = await this.snapshotOf(invoice);
+    const [payments, notes] = await Promise.all([
+      this.deps.payments.list(this.deps.db, invoice, { invoiceId: invoice.id, limit: ALL, offset: 0 }),
+      this.deps.creditNotes.list(this.deps.db, invoice, { invoiceId: invoice.id, limit: ALL, offset: 0 }),
+    ]);
+    const model: DocumentModel = {
+      invoice: toInvoiceView(invoice),
+      seller: snapshot.seller,
+      buyer: snapshot.buyer,
+      payments: payments.items.filter((p) => p.paymentStatus !== 'failed').map(paymentEntry),
+      creditNotes: notes.items.map((n) => ({ number: n.number, date: n.createdAt.toISOString(), reason: n.reason, amount: n.amount, status: n.status })),
+    };
+    return renderHtml(model);
+  }
+
+  /**
+   * The finalization's snapshot; an invoice finalized before documents existed gets one now
+   * (the seller and buyer as they are now), once.
+   */
+  private async snapshotOf(invoice: Invoice): Promise<DocumentSnapshot> {
+    const found = await this.deps.documents.getById(this.deps.db, invoice.id);
+    if (found) return found;
+    await this.snapshot(this.deps.db, invoice);
+    return (await this.deps.documents.getById(this.deps.db, invoice.id))!;
+  }
+
+  private async snapshot(conn: Conn, invoice: Invoice): Promise<void> {
+    const scope = { tenantId: invoice.tenantId, environmentId: invoice.environmentId };
+    const [settings, customer, payments] = await Promise.all([
+      this.deps.settings.get(conn, scope),
+      this.deps.customers.getById(conn, invoice.customerId),
+      this.deps.payments.list(conn, scope, { invoiceId: invoice.id, limit: ALL, offset: 0 }),
+    ]);
+    const buyer: Buyer = {
+      id: invoice.customerId,
+      external_id: customer?.externalId ?? null,
+      name: customer?.details?.name ?? null,
+      email: customer?.details?.email ?? null,
+      address: addressLines(customer?.details?.address ?? null),
+    };
+    await this.deps.documents.insert(conn, {
+      invoiceId: invoice.id,
+      tenantId: invoice.tenantId,
+      environmentId: invoice.environmentId,
+      invoice: toInvoiceView(invoice),
+      seller: settings.invoiceSettings,
+      buyer,
+      payments: payments.items.filter((p) => p.paymentStatus === 'succeeded').map(paymentEntry),
+      createdAt: this.deps.clock(),
+    });
+  }
+}
+
+function paymentEntry(p: { createdAt: Date; paymentMethodType: string; reference: string | null; providerReference: string | null; amount: number; paymentStatus: string }): PaymentEntry {
+  return { date: p.createdAt.toISOString(), method: p.paymentMethodType, reference: p.reference ?? p.providerReference, amount: p.amount, status: p.paymentStatus };
+}

@@ -1,0 +1,85 @@
+import type { InvoiceResponse } from '@billstream/contracts';
+import type { Conn, Trx } from '@billstream/db';
+import type { InvoiceSettings } from '../settings/store';
+import type { Buyer, PaymentEntry } from './model';
+
+/** What an invoice's documents keep from its finalization (ADR 0045), and the PDF once rendered. */
+export interface DocumentSnapshot {
+  invoiceId: string;
+  tenantId: string;
+  environmentId: string;
+  invoice: InvoiceResponse;
+  seller: InvoiceSettings | null;
+  buyer: Buyer;
+  payments: PaymentEntry[];
+  pdf: Buffer | null;
+  createdAt: Date;
+}
+
+interface Row {
+  invoice_id: string;
+  tenant_id: string;
+  environment_id: string;
+  invoice: InvoiceResponse;
+  seller: InvoiceSettings | null;
+  buyer: Buyer;
+  payments: PaymentEntry[];
+  pdf: Buffer | null;
+  created_at: Date;
+}
+
+const fromRow = (r: Row): DocumentSnapshot => ({
+  invoiceId: r.invoice_id,
+  tenantId: r.tenant_id,
+  environmentId: r.environment_id,
+  invoice: r.invoice,
+  seller: r.seller,
+  buyer: r.buyer,
+  payments: r.payments,
+  // PGlite answers a bytea as a Uint8Array, node-postgres as a Buffer.
+  pdf: r.pdf === null ? null : Buffer.from(r.pdf),
+  createdAt: r.created_at,
+});
+
+/** `invoice_documents` and `invoice_communications`. */
+export class DocumentStore {
+  /** Records a snapshot; one already there (a repeated finalization's) is kept as it is. */
+  async insert(conn: Conn, s: Omit<DocumentSnapshot, 'pdf'>): Promise<void> {
+    await conn('invoice_documents')
+      .insert({
+        invoice_id: s.invoiceId,
+        tenant_id: s.tenantId,
+        environment_id: s.environmentId,
+        invoice: JSON.stringify(s.invoice),
+        seller: s.seller === null ? null : JSON.stringify(s.seller),
+        buyer: JSON.stringify(s.buyer),
+        payments: JSON.stringify(s.payments),
+        created_at: s.createdAt,
+      })
+      .onConflict('invoice_id')
+      .ignore();
+  }
+
+  async getById(conn: Conn, invoiceId: string): Promise<DocumentSnapshot | undefined> {
+    const row = await conn<Row>('invoice_documents').where({ invoice_id: invoiceId }).first();
+    return row && fromRow(row as Row);
+  }
+
+  /** Stores the rendered PDF unless one is stored already; answers the stored bytes (the first render's). */
+  async savePdf(conn: Conn, invoiceId: string, pdf: Buffer, at: Date): Promise<Buffer> {
+    await conn('invoice_documents').where({ invoice_id: invoiceId }).whereNull('pdf').update({ pdf, rendered_at: at });
+    const row = (await conn('invoice_documents').where({ invoice_id: invoiceId }).first('pdf')) as { pdf: Buffer };
+    return Buffer.from(row.pdf);
+  }
+
+  async getCommunication(conn: Conn, invoiceId: string, key: string): Promise<string | undefined> {
+    const row = (await conn('invoice_communications').where({ invoice_id: invoiceId, idempotency_key: key }).first('event_id')) as { event_id: string } | undefined;
+    return row?.event_id;
+  }
+
+  /** Records the event of a key; false when the key was taken (by a concurrent call). */
+  async insertCommunication(trx: Trx, invoiceId: string, key: string, eventId: string, at: Date): Promise<boolean> {
+    const rows = await trx('invoice_communications').insert({ invoice_id: invoiceId, idempotency_key: key, event_id: eventId, created_at: at }).onConflict(['invoice_id', 'idempotency_key']).ignore().returning('event_id');
+    return rows.length > 0;
+  }
+}
