@@ -16,8 +16,9 @@
  *   second one (default allowed_price_types: USAGE), EVENTS usage events spread evenly over the
  *   customers with timestamps inside the period, then one subscription each (start_date =
  *   period end - 1 day, payment_terms_days 30) whose period ends after the set-up; waits until
- *   every event is stored and every set-up event consumed, stops the processes and copies the
- *   database once per run (CREATE DATABASE ... TEMPLATE).
+ *   every event is stored and every set-up event consumed (with close-features, after its
+ *   feature set: features.js), stops the processes and copies the database before each close
+ *   (CREATE DATABASE ... TEMPLATE).
  *
  * close (per run, after the period ended): fresh processes on the run's copy; the period job
  *   runs on its schedule (BILLING_INTERVAL_MS=1000, the production path; POST
@@ -27,9 +28,18 @@
  *   billing.invoices every 100 ms). Checked at the end: SUBSCRIPTIONS cycle invoices, all
  *   finalized with numbers 1..n, 3 lines each, every subtotal equal to the one computed here
  *   from the events sent, min(500 cents, usage lines) of credits applied to exactly the
- *   invoices of customers with a wallet, one INVOICE_CREDIT_APPLIED debit per such invoice.
+ *   invoices of customers with a wallet (plus the 1000 cents of the feature set's grant on
+ *   every fourth customer, when it was set up), one INVOICE_CREDIT_APPLIED debit per such invoice.
  *   SUBSCRIPTION_RENEWAL_NOTICE_DAYS=0: with DAILY periods every subscription would be "within
  *   3 days of renewal" at every close, which a monthly plan never is at its close.
+ *
+ * close-features (issue #31; features.js): in the same run, the same close of a second set of
+ *   SUBSCRIPTIONS subscriptions (same customers, usage and period, a second plan with the same
+ *   prices) where half carry a 10 % coupon, a quarter a RECURRING credit grant and a tenth a
+ *   minimum commitment; each set is closed on its own copy of the set-up, on fresh processes
+ *   (the order alternates between runs). Timed as close, until every cycle invoice is finalized
+ *   and every grant credited for the new period; reported as the ratio features / plain per run
+ *   (goal <= 1.3). Checked: discounts, true-ups, credits, grant applications and top-ups.
  *
  * list (after close, same stack): seeds LIST_INVOICES - (invoices made so far) past-period
  *   invoices directly in the billing schema (9 earlier daily periods per subscription, 3 lines
@@ -38,9 +48,11 @@
  *   a warm-up: no filter, customer_id, status=finalized, status=draft, customer_id+status
  *   (default limit 50).
  *
- * RUNS (default 3) runs of both on a fresh stack each; the worst of each figure is reported.
+ * RUNS (default 3) runs; each close on its own copy of the set-up and a fresh stack (list on the
+ * plain close's); the worst of each figure is reported, and each close's CPU per invoice per
+ * process (postgres and kafka counted by process name, so a shared machine's other work too).
  * Settings: SUBSCRIPTIONS (10000), EVENTS (1000000), MARGIN_S (240), KEEP_SETUP=1 / SETUP_DB=<db>, LIST_INVOICES (100000),
- * LIST_REQUESTS (300), SCENARIOS (close,list), BILLING_JOB_CONCURRENCY (billing's default when
+ * LIST_REQUESTS (300), SCENARIOS (close,close-features,list), BILLING_JOB_CONCURRENCY (billing's default when
  * unset), PROFILE=<service> (CPU profile summary of that process over the run), KEEP_DB=1,
  * WRITE_README=0 (else the figures go to bench/billing/README.md between the RESULTS markers).
  */
@@ -53,6 +65,7 @@ const path = require('node:path');
 const { Client } = require('pg');
 const { performance } = require('node:perf_hooks');
 
+const features = require('./features');
 const { apiClient, inParallel, commonServiceEnv, launchAll, settleSetup, cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, stopProcess, summarizeProfile } = require('../common');
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -63,12 +76,15 @@ const EVENTS = Number(process.env.EVENTS || 1_000_000);
 const MARGIN_S = Number(process.env.MARGIN_S || 240);
 const LIST_INVOICES = Number(process.env.LIST_INVOICES || 100_000);
 const LIST_REQUESTS = Number(process.env.LIST_REQUESTS || 300);
-const SCENARIOS = (process.env.SCENARIOS || 'close,list').split(',');
+const SCENARIOS = (process.env.SCENARIOS || 'close,close-features,list').split(',');
+const FEATURES = SCENARIOS.includes('close-features');
 const PROFILE = process.env.PROFILE || '';
 const TENANT = 'bench-tenant';
 const ENV = 'production';
 const WALLET_CREDITS = 5; // 500 cents: less than any invoice, so every wallet invoice takes exactly 500
 const DAY_MS = 86_400_000;
+const round1 = (x) => Math.round(x * 10) / 10;
+const ratioOf = (plain, withFeatures) => Math.round((withFeatures.seconds / plain.seconds) * 100) / 100;
 
 function portOpen(port) {
   return new Promise((resolve) => {
@@ -157,19 +173,12 @@ async function setUp(stack, api, pg) {
   const calls = (await api.must('POST', '/v1/meters', { name: 'calls', event_name: 'api_call', aggregation: { type: 'COUNT' } }, 201)).id;
   const tokens = (await api.must('POST', '/v1/meters', { name: 'tokens', event_name: 'api_call', aggregation: { type: 'SUM', field: 'tokens' } }, 201)).id;
   const daily = { currency: 'usd', billing_model: 'FLAT_FEE', billing_period: 'DAILY' };
-  const plan = await api.must(
-    'POST',
-    '/v1/plans',
-    {
-      name: 'Bench',
-      prices: [
-        { ...daily, type: 'FIXED', amount: '10', invoice_cadence: 'ARREAR' },
-        { ...daily, type: 'USAGE', amount: '0.01', invoice_cadence: 'ARREAR', meter_id: calls },
-        { ...daily, type: 'USAGE', amount: '0.001', invoice_cadence: 'ARREAR', meter_id: tokens },
-      ],
-    },
-    201,
-  );
+  const prices = [
+    { ...daily, type: 'FIXED', amount: '10', invoice_cadence: 'ARREAR' },
+    { ...daily, type: 'USAGE', amount: '0.01', invoice_cadence: 'ARREAR', meter_id: calls },
+    { ...daily, type: 'USAGE', amount: '0.001', invoice_cadence: 'ARREAR', meter_id: tokens },
+  ];
+  const plan = await api.must('POST', '/v1/plans', { name: 'Bench', prices }, 201);
   const customers = new Array(SUBSCRIPTIONS);
   await inParallel(SUBSCRIPTIONS, 32, async (i) => {
     const c = await api.must('POST', '/v1/customers', { external_customer_id: `bc-${i}` }, 201);
@@ -181,7 +190,10 @@ async function setUp(stack, api, pg) {
 
   // The period ends when the rest of the set-up (events, subscriptions: about as long as the
   // customers took, on a loaded machine) is surely done: MARGIN_S at least.
-  const periodEnd = Date.now() + Math.max(MARGIN_S, Math.round(1.5 * customersS + 120)) * 1000;
+  // With the feature set, an hour: its subscriptions and grants come after the events, and on a
+  // loaded machine the set-up overran 2.5 times the customers' time. The runs move the periods
+  // back (endPeriodNow), so a late period end costs nothing.
+  const periodEnd = Date.now() + Math.max(MARGIN_S, FEATURES ? 3600 : Math.round(1.5 * customersS + 120)) * 1000;
   const periodStart = periodEnd - DAY_MS;
   // Events: event j belongs to customer j % SUBSCRIPTIONS, timestamps spread over the period so far.
   const sentUntil = Date.now() - 1000;
@@ -214,6 +226,8 @@ async function setUp(stack, api, pg) {
     if (Date.parse(s.current_period_end) !== periodEnd) throw new Error(`subscription period ends ${s.current_period_end}, not ${new Date(periodStart).toISOString()} + 1 day`);
   });
   const subscriptionsS = (performance.now() - t0) / 1000 - customersS - eventsS;
+  const withFeatures = FEATURES ? await features.setUpFeatures(api, { customers, prices, periodStart, periodEnd, inParallel }) : undefined;
+  const featuresS = (performance.now() - t0) / 1000 - customersS - eventsS - subscriptionsS;
 
   await settleSetup(pg, SUBSCRIPTIONS, 'subscriptions and events');
   if (Date.now() >= periodEnd) throw new Error(`set-up ended ${Math.round((Date.now() - periodEnd) / 1000)} s after the period's end: raise MARGIN_S`);
@@ -222,9 +236,17 @@ async function setUp(stack, api, pg) {
   return {
     customers,
     subscriptions,
+    planId: plan.id,
+    features: withFeatures,
     expected,
     periodEnd,
-    setup_s: { customers_and_wallets: Math.round(customersS), subscriptions: Math.round(subscriptionsS), events: Math.round(eventsS), idle_until_period_end: Math.round((periodEnd - Date.now()) / 1000) },
+    setup_s: {
+      customers_and_wallets: Math.round(customersS),
+      subscriptions: Math.round(subscriptionsS),
+      events: Math.round(eventsS),
+      ...(withFeatures ? { feature_subscriptions_and_grants: Math.round(featuresS) } : {}),
+      idle_until_period_end: Math.round((periodEnd - Date.now()) / 1000),
+    },
   };
 }
 
@@ -234,13 +256,14 @@ const subtotalOf = (e) => 1000 + e.calls + Math.round(e.tokens / 10);
 /**
  * Times one close on a stack started after the period ended: from billing's readiness (its
  * schedule runs the job 1 s after start, every due subscription already due) until every cycle
- * invoice is finalized.
+ * invoice is finalized (`withFeatures`: and every grant is credited for the new period).
  */
-async function close(stack, pg, setup) {
+async function close(stack, pg, setup, withFeatures = false) {
   const cpuPids = { ...stack.pids, client: process.pid };
   const before = cpuSeconds(cpuPids);
   const t0 = stack.billingReadyAt;
   let finalized = 0;
+  let allFinalizedS;
   const series = [];
   for (;;) {
     const { rows } = await pg.query(
@@ -250,24 +273,30 @@ async function close(stack, pg, setup) {
     finalized = rows[0].finalized;
     const t = (Date.now() - t0) / 1000;
     if (series.length === 0 || t - series[series.length - 1].t >= 5) series.push({ t: Math.round(t), made: rows[0].made, finalized });
-    if (finalized >= SUBSCRIPTIONS) break;
+    if (finalized >= SUBSCRIPTIONS && allFinalizedS === undefined) allFinalizedS = round1(t);
+    if (finalized >= SUBSCRIPTIONS && (!withFeatures || (await features.grantsDone(pg, setup)))) break;
     if (t > 1800) throw new Error(`only ${finalized} invoices finalized after 1800 s`);
     await sleep(100);
   }
   const seconds = (Date.now() - t0) / 1000;
-  const cores = coresBusy(before, cpuSeconds(cpuPids), seconds);
+  const after = cpuSeconds(cpuPids);
+  const cores = coresBusy(before, after, seconds);
+  const cpuMsPerInvoice = Object.fromEntries(Object.keys(after).map((k) => [k, round1(((after[k] - (before[k] || 0)) * 1000) / SUBSCRIPTIONS)]));
   const { rows: firstRows } = await pg.query(
     "SELECT min(created_at) AS first_made, max(created_at) AS last_made, max(finalized_at) AS last_finalized FROM billing.invoices WHERE billing_reason = 'SUBSCRIPTION_CYCLE'",
   );
-  const check = await verify(pg, setup);
+  const check = withFeatures ? await features.verifyFeatures(pg, setup, { subtotalOf, walletCents: WALLET_CREDITS * 100 }) : await verify(pg, setup);
   return {
+    scenario: withFeatures ? 'close-features' : 'close',
     invoices: SUBSCRIPTIONS,
     events: EVENTS,
     seconds: Number(seconds.toFixed(1)),
     invoices_per_s: Math.round(SUBSCRIPTIONS / seconds),
     job_first_invoice_after_s: Number(((firstRows[0].first_made.getTime() - t0) / 1000).toFixed(1)),
     all_made_after_s: Number(((firstRows[0].last_made.getTime() - t0) / 1000).toFixed(1)),
+    all_finalized_after_s: allFinalizedS,
     cores_busy: cores,
+    cpu_ms_per_invoice: cpuMsPerInvoice,
     load_1m_at_end: Number(os.loadavg()[0].toFixed(1)),
     series,
     check,
@@ -298,7 +327,7 @@ async function verify(pg, setup) {
     if (r.lines !== 3) problems.push(`${r.id} has ${r.lines} lines`);
     if (Number(r.subtotal) !== want) problems.push(`${r.id} subtotal ${r.subtotal}, expected ${want}`);
     // The wallet's default allowed_price_types is USAGE: it pays the usage lines, up to its balance.
-    const wantApplied = i % 2 === 0 ? Math.min(WALLET_CREDITS * 100, want - 1000) : 0;
+    const wantApplied = Math.min(features.plainWalletCents(setup, i, WALLET_CREDITS * 100), want - 1000);
     if (Number(r.applied) !== wantApplied) problems.push(`${r.id} credits applied ${r.applied}, expected ${wantApplied}`);
     if (Number(r.amount_due) !== want - wantApplied) problems.push(`${r.id} amount_due ${r.amount_due}`);
     if (Number(r.applied) > 0) credited += 1;
@@ -331,7 +360,7 @@ async function verify(pg, setup) {
  * Seeds past-period invoices directly in the billing schema up to LIST_INVOICES in all: each
  * subscription gets earlier daily periods (invoices of the same shape as the job's: 3 lines).
  */
-async function seedInvoices(pg) {
+async function seedInvoices(pg, setup) {
   const { rows } = await pg.query('SELECT count(*)::int AS n FROM billing.invoices');
   const missing = LIST_INVOICES - rows[0].n;
   if (missing <= 0) return 0;
@@ -344,8 +373,9 @@ async function seedInvoices(pg) {
             s.current_period_start - (k + 1) * interval '1 day' AS period_start, s.current_period_start - k * interval '1 day' AS period_end,
             1000 + (abs(hashtext(s.id || k)) % 2000) AS subtotal, abs(hashtext(s.id || k || 'st')) % 100 AS r
      FROM billing.subscriptions s CROSS JOIN generate_series(1, $1::int) k
+     WHERE s.plan_id = $3
      LIMIT $2`,
-    [perSub, missing],
+    [perSub, missing, setup.planId],
   );
   await pg.query(
     `INSERT INTO billing.invoices (id, tenant_id, environment_id, customer_id, subscription_id, billing_reason, status, payment_status, currency,
@@ -363,10 +393,12 @@ async function seedInvoices(pg) {
      FROM seed`,
   );
   await pg.query(
-    `INSERT INTO billing.invoice_line_items (id, invoice_id, position, price_id, price_type, meter_id, description, quantity, unit_amount, amount, period_start, period_end)
+    `INSERT INTO billing.invoice_line_items (id, invoice_id, position, price_id, price_type, meter_id, description, quantity, unit_amount, amount, net_amount, period_start, period_end)
      SELECT 'invli_' || substr(s.id, 5) || '_' || p.position, s.id, p.position, p.price_id, p.price_type, p.meter_id, p.description,
        CASE p.position WHEN 0 THEN '1' ELSE ((s.subtotal - 1000) / 2)::text END,
        CASE p.position WHEN 0 THEN '10' WHEN 1 THEN '0.01' ELSE '0.001' END,
+       CASE p.position WHEN 0 THEN 1000 WHEN 1 THEN (s.subtotal - 1000) / 2 ELSE s.subtotal - 1000 - (s.subtotal - 1000) / 2 END,
+       -- net_amount = amount: no offset or discount on a seeded line (the invoice arithmetic's check, ADR 0038)
        CASE p.position WHEN 0 THEN 1000 WHEN 1 THEN (s.subtotal - 1000) / 2 ELSE s.subtotal - 1000 - (s.subtotal - 1000) / 2 END,
        s.period_start, s.period_end
      FROM seed s CROSS JOIN LATERAL (
@@ -381,8 +413,8 @@ async function seedInvoices(pg) {
   return { seeded: missing, seconds: Number(((performance.now() - started) / 1000).toFixed(1)) };
 }
 
-async function list(stack, api, pg) {
-  const seeded = await seedInvoices(pg);
+async function list(stack, api, pg, setup) {
+  const seeded = await seedInvoices(pg, setup);
   const { rows: total } = await pg.query('SELECT count(*)::int AS n FROM billing.invoices');
   const { rows: sample } = await pg.query('SELECT DISTINCT customer_id FROM billing.invoices ORDER BY 1 LIMIT 200');
   const customers = sample.map((r) => r.customer_id);
@@ -414,24 +446,24 @@ async function list(stack, api, pg) {
   return { invoices: total[0].n, seeded, results };
 }
 
-const round1 = (x) => Math.round(x * 10) / 10;
 
-function writeReadme(meta, closes, lists, setupS) {
+function writeReadme(meta, closes, featureCloses, lists, setupS) {
   const lines = [`<!-- RESULTS:START -->`, `Run ${meta.date} on ${meta.cpus} cores (${meta.cpuModel}), load average at start ${meta.load}; Kafka ${meta.brokers}; ${closes.length} runs, each on fresh processes and its own copy of one set-up (set-up, not timed: ${JSON.stringify(setupS)} s).`, ''];
   if (closes.length > 0) {
     const worst = closes.reduce((a, b) => (b.seconds > a.seconds ? b : a));
     lines.push(
       `**Closing a period** (${SUBSCRIPTIONS.toLocaleString('en')} subscriptions, ${EVENTS.toLocaleString('en')} events, half with a PRE_PAID wallet): worst **${worst.seconds} s** (${worst.invoices_per_s} invoices/s); goal < 60 s: ${worst.seconds < 60 ? 'met' : 'MISSED'}.`,
       '',
-      '| run | job start -> all finalized | invoices/s | first invoice after | all made after | cores busy | load (1 min) at end | checks |',
-      '|---|---|---|---|---|---|---|---|',
+      '| run | job start -> all finalized | invoices/s | first invoice after | all made after | cores busy | CPU ms per invoice | load (1 min) at end | checks |',
+      '|---|---|---|---|---|---|---|---|---|',
       ...closes.map(
         (r, i) =>
-          `| ${i + 1} | ${r.seconds} s | ${r.invoices_per_s} | ${r.job_first_invoice_after_s} s | ${r.all_made_after_s} s | ${Object.entries(r.cores_busy).map(([k, v]) => `${k} ${v}`).join(', ')} | ${r.load_1m_at_end} | ${r.check.ok ? `ok: ${r.check.cycle_invoices} finalized, numbers 1..n, ${r.check.credited_invoices} credited (${r.check.credits_applied_cents} cents), subtotals = expected (${r.check.subtotal_sum_cents})` : `FAILED ${r.check.problems.join('; ')}`} |`,
+          `| ${i + 1} | ${r.seconds} s | ${r.invoices_per_s} | ${r.job_first_invoice_after_s} s | ${r.all_made_after_s} s | ${features.perProcess(r.cores_busy)} | ${features.perProcess(r.cpu_ms_per_invoice)} | ${r.load_1m_at_end} | ${r.check.ok ? `ok: ${r.check.cycle_invoices} finalized, numbers 1..n, ${r.check.credited_invoices} credited (${r.check.credits_applied_cents} cents), subtotals = expected (${r.check.subtotal_sum_cents})` : `FAILED ${r.check.problems.join('; ')}`} |`,
       ),
       '',
     );
   }
+  if (featureCloses.length > 0) lines.push(...features.report(closes, featureCloses, { subscriptions: SUBSCRIPTIONS, events: EVENTS }), '');
   if (lists.length > 0) {
     const names = lists[0].results.map((r) => r.case);
     lines.push(
@@ -461,12 +493,14 @@ function writeReadme(meta, closes, lists, setupS) {
  * date, anchor and period shifted by the same amount): a run need not wait for the set-up's
  * period end, and every event sent stays inside the period (they were all sent before now).
  */
-async function endPeriodNow(dbName, setup) {
+async function endPeriodNow(dbName, setup, duePlanId) {
   const url = new URL(ADMIN_URL);
   url.pathname = `/${dbName}`;
   const pg = new Client({ connectionString: url.toString() });
   await pg.connect();
   try {
+    // With the feature set: only `duePlanId`'s set ends now, the other a day later (features.js).
+    if (setup.features) return await features.shiftSets(pg, setup.periodEnd, duePlanId);
     const shiftMs = Math.max(0, setup.periodEnd - (Date.now() - 1000));
     await pg.query(
       `UPDATE billing.subscriptions SET start_date = start_date - $1 * interval '1 millisecond', billing_anchor = billing_anchor - $1 * interval '1 millisecond',
@@ -515,41 +549,54 @@ async function main() {
     fs.writeFileSync(path.join(os.tmpdir(), `${base}.json`), JSON.stringify(setup));
   }
   console.log(JSON.stringify({ setup_db: base, setup: setup.setup_s }));
+  if (FEATURES && !setup.features) throw new Error(`set-up ${base} has no feature set: make one with SCENARIOS including close-features`);
   const stamp = Date.now().toString(36);
-  for (let run = 1; run <= RUNS; run += 1) await admin(`CREATE DATABASE "${base}_${stamp}_${run}" TEMPLATE "${base}"`);
-  if (!process.env.KEEP_SETUP && !process.env.SETUP_DB) await admin(`DROP DATABASE IF EXISTS "${base}" WITH (FORCE)`);
-
   const closes = [];
+  const featureCloses = [];
   const lists = [];
-  for (let run = 1; run <= RUNS; run += 1) {
-    const profileDir = PROFILE ? fs.mkdtempSync(path.join(os.tmpdir(), 'billstream-prof-')) : '';
-    const runDb = `${base}_${stamp}_${run}`;
-    await endPeriodNow(runDb, setup);
-    const runStack = await startStack(brokers, profileDir, runDb, false);
-
-    const runApi = apiClient(runStack.url, runStack.key);
-    const runPg = new Client({ connectionString: runStack.databaseUrl });
-    await runPg.connect();
-    try {
-      const r = await close(runStack, runPg, setup);
-      closes.push(r);
-      console.log(JSON.stringify({ run, close: r }, null, 2));
-      if (SCENARIOS.includes('list')) {
-        const l = await list(runStack, runApi, runPg);
-        lists.push(l);
-        console.log(JSON.stringify({ run, list: { invoices: l.invoices, seeded: l.seeded } }));
+  try {
+    for (let run = 1; run <= RUNS; run += 1) {
+      // Each set on its own copy and fresh processes; the order alternates between runs.
+      const kinds = [...(SCENARIOS.includes('close') || SCENARIOS.includes('list') ? ['close'] : []), ...(FEATURES ? ['close-features'] : [])];
+      if (run % 2 === 0) kinds.reverse();
+      for (const kind of kinds) {
+        const withFeatures = kind === 'close-features';
+        const profileDir = PROFILE ? fs.mkdtempSync(path.join(os.tmpdir(), 'billstream-prof-')) : '';
+        const runDb = `${base}_${stamp}_${run}${withFeatures ? 'f' : ''}`;
+        await admin(`CREATE DATABASE "${runDb}" TEMPLATE "${base}"`);
+        await endPeriodNow(runDb, setup, withFeatures ? setup.features.planId : setup.planId);
+        const runStack = await startStack(brokers, profileDir, runDb, false);
+        const runApi = apiClient(runStack.url, runStack.key);
+        const runPg = new Client({ connectionString: runStack.databaseUrl });
+        await runPg.connect();
+        try {
+          const r = await close(runStack, runPg, setup, withFeatures);
+          (withFeatures ? featureCloses : closes).push(r);
+          console.log(JSON.stringify({ run, close: r }, null, 2));
+          if (!withFeatures && SCENARIOS.includes('list')) {
+            const l = await list(runStack, runApi, runPg, setup);
+            lists.push(l);
+            console.log(JSON.stringify({ run, list: { invoices: l.invoices, seeded: l.seeded } }));
+          }
+        } catch (err) {
+          console.error('billing output:', runStack.output.billing().slice(-5000));
+          throw err;
+        } finally {
+          await runPg.end();
+          await runApi.pool.close();
+          await runStack.stop();
+          if (PROFILE) console.log(JSON.stringify({ run, kind, profile: summarizeProfile(profileDir) }, null, 2));
+        }
       }
-    } catch (err) {
-      console.error('billing output:', runStack.output.billing().slice(-5000));
-      throw err;
-    } finally {
-      await runPg.end();
-      await runApi.pool.close();
-      await runStack.stop();
-      if (PROFILE) console.log(JSON.stringify(summarizeProfile(profileDir), null, 2));
+      if (closes[run - 1] && featureCloses[run - 1]) console.log(JSON.stringify({ run, features_over_plain: ratioOf(closes[run - 1], featureCloses[run - 1]) }));
     }
+  } finally {
+    if (!process.env.KEEP_SETUP && !process.env.SETUP_DB) await admin(`DROP DATABASE IF EXISTS "${base}" WITH (FORCE)`);
   }
-  if (process.env.WRITE_README !== '0') writeReadme(meta, closes, lists, setup.setup_s);
+  if (closes.length > 0 && featureCloses.length > 0) {
+    console.log(JSON.stringify({ worst_features_over_plain: Math.max(...closes.map((c, i) => ratioOf(c, featureCloses[i]))) }));
+  }
+  if (process.env.WRITE_README !== '0') writeReadme(meta, closes, featureCloses, lists, setup.setup_s);
 }
 
 main().catch((err) => {
