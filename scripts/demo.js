@@ -19,6 +19,11 @@
  * gives the credits and the money back to the wallet. Each figure is checked against the one
  * computed here from the prices, the coupon and the days left.
  *
+ * Then (steps 17-19) a pay-as-you-go customer whose usage crosses a threshold mid-period gets a
+ * SUBSCRIPTION_THRESHOLD invoice at once, pays it by card (a PENDING PROVIDER payment that the
+ * processor's webhook settles with POST /v1/payments/{id}/succeed), and the invoice's PDF,
+ * frozen at finalization, is written to a file whose path is printed.
+ *
  *   BILLSTREAM_URL      gateway base URL (default http://127.0.0.1:8080)
  *   BILLSTREAM_API_KEY  API key with `*` (default: the key `npm start` keeps in $DATA_DIR/dev-api-key,
  *                       else BILLSTREAM_API_KEY of the .env of `npm run compose:env`)
@@ -644,6 +649,107 @@ async function midMonthStory(n, meters) {
     });
 }
 
+// ---------------------------------------------------------------- Billing V: thresholds, a processor payment, the PDF
+
+const PAYG = { key: 'hooli', name: 'Hooli Inc', email: 'ap@hooli.example' };
+const PAYG_PER_TOKEN = '0.00002';
+const PAYG_THRESHOLD = 500;
+const PAYG_EVENTS = 200;
+const PAYG_TOKENS = 2000;
+
+/** An invoice's document by its API path, as bytes (the client answers JSON; documents are fetched as they are). */
+async function documentBytes(pathname) {
+  const res = await fetch(`${BASE_URL}${pathname}`, { headers: { authorization: `Bearer ${apiKey()}` } });
+  if (res.status === 404) throw new MissingApi('Reading the invoice document', { message: `No route for ${pathname}` });
+  if (!res.ok) throw new Error(`Reading the invoice document: ${res.status} ${await res.text()}`);
+  return { bytes: Buffer.from(await res.arrayBuffer()), type: res.headers.get('content-type') };
+}
+
+/**
+ * Steps n..n+2: a pay-as-you-go customer whose usage crosses a threshold mid-period (one
+ * SUBSCRIPTION_THRESHOLD invoice, before the period ends), that invoice paid through a card
+ * processor (a PENDING PROVIDER payment its webhook settles), and its PDF written to a file.
+ */
+async function collectionStory(n, meters) {
+  const s = {};
+  step(n, `Progressive billing: ${PAYG.name} pays as it goes, invoiced at ${usd(PAYG_THRESHOLD)} of usage`);
+  const made = await part(async () => {
+    const planBody = {
+      name: `Pay as you go ${RUN}`,
+      prices: [{ type: 'USAGE', currency: 'usd', amount: PAYG_PER_TOKEN, billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ARREAR', meter_id: meters.tokens.id, display_name: 'Tokens' }],
+    };
+    const plan = await must('Creating the plan', () => billstream.POST('/v1/plans', { body: planBody }));
+    s.customer = { ...PAYG, externalId: `${PAYG.key}-${RUN}` };
+    s.customer.id = (await must('Creating the customer', () => billstream.POST('/v1/customers', { body: { external_customer_id: s.customer.externalId, name: PAYG.name, email: PAYG.email } }))).id;
+    // Started an hour ago: the requests of the last minute are inside its first period.
+    const subBody = { customer_id: s.customer.id, plan_id: plan.id, start_date: new Date(Date.now() - 3_600_000).toISOString(), usage_thresholds: [{ amount: PAYG_THRESHOLD }], payment_terms_days: 14 };
+    s.subscription = await must('Subscribing', () => billstream.POST('/v1/subscriptions', { body: subBody }));
+    say(`   ✓ ${s.subscription.id}  ${PAYG.name} on "Pay as you go" (${PAYG_PER_TOKEN} usd a token), threshold ${usd(PAYG_THRESHOLD)}`);
+    const now = Date.now();
+    const events = Array.from({ length: PAYG_EVENTS }, (_, i) => ({
+      event_name: 'api_request',
+      external_customer_id: s.customer.externalId,
+      event_id: `payg-${RUN}-${i}`,
+      timestamp: new Date(now - (PAYG_EVENTS - i) * 100).toISOString(),
+      properties: { tokens: PAYG_TOKENS },
+    }));
+    await sendUsage(events);
+    const window = { start_time: s.subscription.current_period_start, end_time: new Date(Date.now() + 60_000).toISOString() };
+    const tokens = PAYG_EVENTS * PAYG_TOKENS;
+    let counted = 0;
+    for (let tries = 0; tries < 60 && counted < tokens; tries++) {
+      counted = Number((await must('Reading meter usage', () => meterUsage(meters.tokens, s.customer, window))).value);
+      if (counted < tokens) await sleep(500);
+    }
+    if (counted < tokens) throw new Error(`the Tokens meter counts ${counted} of the ${tokens} tokens sent`);
+    say(`   ✓ ${grouped(PAYG_EVENTS)} requests of ${grouped(tokens)} tokens in the last minute: ${usd(Math.round(tokens * Number(PAYG_PER_TOKEN) * 100))} of usage, over the threshold`);
+    // The usage notices check thresholds within seconds; the period job does too.
+    let threshold;
+    for (let tries = 0; tries < 40 && !threshold; tries++) {
+      if (tries % 4 === 3) await must('Running the period job', () => billstream.POST('/v1/cron/bill-subscriptions', { body: {} }));
+      const list = await must('Listing invoices', () => billstream.GET('/v1/invoices', { params: { query: { subscription_id: s.subscription.id } } }));
+      threshold = list.items.find((i) => i.billing_reason === 'SUBSCRIPTION_THRESHOLD');
+      if (!threshold) await sleep(500);
+    }
+    if (!threshold) throw new Error('no threshold invoice appeared');
+    say(`   ✓ ${threshold.id} (SUBSCRIPTION_THRESHOLD, ${threshold.status}), ${day(threshold.period_start)} → now, before the period ends on ${day(s.subscription.current_period_end)}:`);
+    printLines(threshold);
+    s.invoice = threshold;
+    return true;
+  });
+
+  step(n + 1, 'Paid by card: a PROVIDER payment, pending until the processor says so');
+  const paid =
+    made &&
+    (await part(async () => {
+      s.invoice = await finalize(s.invoice);
+      say(`   ✓ ${s.invoice.invoice_number}: finalized, ${usd(s.invoice.amount_due)} due by ${day(s.invoice.due_date)}`);
+      const body = { invoice_id: s.invoice.id, amount: s.invoice.amount_remaining, payment_method_type: 'PROVIDER', provider: 'stripe', idempotency_key: `demo-card-${RUN}` };
+      const pending = await must('Starting the card payment', () => billstream.POST('/v1/payments', { body }));
+      say(`   ✓ ${pending.id}  ${usd(pending.amount)} PROVIDER (stripe), ${pending.payment_status}: payment.pending tells the processor integration to charge`);
+      const settled = await must('Settling the card payment', () =>
+        billstream.POST('/v1/payments/{id}/succeed', { ...byId(pending.id), body: { provider_reference: `pi_demo_${RUN.replace(/-/g, '')}` } }),
+      );
+      say(`   ✓ the processor's webhook → POST /v1/payments/${settled.id}/succeed: ${settled.payment_status} (${settled.provider_reference})`);
+      s.invoice = await must('Reading the invoice', () => billstream.GET('/v1/invoices/{id}', byId(s.invoice.id)));
+      say(`   ✓ ${s.invoice.invoice_number}: ${s.invoice.status}, paid ${usd(s.invoice.amount_paid)}, remaining ${usd(s.invoice.amount_remaining)}`);
+      return s.invoice.status === 'paid';
+    }));
+
+  step(n + 2, 'The invoice as a document');
+  if (!paid) say(`   ! skipped: it shows the invoice of step ${n + 1}`);
+  else
+    await part(async () => {
+      const pdf = await documentBytes(`/v1/invoices/${s.invoice.id}/pdf`);
+      const file = path.join(require('node:os').tmpdir(), `billstream-${s.invoice.invoice_number}.pdf`);
+      fs.writeFileSync(file, pdf.bytes);
+      say(`   ✓ PDF of ${s.invoice.invoice_number} (${grouped(pdf.bytes.length)} bytes, ${pdf.type}) written to ${file}`);
+      const again = await documentBytes(`/v1/invoices/${s.invoice.id}/pdf`);
+      say(`   ✓ the same bytes on every request (frozen at finalization): ${again.bytes.equals(pdf.bytes) ? 'identical' : 'DIFFERENT'}`);
+      if (s.invoice.hosted_invoice_url) say(`   ✓ a link for the customer, no API key needed: ${s.invoice.hosted_invoice_url}`);
+    });
+}
+
 async function main() {
   say(bold('Billstream demo'));
   say(dim(`   stack ${BASE_URL}, run ${RUN}`));
@@ -831,7 +937,13 @@ async function main() {
       say('   ! skipped: it needs the meters of step 5');
     }
 
-    step(17, 'Webhooks received');
+    if (meters) await collectionStory(17, meters);
+    else {
+      step(17, 'Progressive billing, a card payment and the PDF');
+      say('   ! skipped: it needs the meters of step 5');
+    }
+
+    step(20, 'Webhooks received');
     if (!endpoint) {
       say('   - none: no webhook endpoint (see step 2)');
     } else {

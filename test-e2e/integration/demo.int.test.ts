@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { startIntegrationStack, type IntegrationStack } from '../support/stack';
@@ -75,6 +76,15 @@ describe('npm run demo', () => {
     expect(out).toMatch(/✓ coupon -\$\d+\.\d\d = 20 % of the charges/);
     expect(out).toMatch(/✓ INV-\d{6}-\d{5}: paid, paid \$[\d.,]+ \+ credits \$25\.00, remaining \$0\.00/);
     expect(out).toMatch(/✓ CN-\d{6}-\d{5} {2}\$[\d.,]+ on "Starter tokens/);
+    // Billing V: a threshold invoice, a card payment settled by the processor's webhook, the PDF.
+    expect(out).toMatch(/✓ inv_\w+ \(SUBSCRIPTION_THRESHOLD, (draft|finalized)\)/);
+    expect(out).toMatch(/✓ pay_\w+ {2}\$8\.00 PROVIDER \(stripe\), pending/);
+    expect(out).toMatch(/POST \/v1\/payments\/pay_\w+\/succeed: succeeded \(pi_demo_/);
+    expect(out).toMatch(/✓ INV-\d{6}-\d{5}: paid, paid \$8\.00, remaining \$0\.00/);
+    const pdf = /✓ PDF of INV-\d{6}-\d{5} \([\d,]+ bytes, application\/pdf\) written to (\S+\.pdf)/.exec(out);
+    expect(pdf).not.toBeNull();
+    expect(fs.readFileSync(pdf![1]!).subarray(0, 5).toString()).toBe('%PDF-');
+    expect(out).toMatch(/the same bytes on every request \(frozen at finalization\): identical/);
     expect(out).toMatch(/every signature valid/);
     for (const name of ['invoice.create.drafted', 'invoice.update.finalized', 'invoice.update.payment', 'payment.success']) {
       expect(out).toMatch(new RegExp(`^\\s+\\d+ {2}${name.replace(/\./g, '\\.')}$`, 'm'));

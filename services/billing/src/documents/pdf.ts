@@ -51,10 +51,18 @@ export function renderPdf(m: DocumentModel): Promise<Buffer> {
     doc.on('end', () => resolve(Buffer.concat(chunks)));
     doc.on('error', reject);
   });
-  for (const name of ['sans', 'sans-bold', 'cjk'] as FontName[]) {
-    // The CJK font only when the document needs it (it is large to parse).
-    if (name !== 'cjk' || needsCjk(m)) doc.registerFont(name, fontOf(name).bytes);
-  }
+  const registered = new Set<FontName>();
+  const use = (name: FontName) => {
+    // The CJK font only when a text of the document needs it (it is large to parse): registered at its first run.
+    if (!registered.has(name)) {
+      doc.registerFont(name, fontOf(name).bytes);
+      registered.add(name);
+    }
+    return doc.font(name);
+  };
+  use('sans');
+  use('sans-bold');
+  if (needsCjk(m)) use('cjk');
 
   const money = (amount: number) => formatMinor(amount, i.currency);
   let y = 50;
@@ -72,7 +80,7 @@ export function renderPdf(m: DocumentModel): Promise<Buffer> {
     doc.fillColor(c.color ?? '#111827').fontSize(size);
     const height = doc.font(latin).heightOfString(c.text || ' ', { width: c.w });
     runs.forEach((r, k) => {
-      doc.font(r.font);
+      use(r.font);
       const options = { width: c.w, align: c.align ?? 'left', continued: k < runs.length - 1, lineGap: 1 } as const;
       if (k === 0) doc.text(r.text, c.x, at, options);
       else doc.text(r.text, options);
