@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineRoute, type RouteDef } from '../routes';
 import { invoiceSchema, upcomingInvoiceSchema } from './invoices';
 import { BILLING_PERIODS } from './prices';
-import { priceOverrideBody, subscriptionSchema, usageThresholdsField } from './subscriptions';
+import { checkOneOverridePerPrice, commitmentAmountField, priceOverrideBody, subscriptionSchema, usageThresholdsField } from './subscriptions';
 
 /** Plan changes (BILLING-2.md section 1, ADR 0043): request and response schemas, routes. */
 export const PRORATION_BEHAVIORS = ['create_prorations', 'none'] as const;
@@ -21,23 +21,12 @@ export const changeSubscriptionBody = z
     /** Prices of the new plan billed at the subscription's own amount or tiers (BILLING-2.md section 5). */
     price_overrides: z.array(priceOverrideBody).min(1, 'needs at least one override').max(100, 'at most 100 overrides').optional(),
     /** The new minimum per billed period, in minor units; absent: the subscription's stays. */
-    commitment_amount: z
-      .number()
-      .int('must be a whole number of minor units')
-      .min(0, 'must be between 0 and 10^15')
-      .max(1e15, 'must be between 0 and 10^15')
-      .optional(),
+    commitment_amount: commitmentAmountField.optional(),
     /** The new progressive billing thresholds (section 9); absent: the subscription's stay. */
     usage_thresholds: usageThresholdsField.optional(),
     idempotency_key: z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters').optional(),
   })
-  .superRefine((body, ctx) => {
-    const seen = new Set<string>();
-    body.price_overrides?.forEach((o, i) => {
-      if (seen.has(o.price_id)) ctx.addIssue({ code: 'custom', path: ['price_overrides', i, 'price_id'], message: `overrides price ${o.price_id} a second time: one override per price` });
-      seen.add(o.price_id);
-    });
-  })
+  .superRefine((body, ctx) => checkOneOverridePerPrice(body.price_overrides, ctx))
   .meta({
     examples: [
       {

@@ -29,6 +29,22 @@ export const priceOverrideBody = z
   .meta({ examples: [{ price_id: 'price_01JDQ8Z6Y4K2M9N3P5R7T9V1X4', amount: '39' }] });
 export type PriceOverrideBody = z.output<typeof priceOverrideBody>;
 
+/** One override per price (a body's `price_overrides`, on creation and on a plan change): a second one is an issue at its `price_id`. */
+export function checkOneOverridePerPrice(overrides: ReadonlyArray<{ price_id: string }> | undefined, ctx: z.RefinementCtx): void {
+  const seen = new Set<string>();
+  overrides?.forEach((o, i) => {
+    if (seen.has(o.price_id)) ctx.addIssue({ code: 'custom', path: ['price_overrides', i, 'price_id'], message: `overrides price ${o.price_id} a second time: one override per price` });
+    seen.add(o.price_id);
+  });
+}
+
+/** A minimum commitment per billed period, in minor units (BILLING-2.md section 5): on creation and on a plan change. */
+export const commitmentAmountField = z
+  .number()
+  .int('must be a whole number of minor units')
+  .min(0, 'must be between 0 and 10^15')
+  .max(1e15, 'must be between 0 and 10^15');
+
 /**
  * Progressive billing thresholds (BILLING-2.md section 9): amounts of period-to-date usage in
  * minor units, strictly ascending, at most 20; crossing one issues a SUBSCRIPTION_THRESHOLD invoice.
@@ -59,12 +75,7 @@ export const createSubscriptionBody = z
     /** Coupons to attach, in this order (BILLING-2.md section 3): they cover the first period, backdated or not. */
     discounts: subscriptionDiscountsField.optional(),
     /** The minimum each billed period bills, in minor units (BILLING-2.md section 5): a COMMITMENT_TRUE_UP line makes up the difference. */
-    commitment_amount: z
-      .number()
-      .int('must be a whole number of minor units')
-      .min(0, 'must be between 0 and 10^15')
-      .max(1e15, 'must be between 0 and 10^15')
-      .optional(),
+    commitment_amount: commitmentAmountField.optional(),
     /** Prices the subscription bills at its own amount or tiers (BILLING-2.md section 5), one each. */
     price_overrides: z.array(priceOverrideBody).min(1, 'needs at least one override').max(100, 'at most 100 overrides').optional(),
     /** Progressive billing (BILLING-2.md section 9): an invoice each time period-to-date usage crosses one. */
@@ -74,11 +85,7 @@ export const createSubscriptionBody = z
     if ((body.customer_id === undefined) === (body.external_customer_id === undefined)) {
       ctx.addIssue({ code: 'custom', path: ['customer_id'], message: 'exactly one of customer_id and external_customer_id is required' });
     }
-    const seen = new Set<string>();
-    body.price_overrides?.forEach((o, i) => {
-      if (seen.has(o.price_id)) ctx.addIssue({ code: 'custom', path: ['price_overrides', i, 'price_id'], message: `overrides price ${o.price_id} a second time: one override per price` });
-      seen.add(o.price_id);
-    });
+    checkOneOverridePerPrice(body.price_overrides, ctx);
   })
   .meta({
     examples: [
