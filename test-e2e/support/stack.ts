@@ -157,7 +157,7 @@ export async function startProcessStack(options: ProcessStackOptions = {}): Prom
     ...options.commonEnv,
   };
   const perService: Record<ServiceProcessName, Record<string, string>> = {
-    customer: {},
+    customer: { BILLING_SERVICE_URL: urls.billing },
     wallet: { CUSTOMER_SERVICE_URL: urls.customer },
     'ingestion-aggregator': {},
     'webhook-dispatcher': {},

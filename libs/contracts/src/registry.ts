@@ -18,6 +18,7 @@ export * from './internal/event-export';
 export * from './internal/usage-batch';
 export * from './internal/unbilled-usage';
 export * from './internal/wallet-credits';
+export * from './internal/billing-payers';
 
 /** Every public route, in matching order. */
 export const ALL_ROUTES: RouteDef[] = [

@@ -27,6 +27,7 @@ import { mountCreditGrantRoutes } from './credit-grants/routes';
 import { CreditGrantService } from './credit-grants/service';
 import { CreditGrantStore } from './credit-grants/store';
 import { mountCreditNoteRoutes } from './credit-notes/routes';
+import { customerScope } from './customers/hierarchy';
 import { CreditNoteIssuer } from './credit-notes/issuer';
 import { CreditNoteService } from './credit-notes/service';
 import { CreditNoteStore } from './credit-notes/store';
@@ -207,7 +208,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     clock,
     published,
   });
-  const usage = new UsageService(db, subscriptionStore, priceStore, customerStore, meters, clock);
+  const usage = new UsageService(db, subscriptionStore, priceStore, customerStore, meters, clock, directory);
   const creditNoteStore = new CreditNoteStore();
   const creditNoteIssuer = new CreditNoteIssuer(creditNoteStore, invoiceStore, paymentStore, clock, settings.creditNoteNumberPrefix);
   const excessCredits = new ExcessCredits(db, config.walletCredits ?? httpWallets, logger, clock);
@@ -323,14 +324,14 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       mountPlanRoutes(a, plans, logger);
       mountPriceRoutes(a, prices, logger);
       mountSubscriptionRoutes(a, subscriptions, usage, logger);
-      mountInvoiceRoutes(a, { db, invoices: invoiceStore, finalizer, upcoming }, logger);
+      mountInvoiceRoutes(a, { db, invoices: invoiceStore, finalizer, upcoming, customers: customerStore }, logger);
       mountRenewalRoutes(a, periods, logger);
       mountPaymentRoutes(a, payments, logger);
       mountTaskRoutes(a, tasks, logger);
       mountFeatureRoutes(a, features, logger);
       mountEntitlementRoutes(a, entitlements, access, logger);
       mountCreditGrantRoutes(a, creditGrants, logger);
-      mountCreditNoteRoutes(a, creditNotes, logger);
+      mountCreditNoteRoutes(a, creditNotes, logger, (scope, id, children) => customerScope(db, customerStore, scope, id, children));
       mountCouponRoutes(a, coupons, logger);
       mountPlanChangeRoutes(a, planChanges, logger);
       mountSettingsRoutes(a, billingSettings, logger);

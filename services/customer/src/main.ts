@@ -8,5 +8,9 @@ runServiceProcess({
   schema: SCHEMA,
   defaultPort: 8081,
   env: customerEnv,
-  create: (deps, config) => createCustomerService(deps, { internalToken: config.INTERNAL_TOKEN }),
+  create: (deps, config) =>
+    createCustomerService(deps, {
+      internalToken: config.INTERNAL_TOKEN,
+      billingServiceUrl: config.BILLING_SERVICE_URL ? () => config.BILLING_SERVICE_URL : undefined,
+    }),
 });

@@ -4,15 +4,19 @@ import { createServiceApp, type Service, type ServiceDeps } from '@billstream/ru
 import { mountCustomerRoutes } from './customers/routes';
 import { CustomerService } from './customers/service';
 import { CustomerStore } from './customers/store';
+import { HttpPayerCheck } from './customers/payers';
 import { migrations, SCHEMA } from './migrations';
 
 export interface CustomerServiceConfig {
   internalToken: string;
+  /** Billing's base URL: a customer that pays live subscriptions of others is not deleted (ADR 0047). Absent: no billing to ask. */
+  billingServiceUrl?: () => string | undefined;
 }
 
 export function createCustomerService({ db, bus, logger }: ServiceDeps, config: CustomerServiceConfig): Service {
   const relay = new OutboxRelay({ db, schema: SCHEMA, bus, logger });
-  const customers = new CustomerService(db, new CustomerStore(), () => relay.nudge());
+  const payers = config.billingServiceUrl && new HttpPayerCheck(config.billingServiceUrl, config.internalToken);
+  const customers = new CustomerService(db, new CustomerStore(), () => relay.nudge(), payers);
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
   const app = createServiceApp({
     service: 'customer',
@@ -33,6 +37,7 @@ export function createCustomerService({ db, bus, logger }: ServiceDeps, config: 
     },
     async stop() {
       await relay.stop();
+      await payers?.close();
     },
   };
 }

@@ -110,7 +110,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     }),
     createIngestionService(deps('ingestion', 'ingestion-aggregator'), { internalToken, ...settings.ingestion }),
     createWalletService(deps('wallet', 'wallet'), { internalToken, customerServiceUrl: serviceUrl('customer'), ...settings.wallet }),
-    createCustomerService(deps('customer', 'customer'), { internalToken }),
+    createCustomerService(deps('customer', 'customer'), { internalToken, billingServiceUrl: serviceUrl('billing') }),
   ];
   const listening: Listening[] = [];
   for (const service of services) {

@@ -803,6 +803,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/customers/{id}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The current periods' usage of a customer's subscriptions (with include_children=true, its descendants' too), with totals per currency
+         * @description Needs the `subscriptions:read` permission (or `*`). Served by the billing service.
+         */
+        get: operations["getCustomerUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/invoices": {
         parameters: {
             query?: never;
@@ -1772,6 +1792,7 @@ export interface components {
         Subscription: {
             id: string;
             customer_id: string;
+            invoicing_customer_id: string | null;
             plan_id: string;
             currency: string;
             /** @enum {string} */
@@ -1828,6 +1849,35 @@ export interface components {
             updated_at: string;
             tenant_id: string;
             environment_id: string;
+        };
+        CustomerUsage: {
+            customer_id: string;
+            as_of: string;
+            subscriptions: {
+                subscription_id: string;
+                customer_id: string;
+                currency: string;
+                amount: number;
+                items: {
+                    price_id: string;
+                    meter_id: string;
+                    display_name: string | null;
+                    quantity: string;
+                    amount: number;
+                    lines: {
+                        description: string;
+                        quantity: string;
+                        unit_amount: string;
+                        amount: number;
+                    }[];
+                }[];
+                period_start: string;
+                period_end: string;
+            }[];
+            totals: {
+                currency: string;
+                amount: number;
+            }[];
         };
         Invoice: {
             id: string;
@@ -2079,6 +2129,7 @@ export interface components {
             subscription: {
                 id: string;
                 customer_id: string;
+                invoicing_customer_id: string | null;
                 plan_id: string;
                 currency: string;
                 /** @enum {string} */
@@ -8862,6 +8913,7 @@ export interface operations {
                      *         {
                      *           "id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *           "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "invoicing_customer_id": "100",
                      *           "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *           "currency": "usd",
                      *           "billing_period": "DAILY",
@@ -9068,6 +9120,7 @@ export interface operations {
                     usage_thresholds?: {
                         amount: number;
                     }[];
+                    invoicing_customer_id?: string;
                 };
             };
         };
@@ -9083,6 +9136,7 @@ export interface operations {
                      * @example {
                      *       "id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "invoicing_customer_id": "100",
                      *       "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "currency": "usd",
                      *       "billing_period": "DAILY",
@@ -9244,6 +9298,7 @@ export interface operations {
                      * @example {
                      *       "id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "invoicing_customer_id": "100",
                      *       "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "currency": "usd",
                      *       "billing_period": "DAILY",
@@ -9401,6 +9456,7 @@ export interface operations {
                      * @example {
                      *       "id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "invoicing_customer_id": "100",
                      *       "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "currency": "usd",
                      *       "billing_period": "DAILY",
@@ -9567,6 +9623,7 @@ export interface operations {
                      * @example {
                      *       "id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "invoicing_customer_id": "100",
                      *       "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "currency": "usd",
                      *       "billing_period": "DAILY",
@@ -9733,6 +9790,7 @@ export interface operations {
                      * @example {
                      *       "id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "invoicing_customer_id": "100",
                      *       "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "currency": "usd",
                      *       "billing_period": "DAILY",
@@ -9909,6 +9967,7 @@ export interface operations {
                      * @example {
                      *       "id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "invoicing_customer_id": "100",
                      *       "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "currency": "usd",
                      *       "billing_period": "DAILY",
@@ -10184,6 +10243,136 @@ export interface operations {
             };
         };
     };
+    getCustomerUsage: {
+        parameters: {
+            query?: {
+                /** @example true */
+                include_children?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                /** @example cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "as_of": "100",
+                     *       "subscriptions": [
+                     *         {
+                     *           "subscription_id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "currency": "usd",
+                     *           "amount": 1,
+                     *           "items": [
+                     *             {
+                     *               "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *               "meter_id": "meter_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *               "display_name": "100",
+                     *               "quantity": "100",
+                     *               "amount": 1,
+                     *               "lines": [
+                     *                 {
+                     *                   "description": "Monthly prepaid credits",
+                     *                   "quantity": "100",
+                     *                   "unit_amount": "100",
+                     *                   "amount": 1
+                     *                 }
+                     *               ]
+                     *             }
+                     *           ],
+                     *           "period_start": "100",
+                     *           "period_end": "100"
+                     *         }
+                     *       ],
+                     *       "totals": [
+                     *         {
+                     *           "currency": "usd",
+                     *           "amount": 1
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CustomerUsage"];
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     listInvoices: {
         parameters: {
             query?: {
@@ -10197,6 +10386,8 @@ export interface operations {
                 subscription_id?: string;
                 /** @example draft */
                 status?: "draft" | "finalized" | "paid" | "voided";
+                /** @example true */
+                include_children?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -14500,6 +14691,8 @@ export interface operations {
                 customer_id?: string;
                 /** @example issued */
                 status?: "issued" | "void";
+                /** @example true */
+                include_children?: "true" | "false";
             };
             header?: never;
             path?: never;
@@ -16357,6 +16550,7 @@ export interface operations {
                      *       "subscription": {
                      *         "id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *         "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "invoicing_customer_id": "100",
                      *         "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *         "currency": "usd",
                      *         "billing_period": "DAILY",
@@ -16636,6 +16830,7 @@ export interface operations {
                      *       "subscription": {
                      *         "id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *         "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "invoicing_customer_id": "100",
                      *         "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *         "currency": "usd",
                      *         "billing_period": "DAILY",
@@ -16854,6 +17049,7 @@ export interface operations {
                      * @example {
                      *       "id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "invoicing_customer_id": "100",
                      *       "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "currency": "usd",
                      *       "billing_period": "DAILY",

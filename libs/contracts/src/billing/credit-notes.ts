@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { listResponse, metadataSchema, paginationQuery } from '../common';
+import { listResponse, metadataSchema, paginationQuery, queryBoolean } from '../common';
+import { requireCustomerForChildren } from './invoices';
 import { defineRoute, type RouteDef } from '../routes';
 
 /** Credit notes (BILLING-2.md section 2, issue #31): money of a finalized or paid invoice taken back. */
@@ -52,12 +53,16 @@ export const createCreditNoteBody = z
   .meta({ examples: [{ invoice_id: 'inv_01JDQ8Z6Y4K2M9N3P5R7T9V1X3', reason: 'PRODUCT_UNSATISFACTORY', amount: 1250, refund: 'WALLET' }] });
 export type CreateCreditNoteBody = z.output<typeof createCreditNoteBody>;
 
-export const listCreditNotesQuery = z.strictObject({
-  ...paginationQuery,
-  invoice_id: id.optional(),
-  customer_id: id.optional(),
-  status: z.enum(CREDIT_NOTE_STATUSES).optional(),
-});
+export const listCreditNotesQuery = z
+  .strictObject({
+    ...paginationQuery,
+    invoice_id: id.optional(),
+    customer_id: id.optional(),
+    status: z.enum(CREDIT_NOTE_STATUSES).optional(),
+    /** With `customer_id`: its descendants' credit notes too, each once (BILLING-2.md section 8). */
+    include_children: queryBoolean.optional(),
+  })
+  .superRefine((q, ctx) => requireCustomerForChildren(q, ctx));
 export type ListCreditNotesQuery = z.output<typeof listCreditNotesQuery>;
 
 export const creditNoteLineSchema = z.object({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { paginationQuery } from '../common';
+import { paginationQuery, queryBoolean } from '../common';
 
 /** Invoices and payments (BILLING.md, Invoices, Credits on invoices, Payments): request and response schemas. */
 export const INVOICE_STATUSES = ['draft', 'finalized', 'paid', 'voided'] as const;
@@ -116,12 +116,22 @@ export const upcomingInvoiceSchema = invoiceSchema
   .extend({ as_of: z.string() })
   .meta({ id: 'UpcomingInvoice' });
 
-export const listInvoicesQuery = z.strictObject({
-  ...paginationQuery,
-  customer_id: id.optional(),
-  subscription_id: id.optional(),
-  status: z.enum(INVOICE_STATUSES).optional(),
-});
+export const listInvoicesQuery = z
+  .strictObject({
+    ...paginationQuery,
+    customer_id: id.optional(),
+    subscription_id: id.optional(),
+    status: z.enum(INVOICE_STATUSES).optional(),
+    /** With `customer_id`: its descendants' invoices too, each once (BILLING-2.md section 8). */
+    include_children: queryBoolean.optional(),
+  })
+  .superRefine((q, ctx) => requireCustomerForChildren(q, ctx));
+/** `include_children=true` names whose children: `customer_id` is required with it (BILLING-2.md section 8). */
+export function requireCustomerForChildren(q: { customer_id?: string; include_children?: boolean }, ctx: z.RefinementCtx): void {
+  if (q.include_children && q.customer_id === undefined) {
+    ctx.addIssue({ code: 'custom', path: ['customer_id'], message: 'is required with include_children=true (whose children?)' });
+  }
+}
 export type ListInvoicesQuery = z.output<typeof listInvoicesQuery>;
 
 export const billSubscriptionsResultSchema = z.object({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoTimestamp, metadataSchema, paginationQuery } from '../common';
+import { isoTimestamp, metadataSchema, paginationQuery, queryBoolean } from '../common';
 import { subscriptionDiscountsField } from './coupons';
 import { amountString, BILLING_PERIODS, checkTiers, currencyCode, tierBody } from './prices';
 
@@ -80,6 +80,8 @@ export const createSubscriptionBody = z
     price_overrides: z.array(priceOverrideBody).min(1, 'needs at least one override').max(100, 'at most 100 overrides').optional(),
     /** Progressive billing (BILLING-2.md section 9): an invoice each time period-to-date usage crosses one. */
     usage_thresholds: usageThresholdsField.optional(),
+    /** An ancestor of the customer that pays the subscription (BILLING-2.md section 8): its invoices, wallets and grants are the payer's; usage and entitlements stay the customer's. */
+    invoicing_customer_id: id.optional(),
   })
   .superRefine((body, ctx) => {
     if ((body.customer_id === undefined) === (body.external_customer_id === undefined)) {
@@ -124,6 +126,8 @@ export type ListSubscriptionsQuery = z.output<typeof listSubscriptionsQuery>;
 export const subscriptionSchema = z.object({
   id: z.string(),
   customer_id: z.string(),
+  /** The ancestor that pays it (BILLING-2.md section 8); null: the customer pays. */
+  invoicing_customer_id: z.string().nullable(),
   plan_id: z.string(),
   currency: z.string(),
   billing_period: z.enum(BILLING_PERIODS),
@@ -200,3 +204,20 @@ export const subscriptionUsageSchema = z.object({
   ),
 });
 export type SubscriptionUsageResponse = z.infer<typeof subscriptionUsageSchema>;
+
+/** `GET /v1/customers/{id}/usage` (BILLING-2.md section 8): with `include_children=true`, its descendants' subscriptions too. */
+export const customerUsageQuery = z.strictObject({
+  include_children: queryBoolean.optional(),
+});
+
+export const customerUsageSchema = z
+  .object({
+    customer_id: z.string(),
+    as_of: z.string(),
+    /** The current period of each active or trialing subscription of the customer (and of its descendants), by subscription id. */
+    subscriptions: z.array(subscriptionUsageSchema.pick({ subscription_id: true, customer_id: true, currency: true, amount: true, items: true, period_start: true, period_end: true })),
+    /** The amounts summed per currency (never across currencies), by currency code. */
+    totals: z.array(z.object({ currency: z.string(), amount: z.number().int() })),
+  })
+  .meta({ id: 'CustomerUsage' });
+export type CustomerUsageResponse = z.infer<typeof customerUsageSchema>;

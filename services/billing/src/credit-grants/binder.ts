@@ -3,7 +3,7 @@ import type { Db, Trx } from '@billstream/db';
 import { newId } from '@billstream/ids';
 import { Exact, exact } from '@billstream/money';
 import type { Logger } from '@billstream/logger';
-import type { Subscription } from '../subscriptions/domain';
+import { payerOf, type Subscription } from '../subscriptions/domain';
 import type { SubscriptionGrants } from '../subscriptions/grants';
 import type { SubscriptionStore } from '../subscriptions/store';
 import type { ApplicationStore } from './applications-store';
@@ -128,7 +128,8 @@ export class CreditGrantBinder implements SubscriptionGrants {
       environmentId: s.environmentId,
       grantId: grant.id,
       subscriptionId: s.id,
-      customerId: s.customerId,
+      // The payer's wallet takes the grant (BILLING-2.md section 8).
+      customerId: payerOf(s),
       currency: s.currency,
       periodStart: period.start,
       periodEnd: period.end,

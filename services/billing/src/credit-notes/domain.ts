@@ -43,7 +43,8 @@ export interface CreditNote {
 
 export interface CreditNoteListQuery {
   invoiceId?: string;
-  customerId?: string;
+  /** Of any of these customers (a customer, with its descendants under include_children). */
+  customerIds?: string[];
   status?: CreditNoteStatus;
   limit: number;
   offset: number;

@@ -164,7 +164,7 @@ export class CreditNoteStore {
     const filtered = () => {
       const b = scoped(conn, scope);
       if (q.invoiceId) b.where({ invoice_id: q.invoiceId });
-      if (q.customerId) b.where({ customer_id: q.customerId });
+      if (q.customerIds) b.whereIn('customer_id', q.customerIds);
       if (q.status) b.where({ status: q.status });
       return b;
     };

@@ -7,9 +7,9 @@ import { subscribeCustomerEvents } from './consumer';
 import { SubscriptionStore } from '../subscriptions/store';
 import { CustomerStore } from '../customers/store';
 
-function customerEvent(type: WebhookEventName, id: string, externalId: string) {
+function customerEvent(type: WebhookEventName, id: string, externalId: string, parent: string | null = null) {
   const event = newDomainEvent(type, { tenantId: TENANT, environmentId: ENVIRONMENT, actor: 'key_x' }, {
-    customer: { id, external_id: externalId, tenant_id: TENANT, environment_id: ENVIRONMENT },
+    customer: { id, external_id: externalId, tenant_id: TENANT, environment_id: ENVIRONMENT, parent_customer_id: parent },
   });
   return { key: id, value: JSON.stringify(event), headers: { 'message-id': event.id, 'event-type': type } };
 }
@@ -93,5 +93,23 @@ describe('customer projection from customer-events (real Postgres)', () => {
     expect(await h.db('invoices').where({ subscription_id: draft.id })).toHaveLength(0);
     await expect(subscribe({ id: 'cust_ev1' })).rejects.toMatchObject({ kind: 'not_found', details: { field: 'customer_id' } });
     await expect(subscribe({ externalId: 'acme-2' })).rejects.toMatchObject({ kind: 'not_found', details: { field: 'external_customer_id' } });
+  });
+
+  it('keeps each customer\'s parent, and moves the subscriptions a deleted payer paid to their own customers (ADR 0047)', async () => {
+    await bus.publish(TOPICS.customerEvents, [customerEvent('customer.created', 'cust_payer', 'payer'), customerEvent('customer.created', 'cust_kid', 'kid', 'cust_payer')]);
+    const store = new CustomerStore();
+    expect((await store.getById(h.db, 'cust_kid'))?.parentCustomerId).toBe('cust_payer');
+    expect(await store.descendants(h.db, CTX, 'cust_payer')).toEqual(['cust_kid']);
+    // Detached later: the projection follows.
+    await bus.publish(TOPICS.customerEvents, [customerEvent('customer.updated', 'cust_kid', 'kid', null)]);
+    expect(await store.descendants(h.db, CTX, 'cust_payer')).toEqual([]);
+    // A subscription the payer pays (made while the kid was its child).
+    const paid = await subscribe({ id: 'cust_kid' });
+    await h.db('subscriptions').where({ id: paid.id }).update({ invoicing_customer_id: 'cust_payer' });
+    await bus.publish(TOPICS.customerEvents, [customerEvent('customer.deleted', 'cust_payer', 'payer')]);
+    const after = await h.service.subscriptions.get(CTX, paid.id);
+    expect([after.status, after.invoicingCustomerId, after.customerId]).toEqual(['active', null, 'cust_kid']);
+    const events = (await h.db('outbox').where({ message_key: paid.id }).orderBy('seq').select('value')).map((r: { value: string }) => JSON.parse(r.value) as { type: string; payload: { subscription: { invoicing_customer_id: string | null } } });
+    expect(events.at(-1)).toMatchObject({ type: 'subscription.updated', payload: { subscription: { invoicing_customer_id: null } } });
   });
 });

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { InvoiceMaker } from '../invoices/maker';
 import { cancel, stepsUntil } from '../subscriptions/lifecycle';
 import { announce } from '../subscriptions/events';
+import { SUBSCRIPTION_EVENTS } from '../subscriptions/domain';
 import type { SubscriptionStore } from '../subscriptions/store';
 import type { CustomerStore } from '../customers/store';
 
@@ -20,6 +21,8 @@ const customerEvent = domainEventSchema.extend({
       external_id: z.string(),
       tenant_id: z.string().optional(),
       environment_id: z.string().optional(),
+      // The hierarchy of include_children and invoicing_customer_id (ADR 0047).
+      parent_customer_id: z.string().nullable().optional(),
       // The buyer of invoice documents (ADR 0045).
       name: z.string().nullable().optional(),
       email: z.string().nullable().optional(),
@@ -65,7 +68,7 @@ export function subscribeCustomerEvents({ db, bus, logger, customers, subscripti
         const c = customer as Record<string, string | null | undefined>;
         const address = Object.fromEntries(ADDRESS_FIELDS.map((f) => [f, c[f] ?? null]));
         const details = { name: c.name ?? null, email: c.email ?? null, address: Object.values(address).some((v) => v !== null) ? address : null };
-        await customers.remember(trx, scope, customer.id, customer.external_id, now, details);
+        await customers.remember(trx, scope, customer.id, customer.external_id, now, details, customer.parent_customer_id);
         return;
       }
       await customers.markDeleted(trx, scope, customer.id, customer.external_id, now);
@@ -77,6 +80,12 @@ export function subscribeCustomerEvents({ db, bus, logger, customers, subscripti
         const closing = await maker.forChange(current, change.subscription, prices, now, event.id);
         await announce(trx, { ...scope, actor: 'system' }, change.event, await subscriptions.save(trx, change.subscription));
         await maker.write(trx, [...(await maker.forSteps(live, steps, prices, now, event.id)), ...(closing ? [closing] : [])]);
+      }
+      // A payer deleted anyway (the customer service asks billing first; this covers a subscription
+      // made in that moment, or a customer service without BILLING_SERVICE_URL): each customer
+      // pays its own subscription from now on (ADR 0047).
+      for (const paid of await subscriptions.livePaidByForUpdate(trx, scope, customer.id)) {
+        await announce(trx, { ...scope, actor: 'system' }, SUBSCRIPTION_EVENTS.updated, await subscriptions.dropPayer(trx, paid, now));
       }
     },
   });

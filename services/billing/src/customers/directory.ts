@@ -39,7 +39,7 @@ export class CustomerDirectory {
     }
     const found = await this.lookup.find(scope, ref, requestId);
     if (!found) throw notFound(ref);
-    await this.store.remember(this.db, scope, found.id, found.externalId, this.clock());
+    await this.store.remember(this.db, scope, found.id, found.externalId, this.clock(), undefined, found.parentCustomerId);
     const remembered = await this.store.getById(this.db, found.id);
     if (!live(remembered, scope)) throw notFound(ref);
     return remembered!;
@@ -66,6 +66,25 @@ export class CustomerDirectory {
     const externalIds = refs.flatMap((r) => ('externalId' in r ? [r.externalId] : []));
     const [byId, byExternalId] = await Promise.all([this.store.getByIds(this.db, ids), this.store.getByExternalIds(this.db, scope, externalIds)]);
     return refs.map((r) => ('id' in r ? byId.get(r.id) : byExternalId.get(r.externalId)));
+  }
+
+  /**
+   * Whether `ancestorId` is above `customerId` in the hierarchy, asked of the customer service
+   * hop by hop (a parent set a moment ago counts, whether or not its event arrived); each hop
+   * is remembered in the projection with its parent. The customer service refuses cycles; the
+   * walk stops after 64 hops all the same.
+   */
+  async isAncestor(scope: Scope, customerId: string, ancestorId: string, requestId: string): Promise<boolean> {
+    let at = customerId;
+    for (let hop = 0; hop < 64; hop++) {
+      const found = await this.lookup.find(scope, { id: at }, requestId);
+      if (!found) return false;
+      await this.store.remember(this.db, scope, found.id, found.externalId, this.clock(), undefined, found.parentCustomerId);
+      if (!found.parentCustomerId) return false;
+      if (found.parentCustomerId === ancestorId) return true;
+      at = found.parentCustomerId;
+    }
+    return false;
   }
 
   /** The projection's record of a customer the service already knows (a subscription's). */

@@ -7,6 +7,8 @@ export interface KnownCustomer {
   environmentId: string;
   externalId: string;
   deleted: boolean;
+  /** Its parent as customer-events or a lookup last told it (null: none, or not told yet; ADR 0047). */
+  parentCustomerId: string | null;
   /** What customer-events told of the customer (null until an event did): the buyer on invoice documents. */
   details: CustomerDetails | null;
 }
@@ -24,6 +26,7 @@ interface CustomerRow {
   environment_id: string;
   external_id: string;
   deleted_at: Date | null;
+  parent_customer_id?: string | null;
   name?: string | null;
   email?: string | null;
   address?: Record<string, string | null> | null;
@@ -35,8 +38,12 @@ const fromRow = (r: CustomerRow): KnownCustomer => ({
   environmentId: r.environment_id,
   externalId: r.external_id,
   deleted: r.deleted_at !== null,
+  parentCustomerId: r.parent_customer_id ?? null,
   details: r.name != null || r.email != null || r.address != null ? { name: r.name ?? null, email: r.email ?? null, address: r.address ?? null } : null,
 });
+
+/** How deep `descendants` walks (the customer service refuses cycles; this only bounds a moment's inconsistency). */
+const MAX_DEPTH = 64;
 
 /** Told of every write of a customer's record, on the connection that wrote it (the check's cache, ADR 0026). */
 export type CustomerWritten = (conn: Conn, scope: Scope, customerId: string) => void;
@@ -73,14 +80,39 @@ export class CustomerStore {
     return row && fromRow(row);
   }
 
-  /** Records a customer that exists or changed its external id; never revives one known as deleted. */
-  async remember(conn: Conn, scope: Scope, id: string, externalId: string, at: Date, details?: CustomerDetails): Promise<void> {
-    const known = details ? { name: details.name, email: details.email, address: details.address && JSON.stringify(details.address) } : {};
+  /**
+   * Records a customer that exists or changed its external id; never revives one known as
+   * deleted. `details` and `parentCustomerId` are written when given (undefined: kept).
+   */
+  async remember(conn: Conn, scope: Scope, id: string, externalId: string, at: Date, details?: CustomerDetails, parentCustomerId?: string | null): Promise<void> {
+    const known = {
+      ...(details ? { name: details.name, email: details.email, address: details.address && JSON.stringify(details.address) } : {}),
+      ...(parentCustomerId !== undefined ? { parent_customer_id: parentCustomerId } : {}),
+    };
     await conn('customers')
       .insert({ id, tenant_id: scope.tenantId, environment_id: scope.environmentId, external_id: externalId, updated_at: at, ...known })
       .onConflict('id')
       .merge({ external_id: externalId, updated_at: at, ...known });
     this.written(conn, scope, id);
+  }
+
+  /**
+   * The customer's descendants the projection knows (children, their children, ...), deleted
+   * ones too: their invoices stay theirs (ADR 0047). Depth-limited against a cycle the events
+   * could show for a moment while a customer moves.
+   */
+  async descendants(conn: Conn, scope: Scope, id: string): Promise<string[]> {
+    const { rows } = await conn.raw<{ rows: Array<{ id: string }> }>(
+      `WITH RECURSIVE tree(id, depth) AS (
+         SELECT c.id, 1 FROM customers c WHERE c.tenant_id = ? AND c.environment_id = ? AND c.parent_customer_id = ?
+         UNION
+         SELECT c.id, tree.depth + 1 FROM customers c JOIN tree ON c.parent_customer_id = tree.id
+          WHERE c.tenant_id = ? AND c.environment_id = ? AND tree.depth < ?
+       )
+       SELECT DISTINCT id FROM tree WHERE id <> ? ORDER BY id`,
+      [scope.tenantId, scope.environmentId, id, scope.tenantId, scope.environmentId, MAX_DEPTH, id],
+    );
+    return rows.map((r) => r.id);
   }
 
   /** Marks a customer deleted (inserting the tombstone when it was never seen). */

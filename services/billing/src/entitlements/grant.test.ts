@@ -46,7 +46,7 @@ describe('combining grants', () => {
     description: null, metadata: {}, status: 'active', version: 1, createdAt: now, updatedAt: now,
   });
   const sub = (id: string, start: string, period?: [string, string]): Subscription => ({
-    id, tenantId: 't', environmentId: 'e', customerId: 'c', planId: `plan_${id}`, currency: 'usd', billingPeriod: 'MONTHLY', billingPeriodCount: 1,
+    id, tenantId: 't', environmentId: 'e', customerId: 'c', invoicingCustomerId: null, planId: `plan_${id}`, currency: 'usd', billingPeriod: 'MONTHLY', billingPeriodCount: 1,
     billingCycle: 'anniversary', timezone: 'UTC', status: 'active', startDate: new Date(start), billingAnchor: new Date(start),
     currentPeriodStart: period ? new Date(period[0]) : null, currentPeriodEnd: period ? new Date(period[1]) : null, trialPeriodDays: null, trialEnd: null,
     paymentTermsDays: 0, cancelAtPeriodEnd: false, cancelledAt: null, pausedAt: null, commitmentAmount: null, priceOverrides: [], usageThresholds: [], lastChangeAt: null, pendingChange: null, metadata: {}, version: 1, createdAt: new Date(start), updatedAt: new Date(start),

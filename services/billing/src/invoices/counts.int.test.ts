@@ -70,7 +70,7 @@ describe('invoice list totals (real Postgres)', () => {
   async function expectTotals(scope: typeof CTX): Promise<void> {
     for (const status of [undefined, 'draft', 'finalized', 'paid', 'voided'] as const) {
       for (const customerId of [undefined, 'cust_a']) {
-        const listed = await store.list(h.db, scope, { status, customerId, limit: 1, offset: 0 });
+        const listed = await store.list(h.db, scope, { status, customerIds: customerId ? [customerId] : undefined, limit: 1, offset: 0 });
         const counted = await h
           .db('invoices')
           .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId, ...(status ? { status } : {}), ...(customerId ? { customer_id: customerId } : {}) })

@@ -111,7 +111,8 @@ export const INVOICE_EVENTS = {
 export type InvoiceEventType = (typeof INVOICE_EVENTS)[keyof typeof INVOICE_EVENTS];
 
 export interface InvoiceListQuery {
-  customerId?: string;
+  /** Of any of these customers (a customer, with its descendants under include_children). */
+  customerIds?: string[];
   subscriptionId?: string;
   status?: InvoiceStatus;
   limit: number;

@@ -11,7 +11,7 @@ import type { DiscountInput } from '../invoice-arithmetic';
 import type { Period } from '../periods';
 import type { Price } from '../prices/domain';
 import type { PriceStore } from '../prices/store';
-import type { Subscription } from '../subscriptions/domain';
+import { payerOf, type Subscription } from '../subscriptions/domain';
 import type { PeriodStep } from '../subscriptions/lifecycle';
 import type { SubscriptionStore } from '../subscriptions/store';
 import { INVOICE_EVENTS, priceInvoice, type Invoice, type InvoiceEventType, type InvoiceLine } from './domain';
@@ -99,7 +99,8 @@ export class InvoiceMaker {
       id: newId('invoice'),
       tenantId: s.tenantId,
       environmentId: s.environmentId,
-      customerId: s.customerId,
+      // The payer (BILLING-2.md section 8): an invoicing ancestor, else the subscription's customer.
+      customerId: payerOf(s),
       subscriptionId: s.id,
       subscriptionCustomerId: s.customerId,
       billingReason: reason,

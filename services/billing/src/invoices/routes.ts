@@ -7,12 +7,15 @@ import type { InvoiceStore } from './store';
 import type { UpcomingInvoices } from './upcoming';
 import type { Db } from '@billstream/db';
 import { toInvoiceView } from './view';
+import { customerScope } from '../customers/hierarchy';
+import type { CustomerStore } from '../customers/store';
 
 export interface InvoiceRouteDeps {
   db: Db;
   invoices: InvoiceStore;
   finalizer: InvoiceFinalizer;
   upcoming: UpcomingInvoices;
+  customers: CustomerStore;
 }
 
 export function mountInvoiceRoutes(app: Express, deps: InvoiceRouteDeps, logger: Logger): void {
@@ -21,7 +24,7 @@ export function mountInvoiceRoutes(app: Express, deps: InvoiceRouteDeps, logger:
     invoiceApi.listInvoices,
     async ({ query, ctx }) => {
       const page = await deps.invoices.list(deps.db, ctx, {
-        customerId: query.customer_id,
+        customerIds: await customerScope(deps.db, deps.customers, ctx, query.customer_id, query.include_children),
         subscriptionId: query.subscription_id,
         status: query.status,
         limit: query.limit,

@@ -211,7 +211,7 @@ export class InvoiceStore {
   async list(conn: Conn, scope: Scope, q: InvoiceListQuery): Promise<{ items: Invoice[]; total: number }> {
     const filtered = () => {
       const b = scoped(conn, scope);
-      if (q.customerId) b.where({ customer_id: q.customerId });
+      if (q.customerIds) b.whereIn('customer_id', q.customerIds);
       if (q.subscriptionId) b.where({ subscription_id: q.subscriptionId });
       if (q.status) b.where({ status: q.status });
       return b;
@@ -270,7 +270,7 @@ export class InvoiceStore {
    */
   private async count(conn: Conn, scope: Scope, q: InvoiceListQuery): Promise<number> {
     const status = q.status ? { status: q.status } : {};
-    if (!q.customerId && !q.subscriptionId) {
+    if (!q.customerIds && !q.subscriptionId) {
       const row = (await conn('invoice_counts')
         .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId, ...status })
         .sum({ n: 'n' })
@@ -278,7 +278,7 @@ export class InvoiceStore {
       return Number(row?.n ?? 0);
     }
     const b = scoped(conn, scope).where(status);
-    if (q.customerId) b.where({ customer_id: q.customerId });
+    if (q.customerIds) b.whereIn('customer_id', q.customerIds);
     if (q.subscriptionId) b.where({ subscription_id: q.subscriptionId });
     const row = (await b.count({ n: '*' }).first()) as { n: number | string } | undefined;
     return Number(row?.n ?? 0);

@@ -18,6 +18,7 @@ import { planChangesMigration } from './015-plan-changes';
 import { paymentLifecycleMigration } from './016-payment-lifecycle';
 import { invoiceDocumentsMigration } from './017-invoice-documents';
 import { usageThresholdsMigration } from './018-usage-thresholds';
+import { hierarchyBillingMigration } from './019-hierarchy-billing';
 
 export const SCHEMA = 'billing';
 
@@ -41,4 +42,5 @@ export const migrations: Migration[] = [
   paymentLifecycleMigration(SCHEMA),
   invoiceDocumentsMigration(SCHEMA),
   usageThresholdsMigration(SCHEMA),
+  hierarchyBillingMigration(SCHEMA),
 ];

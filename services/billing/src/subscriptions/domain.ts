@@ -39,6 +39,8 @@ export interface Subscription {
   tenantId: string;
   environmentId: string;
   customerId: string;
+  /** The ancestor that pays it (BILLING-2.md section 8, ADR 0047): its invoices, wallets, grants and real-time balance; null: the customer pays. */
+  invoicingCustomerId: string | null;
   planId: string;
   currency: string;
   billingPeriod: BillingPeriod;
@@ -109,3 +111,6 @@ export function currentPlanSince(s: Pick<Subscription, 'currentPeriodStart' | 'c
   if (at === undefined || !s.currentPeriodStart || !s.currentPeriodEnd) return s.currentPeriodStart;
   return at > s.currentPeriodStart.getTime() && at < s.currentPeriodEnd.getTime() ? s.lastChangeAt : s.currentPeriodStart;
 }
+
+/** Who pays a subscription's invoices: its invoicing customer, else its customer (ADR 0047). */
+export const payerOf = (s: Pick<Subscription, 'customerId' | 'invoicingCustomerId'>): string => s.invoicingCustomerId ?? s.customerId;

@@ -10,6 +10,7 @@ function sub(overrides: Partial<Subscription> = {}): Subscription {
     tenantId: 't',
     environmentId: 'e',
     customerId: 'cust_1',
+    invoicingCustomerId: null,
     planId: 'plan_1',
     currency: 'usd',
     billingPeriod: 'MONTHLY',

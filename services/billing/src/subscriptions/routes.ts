@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { billingApi, type CreateSubscriptionBody, type SubscriptionUsageResponse } from '@billstream/contracts';
+import { billingPayersInternalApi, billingApi, type CreateSubscriptionBody, type SubscriptionUsageResponse } from '@billstream/contracts';
 import { mountRoute, type RequestContext } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
 import type { NewSubscription, SubscriptionService } from './service';
@@ -24,6 +24,7 @@ function newSubscriptionOf(b: CreateSubscriptionBody): NewSubscription {
     discounts: b.discounts,
     commitmentAmount: b.commitment_amount,
     usageThresholds: b.usage_thresholds?.map((t) => t.amount),
+    invoicingCustomerId: b.invoicing_customer_id,
     priceOverrides: b.price_overrides?.map((o) => ({
       priceId: o.price_id,
       amount: o.amount,
@@ -103,6 +104,32 @@ export function mountSubscriptionRoutes(app: Express, subscriptions: Subscriptio
     app,
     billingApi.subscriptionUsage,
     async ({ params, ctx }) => toUsageView(await usage.current(ctx, params.id, ctx.requestId)),
+    logger,
+  );
+  mountRoute(
+    app,
+    billingApi.customerUsage,
+    async ({ params, query, ctx }) => {
+      const u = await usage.ofCustomer(ctx, params.id, query.include_children ?? false, ctx.requestId);
+      return {
+        customer_id: u.customerId,
+        as_of: u.asOf.toISOString(),
+        subscriptions: u.subscriptions.map((s) => {
+          const { subscription_id, customer_id, currency, amount, items, period_start, period_end } = toUsageView(s);
+          return { subscription_id, customer_id, currency, amount, items, period_start, period_end };
+        }),
+        totals: u.totals,
+      };
+    },
+    logger,
+  );
+  mountRoute(
+    app,
+    billingPayersInternalApi.payingSubscriptions,
+    async ({ params, ctx }) => {
+      const paid = await subscriptions.payingFor(ctx, params.id);
+      return { customer_id: params.id, subscription_ids: paid.ids, count: paid.count };
+    },
     logger,
   );
 }

@@ -46,6 +46,8 @@ export interface NewSubscription {
   priceOverrides?: PriceOverrideInput[];
   /** Progressive billing thresholds in minor units, ascending (BILLING-2.md section 9). */
   usageThresholds?: number[];
+  /** An ancestor of the customer that pays it (BILLING-2.md section 8). */
+  invoicingCustomerId?: string;
 }
 
 export class SubscriptionService {
@@ -70,6 +72,7 @@ export class SubscriptionService {
   async create(ctx: EventContext & { requestId: string }, input: NewSubscription): Promise<Subscription> {
     const timezone = assertTimeZone(input.timezone);
     const customer = await this.customers.resolve(ctx, input.customer, ctx.requestId);
+    if (input.invoicingCustomerId !== undefined) await this.requirePayer(ctx, customer.id, input.invoicingCustomerId, ctx.requestId);
     // The plan's terms and the invoices of periods that already ended (their usage read from
     // the aggregator) are made before the transaction; it checks the plan again under a share lock.
     const plan = await this.plans.get(this.db, ctx, input.planId);
@@ -86,6 +89,7 @@ export class SubscriptionService {
       tenantId: ctx.tenantId,
       environmentId: ctx.environmentId,
       customerId: customer.id,
+      invoicingCustomerId: input.invoicingCustomerId ?? null,
       planId: plan.id,
       currency: terms.currency,
       billingPeriod: terms.billingPeriod,
@@ -134,6 +138,28 @@ export class SubscriptionService {
     this.published();
     await this.grants?.settle(ctx, subscription.id, ctx.requestId);
     return subscription;
+  }
+
+  /**
+   * A subscription's payer must be an ancestor of its customer, asked of the customer service
+   * (ADR 0047): itself, a sibling, a descendant, another tenant's or an unknown customer is a
+   * 400 naming `invoicing_customer_id`. The payer is then known to the projection (its wallets,
+   * the documents' buyer).
+   */
+  private async requirePayer(scope: Scope, customerId: string, payerId: string, requestId: string): Promise<void> {
+    if (!(await this.customers.isAncestor(scope, customerId, payerId, requestId))) {
+      throw new ValidationError(`Customer ${payerId} is not an ancestor of customer ${customerId}: only a parent, grandparent, ... can pay a customer's subscription`, {
+        field: 'invoicing_customer_id',
+        invoicing_customer_id: payerId,
+        customer_id: customerId,
+      });
+    }
+    await this.customers.resolve(scope, { id: payerId }, requestId);
+  }
+
+  /** The live subscriptions of other customers that `payerId` pays (the customer service's deletion rule, ADR 0047). */
+  payingFor(scope: Scope, payerId: string): Promise<{ ids: string[]; count: number }> {
+    return this.subscriptions.liveThatPays(this.db, scope, payerId, 100);
   }
 
   /** The subscription after its ended periods were invoiced (itself when none had ended). */

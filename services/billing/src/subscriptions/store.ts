@@ -7,6 +7,7 @@ interface SubscriptionRow {
   tenant_id: string;
   environment_id: string;
   customer_id: string;
+  invoicing_customer_id: string | null;
   plan_id: string;
   currency: string;
   billing_period: Subscription['billingPeriod'];
@@ -48,6 +49,7 @@ function fromRow(r: SubscriptionRow): Subscription {
     tenantId: r.tenant_id,
     environmentId: r.environment_id,
     customerId: r.customer_id,
+    invoicingCustomerId: r.invoicing_customer_id ?? null,
     planId: r.plan_id,
     currency: r.currency,
     billingPeriod: r.billing_period,
@@ -132,6 +134,7 @@ export class SubscriptionStore {
       tenant_id: s.tenantId,
       environment_id: s.environmentId,
       customer_id: s.customerId,
+      invoicing_customer_id: s.invoicingCustomerId,
       currency: s.currency,
       billing_cycle: s.billingCycle,
       timezone: s.timezone,
@@ -226,11 +229,44 @@ export class SubscriptionStore {
     }));
   }
 
-  /** The running (active and trialing) subscriptions of several customers of one scope (unbilled usage, ADR 0024). */
-  async runningOfCustomers(conn: Conn, scope: Scope, customerIds: string[]): Promise<Subscription[]> {
+  /** The running (active and trialing) subscriptions of several customers of one scope, by id (a customer's usage, ADR 0047). */
+  async runningOf(conn: Conn, scope: Scope, customerIds: string[]): Promise<Subscription[]> {
     if (customerIds.length === 0) return [];
     const rows = await scoped(conn, scope).whereIn('customer_id', customerIds).whereIn('status', ['active', 'trialing']).orderBy('id');
     return rows.map(fromRow);
+  }
+
+  /** The running (active and trialing) subscriptions several customers of one scope pay (unbilled usage, ADR 0024 and 0047). */
+  async runningPaidBy(conn: Conn, scope: Scope, payerIds: string[]): Promise<Subscription[]> {
+    if (payerIds.length === 0) return [];
+    const rows = await scoped(conn, scope)
+      .whereRaw('coalesce(invoicing_customer_id, customer_id) = ANY(?::text[])', [payerIds])
+      .whereIn('status', ['active', 'trialing'])
+      .orderBy('id');
+    return rows.map(fromRow);
+  }
+
+  /** Subscriptions not cancelled that a customer pays for another (the deletion rule, ADR 0047): the first `limit` ids by id, and how many. */
+  async liveThatPays(conn: Conn, scope: Scope, payerId: string, limit: number): Promise<{ ids: string[]; count: number }> {
+    const q = () => scoped(conn, scope).where({ invoicing_customer_id: payerId }).whereNot({ status: 'cancelled' });
+    const [ids, [{ count }]] = await Promise.all([q().orderBy('id').limit(limit).pluck('id'), q().count<Array<{ count: string | number }>>('* as count')]);
+    return { ids: ids as string[], count: Number(count) };
+  }
+
+  /** Subscriptions not cancelled that a deleted customer paid for others, locked: their customers pay from now on (ADR 0047). */
+  async livePaidByForUpdate(trx: Trx, scope: Scope, payerId: string): Promise<Subscription[]> {
+    const rows = await scoped(trx, scope).where({ invoicing_customer_id: payerId }).whereNot({ status: 'cancelled' }).orderBy('id').forUpdate();
+    return rows.map(fromRow);
+  }
+
+  /** Its customer pays the subscription from now on (its payer was deleted, ADR 0047). */
+  async dropPayer(trx: Trx, s: Subscription, at: Date): Promise<Subscription> {
+    const rows = await trx('subscriptions')
+      .where({ id: s.id })
+      .update({ invoicing_customer_id: null, updated_at: at, version: trx.raw('version + 1') })
+      .returning('*');
+    this.written(trx, s);
+    return fromRow(rows[0] as SubscriptionRow);
   }
 
   /** A customer's subscriptions that are not cancelled, locked (the customer is being deleted). */

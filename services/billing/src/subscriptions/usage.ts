@@ -1,15 +1,19 @@
 import type { Scope } from '@billstream/contracts';
-import { currentPlanSince } from './domain';
+import { currentPlanSince, type Subscription } from './domain';
 import type { Db } from '@billstream/db';
 import { ValidationError } from '@billstream/errors';
+import type { CustomerDirectory } from '../customers/directory';
 import type { CustomerStore } from '../customers/store';
-import type { Meters } from '../clients/meters/domain';
+import type { Meters, UsageQuery } from '../clients/meters/domain';
 import type { Price } from '../prices/domain';
 import type { PriceStore } from '../prices/store';
 import { chargeOf } from '../prices/charge';
 import { sumAmounts, usageLines, type LineAmount } from '../pricing';
 import { subscriptionNotFound } from './events';
 import type { SubscriptionStore } from './store';
+
+/** The aggregator's batch limit (ADR 0014, amendment). */
+const MAX_QUERIES = 1000;
 
 export interface PriceUsage {
   price: Price;
@@ -29,10 +33,19 @@ export interface SubscriptionUsage {
   items: PriceUsage[];
 }
 
+/** A customer's current periods (BILLING-2.md section 8): each subscription's usage and the totals per currency. */
+export interface CustomerUsage {
+  customerId: string;
+  asOf: Date;
+  subscriptions: SubscriptionUsage[];
+  totals: Array<{ currency: string; amount: number }>;
+}
+
 /**
- * The current period's usage of a subscription: each USAGE price's meter aggregated by the
- * ingestion-aggregator over [period start, period end) for the customer, restricted by the
- * price's filter_values, and priced with the calculator. A trial bills nothing: its amounts are 0.
+ * The current period's usage of subscriptions: each USAGE price's meter aggregated by the
+ * ingestion-aggregator over [period start, period end) for the subscription's customer,
+ * restricted by the price's filter_values, and priced with the calculator (one batched
+ * aggregator call per 1,000 queries). A trial bills nothing: its amounts are 0.
  */
 export class UsageService {
   constructor(
@@ -42,6 +55,7 @@ export class UsageService {
     private readonly customers: CustomerStore,
     private readonly meters: Meters,
     private readonly clock: () => Date,
+    private readonly directory?: CustomerDirectory,
   ) {}
 
   async current(scope: Scope, id: string, requestId: string): Promise<SubscriptionUsage> {
@@ -50,29 +64,70 @@ export class UsageService {
     if (!s.currentPeriodStart || !s.currentPeriodEnd) {
       throw new ValidationError(`Subscription ${id} is a draft: it has no period yet`, { field: 'status', status: s.status });
     }
-    const customer = await this.customers.getById(this.db, s.customerId);
-    if (!customer) throw subscriptionNotFound(id);
-    const billed = await this.prices.getMany(this.db, scope, await this.subscriptions.priceIds(this.db, s.id));
-    const items: PriceUsage[] = [];
-    for (const price of billed.filter((p) => p.type === 'USAGE' && p.meterId)) {
-      const quantity = await this.meters.usage(
-        scope,
-        price.meterId!,
-        { externalCustomerId: customer.externalId, from: currentPlanSince(s)!, to: s.currentPeriodEnd, filterValues: price.filterValues },
-        requestId,
-      );
-      const lines = s.status === 'trialing' ? [] : usageLines(chargeOf(price), quantity);
-      items.push({ price, quantity, amount: sumAmounts(lines), lines });
-    }
+    const [usage] = await this.usageOf(scope, [s], requestId);
+    if (!usage) throw subscriptionNotFound(id);
+    return usage;
+  }
+
+  /**
+   * The current periods of the customer's active and trialing subscriptions, and with
+   * `includeChildren` its descendants' (billing's projection of the hierarchy), by subscription
+   * id; totals per currency, never mixed. An unknown or deleted customer is a 404.
+   */
+  async ofCustomer(scope: Scope, customerId: string, includeChildren: boolean, requestId: string): Promise<CustomerUsage> {
+    if (this.directory) await this.directory.resolve(scope, { id: customerId }, requestId);
+    const ids = includeChildren ? [customerId, ...(await this.customers.descendants(this.db, scope, customerId))] : [customerId];
+    const running = (await this.subscriptions.runningOf(this.db, scope, ids)).filter((s) => s.currentPeriodStart && s.currentPeriodEnd);
+    const subscriptions = await this.usageOf(scope, running, requestId);
+    const totals = new Map<string, number>();
+    for (const u of subscriptions) totals.set(u.currency, sumAmounts([{ amount: totals.get(u.currency) ?? 0 }, u]));
     return {
-      subscriptionId: s.id,
-      customerId: s.customerId,
-      currency: s.currency,
-      periodStart: s.currentPeriodStart,
-      periodEnd: s.currentPeriodEnd,
-      asOf: this.clock(),
-      amount: sumAmounts(items),
-      items,
+      customerId,
+      asOf: subscriptions[0]?.asOf ?? this.clock(),
+      subscriptions,
+      totals: [...totals].sort(([a], [b]) => a.localeCompare(b)).map(([currency, amount]) => ({ currency, amount })),
     };
+  }
+
+  private async usageOf(scope: Scope, subs: Subscription[], requestId: string): Promise<SubscriptionUsage[]> {
+    const asOf = this.clock();
+    const known = await this.customers.getByIds(this.db, subs.map((s) => s.customerId));
+    const billed = await Promise.all(subs.map(async (s) => this.prices.getMany(this.db, scope, await this.subscriptions.priceIds(this.db, s.id))));
+    const queries: Array<UsageQuery & { meterId: string }> = [];
+    const at: Array<{ sub: number; price: Price }> = [];
+    subs.forEach((s, i) => {
+      const customer = known.get(s.customerId);
+      if (!customer) return;
+      for (const price of billed[i]!.filter((p) => p.type === 'USAGE' && p.meterId)) {
+        queries.push({ meterId: price.meterId!, externalCustomerId: customer.externalId, from: currentPlanSince(s)!, to: s.currentPeriodEnd!, filterValues: price.filterValues });
+        at.push({ sub: i, price });
+      }
+    });
+    const quantities: string[] = [];
+    for (let from = 0; from < queries.length; from += MAX_QUERIES) {
+      quantities.push(...(await this.meters.usageMany(scope, queries.slice(from, from + MAX_QUERIES), requestId)));
+    }
+    const items = subs.map((): PriceUsage[] => []);
+    at.forEach(({ sub, price }, i) => {
+      const quantity = quantities[i]!;
+      const lines = subs[sub]!.status === 'trialing' ? [] : usageLines(chargeOf(price), quantity);
+      items[sub]!.push({ price, quantity, amount: sumAmounts(lines), lines });
+    });
+    return subs.flatMap((s, i) =>
+      known.has(s.customerId)
+        ? [
+            {
+              subscriptionId: s.id,
+              customerId: s.customerId,
+              currency: s.currency,
+              periodStart: s.currentPeriodStart!,
+              periodEnd: s.currentPeriodEnd!,
+              asOf,
+              amount: sumAmounts(items[i]!),
+              items: items[i]!,
+            },
+          ]
+        : [],
+    );
   }
 }

@@ -9,6 +9,7 @@ export function toSubscriptionView(s: Subscription): SubscriptionResponse {
   return {
     id: s.id,
     customer_id: s.customerId,
+    invoicing_customer_id: s.invoicingCustomerId,
     plan_id: s.planId,
     currency: s.currency,
     billing_period: s.billingPeriod,

@@ -5,7 +5,7 @@ import type { InvoiceMaker } from '../invoices/maker';
 import { invoiceLines, arrearWindow, type UsageByPrice } from '../invoices/lines';
 import type { Meters, UsageQuery } from '../clients/meters/domain';
 import { sumAmounts } from '../pricing';
-import type { Subscription } from '../subscriptions/domain';
+import { payerOf, type Subscription } from '../subscriptions/domain';
 import type { SubscriptionStore } from '../subscriptions/store';
 import type { UnbilledStore } from './store';
 
@@ -36,13 +36,14 @@ export class UnbilledCalculator {
     const asOf = this.clock();
     const { running, drafts } = await this.db.transaction(
       async (trx) => ({
-        running: (await this.subscriptions.runningOfCustomers(trx, scope, customerIds)).filter((s) => s.status === 'active' && s.currentPeriodStart && s.currentPeriodEnd),
+        running: (await this.subscriptions.runningPaidBy(trx, scope, customerIds)).filter((s) => s.status === 'active' && s.currentPeriodStart && s.currentPeriodEnd),
         drafts: await this.store.draftUsage(trx, scope, customerIds),
       }),
       { isolationLevel: 'repeatable read' },
     );
     const prices = await this.maker.pricesOfMany(this.db, running);
-    const known = await this.customers.getByIds(this.db, customerIds);
+    // Usage is each subscription's own customer's; the amounts are its payer's (ADR 0047).
+    const known = await this.customers.getByIds(this.db, running.map((s) => s.customerId));
     const queries: Array<UsageQuery & { meterId: string }> = [];
     const into: Array<{ subscriptionId: string; priceId: string }> = [];
     for (const s of running) {
@@ -85,7 +86,7 @@ export class UnbilledCalculator {
       const window = arrearWindow(s, periodOf(s));
       const lines = invoiceLines(prices.get(s.id) ?? [], { window, usage: of }, null).filter((l) => l.priceType === 'USAGE');
       const billed = thresholdBilled.get(`${s.id}@${s.currentPeriodStart!.getTime()}`);
-      const open = entry(s.customerId, s.currency);
+      const open = entry(payerOf(s), s.currency);
       open.amount = sumAmounts([open, ...lines.map((l) => ({ amount: l.amount - Math.min(Math.max(0, billed?.get(l.priceId!) ?? 0), l.amount) }))]);
       if (billed) for (const l of lines) billed.set(l.priceId!, Math.max(0, (billed.get(l.priceId!) ?? 0) - l.amount));
     }

@@ -41,7 +41,7 @@ export class UnbilledStore {
   async sweepCustomers(conn: Conn, since: Date): Promise<ScopedCustomer[]> {
     const rows = rowsOf<{ tenant_id: string; environment_id: string; customer_id: string }>(
       await conn.raw(
-        `SELECT s.tenant_id, s.environment_id, s.customer_id FROM subscriptions s
+        `SELECT s.tenant_id, s.environment_id, coalesce(s.invoicing_customer_id, s.customer_id) AS customer_id FROM subscriptions s
           WHERE (s.status IN ('trialing', 'active') AND EXISTS (
                   SELECT 1 FROM subscription_prices sp JOIN prices p ON p.id = sp.price_id
                    WHERE sp.subscription_id = s.id AND p.type = 'USAGE'))
@@ -56,13 +56,25 @@ export class UnbilledStore {
     return rows.map((r) => ({ tenantId: r.tenant_id, environmentId: r.environment_id, customerId: r.customer_id }));
   }
 
-  /** Customer ids of external ids in one scope (billing's projection; deleted customers left out). */
+  /**
+   * Customer ids of external ids in one scope (billing's projection; deleted customers left
+   * out), with the payers of their running subscriptions (an invoicing ancestor counts its
+   * children's usage in real time, ADR 0047).
+   */
   async customerIdsOf(conn: Conn, scope: Scope, externalIds: string[]): Promise<string[]> {
     if (externalIds.length === 0) return [];
-    const rows = await conn('customers')
-      .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId, deleted_at: null })
-      .whereIn('external_id', externalIds)
-      .select<Array<{ id: string }>>('id');
+    const rows = rowsOf<{ id: string }>(
+      await conn.raw(
+        `WITH named AS (
+           SELECT id FROM customers WHERE tenant_id = ? AND environment_id = ? AND deleted_at IS NULL AND external_id = ANY(?::text[])
+         )
+         SELECT id FROM named
+         UNION
+         SELECT s.invoicing_customer_id FROM subscriptions s JOIN named ON named.id = s.customer_id
+          WHERE s.tenant_id = ? AND s.environment_id = ? AND s.invoicing_customer_id IS NOT NULL AND s.status IN ('trialing', 'active')`,
+        [scope.tenantId, scope.environmentId, externalIds, scope.tenantId, scope.environmentId],
+      ),
+    );
     return rows.map((r) => r.id);
   }
 }

@@ -166,7 +166,7 @@ export function mountCustomerRoutes(app: Express, customers: CustomerService, lo
     app,
     customerApi.delete,
     async ({ params, ctx }) => {
-      await customers.delete(eventContextOf(ctx), params.id);
+      await customers.delete(eventContextOf(ctx), params.id, ctx.requestId);
     },
     logger,
   );

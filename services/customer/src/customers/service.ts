@@ -14,6 +14,7 @@ import {
   type CustomerStatus,
 } from './customer';
 import type { CustomerStore } from './store';
+import { paysSubscriptionsError, type PayerCheck } from './payers';
 import { toCustomerView } from './view';
 
 export interface NewCustomer {
@@ -83,6 +84,8 @@ export class CustomerService {
     private readonly store: CustomerStore,
     /** Called after a commit that wrote outbox rows (wakes the relay). */
     private readonly onEventsWritten: () => void,
+    /** Billing's answer to whether the customer pays others' subscriptions; absent: a deployment without billing. */
+    private readonly payers?: PayerCheck,
   ) {}
 
   async create(ctx: EventContext, input: NewCustomer): Promise<Customer> {
@@ -152,8 +155,19 @@ export class CustomerService {
     return result;
   }
 
-  async delete(ctx: EventContext, id: string): Promise<void> {
+  /**
+   * Deletes a customer without children that pays no live subscription of another customer
+   * (billing is asked first, ADR 0047: a subscription made in the moment after the answer is
+   * paid by its own customer once billing learns of the deletion).
+   */
+  async delete(ctx: EventContext, id: string, requestId = 'customer-delete'): Promise<void> {
     const scope = scopeOf(ctx);
+    if (this.payers) {
+      const existing = await this.store.findById(this.db, scope, id);
+      if (!existing) throw notFound({ id });
+      const paid = await this.payers.payingFor(scope, id, requestId);
+      if (paid.count > 0) throw paysSubscriptionsError(id, paid);
+    }
     await this.db.transaction(async (trx) => {
       const current = await this.store.findById(trx, scope, id, true);
       if (!current) throw notFound({ id });

@@ -1,7 +1,7 @@
 import type { Scope } from '@billstream/contracts';
 import { ServiceUnavailableError } from '@billstream/errors';
 import { InternalClient } from '@billstream/http';
-import type { CustomerLookup, CustomerRef } from './domain';
+import type { CustomerLookup, CustomerRef, FoundCustomer } from './domain';
 
 /** `GET /v1/customers/{id}` or `/v1/customers/external/{external_id}` on the customer service: 200 found, 404 not. */
 export class HttpCustomerLookup implements CustomerLookup {
@@ -11,15 +11,15 @@ export class HttpCustomerLookup implements CustomerLookup {
     this.client = new InternalClient({ service: 'customer', baseUrl, internalToken, actor: 'billing', timeoutMs });
   }
 
-  async find(scope: Scope, ref: CustomerRef, requestId: string): Promise<{ id: string; externalId: string } | undefined> {
+  async find(scope: Scope, ref: CustomerRef, requestId: string): Promise<FoundCustomer | undefined> {
     const path = 'id' in ref ? `/v1/customers/${encodeURIComponent(ref.id)}` : `/v1/customers/external/${encodeURIComponent(ref.externalId)}`;
     const { status, text } = await this.client.call(scope, 'GET', path, requestId);
     if (status === 404) return undefined;
     if (status !== 200) {
       throw new ServiceUnavailableError('The customer service could not confirm the customer; retry later', { upstream_status: status });
     }
-    const body = JSON.parse(text) as { id: string; external_id: string };
-    return { id: body.id, externalId: body.external_id };
+    const body = JSON.parse(text) as { id: string; external_id: string; parent_customer_id?: string | null };
+    return { id: body.id, externalId: body.external_id, parentCustomerId: body.parent_customer_id ?? null };
   }
 
   close(): Promise<void> {
