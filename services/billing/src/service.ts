@@ -1,3 +1,4 @@
+/** One file: billing's composition root: every part of the service constructed and wired in dependency order, in one place to read. */
 import { TOPICS, UsageEventPublisher, type Subscription as BusSubscription } from '@billstream/bus';
 import { MAX_IMPORT_BYTES } from '@billstream/contracts';
 import { InternalClient } from '@billstream/http';
@@ -27,6 +28,7 @@ import { mountCreditGrantRoutes } from './credit-grants/routes';
 import { CreditGrantService } from './credit-grants/service';
 import { CreditGrantStore } from './credit-grants/store';
 import { mountCreditNoteRoutes } from './credit-notes/routes';
+import { ThresholdReturnNotes } from './credit-notes/threshold-returns';
 import { customerScope } from './customers/hierarchy';
 import { CreditNoteIssuer } from './credit-notes/issuer';
 import { CreditNoteService } from './credit-notes/service';
@@ -240,6 +242,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     paid: settlement,
     voidNote: creditNoteIssuer,
     excess: excessCredits,
+    thresholdReturns: { afterCommit: (i, requestId) => thresholdReturns.afterCommit(i, requestId) },
     documents,
   });
   const payments = new PaymentService({ db, invoices: invoiceStore, payments: paymentStore, wallets, logger, clock, published, paid: settlement });
@@ -249,6 +252,8 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   const dunning = new Dunning(db, settingsStore, paymentStore, payments, logger, clock);
   // Credit notes (ADR 0041): written under the invoice's lock; what goes back to a wallet is credited by key `credit_note:{id}`.
   const creditNotes = new CreditNoteService({ db, notes: creditNoteStore, invoices: invoiceStore, issuer: creditNoteIssuer, wallets: config.walletCredits ?? httpWallets, logger, clock, published });
+  // A fallen SUM (ADR 0046): what threshold invoices billed beyond the closing invoice's usage returns by credit notes.
+  const thresholdReturns = new ThresholdReturnNotes(db, invoiceStore, creditNoteIssuer, (note, requestId) => creditNotes.creditWallet(note, requestId), logger, clock, published);
   const topups = new TopupInvoicer({ db, invoices: invoiceStore, wallets, finalizer, logger, clock, published });
   // Progressive billing (ADR 0046): threshold invoices from the period job and the usage notices, once per crossing.
   const thresholds = new ThresholdBilling(db, subscriptionStore, invoiceStore, maker, meters, clock, published, logger);
@@ -262,7 +267,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       invoices: invoiceStore,
       completePendingPayments: (scope) => payments.completePending('period-job', scope),
       creditNoteRefunds: (requestId, scope) => creditNotes.retryPending(requestId, scope),
-      excessCredits: (requestId, scope) => excessCredits.retryOwed(requestId, scope),
+      excessCredits: async (requestId, scope) => (await excessCredits.retryOwed(requestId, scope)) + (await thresholdReturns.retryOwed(requestId, scope)),
       dunning: (requestId, scope) => dunning.runOnce(requestId, scope),
       thresholds: (requestId, scope) => thresholds.runOnce(requestId, scope),
       settleTopup: (id, requestId) => settlement.settle(id, requestId),

@@ -51,6 +51,14 @@ export interface InvoiceSource {
   transaction_id: string;
 }
 
+/** A price's amount that threshold invoices of a billing period billed beyond its usage now (minor units, > 0). */
+export interface ThresholdReturn {
+  /** The billing period's start, ISO. */
+  periodStart: string;
+  priceId: string;
+  amount: number;
+}
+
 export interface Invoice {
   id: string;
   tenantId: string;
@@ -94,6 +102,14 @@ export interface Invoice {
   refundState: 'pending' | 'done' | null;
   /** An invoiced top-up paid in full: its pending wallet credit is to be settled COMPLETED (`pending`), or was (`done`). */
   settleState: 'pending' | 'done' | null;
+  /**
+   * What threshold invoices of the period billed of a price beyond the usage this (closing)
+   * invoice found: a SUM that fell. Returned by credit notes on them once it is finalized
+   * (ADR 0046); absent or [] without.
+   */
+  thresholdReturns?: ThresholdReturn[];
+  /** When those credit notes were written (null while owed or without returns). */
+  thresholdReturnedAt?: Date | null;
   lines: InvoiceLine[];
   version: number;
   createdAt: Date;

@@ -40,6 +40,8 @@ export interface FinalizerDeps {
   voidNote?: VoidCreditNote;
   /** Credits a finalized invoice's excess credit to the PRE_PAID wallet after the commit (ADR 0043). */
   excess?: { afterCommit(i: Invoice, requestId: string): Promise<void> };
+  /** Writes the credit notes of a finalized closing invoice's threshold returns after the commit (ADR 0046). */
+  thresholdReturns?: { afterCommit(i: Invoice, requestId: string): Promise<void> };
   /** The documents' links and snapshot of a finalized invoice (ADR 0045). */
   documents?: FinalizedHook;
 }
@@ -114,6 +116,7 @@ export class InvoiceFinalizer {
       this.deps.published();
       if (invoice.status === 'paid') await this.deps.paid?.afterCommit(invoice, requestId);
       await this.deps.excess?.afterCommit(invoice, requestId);
+      await this.deps.thresholdReturns?.afterCommit(invoice, requestId);
     }
     return { invoice, wrote };
   }
@@ -309,7 +312,10 @@ export class InvoiceFinalizer {
     });
     if (saved.length > 0) this.deps.published();
     for (const invoice of saved) if (invoice.status === 'paid') await this.deps.paid?.afterCommit(invoice, requestId);
-    for (const invoice of saved) await this.deps.excess?.afterCommit(invoice, requestId);
+    for (const invoice of saved) {
+      await this.deps.excess?.afterCommit(invoice, requestId);
+      await this.deps.thresholdReturns?.afterCommit(invoice, requestId);
+    }
     return new Set(saved.map((i) => i.id));
   }
 

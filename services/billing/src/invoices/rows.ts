@@ -1,5 +1,5 @@
 import type { DiscountAmount } from '../invoice-arithmetic';
-import type { Invoice, InvoiceLine } from './domain';
+import type { Invoice, InvoiceLine, ThresholdReturn } from './domain';
 
 /**
  * The rows of `invoices` and `invoice_line_items` and their mapping to the domain: money
@@ -44,6 +44,8 @@ export interface InvoiceRow {
   voided_at: Date | null;
   refund_state: Invoice['refundState'];
   settle_state: Invoice['settleState'];
+  threshold_returns?: Array<{ period_start: string; price_id: string; amount: number }> | null;
+  threshold_returned_at?: Date | null;
   version: number;
   created_at: Date;
   updated_at: Date;
@@ -154,6 +156,8 @@ export function fromRow(r: InvoiceRow, lines: InvoiceLine[], discounts: Discount
     voidedAt: r.voided_at,
     refundState: r.refund_state,
     settleState: r.settle_state,
+    thresholdReturns: (r.threshold_returns ?? []).map((t): ThresholdReturn => ({ periodStart: t.period_start, priceId: t.price_id, amount: Number(t.amount) })),
+    thresholdReturnedAt: r.threshold_returned_at ?? null,
     lines,
     version: r.version,
     createdAt: r.created_at,
@@ -187,6 +191,7 @@ export function changeRow(i: Invoice) {
     voided_at: i.voidedAt,
     refund_state: i.refundState,
     settle_state: i.settleState,
+    threshold_returns: JSON.stringify((i.thresholdReturns ?? []).map((t) => ({ period_start: t.periodStart, price_id: t.priceId, amount: t.amount }))),
     updated_at: i.updatedAt,
   };
 }

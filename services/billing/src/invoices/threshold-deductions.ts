@@ -1,7 +1,7 @@
 import type { Conn } from '@billstream/db';
 import { newId } from '@billstream/ids';
 import type { DraftInvoice } from './commitments';
-import { billingPeriodOf, priceInvoice, type InvoiceLine } from './domain';
+import { billingPeriodOf, priceInvoice, type InvoiceLine, type ThresholdReturn } from './domain';
 import type { InvoiceStore } from './store';
 
 const key = (subscriptionId: string, periodStart: Date) => `${subscriptionId}@${periodStart.getTime()}`;
@@ -25,9 +25,10 @@ function usageCharges(lines: InvoiceLine[]): Map<string, { periodStart: Date; pr
  * billing period already billed (BILLING-2.md section 9, ADR 0046): the closing invoice (cycle,
  * cancel, pause, change) and every later threshold invoice bill the period's usage to date on
  * the full period (tiers priced once) less what was billed before. A deduction is capped at the
- * line's amount (a SUM that fell). Read under the drafts' subscriptions' locks, in the
- * transaction that writes them; voided threshold invoices do not count (their usage goes to the
- * next invoice). Drafts without such lines are answered as they are.
+ * line's amount (a SUM that fell): on a closing invoice (any but a threshold invoice) what the
+ * threshold invoices billed beyond it are its `thresholdReturns`, given back by credit notes once it is finalized. Read under the drafts'
+ * subscriptions' locks, in the transaction that writes them; voided threshold invoices do not
+ * count (their usage goes to the next invoice). Drafts without such lines are answered as they are.
  */
 export async function withThresholdDeductions<T extends DraftInvoice>(conn: Conn, invoices: InvoiceStore, drafts: T[]): Promise<T[]> {
   const candidates = drafts.filter((d) => d.subscriptionId && d.lines.some((l) => l.lineType === 'CHARGE' && l.priceType === 'USAGE' && l.priceId));
@@ -44,7 +45,9 @@ export async function withThresholdDeductions<T extends DraftInvoice>(conn: Conn
     if (!d.subscriptionId) return d;
     const kept = d.lines.filter((l) => l.lineType !== 'THRESHOLD_DEDUCTION');
     const deductions: InvoiceLine[] = [];
-    for (const c of usageCharges(kept).values()) {
+    const charges = usageCharges(kept);
+    const returns = d.billingReason === 'SUBSCRIPTION_THRESHOLD' ? [] : thresholdReturnsOf(billed, d.subscriptionId, charges);
+    for (const c of charges.values()) {
       const before = billed.get(key(d.subscriptionId, c.periodStart))?.get(c.priceId) ?? 0;
       const amount = Math.min(before, c.amount);
       if (amount <= 0) continue;
@@ -69,8 +72,23 @@ export async function withThresholdDeductions<T extends DraftInvoice>(conn: Conn
         periodEnd: c.periodEnd,
       });
     }
-    if (deductions.length === 0 && kept.length === d.lines.length) return d;
+    if (deductions.length === 0 && kept.length === d.lines.length && returns.length === 0 && !d.thresholdReturns?.length) return d;
     const lines = [...kept, ...deductions].map((l, position) => ({ ...l, position }));
-    return { ...d, ...priceInvoice(lines) };
+    return { ...d, ...priceInvoice(lines), thresholdReturns: returns };
   });
+}
+
+/**
+ * Per usage price the draft bills (with its billing period): what threshold invoices of that
+ * period billed of it beyond its charge now. A price the draft does not bill is another
+ * invoice's (a plan change's old prices close on the change's invoice).
+ */
+function thresholdReturnsOf(billed: Map<string, Map<string, number>>, subscriptionId: string, charges: ReturnType<typeof usageCharges>): ThresholdReturn[] {
+  const out: ThresholdReturn[] = [];
+  for (const c of charges.values()) {
+    const before = billed.get(key(subscriptionId, c.periodStart))?.get(c.priceId) ?? 0;
+    const now = Math.max(0, c.amount);
+    if (before > now) out.push({ periodStart: c.periodStart.toISOString(), priceId: c.priceId, amount: before - now });
+  }
+  return out.sort((a, b) => a.periodStart.localeCompare(b.periodStart) || a.priceId.localeCompare(b.priceId));
 }

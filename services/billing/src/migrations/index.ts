@@ -19,6 +19,7 @@ import { paymentLifecycleMigration } from './016-payment-lifecycle';
 import { invoiceDocumentsMigration } from './017-invoice-documents';
 import { usageThresholdsMigration } from './018-usage-thresholds';
 import { hierarchyBillingMigration } from './019-hierarchy-billing';
+import { thresholdReturnsMigration } from './020-threshold-returns';
 
 export const SCHEMA = 'billing';
 
@@ -43,4 +44,5 @@ export const migrations: Migration[] = [
   invoiceDocumentsMigration(SCHEMA),
   usageThresholdsMigration(SCHEMA),
   hierarchyBillingMigration(SCHEMA),
+  thresholdReturnsMigration(SCHEMA),
 ];
