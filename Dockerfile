@@ -29,6 +29,7 @@ COPY tsconfig.base.json tsconfig.build.json ./
 COPY libs ./libs
 COPY services ./services
 RUN npx tsc -b tsconfig.build.json \
+ && npm run build --silent -w @billstream/console \
  && mkdir -p /out \
  && for dir in libs/* services/*; do \
       if [ -d "$dir/dist" ]; then mkdir -p "/out/$dir" && cp -r "$dir/dist" "$dir/package.json" "/out/$dir/"; fi; \
@@ -60,6 +61,8 @@ USER node
 
 FROM runtime AS gateway
 COPY --from=app /app/services/gateway ./services/gateway
+# The console's static files (ADR 0050), served at /console.
+COPY --from=app /app/services/console ./services/console
 ENV PORT=8080
 EXPOSE 8080
 CMD ["node", "--max-semi-space-size=16", "--no-allocation-site-pretenuring", "services/gateway/dist/main.js"]

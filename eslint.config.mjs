@@ -21,6 +21,11 @@ export default tseslint.config(
     },
   },
   {
+    // The console runs in a browser (ADR 0050).
+    files: ['services/console/**'],
+    languageOptions: { globals: { window: 'readonly', document: 'readonly', sessionStorage: 'readonly', location: 'readonly', navigator: 'readonly' } },
+  },
+  {
     // Libraries sit below the services (docs/adr/0011-import-rules.md); cycles are checked by
     // scripts/check-imports.js, the second half of `npm run lint`.
     files: ['libs/**'],

@@ -14,6 +14,7 @@ import { UsageEventPublisher } from './events/publisher';
 import type { GatewayHandlers } from './handlers';
 import { migrations, SCHEMA } from './migrations';
 import { openApiHandler, OPENAPI_PATH } from './openapi';
+import { mountConsole } from './console';
 import { ServiceProxy } from './proxy';
 import { TokenBucketLimiter } from './rate-limit';
 import { sourceAddressOf } from './source-address';
@@ -67,6 +68,8 @@ export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayC
   const app: Express = createHttpApp({ logger, service: 'gateway', resolveRoute: templateResolver(ALL_ROUTES), bodyLimits: [{ pathPrefix: '/v1/events/bulk', bytes: 5 * MiB }] });
   mountHealth(app, ready);
   app.get(OPENAPI_PATH, openApiHandler());
+  // The console (ADR 0050): static files with a strict Content-Security-Policy, no API key.
+  mountConsole(app);
   // Signed links (`signedLink` routes): no API key; the owner service checks the token. A source
   // address whose calls failed (401, 403, 404) too often gets 429, as for failed authentications.
   for (const def of ALL_ROUTES.filter((d) => d.signedLink)) {

@@ -72,7 +72,9 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   // 48 hex characters, new at every start: above the 32 a service process requires (ADR 0034).
   const internalToken = randomBytes(24).toString('hex');
   // Every service's settings are parsed before anything opens: a bad variable stops the start at once.
-  const env = { ...process.env, ...options.env };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
+  // Invoice documents' signed links point at this gateway unless PUBLIC_BASE_URL says otherwise (ADR 0045).
+  if (!env.PUBLIC_BASE_URL && options.port > 0) env.PUBLIC_BASE_URL = `http://${['0.0.0.0', '::', ''].includes(options.host) ? '127.0.0.1' : options.host}:${options.port}`;
   const gatewaySettings = gatewaySettingsFrom(env);
   const settings = { ingestion: ingestionSettingsFrom(env), webhook: webhookSettingsFromEnv(env), wallet: walletSettingsFrom(env), billing: billingSettingsFrom(env) };
   // One database: schemas of DATABASE_URL, or of the embedded PGlite database in dataDir.

@@ -41,6 +41,7 @@ runMain('billstream', () => logger ?? createLogger({ service: 'billstream' }), a
     `Billstream is running at ${embedded.url}`,
     `  database: ${embedded.database}`,
     `  bus:      ${config.KAFKA_BROKERS ? `Kafka ${config.KAFKA_BROKERS.join(',')}` : 'in-process'}`,
+    `  console:  ${embedded.url}/console/  (enter the API key below)`,
   ];
   if (embedded.devKey) {
     lines.push(

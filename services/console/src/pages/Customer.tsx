@@ -1,0 +1,158 @@
+import type { Api, Page } from '../api';
+import { Loaded, useLoad } from '../data';
+import { money, when } from '../format';
+import { href } from '../router';
+import type { Balance, Customer, Invoice, Subscription, Wallet } from '../types';
+import { InvoiceTable } from './Invoices';
+
+interface Usage {
+  totals: Array<{ currency: string; amount: number }>;
+  subscriptions: Array<{ subscription_id: string; customer_id: string; currency: string; amount: number; items: Array<{ meter_id: string; display_name: string | null; quantity: string; amount: number }> }>;
+}
+
+/** One customer: its record, wallets with their real-time balance, subscriptions, usage this period and latest invoices. */
+export function CustomerPage({ api, id }: { api: Api; id: string }) {
+  const customer = useLoad(() => api.get<Customer>(`/v1/customers/${encodeURIComponent(id)}`), [id]);
+  const wallets = useLoad(async () => {
+    const page = await api.get<Page<Wallet>>(`/v1/customers/${encodeURIComponent(id)}/wallets`, { limit: 50 });
+    return Promise.all(page.items.map(async (w) => ({ wallet: w, balance: await api.get<Balance>(`/v1/wallets/${encodeURIComponent(w.id)}/balance`, { include_real_time_balance: true }) })));
+  }, [id]);
+  const subscriptions = useLoad(() => api.get<Page<Subscription>>('/v1/subscriptions', { customer_id: id, limit: 50 }), [id]);
+  const usage = useLoad(() => api.get<Usage>(`/v1/customers/${encodeURIComponent(id)}/usage`, { include_children: true }), [id]);
+  const invoices = useLoad(() => api.get<Page<Invoice>>('/v1/invoices', { customer_id: id, limit: 10 }), [id]);
+  return (
+    <section aria-labelledby="customer-title">
+      <Loaded load={customer}>
+        {(c) => (
+          <>
+            <h1 id="customer-title">{c.name ?? c.external_id}</h1>
+            <dl className="facts">
+              <dt>Id</dt>
+              <dd>{c.id}</dd>
+              <dt>External id</dt>
+              <dd>{c.external_id}</dd>
+              <dt>Email</dt>
+              <dd>{c.email ?? '–'}</dd>
+              <dt>Parent</dt>
+              <dd>{c.parent_customer_id ? <a href={href({ page: 'customer', id: c.parent_customer_id })}>{c.parent_customer_id}</a> : '–'}</dd>
+              <dt>Created</dt>
+              <dd>{when(c.created_at)}</dd>
+            </dl>
+          </>
+        )}
+      </Loaded>
+      <h2>Wallets</h2>
+      <Loaded load={wallets}>
+        {(list) =>
+          list.length === 0 ? (
+            <p>No wallets.</p>
+          ) : (
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Wallet</th>
+                  <th scope="col">Type</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Balance</th>
+                  <th scope="col">Real-time balance</th>
+                  <th scope="col">Unbilled usage</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.map(({ wallet, balance }) => (
+                  <tr key={wallet.id}>
+                    <td>{wallet.id}</td>
+                    <td>{wallet.wallet_type}</td>
+                    <td>{wallet.wallet_status}</td>
+                    <td>
+                      {balance.balance} {wallet.currency.toUpperCase()}
+                    </td>
+                    <td>
+                      {balance.real_time_balance ?? '–'} {wallet.currency.toUpperCase()}
+                    </td>
+                    <td>{money(balance.unbilled_usage ?? 0, wallet.currency)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Loaded>
+      <h2>Subscriptions</h2>
+      <Loaded load={subscriptions}>
+        {(page) =>
+          page.items.length === 0 ? (
+            <p>No subscriptions.</p>
+          ) : (
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Subscription</th>
+                  <th scope="col">Plan</th>
+                  <th scope="col">Status</th>
+                  <th scope="col">Paid by</th>
+                  <th scope="col">Current period</th>
+                </tr>
+              </thead>
+              <tbody>
+                {page.items.map((s) => (
+                  <tr key={s.id}>
+                    <td>{s.id}</td>
+                    <td>{s.plan_id}</td>
+                    <td>{s.status}</td>
+                    <td>{s.invoicing_customer_id ? <a href={href({ page: 'customer', id: s.invoicing_customer_id })}>{s.invoicing_customer_id}</a> : 'itself'}</td>
+                    <td>
+                      {when(s.current_period_start)} – {when(s.current_period_end)}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Loaded>
+      <h2>Usage this period (with its children)</h2>
+      <Loaded load={usage}>
+        {(u) =>
+          u.subscriptions.length === 0 ? (
+            <p>No running subscription.</p>
+          ) : (
+            <>
+              <ul className="totals">
+                {u.totals.map((t) => (
+                  <li key={t.currency}>{money(t.amount, t.currency)}</li>
+                ))}
+              </ul>
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Subscription</th>
+                    <th scope="col">Customer</th>
+                    <th scope="col">Meter</th>
+                    <th scope="col">Quantity</th>
+                    <th scope="col">Amount</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {u.subscriptions.flatMap((s) =>
+                    s.items.map((item) => (
+                      <tr key={`${s.subscription_id}-${item.meter_id}`}>
+                        <td>{s.subscription_id}</td>
+                        <td>{s.customer_id}</td>
+                        <td>{item.display_name ?? item.meter_id}</td>
+                        <td>{item.quantity}</td>
+                        <td>{money(item.amount, s.currency)}</td>
+                      </tr>
+                    )),
+                  )}
+                </tbody>
+              </table>
+            </>
+          )
+        }
+      </Loaded>
+      <h2>Latest invoices</h2>
+      <Loaded load={invoices}>{(page) => <InvoiceTable invoices={page.items} />}</Loaded>
+    </section>
+  );
+}

@@ -1,0 +1,83 @@
+import { useState } from 'react';
+import type { Api, Page } from '../api';
+import { Loaded, Pager, useLoad } from '../data';
+import { money, when } from '../format';
+import { href } from '../router';
+import type { Invoice } from '../types';
+
+const LIMIT = 25;
+const STATUSES = ['', 'draft', 'finalized', 'paid', 'voided'] as const;
+
+export function InvoiceTable({ invoices }: { invoices: Invoice[] }) {
+  if (invoices.length === 0) return <p>No invoices.</p>;
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th scope="col">Number</th>
+          <th scope="col">Customer</th>
+          <th scope="col">Reason</th>
+          <th scope="col">Status</th>
+          <th scope="col">Total</th>
+          <th scope="col">Due</th>
+          <th scope="col">Created</th>
+        </tr>
+      </thead>
+      <tbody>
+        {invoices.map((i) => (
+          <tr key={i.id}>
+            <td>
+              <a href={href({ page: 'invoice', id: i.id })}>{i.invoice_number ?? `draft ${i.id}`}</a>
+            </td>
+            <td>
+              <a href={href({ page: 'customer', id: i.customer_id })}>{i.customer_id}</a>
+            </td>
+            <td>{i.billing_reason}</td>
+            <td>{i.status}</td>
+            <td>{money(i.total, i.currency)}</td>
+            <td>{money(i.amount_remaining, i.currency)}</td>
+            <td>{when(i.created_at)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** Invoices, a page at a time from the server, by status and customer (with its children). */
+export function InvoicesPage({ api }: { api: Api }) {
+  const [offset, setOffset] = useState(0);
+  const [status, setStatus] = useState<(typeof STATUSES)[number]>('');
+  const load = useLoad(() => api.get<Page<Invoice>>('/v1/invoices', { limit: LIMIT, offset, status: status || undefined }), [offset, status]);
+  return (
+    <section aria-labelledby="invoices-title">
+      <h1 id="invoices-title">Invoices</h1>
+      <div className="filters">
+        <label>
+          Status
+          <select
+            value={status}
+            onChange={(e) => {
+              setOffset(0);
+              setStatus(e.target.value as (typeof STATUSES)[number]);
+            }}
+          >
+            {STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s || 'any'}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <Loaded load={load}>
+        {(page) => (
+          <>
+            <InvoiceTable invoices={page.items} />
+            <Pager {...page.pagination} onOffset={setOffset} />
+          </>
+        )}
+      </Loaded>
+    </section>
+  );
+}

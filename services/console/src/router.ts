@@ -1,0 +1,42 @@
+import { useEffect, useState } from 'react';
+
+/**
+ * Pages are addressed by the URL's fragment (`#/customers/cust_...`), so the gateway serves one
+ * index.html and the key never travels in a path or query the server would log.
+ */
+export type Route =
+  | { page: 'customers' }
+  | { page: 'customer'; id: string }
+  | { page: 'invoices' }
+  | { page: 'invoice'; id: string };
+
+export function parseRoute(hash: string): Route {
+  const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
+  if (parts[0] === 'customers' && parts[1]) return { page: 'customer', id: parts[1] };
+  if (parts[0] === 'invoices' && parts[1]) return { page: 'invoice', id: parts[1] };
+  if (parts[0] === 'invoices') return { page: 'invoices' };
+  return { page: 'customers' };
+}
+
+export function href(route: Route): string {
+  switch (route.page) {
+    case 'customers':
+      return '#/customers';
+    case 'customer':
+      return `#/customers/${encodeURIComponent(route.id)}`;
+    case 'invoices':
+      return '#/invoices';
+    case 'invoice':
+      return `#/invoices/${encodeURIComponent(route.id)}`;
+  }
+}
+
+export function useRoute(): Route {
+  const [route, setRoute] = useState(() => parseRoute(window.location.hash));
+  useEffect(() => {
+    const onChange = () => setRoute(parseRoute(window.location.hash));
+    window.addEventListener('hashchange', onChange);
+    return () => window.removeEventListener('hashchange', onChange);
+  }, []);
+  return route;
+}

@@ -1,0 +1,82 @@
+/** The parts of the API's answers the pages show (the full shapes are in docs/openapi.json). */
+export interface Customer {
+  id: string;
+  external_id: string;
+  name: string | null;
+  email: string | null;
+  parent_customer_id: string | null;
+  status: string;
+  created_at: string;
+}
+
+export interface Wallet {
+  id: string;
+  currency: string;
+  wallet_type: string;
+  wallet_status: string;
+  balance: string;
+  credit_balance: string;
+}
+
+export interface Balance {
+  balance: string;
+  credit_balance: string;
+  real_time_balance?: string;
+  unbilled_usage?: number;
+}
+
+export interface Subscription {
+  id: string;
+  plan_id: string;
+  customer_id: string;
+  invoicing_customer_id: string | null;
+  status: string;
+  currency: string;
+  current_period_start: string | null;
+  current_period_end: string | null;
+}
+
+export interface InvoiceLine {
+  id: string;
+  description: string;
+  line_type: string;
+  quantity: string;
+  unit_amount: string;
+  amount: number;
+  net_amount: number;
+  prepaid_credits_applied: number;
+}
+
+export interface Invoice {
+  id: string;
+  invoice_number: string | null;
+  customer_id: string;
+  subscription_id: string | null;
+  billing_reason: string;
+  status: string;
+  payment_status: string;
+  currency: string;
+  period_start: string | null;
+  period_end: string | null;
+  subtotal: number;
+  total_discount: number;
+  total_prepaid_credits_applied: number;
+  total: number;
+  amount_due: number;
+  amount_paid: number;
+  amount_remaining: number;
+  invoice_pdf_url: string | null;
+  hosted_invoice_url: string | null;
+  created_at: string;
+  line_items: InvoiceLine[];
+}
+
+export interface CreditNote {
+  id: string;
+  credit_note_number: string;
+  amount: number;
+  currency: string;
+  reason: string;
+  status: string;
+  created_at: string;
+}

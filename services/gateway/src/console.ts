@@ -1,0 +1,57 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import express, { type Express, type Request, type Response, type NextFunction } from 'express';
+
+/** Where `npm run build` writes the console (services/console/dist beside this service's dist; the images copy it there too). */
+export const CONSOLE_DIR = path.resolve(__dirname, '../../console/dist');
+
+/**
+ * The console's strict policy (ADR 0050): scripts and styles from this origin only (no inline
+ * script), data only from this origin's API, never framed. Every value from the API is
+ * rendered as text by React.
+ */
+export const CONSOLE_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "font-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+function secure(_req: Request, res: Response, next: NextFunction): void {
+  res.setHeader('Content-Security-Policy', CONSOLE_CSP);
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.setHeader('X-Frame-Options', 'DENY');
+  next();
+}
+
+/**
+ * Serves the console at /console (no API key: the page asks the person for one and calls the
+ * public API with it). Hashed assets are cached for a year, the page itself is revalidated. A
+ * gateway whose console was not built answers 404 with a message saying how to build it.
+ */
+export function mountConsole(app: Express, dir = CONSOLE_DIR): void {
+  // Routing ignores a trailing slash: only the bare path is redirected (relative asset URLs need the slash).
+  app.get('/console', (req: Request, res: Response, next: NextFunction) => (req.originalUrl.split('?')[0] === '/console' ? res.redirect(308, '/console/') : next()));
+  app.use('/console', secure);
+  if (!existsSync(path.join(dir, 'index.html'))) {
+    app.use('/console', (_req: Request, res: Response) => {
+      res.status(404).json({ error: { message: 'The console is not built in this installation: run `npm run build`', internal_error: 'not_found', details: {} } });
+    });
+    return;
+  }
+  app.use('/console/assets', express.static(path.join(dir, 'assets'), { immutable: true, maxAge: '365d', index: false }));
+  app.use('/console/assets', (_req: Request, res: Response) => {
+    res.status(404).json({ error: { message: 'No such console asset', internal_error: 'not_found', details: {} } });
+  });
+  app.get('/console/', (_req: Request, res: Response) => {
+    res.setHeader('Cache-Control', 'no-cache');
+    res.sendFile(path.join(dir, 'index.html'));
+  });
+}
