@@ -24,7 +24,7 @@
  *   `tokens`) on `api_call`; a MONTHLY plan: 10.00 FIXED ADVANCE, 0.01 a call and 0.001 a token
  *   (FLAT_FEE USAGE, eligible for threshold invoices); CUSTOMERS customers in each of two
  *   groups, one subscription each starting now: group `thresholds` with usage_thresholds [t,
- *   2t, 4t] where t = 6.00 + 0.80 x ((37 i) mod CUSTOMERS) (6.00 to 206.00 at 250), group
+ *   2t, 4t] where t = 6.00 + 0.80 x ((37 i) mod CUSTOMERS) (6.00 to 205.20 at 250), group
  *   `plain` without. Each customer gets about 3.55 cents of usage per event, so a few
  *   customers cross a threshold in each run (counted and checked).
  * per run, two halves in the same run, the order alternating between runs (run 1: thresholds
