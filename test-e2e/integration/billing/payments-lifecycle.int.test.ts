@@ -161,4 +161,54 @@ describe('payment lifecycle and dunning through the gateway (real Postgres and K
     expect((await paymentsOf(paid)).map((p) => p.payment_method_type)).toEqual(['OFFLINE']);
     await stack.api.call('PUT', '/v1/settings/billing', { dunning: { enabled: false } });
   });
+
+  it("dunning retries with the invoice's last PROVIDER payment's processor, and with the setting's only when the invoice had none", async () => {
+    const put = await stack.api.call('PUT', '/v1/settings/billing', { dunning: { enabled: true, retry_schedule_days: [1, 3], max_attempts: 3, provider: null } });
+    expect(put.status).toBe(200);
+    expect(put.body.dunning).toEqual({ enabled: true, retry_schedule_days: [1, 3], max_attempts: 3, provider: null });
+
+    // A: stripe failed, then checkout failed, then 5.00 OFFLINE: its last PROVIDER payment is checkout's; 44.00 remains.
+    const a = await openInvoice();
+    const viaStripe = await pay(a, { amount: 1000, payment_method_type: 'PROVIDER', provider: 'stripe', idempotency_key: `s-${a}` });
+    expect((await stack.api.post(`/v1/payments/${viaStripe.body.id}/fail`, { failure_reason: 'card_declined' })).status).toBe(200);
+    const viaCheckout = await pay(a, { amount: 1000, payment_method_type: 'PROVIDER', provider: 'checkout', idempotency_key: `c-${a}` });
+    expect((await stack.api.post(`/v1/payments/${viaCheckout.body.id}/fail`, { failure_reason: 'expired_card', provider_reference: 'ck_1' })).status).toBe(200);
+    expect((await pay(a, { amount: 500, payment_method_type: 'OFFLINE', reference: 'cash' })).status).toBe(201);
+    // B: no payment at all; C: 9.00 paid through stripe, 40.00 remains.
+    const b = await openInvoice();
+    const c = await openInvoice();
+    const viaStripeC = await pay(c, { amount: 900, payment_method_type: 'PROVIDER', provider: 'stripe', idempotency_key: `s-${c}` });
+    expect((await stack.api.post(`/v1/payments/${viaStripeC.body.id}/succeed`, { provider_reference: 'pi_c' })).status).toBe(200);
+    const dueDaysAgo = (days: number) => billingDb('invoices').whereIn('id', [a, b, c]).update({ due_date: new Date(Date.now() - days * DAY) });
+
+    // Due 2 days ago: attempt 1 for A with checkout (44.00) and for C with stripe (40.00); none for B (no processor known).
+    await dueDaysAgo(2);
+    await cron();
+    await cron();
+    const dunned = async (id: string) => (await paymentsOf(id)).filter((p) => p.attempt !== null).map((p) => [p.attempt, p.payment_method_type, p.provider, p.amount, p.payment_status, p.idempotency_key]);
+    expect(await dunned(a)).toEqual([[1, 'PROVIDER', 'checkout', 4400, 'pending', `dunning:${a}:1`]]);
+    expect(await dunned(c)).toEqual([[1, 'PROVIDER', 'stripe', 4000, 'pending', `dunning:${c}:1`]]);
+    expect(await paymentsOf(b)).toEqual([]);
+    expect((await paymentsOf(a)).map((p) => [p.payment_method_type, p.provider, p.amount, p.payment_status])).toEqual([
+      ['PROVIDER', 'stripe', 1000, 'failed'],
+      ['PROVIDER', 'checkout', 1000, 'failed'],
+      ['OFFLINE', null, 500, 'succeeded'],
+      ['PROVIDER', 'checkout', 4400, 'pending'],
+    ]);
+
+    // The setting names adyen: B (no PROVIDER payment) gets it; A's attempt 2 stays with its last processor, checkout.
+    expect((await stack.api.call('PUT', '/v1/settings/billing', { dunning: { provider: 'adyen' } })).status).toBe(200);
+    const [attemptA] = (await paymentsOf(a)).filter((p) => p.attempt === 1);
+    expect((await stack.api.post(`/v1/payments/${attemptA!.id}/fail`, { failure_reason: 'insufficient_funds' })).status).toBe(200);
+    await dueDaysAgo(4);
+    await cron();
+    await cron();
+    expect(await dunned(a)).toEqual([
+      [1, 'PROVIDER', 'checkout', 4400, 'failed', `dunning:${a}:1`],
+      [2, 'PROVIDER', 'checkout', 4400, 'pending', `dunning:${a}:2`],
+    ]);
+    expect(await dunned(b)).toEqual([[1, 'PROVIDER', 'adyen', 4900, 'pending', `dunning:${b}:1`]]);
+    expect(await dunned(c)).toEqual([[1, 'PROVIDER', 'stripe', 4000, 'pending', `dunning:${c}:1`]]);
+    await stack.api.call('PUT', '/v1/settings/billing', { dunning: { enabled: false } });
+  });
 });

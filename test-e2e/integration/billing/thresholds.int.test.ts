@@ -67,6 +67,7 @@ describe('threshold billing through the gateway (real Postgres and Kafka)', () =
   const thresholdInvoices = async (id: string): Promise<Invoice[]> =>
     ((await stack.api.get(`/v1/invoices?subscription_id=${id}&limit=100`)).body.items as Invoice[]).filter((i) => i.billing_reason === 'SUBSCRIPTION_THRESHOLD');
   const shape = (i: Invoice) => i.line_items.map((l) => [l.line_type, l.price_id, l.amount]);
+  const DAY = 86_400_000;
 
   it('bills the eligible usage to date once per crossing, the highest of several at once, and deducts it on the closing invoice', async () => {
     const c = await subscriber([500, 1000, 2000]);
@@ -133,4 +134,67 @@ describe('threshold billing through the gateway (real Postgres and Kafka)', () =
       ]),
     );
   });
+
+  it('thresholds given on a period-end change take effect only at the period end: the old ones until the period job crosses it, the new ones after', async () => {
+    const daily = { billing_period: 'DAILY' };
+    const dailyPlan = async (name: string, fixed: string) => {
+      const res = await stack.api.post('/v1/plans', { name, prices: [{ ...fixedPrice, ...daily, amount: fixed }, usagePrice(meterId, { ...daily, amount: '1' })] });
+      expect(res.status).toBe(201);
+      const prices = res.body.prices as Array<{ id: string; type: string }>;
+      return { id: res.body.id as string, fixedId: prices.find((p) => p.type === 'FIXED')!.id, usageId: prices.find((p) => p.type === 'USAGE')!.id };
+    };
+    const d1 = await dailyPlan('Daily metered', '10');
+    const d2 = await dailyPlan('Daily metered pro', '20');
+    const externalId = `thr-${++n}-${Date.now()}`;
+    const customerId = (await stack.api.post('/v1/customers', { external_customer_id: externalId })).body.id as string;
+    // Anniversary DAILY from almost a day ago: the period ends in 30 s. Old thresholds: 10.00.
+    const created = await stack.api.post('/v1/subscriptions', {
+      customer_id: customerId,
+      plan_id: d1.id,
+      start_date: new Date(Date.now() - DAY + 30_000).toISOString(),
+      usage_thresholds: [{ amount: 1000 }],
+    });
+    expect(created.status).toBe(201);
+    const c = { id: created.body.id as string, externalId, sent: 0 };
+    const periodEnd = created.body.current_period_end as string;
+
+    // New thresholds (3.00) with a change at the period end: pending, the subscription keeps 10.00.
+    const changed = await stack.api.post(`/v1/subscriptions/${c.id}/change`, { plan_id: d2.id, effective: 'period_end', usage_thresholds: [{ amount: 300 }] });
+    expect(changed.status).toBe(200);
+    expect(changed.body.invoice).toBeNull();
+    expect(changed.body.subscription).toMatchObject({ plan_id: d1.id, usage_thresholds: [{ amount: 1000 }], pending_change: { plan_id: d2.id, effective_at: periodEnd } });
+
+    // 5 calls: 5.00 crosses the new 3.00 but not the old 10.00: no threshold invoice before the end (period job and notices).
+    await calls(c, 5);
+    expect(Date.now()).toBeLessThan(Date.parse(periodEnd));
+    await cron();
+    expect(Date.now()).toBeLessThan(Date.parse(periodEnd));
+    expect(await thresholdInvoices(c.id)).toEqual([]);
+
+    // The period job crosses the end: the cycle invoice bills the old period's 5.00, the change applies with its thresholds.
+    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(periodEnd) - Date.now() + 500)));
+    await cron();
+    const after = (await stack.api.get(`/v1/subscriptions/${c.id}`)).body;
+    expect(after).toMatchObject({ plan_id: d2.id, usage_thresholds: [{ amount: 300 }], pending_change: null, current_period_start: periodEnd });
+    const all = (await stack.api.get(`/v1/invoices?subscription_id=${c.id}&limit=100`)).body.items as Invoice[];
+    const cycle = all.filter((i) => i.billing_reason === 'SUBSCRIPTION_CYCLE');
+    expect(cycle).toHaveLength(1);
+    expect(shape(cycle[0]!)).toEqual([
+      ['CHARGE', d1.usageId, 500],
+      ['CHARGE', d2.fixedId, 2000],
+    ]);
+    expect(await thresholdInvoices(c.id)).toEqual([]);
+
+    // The new period: 2.00 is under 3.00; 3.00 crosses it: one threshold invoice of the new plan's usage from the period start.
+    await calls(c, 2);
+    await cron();
+    expect(await thresholdInvoices(c.id)).toEqual([]);
+    await calls(c, 1);
+    await cron();
+    await cron();
+    const [made, ...none] = await thresholdInvoices(c.id);
+    expect(none).toEqual([]);
+    expect(made).toMatchObject({ period_start: periodEnd, subtotal: 300 });
+    expect(shape(made!)).toEqual([['CHARGE', d2.usageId, 300]]);
+  }, 90_000);
 });

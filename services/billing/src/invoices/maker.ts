@@ -238,6 +238,48 @@ export class InvoiceMaker {
   }
 
   /**
+   * Each subscription's usage over one window of its own, read in one aggregator call per scope
+   * and 1000 queries (the threshold checks' batch, ADR 0046); `missing`: those whose customer
+   * billing does not know yet (their own `usage` reads, and fails, as before).
+   */
+  async usageOfWindows(work: Array<{ s: Subscription; prices: Price[]; window: ChargeWindow }>, requestId: string): Promise<{ usage: Map<string, UsageByPrice>; missing: Set<string> }> {
+    const customers = await this.deps.customers.getByIds(
+      this.deps.db,
+      work.map((w) => w.s.customerId),
+    );
+    const usage = new Map<string, UsageByPrice>();
+    const missing = new Set<string>();
+    const byScope = new Map<string, { scope: Subscription; queries: Array<UsageQuery & { meterId: string }>; into: Array<{ id: string; priceId: string }> }>();
+    for (const { s, prices, window } of work) {
+      usage.set(s.id, new Map());
+      if (!needsUsage(prices) || window.end.getTime() <= window.start.getTime()) continue;
+      const customer = customers.get(s.customerId);
+      if (!customer) {
+        missing.add(s.id);
+        continue;
+      }
+      const scopeKey = JSON.stringify([s.tenantId, s.environmentId]);
+      const group = byScope.get(scopeKey) ?? { scope: s, queries: [], into: [] };
+      byScope.set(scopeKey, group);
+      for (const p of prices) {
+        if (p.type !== 'USAGE' || !p.meterId) continue;
+        group.queries.push({ meterId: p.meterId, externalCustomerId: customer.externalId, from: window.start, to: window.end, filterValues: p.filterValues });
+        group.into.push({ id: s.id, priceId: p.id });
+      }
+    }
+    for (const group of byScope.values()) {
+      for (let at = 0; at < group.queries.length; at += 1000) {
+        const values = await this.deps.meters.usageMany(group.scope, group.queries.slice(at, at + 1000), requestId);
+        values.forEach((v, i) => {
+          const { id, priceId } = group.into[at + i]!;
+          usage.get(id)!.set(priceId, v);
+        });
+      }
+    }
+    return { usage, missing };
+  }
+
+  /**
    * The draft a change makes: a start (active) bills its first period's ADVANCE charges; a
    * pause or an immediate cancel of a running period bills its ARREAR charges up to `now`
    * (FIXED prorated); a resume bills the new period's ADVANCE charges.

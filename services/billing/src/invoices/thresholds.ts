@@ -63,7 +63,10 @@ export class ThresholdBilling {
 
   private async checkAll(ids: string[], requestId: string): Promise<number> {
     let made = 0;
-    const rest = [...ids];
+    const rest = await this.mayHaveCrossed(ids, requestId).catch((err: unknown) => {
+      this.logger.warn('threshold billing: the batch read failed; every subscription is checked on its own', { err });
+      return [...ids];
+    });
     const worker = async () => {
       for (let id = rest.shift(); id !== undefined; id = rest.shift()) {
         try {
@@ -75,6 +78,53 @@ export class ThresholdBilling {
     };
     await Promise.all(Array.from({ length: CONCURRENCY }, worker));
     return made;
+  }
+
+  /**
+   * The subscriptions of `ids` whose period-to-date amount, read in batch (one aggregator call
+   * per scope, as the unbilled usage reads it), crosses a threshold above the highest one
+   * invoiced in their period part; `check` then reads and decides each again, under its lock.
+   * The others have no new crossing now. Without it every notified subscription cost one
+   * aggregator call per usage price and a few reads, 1.16-1.43 times the CPU per stored event
+   * of the same load without thresholds (bench/billing/thresholds.js).
+   */
+  private async mayHaveCrossed(ids: string[], requestId: string): Promise<string[]> {
+    if (ids.length === 0) return [];
+    const now = this.clock();
+    const subs = (await this.subscriptions.getByIds(this.db, ids)).filter(
+      (s) => s.status === 'active' && s.usageThresholds.length > 0 && s.currentPeriodStart && s.currentPeriodEnd && stepsUntil(s, now).length === 0,
+    );
+    if (subs.length === 0) return [];
+    const pricesOf = await this.maker.pricesOfMany(this.db, subs);
+    const work = subs
+      .map((s) => {
+        const period = { start: s.currentPeriodStart!, end: s.currentPeriodEnd! };
+        const from = arrearWindow(s, period).start;
+        return { s, from, prices: (pricesOf.get(s.id) ?? []).filter((p) => p.type === 'USAGE' && p.meterId), window: partWindow(s, period, from, now) };
+      })
+      .filter((w) => w.prices.length > 0);
+    if (work.length === 0) return [];
+    const { usage, missing } = await this.maker.usageOfWindows(work, requestId);
+    const invoiced = await this.lastThresholdIndexes(work.map((w) => w.s.id));
+    return work
+      .filter((w) => {
+        // An unknown customer: its own check reads, and reports, it.
+        if (missing.has(w.s.id)) return true;
+        const amount = sumAmounts(invoiceLines(w.prices, { window: w.window, usage: usage.get(w.s.id)! }, null));
+        const crossed = w.s.usageThresholds.reduce((at, t, i) => (t <= amount ? i : at), -1);
+        return crossed >= 0 && crossed > (invoiced.get(`${w.s.id}@${w.from.getTime()}`) ?? -1);
+      })
+      .map((w) => w.s.id);
+  }
+
+  /** The highest threshold index invoiced (voided ones too) per subscription and period part, keyed `{id}@{period start ms}`. */
+  private async lastThresholdIndexes(subscriptionIds: string[]): Promise<Map<string, number>> {
+    const rows = await this.db('invoices')
+      .whereIn('subscription_id', subscriptionIds)
+      .where({ billing_reason: 'SUBSCRIPTION_THRESHOLD' })
+      .groupBy('subscription_id', 'period_start')
+      .select<Array<{ subscription_id: string; period_start: Date; last: number }>>('subscription_id', 'period_start', this.db.raw('max(sequence::integer) AS last'));
+    return new Map(rows.map((r) => [`${r.subscription_id}@${r.period_start.getTime()}`, Number(r.last)]));
   }
 
   /** Checks one subscription; answers whether it made a threshold invoice. */
