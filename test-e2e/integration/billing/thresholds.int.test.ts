@@ -162,7 +162,7 @@ describe('threshold billing through the gateway (real Postgres and Kafka)', () =
     const changed = await stack.api.post(`/v1/subscriptions/${c.id}/change`, { plan_id: d2.id, effective: 'period_end', usage_thresholds: [{ amount: 300 }] });
     expect(changed.status).toBe(200);
     expect(changed.body.invoice).toBeNull();
-    expect(changed.body.subscription).toMatchObject({ plan_id: d1.id, usage_thresholds: [{ amount: 1000 }], pending_change: { plan_id: d2.id, effective_at: periodEnd } });
+    expect(changed.body.subscription).toMatchObject({ plan_id: d1.id, usage_thresholds: [{ amount: 1000 }], pending_change: { plan_id: d2.id, effective_at: periodEnd, usage_thresholds: [{ amount: 300 }] } });
 
     // 5 calls: 5.00 crosses the new 3.00 but not the old 10.00: no threshold invoice before the end (period job and notices).
     await calls(c, 5);

@@ -1840,6 +1840,9 @@ export interface components {
                     price_id: string;
                     override_price_id: string;
                 }[];
+                usage_thresholds: {
+                    amount: number;
+                }[] | null;
                 effective_at: string;
             } | null;
             metadata: {
@@ -2177,6 +2180,9 @@ export interface components {
                         price_id: string;
                         override_price_id: string;
                     }[];
+                    usage_thresholds: {
+                        amount: number;
+                    }[] | null;
                     effective_at: string;
                 } | null;
                 metadata: {
@@ -8963,6 +8969,11 @@ export interface operations {
                      *                 "override_price_id": "100"
                      *               }
                      *             ],
+                     *             "usage_thresholds": [
+                     *               {
+                     *                 "amount": 1
+                     *               }
+                     *             ],
                      *             "effective_at": "2026-01-15T10:30:00Z"
                      *           },
                      *           "metadata": {
@@ -9186,6 +9197,11 @@ export interface operations {
                      *             "override_price_id": "100"
                      *           }
                      *         ],
+                     *         "usage_thresholds": [
+                     *           {
+                     *             "amount": 1
+                     *           }
+                     *         ],
                      *         "effective_at": "2026-01-15T10:30:00Z"
                      *       },
                      *       "metadata": {
@@ -9348,6 +9364,11 @@ export interface operations {
                      *             "override_price_id": "100"
                      *           }
                      *         ],
+                     *         "usage_thresholds": [
+                     *           {
+                     *             "amount": 1
+                     *           }
+                     *         ],
                      *         "effective_at": "2026-01-15T10:30:00Z"
                      *       },
                      *       "metadata": {
@@ -9504,6 +9525,11 @@ export interface operations {
                      *           {
                      *             "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *             "override_price_id": "100"
+                     *           }
+                     *         ],
+                     *         "usage_thresholds": [
+                     *           {
+                     *             "amount": 1
                      *           }
                      *         ],
                      *         "effective_at": "2026-01-15T10:30:00Z"
@@ -9673,6 +9699,11 @@ export interface operations {
                      *             "override_price_id": "100"
                      *           }
                      *         ],
+                     *         "usage_thresholds": [
+                     *           {
+                     *             "amount": 1
+                     *           }
+                     *         ],
                      *         "effective_at": "2026-01-15T10:30:00Z"
                      *       },
                      *       "metadata": {
@@ -9838,6 +9869,11 @@ export interface operations {
                      *           {
                      *             "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *             "override_price_id": "100"
+                     *           }
+                     *         ],
+                     *         "usage_thresholds": [
+                     *           {
+                     *             "amount": 1
                      *           }
                      *         ],
                      *         "effective_at": "2026-01-15T10:30:00Z"
@@ -10015,6 +10051,11 @@ export interface operations {
                      *           {
                      *             "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *             "override_price_id": "100"
+                     *           }
+                     *         ],
+                     *         "usage_thresholds": [
+                     *           {
+                     *             "amount": 1
                      *           }
                      *         ],
                      *         "effective_at": "2026-01-15T10:30:00Z"
@@ -16600,6 +16641,11 @@ export interface operations {
                      *               "override_price_id": "100"
                      *             }
                      *           ],
+                     *           "usage_thresholds": [
+                     *             {
+                     *               "amount": 1
+                     *             }
+                     *           ],
                      *           "effective_at": "2026-01-15T10:30:00Z"
                      *         },
                      *         "metadata": {
@@ -16880,6 +16926,11 @@ export interface operations {
                      *               "override_price_id": "100"
                      *             }
                      *           ],
+                     *           "usage_thresholds": [
+                     *             {
+                     *               "amount": 1
+                     *             }
+                     *           ],
                      *           "effective_at": "2026-01-15T10:30:00Z"
                      *         },
                      *         "metadata": {
@@ -17097,6 +17148,11 @@ export interface operations {
                      *           {
                      *             "price_id": "price_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *             "override_price_id": "100"
+                     *           }
+                     *         ],
+                     *         "usage_thresholds": [
+                     *           {
+                     *             "amount": 1
                      *           }
                      *         ],
                      *         "effective_at": "2026-01-15T10:30:00Z"

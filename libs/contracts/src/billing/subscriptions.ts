@@ -166,6 +166,8 @@ export const subscriptionSchema = z.object({
       effective: z.enum(['immediately', 'period_end']),
       commitment_amount: z.number().int().nullable(),
       price_overrides: z.array(z.object({ price_id: z.string(), override_price_id: z.string() })),
+      /** The thresholds the change sets at the period end; null: the subscription's stay. */
+      usage_thresholds: z.array(z.object({ amount: z.number().int() })).nullable(),
       effective_at: z.string(),
     })
     .nullable(),

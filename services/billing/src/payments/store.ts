@@ -120,7 +120,7 @@ export class PaymentStore {
 
   /** The dunning attempts made for an invoice (payments keyed `dunning:{invoice}:{n}`), and the last processor it was paid with. */
   async dunningState(conn: Conn, invoiceId: string): Promise<{ attempts: number; pending: boolean; lastProvider: string | null }> {
-    const rows = await conn<PaymentRow>('payments').where({ invoice_id: invoiceId }).orderBy('created_at').select('attempt', 'payment_status', 'provider');
+    const rows = await conn<PaymentRow>('payments').where({ invoice_id: invoiceId }).orderBy([{ column: 'created_at' }, { column: 'id' }]).select('attempt', 'payment_status', 'provider');
     return {
       attempts: rows.reduce((n, r) => Math.max(n, r.attempt ?? 0), 0),
       pending: rows.some((r) => r.payment_status === 'pending'),

@@ -37,6 +37,8 @@ export function toSubscriptionView(s: Subscription): SubscriptionResponse {
       effective: s.pendingChange.request.effective,
       commitment_amount: s.pendingChange.commitmentAmount,
       price_overrides: s.pendingChange.priceOverrides.map((o) => ({ price_id: o.priceId, override_price_id: o.overridePriceId })),
+      // Absent on a change stored before thresholds existed, or that left them as they are: null.
+      usage_thresholds: s.pendingChange.usageThresholds ? s.pendingChange.usageThresholds.map((amount) => ({ amount })) : null,
       effective_at: s.pendingChange.effectiveAt.toISOString(),
     },
     metadata: s.metadata,
