@@ -209,6 +209,20 @@ export class CreditGrantBinder implements SubscriptionGrants {
     return result;
   }
 
+  /**
+   * The grants of subscriptions the period job has just invoiced and finalized (ADR 0048): the
+   * periods due of their bindings (claimed, so that no replica records them at once), then their
+   * pending applications credited. What fails is left to `runOnce`.
+   */
+  async runFor(subscriptionIds: string[], requestId: string, leaseMs: number): Promise<GrantRunResult> {
+    const result: GrantRunResult = { recorded: 0, applied: 0, skipped: 0 };
+    const claimed = await this.grants.claimDueOf(this.db, subscriptionIds, this.clock(), leaseMs);
+    result.recorded = await this.recordChunks(claimed);
+    const pending = await this.applications.claimPendingOf(this.db, subscriptionIds, this.clock(), leaseMs);
+    count(result, await this.applier.applyAll(pending, requestId));
+    return result;
+  }
+
   /** `recordMany` of RECORD_CHUNK subscriptions at a time; a failed chunk is logged and retried when its claim expires. */
   private async recordChunks(ids: string[]): Promise<number> {
     let recorded = 0;
