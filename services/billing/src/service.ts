@@ -272,6 +272,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       thresholds: (requestId, scope) => thresholds.runOnce(requestId, scope),
       settleTopup: (id, requestId) => settlement.settle(id, requestId),
       creditGrants: async (requestId, leaseMs, scope) => (await grantBinder.runOnce(requestId, leaseMs, scope)).applied,
+      creditGrantsOf: async (subscriptionIds, requestId, leaseMs) => (await grantBinder.runFor(subscriptionIds, requestId, leaseMs)).applied,
     },
     logger,
     clock,

@@ -9,6 +9,7 @@ import { subscribeCustomerEvents } from './customers/consumer';
 import { CustomerDirectory, type CustomerLookup } from './customers/directory';
 import { HttpCustomerLookup } from './customers/http-lookup';
 import { CustomerStore } from './customers/store';
+import { CustomerCreditBatch } from './credits/batch';
 import { mountCustomerCreditRoutes } from './credits/routes';
 import { CustomerCreditService } from './credits/service';
 import { CustomerCreditStore } from './credits/store';
@@ -75,7 +76,10 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
   const entries = new EntryService(db, walletStore, entryStore, ledger, batcher);
   const unbilledStore = new UnbilledStore();
   const invoices = new InvoiceCreditService({ ledger, wallets: walletStore, entries: entryStore, invoices: new InvoiceStore(), unbilled: unbilledStore });
-  const credits = new CustomerCreditService(ledger, walletStore, entryStore, new CustomerCreditStore(), directory);
+  const creditStore = new CustomerCreditStore();
+  const credits = new CustomerCreditService(ledger, walletStore, entryStore, creditStore, directory);
+  // The period job's grant credits, up to 100 a call in one transaction (ADR 0048).
+  const creditBatch = new CustomerCreditBatch(ledger, walletStore, entryStore, creditStore, directory);
   const intervalMs = config.expiryIntervalMs ?? settings.expiryIntervalMs;
   const expiry = new ExpiryJob(ledger, logger, intervalMs);
   let subscription: Subscription | undefined;
@@ -94,7 +98,7 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
       mountExpiryRoutes(app, expiry, logger);
       mountInvoiceRoutes(app, invoices, logger);
       mountUnbilledRoutes(app, ledger, unbilledStore, logger);
-      mountCustomerCreditRoutes(app, credits, logger);
+      mountCustomerCreditRoutes(app, credits, creditBatch, logger);
     },
   });
   return {

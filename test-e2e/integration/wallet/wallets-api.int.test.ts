@@ -208,10 +208,13 @@ describe('wallet API through the gateway (real Postgres and Kafka)', () => {
         expect([path, prefix, res.status, res.body.error.internal_error]).toEqual([path, prefix, 404, 'not_found']);
       }
     }
-    // The batch allocation of the period job (POST /internal/v1/invoices/allocations) neither.
+    // The batch allocation of the period job (POST /internal/v1/invoices/allocations) neither,
+    // nor the credits by key (POST /internal/v1/credits and its batch, ADR 0039 and 0048).
     for (const prefix of ['/internal/v1', '/v1']) {
-      const res = await stack.api.post(`${prefix}/invoices/allocations`, { invoices: [] });
-      expect([prefix, res.status, res.body.error.internal_error]).toEqual([prefix, 404, 'not_found']);
+      for (const path of ['invoices/allocations', 'credits', 'credits/batch']) {
+        const res = await stack.api.post(`${prefix}/${path}`, {});
+        expect([prefix, path, res.status, res.body.error.internal_error]).toEqual([prefix, path, 404, 'not_found']);
+      }
     }
   });
 

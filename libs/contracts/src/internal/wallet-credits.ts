@@ -54,6 +54,54 @@ export const internalCreditSchema = z.object({
 });
 export type InternalCredit = z.output<typeof internalCreditSchema>;
 
+/** Credits one batch call carries at most (billing's chunk of grant applications). */
+export const MAX_CREDITS_PER_BATCH = 100;
+
+/**
+ * Up to MAX_CREDITS_PER_BATCH credits of one tenant and environment, each the single call's
+ * body with its own idempotency key (unique within the batch).
+ */
+export const internalCreditBatchBody = z.strictObject({
+  credits: z
+    .array(internalCreditBody)
+    .min(1, 'must hold at least one credit')
+    .max(MAX_CREDITS_PER_BATCH, `must hold at most ${MAX_CREDITS_PER_BATCH} credits`)
+    .superRefine((items, ctx) => {
+      const seen = new Set<string>();
+      items.forEach((item, i) => {
+        if (seen.has(item.idempotency_key)) ctx.addIssue({ code: 'custom', path: [i, 'idempotency_key'], message: 'must be unique within the batch' });
+        seen.add(item.idempotency_key);
+      });
+    }),
+});
+export type InternalCreditBatchBody = z.output<typeof internalCreditBatchBody>;
+
+/**
+ * Why an item of a batch credited nothing; nothing is stored under its key. `expired` (the
+ * single call's 400 `expiry_date`) and `customer_deleted` (its 404 `customer_id`) are final;
+ * `wallet_not_active` (its 400 `wallet_status`: the customer's PRE_PAID wallet is frozen) may
+ * pass: the caller tries again later.
+ */
+export const CREDIT_REFUSALS = ['expired', 'customer_deleted', 'wallet_not_active'] as const;
+export type CreditRefusal = (typeof CREDIT_REFUSALS)[number];
+
+export const internalCreditOutcomeSchema = z.discriminatedUnion('status', [
+  internalCreditSchema.extend({ status: z.literal('credited'), idempotency_key: z.string() }),
+  z.object({
+    status: z.literal('refused'),
+    idempotency_key: z.string(),
+    reason: z.enum(CREDIT_REFUSALS),
+    /** The field the single call's error names: `expiry_date`, `customer_id` or `wallet_status`. */
+    field: z.string(),
+    message: z.string(),
+  }),
+]);
+export type InternalCreditOutcome = z.output<typeof internalCreditOutcomeSchema>;
+
+/** The outcomes in the order of the request's credits. */
+export const internalCreditBatchSchema = z.object({ results: z.array(internalCreditOutcomeSchema) });
+export type InternalCreditBatch = z.output<typeof internalCreditBatchSchema>;
+
 export const walletCreditsInternalApi = {
   creditCustomer: defineRoute({
     operationId: 'internalCreditCustomer',
@@ -67,5 +115,24 @@ export const walletCreditsInternalApi = {
     response: internalCreditSchema,
     status: 201,
     errors: [404, 409],
+  }),
+  /**
+   * Many credits in one wallet transaction, each exactly as `creditCustomer` would make it
+   * (ADR 0048): a stored key answers its credit; an expired credit, a deleted customer or a
+   * frozen wallet is that item's refusal; a key stored with another request refuses the whole
+   * batch (409) and nothing is written.
+   */
+  creditCustomers: defineRoute({
+    operationId: 'internalCreditCustomers',
+    method: 'post',
+    path: '/internal/v1/credits/batch',
+    service: 'wallet',
+    permission: 'wallets:write',
+    summary: "Credit many customers' PRE_PAID wallets in one call, once per idempotency key (the period job's credit grants)",
+    tag: 'Internal',
+    body: internalCreditBatchBody,
+    response: internalCreditBatchSchema,
+    status: 200,
+    errors: [409],
   }),
 };

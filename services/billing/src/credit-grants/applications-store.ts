@@ -88,6 +88,9 @@ function toRow(a: Application): ApplicationRow {
   };
 }
 
+/** What the wallet did with a pending application. */
+export type ApplicationMark = { id: string; status: 'applied'; walletId: string; transactionId: string } | { id: string; status: 'skipped'; reason: string };
+
 /** One row per grant, subscription and period start (unique): the billing half of a grant's exactly once. */
 export class ApplicationStore {
   /** Inserts the applications not recorded yet (a period already recorded keeps its row). */
@@ -122,16 +125,43 @@ export class ApplicationStore {
     return { items: (rows as ApplicationRow[]).map(fromRow), total: Number(count[0]!.n) };
   }
 
-  /** Records the wallet's credit of a pending application (a repeat, or an application settled meanwhile, changes nothing). */
-  async markApplied(conn: Conn, id: string, walletId: string, transactionId: string, at: Date): Promise<void> {
-    await conn('credit_grant_applications')
-      .where({ id, status: 'pending' })
-      .update({ status: 'applied', wallet_id: walletId, wallet_transaction_id: transactionId, applied_at: at, next_attempt_at: null, updated_at: at });
+  /**
+   * Records what the wallet did with pending applications, in one statement: `applied` with the
+   * wallet's credit, `skipped` with the reason of a final refusal. A row no longer pending (a
+   * repeat, or settled meanwhile) is left as it is.
+   */
+  async markMany(conn: Conn, marks: ApplicationMark[], at: Date): Promise<void> {
+    if (marks.length === 0) return;
+    const values = marks.map(() => '(?, ?, ?, ?, ?)').join(', ');
+    await conn.raw(
+      `UPDATE credit_grant_applications a
+          SET status = v.status, skip_reason = v.skip_reason, wallet_id = v.wallet_id, wallet_transaction_id = v.transaction_id,
+              applied_at = CASE WHEN v.status = 'applied' THEN ?::timestamptz END, next_attempt_at = NULL, updated_at = ?
+         FROM (VALUES ${values}) AS v (id, status, skip_reason, wallet_id, transaction_id)
+        WHERE a.id = v.id AND a.status = 'pending'`,
+      [
+        at,
+        at,
+        ...marks.flatMap((m) => (m.status === 'applied' ? [m.id, 'applied', null, m.walletId, m.transactionId] : [m.id, 'skipped', m.reason, null, null])),
+      ],
+    );
   }
 
-  /** A pending application the wallet refused for good (its expiry passed, the customer is gone): nothing was credited. */
-  async markSkipped(conn: Conn, id: string, reason: string, at: Date): Promise<void> {
-    await conn('credit_grant_applications').where({ id, status: 'pending' }).update({ status: 'skipped', skip_reason: reason, next_attempt_at: null, updated_at: at });
+  /**
+   * Claims the pending applications of `subscriptionIds` whose attempt is due, as `claimPending`
+   * does (the period job, right after it recorded their periods), and answers them.
+   */
+  async claimPendingOf(db: Db, subscriptionIds: string[], now: Date, leaseMs: number): Promise<Application[]> {
+    if (subscriptionIds.length === 0) return [];
+    const result = await db.raw<{ rows: ApplicationRow[] }>(
+      `UPDATE credit_grant_applications SET next_attempt_at = ?, attempts = attempts + 1 WHERE id IN (
+         SELECT id FROM credit_grant_applications
+          WHERE subscription_id = ANY(?::text[]) AND status = 'pending' AND next_attempt_at <= ?
+          FOR UPDATE SKIP LOCKED)
+       RETURNING *`,
+      [new Date(now.getTime() + leaseMs), subscriptionIds, now],
+    );
+    return result.rows.map(fromRow).sort((a, b) => a.periodStart.getTime() - b.periodStart.getTime() || a.id.localeCompare(b.id));
   }
 
   /**

@@ -7,13 +7,15 @@ import { payerOf, type Subscription } from '../subscriptions/domain';
 import type { SubscriptionGrants } from '../subscriptions/grants';
 import type { SubscriptionStore } from '../subscriptions/store';
 import type { ApplicationStore } from './applications-store';
-import type { GrantApplier } from './applier';
+import type { ApplyOutcome, GrantApplier } from './applier';
 import { applicationKey, SKIP_REASONS, type Application, type Binding, type CreditGrant } from './domain';
 import { duePeriods, grantPeriodAt } from './schedule';
 import type { CreditGrantStore } from './store';
 
 const DAY_MS = 86_400_000;
 const CLAIM_BATCH = 200;
+/** Subscriptions whose periods one transaction records (as the period job's invoices: 50 a transaction). */
+const RECORD_CHUNK = 50;
 
 export interface GrantRunResult {
   /** Applications recorded (pending or skipped). */
@@ -98,7 +100,47 @@ export class CreditGrantBinder implements SubscriptionGrants {
     const bindings = await this.grants.bindingsForUpdate(trx, last.id);
     if (bindings.length === 0) return 0;
     const grants = await this.grants.getByIds(trx, bindings.map((b) => b.grantId));
+    const { made, cursors } = this.due(states, bindings, grants, now);
+    for (const cursor of cursors) await this.grants.saveCursor(trx, cursor);
+    await this.applications.insertMany(trx, made);
+    return made.length;
+  }
+
+  /**
+   * `record` of several subscriptions in one transaction (the period job): their rows locked in
+   * id order in one statement, then their bindings in one statement (the order every writer
+   * takes), one insert of the applications and one update of the cursors. Answers how many
+   * applications were recorded.
+   */
+  async recordMany(subscriptionIds: string[]): Promise<number> {
+    return this.db.transaction(async (trx) => {
+      const locked = await this.subscriptions.lockMany(trx, subscriptionIds);
+      const bindings = await this.grants.bindingsOfForUpdate(trx, locked.map((s) => s.id));
+      if (bindings.length === 0) return 0;
+      const grants = await this.grants.getByIds(trx, [...new Set(bindings.map((b) => b.grantId))]);
+      const at = this.clock();
+      const made: Application[] = [];
+      const cursors: Binding[] = [];
+      for (const s of locked) {
+        const due = this.due([s], bindings.filter((b) => b.subscriptionId === s.id), grants, at);
+        made.push(...due.made);
+        cursors.push(...due.cursors);
+      }
+      await this.grants.saveCursors(trx, cursors);
+      await this.applications.insertMany(trx, made);
+      return made.length;
+    });
+  }
+
+  /**
+   * For each binding of the last state's subscription, the periods due in any of `states` (a
+   * transition's before and after) as applications, and the cursors that moved; the next due
+   * period is the last state's.
+   */
+  private due(states: Subscription[], bindings: Binding[], grants: Map<string, CreditGrant>, now: Date): { made: Application[]; cursors: Binding[] } {
+    const last = states.at(-1)!;
     const made: Application[] = [];
+    const cursors: Binding[] = [];
     for (const binding of bindings) {
       const grant = grants.get(binding.grantId)!;
       const starts = new Map<number, { start: Date; end: Date }>();
@@ -112,11 +154,10 @@ export class CreditGrantBinder implements SubscriptionGrants {
       for (const p of periods) made.push(this.application(grant, last, p, now));
       const appliedThrough = periods.at(-1)?.start ?? binding.appliedThrough;
       if (appliedThrough !== binding.appliedThrough || nextDue?.getTime() !== binding.nextDue?.getTime()) {
-        await this.grants.saveCursor(trx, { ...binding, appliedThrough, nextDue } satisfies Binding);
+        cursors.push({ ...binding, appliedThrough, nextDue } satisfies Binding);
       }
     }
-    await this.applications.insertMany(trx, made);
-    return made.length;
+    return { made, cursors };
   }
 
   private application(grant: CreditGrant, s: Subscription, period: { start: Date; end: Date }, now: Date): Application {
@@ -152,32 +193,53 @@ export class CreditGrantBinder implements SubscriptionGrants {
   }
 
   /**
-   * The period job's part (ADR 0039): records the periods that started since the bindings'
-   * cursors (claims with a lease, then one transaction per subscription under its lock), then
-   * credits every pending application whose attempt is due (claims with a lease: a failed one
-   * waits for its lease to pass). With `scope`, that tenant's and environment's only.
+   * The period job's part (ADR 0039, 0048): records the periods that started since the bindings'
+   * cursors (claims with a lease, then one transaction per RECORD_CHUNK subscriptions under their
+   * locks), then credits every pending application whose attempt is due (claims with a lease: a
+   * failed one waits for its lease to pass), MAX_CREDITS_PER_BATCH a wallet call. With `scope`,
+   * that tenant's and environment's only.
    */
   async runOnce(requestId: string, leaseMs: number, scope?: Scope): Promise<GrantRunResult> {
     const result: GrantRunResult = { recorded: 0, applied: 0, skipped: 0 };
     for (let ids = await this.grants.claimDue(this.db, this.clock(), leaseMs, CLAIM_BATCH, scope); ids.length > 0; ids = await this.grants.claimDue(this.db, this.clock(), leaseMs, CLAIM_BATCH, scope)) {
-      for (const id of ids) {
-        try {
-          result.recorded += await this.db.transaction(async (trx) => {
-            const s = await this.subscriptions.getById(trx, id);
-            if (!s) return 0;
-            const locked = await this.subscriptions.getForUpdate(trx, s, id);
-            return this.record(trx, [locked!], this.clock());
-          });
-        } catch (err) {
-          this.logger.warn('credit grants: recording due periods failed; retried when the claim expires', { err, subscription_id: id });
-        }
-      }
+      result.recorded += await this.recordChunks(ids);
     }
     for (let ids = await this.applications.claimPending(this.db, this.clock(), leaseMs, CLAIM_BATCH, scope); ids.length > 0; ids = await this.applications.claimPending(this.db, this.clock(), leaseMs, CLAIM_BATCH, scope)) {
-      const outcomes = await this.applier.applyAll(await this.applications.getByIds(this.db, ids), requestId);
-      result.applied += outcomes.filter((o) => o === 'applied').length;
-      result.skipped += outcomes.filter((o) => o === 'skipped').length;
+      count(result, await this.applier.applyAll(await this.applications.getByIds(this.db, ids), requestId));
     }
     return result;
   }
+
+  /**
+   * The grants of subscriptions the period job has just invoiced and finalized (ADR 0048): the
+   * periods due of their bindings (claimed, so that no replica records them at once), then their
+   * pending applications credited. What fails is left to `runOnce`.
+   */
+  async runFor(subscriptionIds: string[], requestId: string, leaseMs: number): Promise<GrantRunResult> {
+    const result: GrantRunResult = { recorded: 0, applied: 0, skipped: 0 };
+    const claimed = await this.grants.claimDueOf(this.db, subscriptionIds, this.clock(), leaseMs);
+    result.recorded = await this.recordChunks(claimed);
+    const pending = await this.applications.claimPendingOf(this.db, subscriptionIds, this.clock(), leaseMs);
+    count(result, await this.applier.applyAll(pending, requestId));
+    return result;
+  }
+
+  /** `recordMany` of RECORD_CHUNK subscriptions at a time; a failed chunk is logged and retried when its claim expires. */
+  private async recordChunks(ids: string[]): Promise<number> {
+    let recorded = 0;
+    for (let at = 0; at < ids.length; at += RECORD_CHUNK) {
+      const chunk = ids.slice(at, at + RECORD_CHUNK);
+      try {
+        recorded += await this.recordMany(chunk);
+      } catch (err) {
+        this.logger.warn('credit grants: recording due periods failed; retried when the claim expires', { err, subscription_ids: chunk });
+      }
+    }
+    return recorded;
+  }
+}
+
+function count(result: GrantRunResult, outcomes: ApplyOutcome[]): void {
+  result.applied += outcomes.filter((o) => o === 'applied').length;
+  result.skipped += outcomes.filter((o) => o === 'skipped').length;
 }

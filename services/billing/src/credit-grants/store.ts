@@ -142,7 +142,6 @@ export class CreditGrantStore {
       .ignore();
   }
 
-  /** The subscription's bindings, locked (after the subscription's row: the order every writer takes). */
   /** Unbinds the grants of `planId` from the subscription (a change away from the plan); what they gave stays. */
   async unbindPlan(trx: Trx, subscriptionId: string, planId: string): Promise<void> {
     await trx('credit_grant_bindings')
@@ -151,9 +150,29 @@ export class CreditGrantStore {
       .delete();
   }
 
+  /** The subscription's bindings, locked (after the subscription's row: the order every writer takes). */
   async bindingsForUpdate(trx: Trx, subscriptionId: string): Promise<Binding[]> {
     const rows = await trx<BindingRow>('credit_grant_bindings').where({ subscription_id: subscriptionId }).orderBy('grant_id').forUpdate();
     return rows.map((r) => bindingFromRow(r as BindingRow));
+  }
+
+  /** `bindingsForUpdate` of several subscriptions (whose rows the caller locked) in one statement, in (subscription, grant) order. */
+  async bindingsOfForUpdate(trx: Trx, subscriptionIds: string[]): Promise<Binding[]> {
+    if (subscriptionIds.length === 0) return [];
+    const rows = await trx<BindingRow>('credit_grant_bindings').whereIn('subscription_id', subscriptionIds).orderBy(['subscription_id', 'grant_id']).forUpdate();
+    return rows.map((r) => bindingFromRow(r as BindingRow));
+  }
+
+  /** `saveCursor` of several bindings in one statement. */
+  async saveCursors(trx: Trx, bindings: Binding[]): Promise<void> {
+    if (bindings.length === 0) return;
+    const values = bindings.map(() => '(?, ?, ?::timestamptz, ?::timestamptz)').join(', ');
+    await trx.raw(
+      `UPDATE credit_grant_bindings b SET applied_through = v.applied_through, next_due = v.next_due, claimed_until = NULL
+         FROM (VALUES ${values}) AS v (subscription_id, grant_id, applied_through, next_due)
+        WHERE b.subscription_id = v.subscription_id AND b.grant_id = v.grant_id`,
+      bindings.flatMap((b) => [b.subscriptionId, b.grantId, b.appliedThrough, b.nextDue]),
+    );
   }
 
   async saveCursor(trx: Trx, b: Binding): Promise<void> {
@@ -176,6 +195,20 @@ export class CreditGrantStore {
           ORDER BY next_due, subscription_id, grant_id LIMIT ? FOR UPDATE SKIP LOCKED)
        RETURNING subscription_id`,
       [new Date(now.getTime() + leaseMs), now, now, ...(scope ? [scope.tenantId, scope.environmentId] : []), limit],
+    );
+    return [...new Set(result.rows.map((r) => r.subscription_id))];
+  }
+
+  /** `claimDue` of the bindings of `subscriptionIds` only (the period job, after it invoiced them): the subscriptions claimed. */
+  async claimDueOf(db: Db, subscriptionIds: string[], now: Date, leaseMs: number): Promise<string[]> {
+    if (subscriptionIds.length === 0) return [];
+    const result = await db.raw<{ rows: Array<{ subscription_id: string }> }>(
+      `UPDATE credit_grant_bindings SET claimed_until = ? WHERE (subscription_id, grant_id) IN (
+         SELECT subscription_id, grant_id FROM credit_grant_bindings
+          WHERE subscription_id = ANY(?::text[]) AND next_due <= ? AND (claimed_until IS NULL OR claimed_until <= ?)
+          FOR UPDATE SKIP LOCKED)
+       RETURNING subscription_id`,
+      [new Date(now.getTime() + leaseMs), subscriptionIds, now, now],
     );
     return [...new Set(result.rows.map((r) => r.subscription_id))];
   }

@@ -84,6 +84,12 @@ export class InvoiceStore {
     return this.withLines(conn, await conn<InvoiceRow>('invoices').whereIn('id', ids));
   }
 
+  /** The subscriptions of the invoices that have one (the period job's grants after finalization), one statement. */
+  async subscriptionsOf(conn: Conn, ids: string[]): Promise<string[]> {
+    const rows = await conn('invoices').whereIn('id', ids).whereNotNull('subscription_id').distinct<Array<{ subscription_id: string }>>('subscription_id');
+    return rows.map((r) => r.subscription_id);
+  }
+
   /** The invoices' rows (no lines), locked until the transaction ends, in id order (one statement). */
   async lockRows(trx: Trx, ids: string[]): Promise<Invoice[]> {
     if (ids.length === 0) return [];

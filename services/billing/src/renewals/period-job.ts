@@ -52,6 +52,12 @@ export interface PeriodJobParts {
    * many were credited.
    */
   creditGrants?: (requestId: string, leaseMs: number, scope?: Scope) => Promise<number>;
+  /**
+   * Credit grants of subscriptions whose invoices this round has just finalized (ADR 0048):
+   * their due periods recorded and credited while later batches are still invoiced; answers
+   * how many were credited. What it leaves, `creditGrants` takes after the invoices.
+   */
+  creditGrantsOf?: (subscriptionIds: string[], requestId: string, leaseMs: number) => Promise<number>;
   /** Credit notes (ADR 0041): credits the wallets of notes a wallet outage or a crash left `refund_status: pending`. */
   creditNoteRefunds?: (requestId: string, scope?: Scope) => Promise<number>;
   /** Progressive billing (ADR 0046): threshold checks of the active subscriptions with thresholds; answers how many invoices were made. */
@@ -144,19 +150,41 @@ export class PeriodJob {
     ).finally(() => {
       making = false;
     });
+    // The grants of the subscriptions of each finalized batch follow it, one batch at a time,
+    // while the next batches are invoiced (ADR 0048): after the invoice's allocation, as before.
+    let grants: Promise<void> = Promise.resolve();
+    const grantsAfter = (finalized: string[]) => {
+      const { creditGrantsOf } = this.parts;
+      if (!creditGrantsOf || finalized.length === 0) return;
+      grants = grants.then(async () => {
+        try {
+          const subscriptionIds = await this.parts.invoices.subscriptionsOf(this.db, finalized);
+          result.credit_grants_applied += await creditGrantsOf(subscriptionIds, requestId, lease);
+        } catch (err) {
+          this.logger.warn('period job: the credit grants of finalized invoices failed; the grants step retries them', { err });
+        }
+      });
+    };
     const finalize = this.drainBatches(
       () => this.parts.invoices.claim(this.db, 'drafts', this.clock(), lease, CLAIM_BATCH, scope),
       async (ids) => {
+        const finalized: string[] = [];
         for (const [id, done] of await this.parts.finalizer.finalizeMany(ids, requestId, 'system')) {
           if ('error' in done) this.logger.warn('period job: finalizing an invoice failed; it is retried when its claim expires', { err: done.error, id });
-          else if (done.finalized) result.invoices_finalized += 1;
+          else if (done.finalized) {
+            result.invoices_finalized += 1;
+            finalized.push(id);
+          }
         }
+        grantsAfter(finalized);
       },
       batches,
       () => making,
     );
     // Both settle before the round ends (a failing one must not leave the other running on).
-    for (const r of await Promise.allSettled([make, finalize])) if (r.status === 'rejected') throw r.reason;
+    const settled = await Promise.allSettled([make, finalize]);
+    await grants;
+    for (const r of settled) if (r.status === 'rejected') throw r.reason;
     await this.drain(
       () => this.parts.invoices.claim(this.db, 'refunds', this.clock(), lease, CLAIM_BATCH, scope),
       async (id) => {
@@ -179,7 +207,7 @@ export class PeriodJob {
     if (this.parts.creditNoteRefunds) await this.parts.creditNoteRefunds(requestId, scope);
     if (this.parts.excessCredits) await this.parts.excessCredits(requestId, scope);
     // After the subscriptions' periods moved: grant periods follow the same anchors.
-    if (this.parts.creditGrants) result.credit_grants_applied = await this.parts.creditGrants(requestId, lease, scope);
+    if (this.parts.creditGrants) result.credit_grants_applied += await this.parts.creditGrants(requestId, lease, scope);
     await this.drain(
       () => this.parts.invoices.claim(this.db, 'overdue', this.clock(), lease, CLAIM_BATCH, scope),
       async (id) => {

@@ -37,3 +37,13 @@ export interface StoredCredit {
   walletCreated: boolean;
   requestHash: string;
 }
+
+/**
+ * Why a credit of a batch credited nothing (nothing is stored under its key): its expiry
+ * passed, its customer is gone (both final), or the customer's PRE_PAID wallet is not active
+ * (frozen: it may pass).
+ */
+export type CreditRefusal = 'expired' | 'customer_deleted' | 'wallet_not_active';
+
+/** The outcome of one credit of a batch, in the order of the request. */
+export type CustomerCreditOutcome = { status: 'credited'; credit: CustomerCredit } | { status: 'refused'; reason: CreditRefusal; field: string; message: string };

@@ -1,10 +1,8 @@
 import type { Trx } from '@billstream/db';
 import { IdempotencyConflictError, PG_UNIQUE_VIOLATION, ValidationError, pgErrorCode } from '@billstream/errors';
-import { toDecimalString } from '@billstream/money';
 import { Decimal } from 'decimal.js';
 import type { EventContext } from '@billstream/outbox';
 import type { CustomerDirectory } from '../customers/directory';
-import { requestHash } from '../entries/idempotency';
 import type { EntryStore } from '../entries/store';
 import { WALLET_EVENTS } from '../events';
 import { credit } from '../ledger/credit';
@@ -12,6 +10,7 @@ import type { Ledger } from '../ledger/ledger';
 import { newWallet } from '../wallets/service';
 import type { WalletStore } from '../wallets/store';
 import type { CustomerCredit, CustomerCreditRequest } from './domain';
+import { creditHash } from './hash';
 import type { CustomerCreditStore } from './store';
 
 /** Two creations of one wallet can still meet a client's POST /v1/wallets: the loser tries again and finds the wallet. */
@@ -34,18 +33,7 @@ export class CustomerCreditService {
   ) {}
 
   async credit(ctx: EventContext & { requestId: string }, request: CustomerCreditRequest): Promise<CustomerCredit> {
-    const hash = requestHash({
-      op: 'customer-credit',
-      customer: request.customerId,
-      currency: request.currency,
-      ...(request.amount ? { amount: toDecimalString(request.amount) } : { credits: toDecimalString(request.credits!) }),
-      reason: request.reason,
-      expiry: request.expiryDate?.toISOString() ?? null,
-      priority: request.priority,
-      description: request.description,
-      rate: toDecimalString(request.newWallet.conversionRate),
-      types: request.newWallet.allowedPriceTypes,
-    });
+    const hash = creditHash(request);
     await this.customers.ensureExists(ctx, request.customerId, ctx.requestId);
     for (let attempt = 1; ; attempt++) {
       try {

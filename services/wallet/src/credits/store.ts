@@ -25,6 +25,20 @@ export class CustomerCreditStore {
     await trx.raw('SELECT pg_advisory_xact_lock(?, hashtext(?))', [KEY_LOCK, `${scope.tenantId}\u001f${scope.environmentId}\u001f${key}`]);
   }
 
+  /**
+   * `lockKey` for several keys in one statement: the locks are taken in the order of their
+   * hashes (each once), so two batches with overlapping keys never deadlock, and a batch and a
+   * single call on one key take the same lock.
+   */
+  async lockKeys(trx: Trx, scope: Scope, keys: string[]): Promise<void> {
+    await lockAllInOrder(trx, KEY_LOCK, keys.map((key) => `${scope.tenantId}\u001f${scope.environmentId}\u001f${key}`));
+  }
+
+  /** `lockPrepaidWallet` for several (customer, currency) pairs in one statement, in hash order (after every key lock of the batch). */
+  async lockPrepaidWallets(trx: Trx, scope: Scope, pairs: Array<{ customerId: string; currency: string }>): Promise<void> {
+    await lockAllInOrder(trx, KIND_LOCK, pairs.map((p) => `${scope.tenantId}\u001f${scope.environmentId}\u001f${p.customerId}\u001f${p.currency}`));
+  }
+
   /** Orders the creations of one customer's PRE_PAID wallet of a currency (different keys, same wallet). */
   async lockPrepaidWallet(trx: Trx, scope: Scope, customerId: string, currency: string): Promise<void> {
     await trx.raw('SELECT pg_advisory_xact_lock(?, hashtext(?))', [KIND_LOCK, `${scope.tenantId}\u001f${scope.environmentId}\u001f${customerId}\u001f${currency}`]);
@@ -35,6 +49,33 @@ export class CustomerCreditStore {
       .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId, idempotency_key: key })
       .first();
     return row && { walletId: row.wallet_id, transactionId: row.transaction_id, walletCreated: row.wallet_created, requestHash: row.request_hash };
+  }
+
+  /** The stored credits of the keys that have one, by key, in one statement. */
+  async getByKeys(trx: Trx, scope: Scope, keys: string[]): Promise<Map<string, StoredCredit>> {
+    if (keys.length === 0) return new Map();
+    const rows = await trx<CustomerCreditRow>('customer_credits')
+      .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId })
+      .whereIn('idempotency_key', keys);
+    return new Map(rows.map((r) => [r.idempotency_key, { walletId: r.wallet_id, transactionId: r.transaction_id, walletCreated: r.wallet_created, requestHash: r.request_hash }]));
+  }
+
+  /** Stores the credits of a batch, one statement. */
+  async insertMany(trx: Trx, scope: Scope, credits: Array<{ key: string; customerId: string; credit: StoredCredit }>, now: Date): Promise<void> {
+    if (credits.length === 0) return;
+    await trx<CustomerCreditRow>('customer_credits').insert(
+      credits.map(({ key, customerId, credit }) => ({
+        tenant_id: scope.tenantId,
+        environment_id: scope.environmentId,
+        idempotency_key: key,
+        customer_id: customerId,
+        wallet_id: credit.walletId,
+        transaction_id: credit.transactionId,
+        wallet_created: credit.walletCreated,
+        request_hash: credit.requestHash,
+        created_at: now,
+      })),
+    );
   }
 
   async insert(trx: Trx, scope: Scope, key: string, customerId: string, credit: StoredCredit, now: Date): Promise<void> {
@@ -50,4 +91,11 @@ export class CustomerCreditStore {
       created_at: now,
     });
   }
+}
+
+/** Takes the advisory locks (class, hashtext(name)) of `names` in one statement, in the order of their hashes, each once. */
+async function lockAllInOrder(trx: Trx, lockClass: number, names: string[]): Promise<void> {
+  if (names.length === 0) return;
+  // The subquery sorts (ORDER BY keeps it from being flattened); the outer list locks row by row in that order.
+  await trx.raw('SELECT pg_advisory_xact_lock(?, s.k) FROM (SELECT DISTINCT hashtext(x) AS k FROM unnest(?::text[]) AS x ORDER BY k) s', [lockClass, names]);
 }

@@ -39,6 +39,31 @@ export class CustomerDirectory {
     await this.store.remember(this.db, scope, id, this.clock());
   }
 
+  /**
+   * `ensureExists` for several customers without failing: the projection is read once and the
+   * customers it does not know yet are asked of the customer service (at once); those that
+   * exist are remembered. Answers the ids of the customers that exist.
+   */
+  async learnMany(scope: Scope, ids: string[], requestId: string): Promise<Set<string>> {
+    const unique = [...new Set(ids)];
+    const known = new Map((await this.store.findMany(this.db, unique)).map((c) => [c.id, c]));
+    const found = new Set(unique.filter((id) => live(known.get(id), scope)));
+    const unknown = unique.filter((id) => !known.has(id));
+    const exists = await Promise.all(unknown.map((id) => this.lookup.exists(scope, id, requestId)));
+    for (const [i, id] of unknown.entries()) {
+      if (!exists[i]) continue;
+      await this.store.remember(this.db, scope, id, this.clock());
+      found.add(id);
+    }
+    return found;
+  }
+
+  /** `lockExisting` for several customers in one statement: answers those that still exist (share-locked until the commit). */
+  async lockExistingMany(trx: Trx, scope: Scope, ids: string[]): Promise<Set<string>> {
+    const rows = await this.store.findManyForShare(trx, [...new Set(ids)]);
+    return new Set(rows.filter((c) => live(c, scope)).map((c) => c.id));
+  }
+
   /** Inside a transaction: the customer still exists, and stays so until it commits. */
   async lockExisting(trx: Trx, scope: Scope, id: string): Promise<void> {
     if (!live(await this.store.findForShare(trx, id), scope)) throw notFound(id);

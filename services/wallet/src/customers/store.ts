@@ -36,6 +36,20 @@ export class CustomerStore {
     return row && fromRow(row);
   }
 
+  /** The known customers of `ids`, in one statement. */
+  async findMany(conn: Conn, ids: string[]): Promise<KnownCustomer[]> {
+    if (ids.length === 0) return [];
+    const rows = await conn<CustomerRow>('customers').whereIn('id', ids);
+    return rows.map((r) => fromRow(r as CustomerRow));
+  }
+
+  /** `findForShare` for several customers in one statement (id order). */
+  async findManyForShare(trx: Trx, ids: string[]): Promise<KnownCustomer[]> {
+    if (ids.length === 0) return [];
+    const rows = await trx<CustomerRow>('customers').whereIn('id', ids).orderBy('id').forShare();
+    return rows.map((r) => fromRow(r as CustomerRow));
+  }
+
   /** Records a customer that exists; never revives one already known as deleted. */
   async remember(conn: Conn, scope: Scope, id: string, at: Date): Promise<void> {
     await conn('customers')

@@ -121,6 +121,13 @@ export class EntryStore {
     return row && entryFromRow(row);
   }
 
+  /** Entries of a tenant and environment by id (any wallet), in one statement. */
+  async byIds(conn: Conn, scope: Scope, ids: string[]): Promise<Map<string, LedgerEntry>> {
+    if (ids.length === 0) return new Map();
+    const rows = await conn<EntryRow>('transactions').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId }).whereIn('id', ids);
+    return new Map(rows.map((r) => [r.id, entryFromRow(r as EntryRow)]));
+  }
+
   /**
    * The unexpired completed credits needed to cover `credits`, in the spec's order: a
    * running sum picks the first credits until the amount is reached, so a wallet with many

@@ -70,13 +70,19 @@ export class Ledger {
     return this.transaction((trx) => this.changeManyIn(trx, targets, fn));
   }
 
-  /** `changeMany` inside `trx` (the caller commits): for work that writes its own rows beside the changes. */
+  /**
+   * `changeMany` inside `trx` (the caller commits): for work that writes its own rows beside the
+   * changes. `created` are new wallets, inserted in one statement before the locks and changed
+   * like the others (`createIn` for many): their changes follow the targets' in `fn`'s list.
+   */
   async changeManyIn<T>(
     trx: Trx,
     targets: Array<{ ctx: EventContext; walletId: string }>,
     fn: (changes: Array<WalletChange | undefined>, trx: Trx) => Promise<T>,
+    created: Array<{ ctx: EventContext; wallet: Wallet }> = [],
   ): Promise<{ result: T; events: DomainEvent[] }> {
     const now = this.deps.clock();
+    await this.deps.wallets.insertMany(trx, created.map((c) => c.wallet));
     const locked = await this.deps.wallets.lockMany(
       trx,
       targets.map((t) => ({ scope: t.ctx, id: t.walletId })),
@@ -84,8 +90,9 @@ export class Ledger {
     );
     const changes = locked.map((l, i) => l && new WalletChange(trx, l.wallet, this.deps, targets[i].ctx, now));
     for (const [i, change] of changes.entries()) if (change && locked[i]!.expiryDue) await expireDue(change);
-    const result = await fn(changes, trx);
-    const parts = changes.flatMap((c) => (c ? [finishParts(c)] : []));
+    const all = [...changes, ...created.map((c) => new WalletChange(trx, c.wallet, this.deps, c.ctx, c.wallet.createdAt))];
+    const result = await fn(all, trx);
+    const parts = all.flatMap((c) => (c ? [finishParts(c)] : []));
     await runTogether(trx, writesOf(trx, this.deps, parts, now));
     return { result, events: parts.flatMap((p) => p.events) };
   }

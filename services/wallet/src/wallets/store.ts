@@ -179,6 +179,11 @@ export class WalletStore {
     await conn('wallets').insert(walletToRow(wallet));
   }
 
+  async insertMany(conn: Conn, wallets: Wallet[]): Promise<void> {
+    if (wallets.length === 0) return;
+    await conn('wallets').insert(wallets.map(walletToRow));
+  }
+
   /**
    * Locks the wallet row for the rest of the transaction (every balance change goes through
    * here), and tells whether credits of it have expired without their expiry debit yet.
@@ -276,6 +281,27 @@ export class WalletStore {
   async existsOpen(trx: Trx, scope: Scope, w: Pick<Wallet, 'customerId' | 'currency' | 'walletType'>): Promise<string | undefined> {
     const row = await this.ofCustomer(trx, scope, w).whereNot('wallet_status', 'closed').first<{ id: string } | undefined>('id');
     return row?.id;
+  }
+
+  /**
+   * `existsOpen` of a wallet type for several (customer, currency) pairs in one statement: the
+   * open wallet's id by `activeWalletsKey` (the oldest, should there be several).
+   */
+  async openIdsOf(trx: Trx, scope: Scope, walletType: WalletType, pairs: Array<Pick<Wallet, 'customerId' | 'currency'>>): Promise<Map<string, string>> {
+    const unique = [...new Map(pairs.map((p) => [activeWalletsKey(p), p])).values()];
+    if (unique.length === 0) return new Map();
+    const values = unique.map(() => '(?, ?)').join(', ');
+    const rows = rowsOf<{ id: string; customer_id: string; currency: string }>(
+      await trx.raw(
+        `SELECT DISTINCT ON (w.customer_id, w.currency) w.id, w.customer_id, w.currency
+           FROM wallets w
+          WHERE w.tenant_id = ? AND w.environment_id = ? AND w.wallet_type = ? AND w.wallet_status <> 'closed'
+            AND w.customer_id = ANY(?::text[]) AND (w.customer_id, w.currency) IN (${values})
+          ORDER BY w.customer_id, w.currency, w.created_at, w.id`,
+        [scope.tenantId, scope.environmentId, walletType, unique.map((p) => p.customerId), ...unique.flatMap((p) => [p.customerId, p.currency])],
+      ),
+    );
+    return new Map(rows.map((r) => [activeWalletsKey({ customerId: r.customer_id, currency: r.currency }), r.id]));
   }
 
   /**

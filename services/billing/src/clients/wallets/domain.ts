@@ -94,6 +94,19 @@ export type CustomerCreditOutcome =
   | { kind: 'credited'; walletId: string; walletCreated: boolean; transactionId: string }
   | { kind: 'refused'; reason: 'expired' | 'customer_deleted'; message: string };
 
+/**
+ * One credit of a batch: `credit`'s outcomes, or `retry` when the wallet refused it for now
+ * (the customer's PRE_PAID wallet is frozen): nothing stored under the key, to try again later.
+ */
+export type CustomerCreditBatchOutcome = CustomerCreditOutcome | { kind: 'retry'; message: string };
+
 export interface WalletCredits {
   credit(scope: Scope, request: CustomerCreditRequest, requestId: string): Promise<CustomerCreditOutcome>;
+  /**
+   * Up to `MAX_CREDITS_PER_BATCH` credits of one tenant and environment in one call and one
+   * wallet transaction (`POST /internal/v1/credits/batch`, ADR 0048): an outcome per request, in
+   * order. A failure of the call as a whole (the wallet down, a 409 of one key) throws and
+   * credits nothing.
+   */
+  creditMany(scope: Scope, requests: CustomerCreditRequest[], requestId: string): Promise<CustomerCreditBatchOutcome[]>;
 }

@@ -1,9 +1,10 @@
-import { walletCreditsInternalApi, walletInternalApi, walletUnbilledUsageApi, type Scope, type UnbilledUsageBody } from '@billstream/contracts';
+import { walletCreditsInternalApi, walletInternalApi, walletUnbilledUsageApi, type InternalCreditBatch, type Scope, type UnbilledUsageBody } from '@billstream/contracts';
 import { NotFoundError, ServiceUnavailableError, ValidationError } from '@billstream/errors';
 import { InternalClient } from '@billstream/http';
 import type {
   Allocation,
   AllocationRequest,
+  CustomerCreditBatchOutcome,
   CustomerCreditOutcome,
   CustomerCreditRequest,
   WalletCredits,
@@ -113,6 +114,16 @@ export class HttpWallets implements Wallets, WalletCredits {
     if (status === 400 && details?.field === 'expiry_date') return { kind: 'refused', reason: 'expired', message: error.message };
     if (status === 404 && details?.field === 'customer_id') return { kind: 'refused', reason: 'customer_deleted', message: error.message };
     throw error;
+  }
+
+  async creditMany(scope: Scope, requests: CustomerCreditRequest[], requestId: string): Promise<CustomerCreditBatchOutcome[]> {
+    const { results } = await this.post<InternalCreditBatch>(scope, walletCreditsInternalApi.creditCustomers.path, requestId, { credits: requests });
+    if (results.length !== requests.length) throw new ServiceUnavailableError('The wallet service answered another number of credits; retry later');
+    return results.map((r): CustomerCreditBatchOutcome => {
+      if (r.status === 'credited') return { kind: 'credited', walletId: r.wallet_id, walletCreated: r.wallet_created, transactionId: r.transaction.id };
+      if (r.reason === 'wallet_not_active') return { kind: 'retry', message: r.message };
+      return { kind: 'refused', reason: r.reason, message: r.message };
+    });
   }
 
   close(): Promise<void> {
