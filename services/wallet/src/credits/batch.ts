@@ -10,10 +10,10 @@ import { credit } from '../ledger/credit';
 import type { Ledger } from '../ledger/ledger';
 import type { WalletChange } from '../ledger/change';
 import type { Wallet } from '../wallets/domain';
-import { newWallet } from '../wallets/service';
 import { activeWalletsKey, type WalletStore } from '../wallets/store';
 import type { CustomerCreditOutcome, CustomerCreditRequest } from './domain';
 import { creditHash } from './hash';
+import { prepaidWalletFor } from './prepaid-wallet';
 import type { CustomerCreditStore } from './store';
 
 /** A unique violation (a client's POST /v1/wallets made the wallet meanwhile) retries the batch: it then finds the wallet. */
@@ -85,7 +85,7 @@ export class CustomerCreditBatch {
     const created = new Map<string, Wallet>();
     for (const i of fresh) {
       const key = activeWalletsKey(requests[i]);
-      if (!existing.has(key) && !created.has(key)) created.set(key, this.walletFor(ctx, requests[i], now));
+      if (!existing.has(key) && !created.has(key)) created.set(key, prepaidWalletFor(ctx, requests[i], now));
     }
     const { events } = await this.ledger.changeManyIn(
       trx,
@@ -149,25 +149,5 @@ export class CustomerCreditBatch {
       idempotencyKey: request.idempotencyKey,
       requestHash: hash,
     });
-  }
-
-  /** The PRE_PAID wallet a request makes when its customer has none, as a single credit makes it. */
-  private walletFor(ctx: EventContext, request: CustomerCreditRequest, now: Date): Wallet {
-    return newWallet(
-      ctx,
-      {
-        customerId: request.customerId,
-        currency: request.currency,
-        walletType: 'PRE_PAID',
-        conversionRate: request.newWallet.conversionRate,
-        topupConversionRate: null,
-        description: null,
-        metadata: {},
-        autoTopup: null,
-        alertSettings: null,
-        allowedPriceTypes: request.newWallet.allowedPriceTypes,
-      },
-      now,
-    );
   }
 }

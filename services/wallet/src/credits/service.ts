@@ -7,7 +7,7 @@ import type { EntryStore } from '../entries/store';
 import { WALLET_EVENTS } from '../events';
 import { credit } from '../ledger/credit';
 import type { Ledger } from '../ledger/ledger';
-import { newWallet } from '../wallets/service';
+import { prepaidWalletFor } from './prepaid-wallet';
 import type { WalletStore } from '../wallets/store';
 import type { CustomerCredit, CustomerCreditRequest } from './domain';
 import { creditHash } from './hash';
@@ -83,22 +83,7 @@ export class CustomerCreditService {
       : await this.ledger.createIn(
           trx,
           ctx,
-          newWallet(
-            ctx,
-            {
-              customerId: request.customerId,
-              currency: request.currency,
-              walletType: 'PRE_PAID',
-              conversionRate: request.newWallet.conversionRate,
-              topupConversionRate: null,
-              description: null,
-              metadata: {},
-              autoTopup: null,
-              alertSettings: null,
-              allowedPriceTypes: request.newWallet.allowedPriceTypes,
-            },
-            now,
-          ),
+          prepaidWalletFor(ctx, request, now),
           async (change) => {
             change.announceWallet(WALLET_EVENTS.created);
             return credit(change, { ...input, credits: creditsAt(request.newWallet.conversionRate) });
