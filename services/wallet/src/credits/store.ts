@@ -78,18 +78,9 @@ export class CustomerCreditStore {
     );
   }
 
-  async insert(trx: Trx, scope: Scope, key: string, customerId: string, credit: StoredCredit, now: Date): Promise<void> {
-    await trx<CustomerCreditRow>('customer_credits').insert({
-      tenant_id: scope.tenantId,
-      environment_id: scope.environmentId,
-      idempotency_key: key,
-      customer_id: customerId,
-      wallet_id: credit.walletId,
-      transaction_id: credit.transactionId,
-      wallet_created: credit.walletCreated,
-      request_hash: credit.requestHash,
-      created_at: now,
-    });
+  /** Stores one credit (a single call's). */
+  insert(trx: Trx, scope: Scope, key: string, customerId: string, credit: StoredCredit, now: Date): Promise<void> {
+    return this.insertMany(trx, scope, [{ key, customerId, credit }], now);
   }
 }
 
