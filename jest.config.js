@@ -59,5 +59,19 @@ module.exports = {
       displayName: 'e2e',
       testMatch: ['<rootDir>/test-e2e/**/*.e2e.test.ts'],
     },
+    {
+      // The console's components (ADR 0050), rendered in jsdom with Testing Library: no server.
+      ...base,
+      displayName: 'component',
+      testEnvironment: 'jsdom',
+      transform: {
+        '^.+\\.tsx?$': [
+          '@swc/jest',
+          { jsc: { parser: { syntax: 'typescript', tsx: true }, target: 'es2022', transform: { react: { runtime: 'automatic' } } }, module: { type: 'commonjs' } },
+        ],
+      },
+      moduleFileExtensions: ['tsx', 'ts', 'js', 'json'],
+      testMatch: ['<rootDir>/services/console/src/**/*.test.tsx'],
+    },
   ],
 };
