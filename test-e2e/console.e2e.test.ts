@@ -1,18 +1,10 @@
-import { ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import axe from 'axe-core';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { ApiClient, freePort, waitFor } from '@billstream/testing';
+import { waitFor, type ApiClient } from '@billstream/testing';
+import { startConsoleStack, type ConsoleStack } from './console/harness';
 
 /**
- * The console (issue #33, ADR 0050) as a person meets it: the embedded default started by the
- * test (`node services/standalone/dist/main.js`, what `npm start` runs after its build), Debian's
- * `chromium` driven by playwright-core, headless. Every page is checked with axe-core (no
- * serious or critical violation) and written as a screenshot (to CONSOLE_SCREENSHOTS, default a
- * temporary directory; docs/console/ holds the committed ones). Data is made through the API, as a
- * client system would; the console only reads it.
+ * The console (issue #33, ADR 0050) as a person meets it, on the embedded default and Debian's
+ * chromium (./console/harness.ts). Data is made through the API, as a client system would; the
+ * console only reads it.
  */
 // What page.evaluate's callbacks use in the browser (the tests compile without the DOM library).
 declare const window: Record<string, unknown>;
@@ -20,70 +12,26 @@ declare const document: { cookie: string };
 declare const localStorage: Record<string, string>;
 declare const sessionStorage: Record<string, string>;
 
-const ROOT = path.resolve(__dirname, '..');
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = process.env.CONSOLE_SCREENSHOTS ? path.resolve(ROOT, process.env.CONSOLE_SCREENSHOTS) : mkdtempSync(path.join(os.tmpdir(), 'billstream-console-shots-'));
-
 jest.setTimeout(600_000);
 
 describe('the console in a real browser, on the embedded default', () => {
-  let dataDir: string;
-  let child: ChildProcess | undefined;
-  let output = '';
+  let stack: ConsoleStack;
   let base: string;
   let key: string;
   let api: ApiClient;
-  let browser: Browser;
-  const problems: string[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) throw new Error(`Chromium is missing at ${CHROMIUM}: install Debian package chromium (apt-get install -y chromium) or set CHROMIUM_PATH; .ci/run does`);
-    mkdirSync(SHOTS, { recursive: true });
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'billstream-console-'));
-    const port = await freePort();
-    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', BILLING_INTERVAL_MS: '0' };
-    delete env.DATABASE_URL;
-    delete env.KAFKA_BROKERS;
-    child = spawn(process.execPath, ['services/standalone/dist/main.js'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout?.on('data', (c: Buffer) => (output += c.toString()));
-    child.stderr?.on('data', (c: Buffer) => (output += c.toString()));
-    key = await waitFor(() => /API key:\s+(bsk_\S+)/.exec(output)?.[1], { timeoutMs: 540_000, intervalMs: 250, what: 'the printed API key' }).catch((err) => {
-      throw new Error(`${String(err)}\n${output}`);
-    });
-    base = `http://127.0.0.1:${port}`;
-    expect(output).toContain(`console:  ${base}/console/`);
-    api = new ApiClient(base, key);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
+    // The wrong key's 401 is the one failed request the journey makes on purpose.
+    stack = await startConsoleStack([/status of 401/]);
+    ({ base, key, api } = stack);
+    expect(stack.output()).toContain(`console:  ${base}/console/`);
   });
   afterAll(async () => {
-    await browser?.close();
-    if (child?.pid && child.exitCode === null) {
-      const exited = new Promise((r) => child!.once('exit', r));
-      process.kill(-child.pid, 'SIGTERM');
-      await exited;
-    }
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await stack?.stop();
   });
 
-  async function newPage(): Promise<Page> {
-    const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-    page.on('console', (m) => {
-      // The wrong key's 401 is the one failed request the journey makes on purpose.
-      if (m.type() === 'error' && !/status of 401/.test(m.text())) problems.push(`console: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    return page;
-  }
-
-  /** No serious or critical axe-core violation; the page's screenshot written. */
-  async function check(page: Page, name: string): Promise<void> {
-    // Evaluated through the DevTools protocol, not injected as a script: the page's CSP stays as it is.
-    await page.evaluate(axe.source);
-    const result = (await page.evaluate(() => (window as unknown as { axe: typeof axe }).axe.run(document as never, { resultTypes: ['violations'] }))) as axe.AxeResults;
-    const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
-    expect(bad).toEqual([]);
-    await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-  }
+  const newPage = () => stack.newPage();
+  const check = (page: Parameters<ConsoleStack['check']>[0], name: string) => stack.check(page, name);
 
   it('serves the page with a strict Content-Security-Policy and no inline script', async () => {
     const res = await fetch(`${base}/console/`);
@@ -180,6 +128,6 @@ describe('the console in a real browser, on the embedded default', () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API key').waitFor();
     expect(await page.evaluate(() => Object.keys(sessionStorage).length)).toBe(0);
-    expect(problems).toEqual([]);
+    expect(stack.problems).toEqual([]);
   });
 });
