@@ -50,8 +50,8 @@ export class DocumentService implements FinalizedHook {
     return this.deps.links.urls({ id: invoice.id, tenantId: invoice.tenantId, environmentId: invoice.environmentId });
   }
 
-  async inTransaction(trx: Trx, invoice: Invoice): Promise<void> {
-    await this.snapshot(trx, invoice);
+  async inTransaction(trx: Trx, invoices: Invoice[]): Promise<void> {
+    await this.snapshot(trx, invoices);
   }
 
   /** GET /v1/invoices/{id}/pdf. */
@@ -160,34 +160,48 @@ export class DocumentService implements FinalizedHook {
   private async snapshotOf(invoice: Invoice): Promise<DocumentSnapshot> {
     const found = await this.deps.documents.getById(this.deps.db, invoice.id);
     if (found) return found;
-    await this.snapshot(this.deps.db, invoice);
+    await this.snapshot(this.deps.db, [invoice]);
     return (await this.deps.documents.getById(this.deps.db, invoice.id))!;
   }
 
-  private async snapshot(conn: Conn, invoice: Invoice): Promise<void> {
-    const scope = { tenantId: invoice.tenantId, environmentId: invoice.environmentId };
-    const [settings, customer, payments] = await Promise.all([
-      this.deps.settings.get(conn, scope),
-      this.deps.customers.getById(conn, invoice.customerId),
-      this.deps.payments.list(conn, scope, { invoiceId: invoice.id, limit: ALL, offset: 0 }),
-    ]);
-    const buyer: Buyer = {
-      id: invoice.customerId,
-      external_id: customer?.externalId ?? null,
-      name: customer?.details?.name ?? null,
-      email: customer?.details?.email ?? null,
-      address: addressLines(customer?.details?.address ?? null),
-    };
-    await this.deps.documents.insert(conn, {
-      invoiceId: invoice.id,
-      tenantId: invoice.tenantId,
-      environmentId: invoice.environmentId,
-      invoice: toInvoiceView(invoice),
-      seller: settings.invoiceSettings,
-      buyer,
-      payments: payments.items.filter((p) => p.paymentStatus === 'succeeded').map(paymentEntry),
-      createdAt: this.deps.clock(),
-    });
+  /**
+   * Snapshots invoices of one tenant and environment (a finalized chunk of the period job, or
+   * one invoice) in a fixed number of statements: the settings, the buyers and the succeeded
+   * payments read at once, the snapshots inserted in one statement.
+   */
+  private async snapshot(conn: Conn, invoices: Invoice[]): Promise<void> {
+    if (invoices.length === 0) return;
+    const first = invoices[0]!;
+    const scope = { tenantId: first.tenantId, environmentId: first.environmentId };
+    if (invoices.some((i) => i.tenantId !== scope.tenantId || i.environmentId !== scope.environmentId)) throw new Error('document snapshots of one tenant and environment at a time');
+    // One after the other: on a transaction's one connection, concurrent queries only queue.
+    const settings = await this.deps.settings.get(conn, scope);
+    const customers = await this.deps.customers.getByIds(conn, [...new Set(invoices.map((i) => i.customerId))]);
+    const payments = await this.deps.payments.succeededOf(conn, invoices.map((i) => i.id));
+    const now = this.deps.clock();
+    await this.deps.documents.insertMany(
+      conn,
+      invoices.map((invoice) => {
+        const customer = customers.get(invoice.customerId);
+        const buyer: Buyer = {
+          id: invoice.customerId,
+          external_id: customer?.externalId ?? null,
+          name: customer?.details?.name ?? null,
+          email: customer?.details?.email ?? null,
+          address: addressLines(customer?.details?.address ?? null),
+        };
+        return {
+          invoiceId: invoice.id,
+          tenantId: invoice.tenantId,
+          environmentId: invoice.environmentId,
+          invoice: toInvoiceView(invoice),
+          seller: settings.invoiceSettings,
+          buyer,
+          payments: (payments.get(invoice.id) ?? []).map(paymentEntry),
+          createdAt: now,
+        };
+      }),
+    );
   }
 }
 

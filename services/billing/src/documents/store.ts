@@ -43,19 +43,22 @@ const fromRow = (r: Row): DocumentSnapshot => ({
 
 /** `invoice_documents` and `invoice_communications`. */
 export class DocumentStore {
-  /** Records a snapshot; one already there (a repeated finalization's) is kept as it is. */
-  async insert(conn: Conn, s: Omit<DocumentSnapshot, 'pdf'>): Promise<void> {
+  /** Records snapshots in one statement; one already there (a repeated finalization's) is kept as it is. */
+  async insertMany(conn: Conn, snapshots: Omit<DocumentSnapshot, 'pdf'>[]): Promise<void> {
+    if (snapshots.length === 0) return;
     await conn('invoice_documents')
-      .insert({
-        invoice_id: s.invoiceId,
-        tenant_id: s.tenantId,
-        environment_id: s.environmentId,
-        invoice: JSON.stringify(s.invoice),
-        seller: s.seller === null ? null : JSON.stringify(s.seller),
-        buyer: JSON.stringify(s.buyer),
-        payments: JSON.stringify(s.payments),
-        created_at: s.createdAt,
-      })
+      .insert(
+        snapshots.map((s) => ({
+          invoice_id: s.invoiceId,
+          tenant_id: s.tenantId,
+          environment_id: s.environmentId,
+          invoice: JSON.stringify(s.invoice),
+          seller: s.seller === null ? null : JSON.stringify(s.seller),
+          buyer: JSON.stringify(s.buyer),
+          payments: JSON.stringify(s.payments),
+          created_at: s.createdAt,
+        })),
+      )
       .onConflict('invoice_id')
       .ignore();
   }

@@ -9,5 +9,6 @@ import type { Invoice } from './domain';
  */
 export interface FinalizedHook {
   links(invoice: Invoice): Promise<{ hostedInvoiceUrl: string; invoicePdfUrl: string }>;
-  inTransaction(trx: Trx, invoice: Invoice): Promise<void>;
+  /** Invoices of one tenant and environment. */
+  inTransaction(trx: Trx, invoices: Invoice[]): Promise<void>;
 }

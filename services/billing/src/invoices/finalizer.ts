@@ -135,7 +135,7 @@ export class InvoiceFinalizer {
    */
   private async record(trx: Trx, draft: Invoice, allocation: Allocation | undefined, actor: string): Promise<Invoice> {
     const prepared = await this.prepare(trx, draft, allocation, actor);
-    const n = await this.deps.invoices.nextNumber(trx, draft);
+    const n = await this.deps.invoices.nextNumbers(trx, draft, 1);
     // Read after the number's lock: numbers increase with finalized_at.
     return this.complete(trx, prepared, n, this.deps.clock(), actor);
   }
@@ -178,15 +178,15 @@ export class InvoiceFinalizer {
 
   /** Saves the numbered invoice and writes its events (after the number's lock). */
   private async complete(trx: Trx, prepared: Prepared, n: number, now: Date, actor: string): Promise<Invoice> {
-    const { saved, events } = await this.saveNumbered(trx, prepared, n, now, actor);
-    await outboxInsertMany(trx, TOPICS.billingEvents, events);
-    if (saved.status === 'paid') await this.deps.paid?.inTransaction(trx, saved);
-    return saved;
+    const [saved] = await this.saveNumbered(trx, [await this.numbered(prepared, n, now)]);
+    await outboxInsertMany(trx, TOPICS.billingEvents, eventsOf(saved!, prepared.paymentEvents, actor));
+    if (saved!.status === 'paid') await this.deps.paid?.inTransaction(trx, saved!);
+    return saved!;
   }
 
-  /** Saves the numbered invoice; answers it and its events (to insert, in this order, keyed by the invoice id). */
-  private async saveNumbered(trx: Trx, { draft, lines, totals, paymentEvents }: Prepared, n: number, now: Date, actor: string) {
-    const finalized: Invoice = {
+  /** The finalized invoice a prepared draft becomes with number `n` (nothing written). */
+  private async numbered({ draft, lines, totals }: Prepared, n: number, now: Date): Promise<Invoice> {
+    return {
       ...draft,
       ...totals,
       lines,
@@ -198,11 +198,17 @@ export class InvoiceFinalizer {
       updatedAt: now,
       ...(await this.deps.documents?.links(draft)),
     };
-    const saved = await this.deps.invoices.save(trx, finalized);
+  }
+
+  /**
+   * Saves numbered invoices of one tenant and environment and snapshots their documents, in a
+   * fixed number of statements whatever their count (the number's lock is held meanwhile).
+   * Answers them saved, in the order given.
+   */
+  private async saveNumbered(trx: Trx, numbered: Invoice[]): Promise<Invoice[]> {
+    const saved = await this.deps.invoices.saveMany(trx, numbered);
     await this.deps.documents?.inTransaction(trx, saved);
-    const events: DomainEvent[] = [invoiceEvent(INVOICE_EVENTS.finalized, saved, actor)];
-    if (paymentEvents) events.push(...paymentEvents, invoiceEvent(INVOICE_EVENTS.payment, saved, actor));
-    return { saved, events: events.map((event) => ({ key: saved.id, event })) };
+    return saved;
   }
 
   /**
@@ -297,15 +303,13 @@ export class InvoiceFinalizer {
       const first = await this.deps.invoices.nextNumbers(trx, scope, prepared.length);
       // Read after the number's lock: numbers increase with finalized_at.
       const now = this.deps.clock();
-      const out: Invoice[] = [];
-      const events: Parameters<typeof outboxInsertMany>[2] = [];
-      for (const [k, p] of prepared.entries()) {
-        const numbered = await this.saveNumbered(trx, p, first + k, now, actor);
-        out.push(numbered.saved);
-        events.push(...numbered.events);
-      }
+      const out = await this.saveNumbered(trx, await Promise.all(prepared.map((p, k) => this.numbered(p, first + k, now))));
       // Every event of the chunk in one statement, in each invoice's order.
-      await outboxInsertMany(trx, TOPICS.billingEvents, events);
+      await outboxInsertMany(
+        trx,
+        TOPICS.billingEvents,
+        out.flatMap((saved, k) => eventsOf(saved, prepared[k]!.paymentEvents, actor)),
+      );
       for (const saved of out) if (saved.status === 'paid') await this.deps.paid?.inTransaction(trx, saved);
       failpoint('finalize.before-commit');
       return out;
@@ -404,6 +408,13 @@ function allocationRequest(i: Invoice): AllocationRequest {
     exponent: minorDigits(i.currency),
     lines: netLines(i),
   };
+}
+
+/** A finalized invoice's events, keyed by its id, in this order: finalized, then its payment's and the payment update. */
+function eventsOf(saved: Invoice, paymentEvents: DomainEvent[] | undefined, actor: string): Array<{ key: string; event: DomainEvent }> {
+  const events: DomainEvent[] = [invoiceEvent(INVOICE_EVENTS.finalized, saved, actor)];
+  if (paymentEvents) events.push(...paymentEvents, invoiceEvent(INVOICE_EVENTS.payment, saved, actor));
+  return events.map((event) => ({ key: saved.id, event }));
 }
 
 function notDraft(i: Invoice): ValidationError {

@@ -220,3 +220,14 @@ export function lineRow(invoiceId: string, l: InvoiceLine) {
     billing_period_start: l.billingPeriodStart ?? null,
   };
 }
+
+/** Rows grouped by their invoice, mapped, in the order read. */
+export function groupBy<R extends { invoice_id: string }, T>(rows: R[], map: (r: R) => T): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const r of rows) {
+    const list = out.get(r.invoice_id) ?? [];
+    list.push(map(r));
+    out.set(r.invoice_id, list);
+  }
+  return out;
+}

@@ -2,7 +2,7 @@ import type { Scope } from '@billstream/contracts';
 import type { Conn, Db, Trx } from '@billstream/db';
 import type { DiscountAmount } from '../invoice-arithmetic';
 import type { Invoice, InvoiceLine, InvoiceListQuery } from './domain';
-import { changeRow, discountFromRow, discountRows, fromRow, lineFromRow, lineRow, type DiscountRow, type InvoiceRow, type LineRow } from './rows';
+import { changeRow, discountFromRow, discountRows, fromRow, groupBy, lineFromRow, lineRow, type DiscountRow, type InvoiceRow, type LineRow } from './rows';
 
 const scoped = (conn: Conn, scope: Scope) => conn<InvoiceRow>('invoices').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId });
 
@@ -300,6 +300,27 @@ export class InvoiceStore {
   }
 
   /**
+   * Saves invoices (a finalized chunk of the period job) in one statement: each row's changed
+   * columns (`changeRow`) as one JSON record typed by the table itself, the version bumped and
+   * the lease cleared as `save` does. Answers them in the order given.
+   */
+  async saveMany(trx: Trx, invoices: Invoice[]): Promise<Invoice[]> {
+    if (invoices.length === 0) return [];
+    const records = invoices.map((i) => {
+      const row = changeRow(i);
+      return { id: i.id, ...row, threshold_returns: JSON.parse(row.threshold_returns) as unknown };
+    });
+    const columns = Object.keys(records[0]!).filter((c) => c !== 'id');
+    const rows = await trx.raw<{ rows: InvoiceRow[] }>(
+      `UPDATE invoices i SET ${columns.map((c) => `"${c}" = r."${c}"`).join(', ')}, work_lease_until = NULL, version = i.version + 1
+       FROM jsonb_populate_recordset(NULL::invoices, ?::jsonb) r WHERE i.id = r.id RETURNING i.*`,
+      [JSON.stringify(records)],
+    );
+    const byId = new Map(rows.rows.map((r) => [r.id, r]));
+    return invoices.map((i) => fromRow(byId.get(i.id)!, i.lines, i.discounts));
+  }
+
+  /**
    * Rewrites the lines of a recomputed draft (a reprice) and its discounts' amounts: one stored
    * amount per (invoice, discount), replaced, never added to.
    */
@@ -324,17 +345,6 @@ export class InvoiceStore {
        FROM jsonb_to_recordset(?::jsonb) AS v (id text, applied bigint) WHERE l.id = v.id`,
       [JSON.stringify(applied.map((l) => ({ id: l.id, applied: l.prepaidCreditsApplied })))],
     );
-  }
-
-  /** The next invoice number of a tenant+environment; the row lock orders concurrent finalizations. */
-  async nextNumber(trx: Trx, scope: Scope): Promise<number> {
-    const rows = await trx.raw<{ rows: Array<{ last_number: string | number }> }>(
-      `INSERT INTO invoice_counters (tenant_id, environment_id, last_number) VALUES (?, ?, 1)
-       ON CONFLICT (tenant_id, environment_id) DO UPDATE SET last_number = invoice_counters.last_number + 1
-       RETURNING last_number`,
-      [scope.tenantId, scope.environmentId],
-    );
-    return Number(rows.rows[0].last_number);
   }
 
   /**
@@ -386,15 +396,4 @@ export class InvoiceStore {
   async releaseLease(conn: Conn, id: string): Promise<void> {
     await conn('invoices').where({ id }).update({ work_lease_until: null });
   }
-}
-
-/** Rows grouped by their invoice, mapped, in the order read. */
-function groupBy<R extends { invoice_id: string }, T>(rows: R[], map: (r: R) => T): Map<string, T[]> {
-  const out = new Map<string, T[]>();
-  for (const r of rows) {
-    const list = out.get(r.invoice_id) ?? [];
-    list.push(map(r));
-    out.set(r.invoice_id, list);
-  }
-  return out;
 }

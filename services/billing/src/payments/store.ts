@@ -118,6 +118,21 @@ export class PaymentStore {
     return pageOf(filtered, q, fromRow);
   }
 
+  /** The succeeded payments of each of these invoices, oldest first (the documents' snapshot of a finalized chunk). */
+  async succeededOf(conn: Conn, invoiceIds: string[]): Promise<Map<string, Payment[]>> {
+    const out = new Map<string, Payment[]>();
+    if (invoiceIds.length === 0) return out;
+    const rows = await conn<PaymentRow>('payments')
+      .whereIn('invoice_id', invoiceIds)
+      .where({ payment_status: 'succeeded' })
+      .orderBy([{ column: 'invoice_id' }, { column: 'created_at' }, { column: 'id' }]);
+    for (const row of rows) {
+      const p = fromRow(row as PaymentRow);
+      out.set(p.invoiceId, [...(out.get(p.invoiceId) ?? []), p]);
+    }
+    return out;
+  }
+
   /** The dunning attempts made for an invoice (payments keyed `dunning:{invoice}:{n}`), and the last processor it was paid with. */
   async dunningState(conn: Conn, invoiceId: string): Promise<{ attempts: number; pending: boolean; lastProvider: string | null }> {
     const rows = await conn<PaymentRow>('payments').where({ invoice_id: invoiceId }).orderBy([{ column: 'created_at' }, { column: 'id' }]).select('attempt', 'payment_status', 'provider');
