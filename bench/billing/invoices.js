@@ -66,6 +66,7 @@ const { Client } = require('pg');
 const { performance } = require('node:perf_hooks');
 
 const features = require('./features');
+const { statements } = require('../limits/report');
 const { apiClient, inParallel, commonServiceEnv, launchAll, settleSetup, cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, stopProcess, summarizeProfile } = require('../common');
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -142,6 +143,9 @@ async function startStack(brokers, profileDir, dbName, create) {
     },
   };
   let billingReadyAt = 0;
+  // Postgres' statements from the stack's start: the close starts with billing's first job run.
+  const pgStatements = await statements(ADMIN_URL);
+  await pgStatements.reset();
   const procs = await launchAll(
     names,
     (n) => ({ ...common, ...env[n], PORT: String(ports[n]) }),
@@ -158,6 +162,8 @@ async function startStack(brokers, profileDir, dbName, create) {
     output: Object.fromEntries(names.map((n, i) => [n, procs[i].output])),
     key,
     billingReadyAt,
+    dbName,
+    statements: pgStatements,
     stop: async (keepDb = false) => {
       for (const proc of [...procs].reverse()) await stopProcess(proc);
       if (!keepDb && !process.env.KEEP_DB) await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
@@ -230,6 +236,9 @@ async function setUp(stack, api, pg) {
   const featuresS = (performance.now() - t0) / 1000 - customersS - eventsS - subscriptionsS;
 
   await settleSetup(pg, SUBSCRIPTIONS, 'subscriptions and events');
+  // The machines' Postgres runs with autovacuum off (its conf.d/90-ci.conf): the statistics a
+  // production server's autovacuum would have gathered by now, once (the run copies keep them).
+  await pg.query('ANALYZE');
   if (Date.now() >= periodEnd) throw new Error(`set-up ended ${Math.round((Date.now() - periodEnd) / 1000)} s after the period's end: raise MARGIN_S`);
   const { rows: early } = await pg.query("SELECT count(*)::int AS n FROM billing.invoices WHERE billing_reason = 'SUBSCRIPTION_CYCLE'");
   if (early[0].n !== 0) throw new Error('cycle invoices exist before the period ended');
@@ -297,6 +306,7 @@ async function close(stack, pg, setup, withFeatures = false) {
     all_finalized_after_s: allFinalizedS,
     cores_busy: cores,
     cpu_ms_per_invoice: cpuMsPerInvoice,
+    postgres_statements: await stack.statements.top(stack.dbName, SUBSCRIPTIONS),
     load_1m_at_end: Number(os.loadavg()[0].toFixed(1)),
     series,
     check,

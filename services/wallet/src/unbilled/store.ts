@@ -96,8 +96,8 @@ export class UnbilledStore {
       `UPDATE unbilled_usage u
           SET amount = u.amount - coalesce((SELECT sum(e.value::bigint) FROM jsonb_each_text(u.invoices) e WHERE e.key = ANY(?::text[])), 0),
               invoices = u.invoices - ?::text[], updated_at = ?
-        WHERE u.tenant_id = ? AND u.environment_id = ? AND (u.customer_id, u.currency) IN (${values})`,
-      [invoiceIds, invoiceIds, now, scope.tenantId, scope.environmentId, ...pairs.flatMap((p) => [p.customerId, p.currency])],
+        WHERE u.tenant_id = ? AND u.environment_id = ? AND u.customer_id = ANY(?::text[]) AND (u.customer_id, u.currency) IN (${values})`,
+      [invoiceIds, invoiceIds, now, scope.tenantId, scope.environmentId, [...new Set(pairs.map((p) => p.customerId))], ...pairs.flatMap((p) => [p.customerId, p.currency])],
     );
   }
 }

@@ -207,14 +207,14 @@ export class WalletStore {
     now: Date,
   ): Promise<Array<{ wallet: Wallet; expiryDue: boolean } | undefined>> {
     if (targets.length === 0) return [];
-    const values = targets.map(() => '(?, ?, ?)').join(', ');
-    // id = ANY(...) lets the primary key find the rows; the tuple test keeps them in scope.
+    // By the primary key only, whatever the planner knows of the table (a tuple IN list beside it
+    // let a plan without statistics scan the tenant's wallets and unbilled rows once per wallet:
+    // 0.75 s a call at 5,000 wallets). A wallet of another scope is locked but not answered.
     const rows = rowsOf<WalletReadRow>(
       await trx.raw(
         `SELECT w.*, u.amount AS unbilled_amount, u.as_of AS unbilled_as_of, u.invoices AS unbilled_invoices, ${EXPIRY_DUE_SQL} FROM wallets w ${UNBILLED_JOIN_SQL}
-          WHERE w.id = ANY(?::text[]) AND (w.id, w.tenant_id, w.environment_id) IN (${values})
-          ORDER BY w.id FOR UPDATE OF w`,
-        [now, targets.map((t) => t.id), ...targets.flatMap((t) => [t.id, t.scope.tenantId, t.scope.environmentId])],
+          WHERE w.id = ANY(?::text[]) ORDER BY w.id FOR UPDATE OF w`,
+        [now, [...new Set(targets.map((t) => t.id))]],
       ),
     );
     const byKey = new Map(rows.map((r) => [`${r.tenant_id}\u0000${r.environment_id}\u0000${r.id}`, r]));
