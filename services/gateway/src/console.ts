@@ -46,6 +46,7 @@ export function mountConsole(app: Express, dir = CONSOLE_DIR): void {
     });
     return;
   }
+  app.use('/console/assets', precompressed(path.join(dir, 'assets')));
   app.use('/console/assets', express.static(path.join(dir, 'assets'), { immutable: true, maxAge: '365d', index: false }));
   app.use('/console/assets', (_req: Request, res: Response) => {
     res.status(404).json({ error: { message: 'No such console asset', internal_error: 'not_found', details: {} } });
@@ -54,4 +55,27 @@ export function mountConsole(app: Express, dir = CONSOLE_DIR): void {
     res.setHeader('Cache-Control', 'no-cache');
     res.sendFile(path.join(dir, 'index.html'));
   });
+}
+
+const TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
+
+/**
+ * A script or style sheet as the brotli or gzip copy the build wrote beside it
+ * (services/console/scripts/compress.mjs), when the browser accepts one: no compression work
+ * per request. Anything else goes on to the plain files.
+ */
+function precompressed(dir: string) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const name = path.basename(req.path);
+    const type = TYPES[path.extname(name)];
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || !type || name !== req.path.slice(1)) return next();
+    const accepts = String(req.headers['accept-encoding'] ?? '');
+    const encoding = /\bbr\b/.test(accepts) ? 'br' : /\bgzip\b/.test(accepts) ? 'gzip' : undefined;
+    const file = encoding && path.join(dir, `${name}.${encoding === 'br' ? 'br' : 'gz'}`);
+    res.setHeader('Vary', 'Accept-Encoding');
+    if (!file || !existsSync(file)) return next();
+    res.setHeader('Content-Encoding', encoding);
+    res.setHeader('Content-Type', type);
+    res.sendFile(file, { immutable: true, maxAge: '365d' }, (err) => err && next(err));
+  };
 }
