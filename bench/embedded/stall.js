@@ -25,15 +25,13 @@
  * stderr on this one's, e.g. its warnings), plus any setting of the process
  * (e.g. TASKS_BATCH_ROWS) passed through the environment.
  */
-const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { performance } = require('node:perf_hooks');
-const { freePort, percentile, sleep } = require('../common');
+const { percentile, sleep } = require('../common');
+const { MAIN, client, cpuModel, finished, start, stop, timeoutSignal } = require('./process');
 
-const ROOT = path.resolve(__dirname, '../..');
-const MAIN = path.join(ROOT, 'services/standalone/dist/main.js');
 const RUNS = Number(process.env.RUNS || 1);
 const CUSTOMERS = Number(process.env.CUSTOMERS || 50);
 const IMPORT_ROWS = Number(process.env.IMPORT_ROWS || 30_000);
@@ -43,14 +41,6 @@ const IDLE_MS = Number(process.env.IDLE_MS || 3000);
 const REQUEST_LIMIT_MS = 10_000;
 const GOAL_P99_MS = 250;
 
-/** An abort signal that fires after `ms` (Node's global AbortSignal.timeout). */
-const timeoutSignal = (ms) => globalThis.AbortSignal.timeout(ms);
-
-function cpuModel() {
-  const line = fs.readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('model name'));
-  return `${line ? line.split(':')[1].trim() : os.cpus()[0].model} x ${os.cpus().length}`;
-}
-
 /** CPU time (user + system) of process `pid` so far, in ms (/proc/<pid>/stat, clock ticks of 10 ms). */
 function cpuMs(pid) {
   const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
@@ -58,47 +48,6 @@ function cpuMs(pid) {
 }
 
 const load = () => os.loadavg().map((l) => l.toFixed(2)).join(' ');
-
-/** `npm start`'s process on `dataDir`; resolves with its URL and development key once it printed them. */
-async function start(dataDir) {
-  const port = await freePort();
-  const env = { METRICS_PORT: '0', LOG_LEVEL: 'warn', ...process.env, DATA_DIR: dataDir, PORT: String(port) };
-  delete env.DATABASE_URL;
-  delete env.KAFKA_BROKERS;
-  const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (c) => (output = (output + c).slice(-20_000)));
-  child.stderr.on('data', (c) => (output = (output + c).slice(-20_000)));
-  if (process.env.CHILD_OUTPUT === '1') child.stderr.pipe(process.stderr);
-  const began = Date.now();
-  for (;;) {
-    const key = /API key:\s+(bsk_\S+)/.exec(output)?.[1];
-    if (key) return { child, url: `http://127.0.0.1:${port}`, key, output: () => output };
-    if (child.exitCode !== null) throw new Error(`the process exited:\n${output}`);
-    if (Date.now() - began > 600_000) throw new Error(`no key printed after 600 s:\n${output}`);
-    await sleep(200);
-  }
-}
-
-async function stop(child) {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once('exit', r));
-  child.kill('SIGTERM');
-  await exited;
-}
-
-function client(url, key) {
-  return async (method, p, body, contentType = 'application/json', timeoutMs = 120_000) => {
-    const res = await fetch(`${url}${p}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': contentType } : {}) },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-      signal: timeoutSignal(timeoutMs),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined };
-  };
-}
 
 /** A client sending `GET /v1/customers` one after another until `stop()`: latencies in ms. */
 function prober(url, key) {
@@ -128,15 +77,6 @@ function prober(url, key) {
       return { n: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? NaN, timeouts, failures };
     },
   };
-}
-
-async function finished(api, id) {
-  for (;;) {
-    const res = await api('GET', `/v1/tasks/${id}`);
-    if (res.status !== 200) throw new Error(`GET /v1/tasks/${id}: ${res.status} ${JSON.stringify(res.body)}`);
-    if (['COMPLETED', 'FAILED', 'CANCELLED'].includes(res.body.task_status)) return res.body;
-    await sleep(250);
-  }
 }
 
 function eventsFile(from, count) {
