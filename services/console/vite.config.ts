@@ -22,5 +22,12 @@ export default defineConfig({
     modulePreload: { polyfill: false },
     sourcemap: false,
     target: 'es2022',
+    rollupOptions: {
+      // zod's comments mention `@__PURE__` in prose, which Rollup reports and ignores: not a problem of ours.
+      onwarn(warning, warn) {
+        if (warning.code === 'INVALID_ANNOTATION' && warning.id?.includes('/node_modules/zod/')) return;
+        warn(warning);
+      },
+    },
   },
 });

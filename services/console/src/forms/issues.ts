@@ -23,6 +23,29 @@ export function fieldFor(name: string | undefined, fields: readonly string[]): s
   return fields.includes(first) ? first : undefined;
 }
 
+const takesKey = new WeakMap<BodySchema, boolean>();
+
+/**
+ * Whether the route's body takes `idempotency_key`: then the API merges the Idempotency-Key
+ * header into the body before its schema sees it (libs/http, ADR 0035), and so must the form.
+ * A strict body that takes none names the field as unknown.
+ */
+export function takesIdempotencyKey(schema: BodySchema): boolean {
+  let known = takesKey.get(schema);
+  if (known === undefined) {
+    const result = schema.safeParse({ idempotency_key: 'probe' });
+    known = result.success || !result.error.issues.some((i) => i.code === 'unrecognized_keys' && i.keys.includes('idempotency_key'));
+    takesKey.set(schema, known);
+  }
+  return known;
+}
+
+/** The body as the API's schema will see it: with the header's key when the body takes one and has none. */
+export function withKey(schema: BodySchema, body: unknown, key: string | undefined): unknown {
+  if (!key || body === null || typeof body !== 'object' || Array.isArray(body) || 'idempotency_key' in body) return body;
+  return takesIdempotencyKey(schema) ? { ...body, idempotency_key: key } : body;
+}
+
 /** Issues of a body schema placed as the API places them (libs/http validation: the joined path, "is required"). */
 export function schemaErrors(schema: BodySchema, body: unknown, fields: readonly string[]): FormErrors | null {
   const result = schema.safeParse(body, { reportInput: true });

@@ -1,7 +1,8 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import { act, fireEvent, render, screen, waitFor } from '@testing-library/react';
-import { customerApi, walletApi } from '@billstream/contracts';
+import { customerApi, invoiceApi, walletApi } from '@billstream/contracts';
 import { ApiError, type Api } from '../api';
+import { takesIdempotencyKey } from './issues';
 import { ActionForm } from './kit';
 
 type Post = (path: string, body: unknown, idempotencyKey?: string) => Promise<unknown>;
@@ -107,5 +108,27 @@ describe('ActionForm', () => {
     await act(async () => answer({ id: 'cus_1' }));
     await waitFor(() => expect(onDone).toHaveBeenCalledWith({ id: 'cus_1' }));
     expect(post).toHaveBeenCalledTimes(1);
+  });
+
+  it("validates the body as the API sees it, with the Idempotency-Key header's key in it", async () => {
+    expect([walletApi.topup, invoiceApi.createPayment, customerApi.create, invoiceApi.voidInvoice].map((r) => takesIdempotencyKey(r.body!))).toEqual([true, true, false, false]);
+    const { api, post } = fakeApi(() => Promise.resolve({ id: 'pay_1' }));
+    render(
+      <ActionForm
+        api={api}
+        title="Record a payment"
+        route={invoiceApi.createPayment}
+        fields={[{ name: 'provider', label: 'Provider' }]}
+        initial={{ provider: 'stripe' }}
+        // A PROVIDER payment's schema requires idempotency_key: the header's key is it.
+        body={(v) => ({ invoice_id: 'inv_1', amount: 1250, payment_method_type: 'PROVIDER', provider: v.provider })}
+        submitLabel="Record payment"
+        onDone={() => undefined}
+      />,
+    );
+    submit('Record payment');
+    await waitFor(() => expect(post).toHaveBeenCalledTimes(1));
+    expect(post.mock.calls[0]![1]).toEqual({ invoice_id: 'inv_1', amount: 1250, payment_method_type: 'PROVIDER', provider: 'stripe' });
+    expect(screen.queryByRole('alert')).toBeNull();
   });
 });

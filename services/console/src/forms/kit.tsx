@@ -1,7 +1,7 @@
 import { useCallback, useId, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import type { RouteDef } from '@billstream/contracts';
 import type { Api } from '../api';
-import { apiErrors, NO_ERRORS, schemaErrors, type FormErrors } from './issues';
+import { apiErrors, NO_ERRORS, schemaErrors, withKey, type FormErrors } from './issues';
 
 /**
  * The form kit of the support actions (issue #33, ADR 0050 "The forms"): a form sends one
@@ -61,7 +61,8 @@ export function useSubmitter(api: Api, fields: readonly string[]): Submitter {
     async <T,>({ route, params, body, idempotent = true }: Send): Promise<{ result: T } | null> => {
       if (inFlight.current) return null;
       if (route.method !== 'post') throw new Error(`${route.operationId}: the forms send POST routes only`);
-      const invalid = route.body ? schemaErrors(route.body, body, fields) : null;
+      const sentKey = idempotent ? key.current : undefined;
+      const invalid = route.body ? schemaErrors(route.body, withKey(route.body, body, sentKey), fields) : null;
       if (invalid) {
         setErrors(invalid);
         return null;
@@ -70,7 +71,7 @@ export function useSubmitter(api: Api, fields: readonly string[]): Submitter {
       setBusy(true);
       setErrors(NO_ERRORS);
       try {
-        const result = await api.post<T>(pathOf(route, params), body, idempotent ? key.current : undefined);
+        const result = await api.post<T>(pathOf(route, params), body, sentKey);
         if (idempotent) {
           key.current = newIdempotencyKey();
           setKey(key.current);
