@@ -43,17 +43,15 @@ export interface Send {
 export interface Submitter {
   errors: FormErrors;
   busy: boolean;
-  /** The key the next send carries. */
-  idempotencyKey: string;
   /** Validates and sends; null when invalid, refused by the API, or another send is in flight. */
   send<T>(request: Send): Promise<{ result: T } | null>;
-  clear(): void;
 }
 
 /** The state behind a form: its key, its in-flight guard and its errors, for the fields named. */
 export function useSubmitter(api: Api, fields: readonly string[]): Submitter {
-  const [idempotencyKey, setKey] = useState(newIdempotencyKey);
-  const key = useRef(idempotencyKey);
+  // The key of this form until a success: made once when it opens, kept across re-renders and retries.
+  const [firstKey] = useState(newIdempotencyKey);
+  const key = useRef(firstKey);
   const inFlight = useRef(false);
   const [busy, setBusy] = useState(false);
   const [errors, setErrors] = useState<FormErrors>(NO_ERRORS);
@@ -72,10 +70,7 @@ export function useSubmitter(api: Api, fields: readonly string[]): Submitter {
       setErrors(NO_ERRORS);
       try {
         const result = await api.post<T>(pathOf(route, params), body, sentKey);
-        if (idempotent) {
-          key.current = newIdempotencyKey();
-          setKey(key.current);
-        }
+        if (idempotent) key.current = newIdempotencyKey();
         return { result };
       } catch (err) {
         setErrors(apiErrors(err, fields));
@@ -87,7 +82,7 @@ export function useSubmitter(api: Api, fields: readonly string[]): Submitter {
     },
     [api, fields.join('\n')],
   );
-  return { errors, busy, idempotencyKey, send, clear: () => setErrors(NO_ERRORS) };
+  return { errors, busy, send };
 }
 
 export interface FieldDef {
