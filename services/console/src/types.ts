@@ -80,3 +80,10 @@ export interface CreditNote {
   status: string;
   created_at: string;
 }
+
+export interface Discount {
+  id: string;
+  coupon_id: string;
+  status: string;
+  periods_remaining: number | null;
+}

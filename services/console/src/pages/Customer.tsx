@@ -1,8 +1,11 @@
+import { Fragment, useReducer, useState } from 'react';
 import type { Api, Page } from '../api';
 import { Loaded, useLoad } from '../data';
 import { money, when } from '../format';
+import { ActionPanel, ActionToggle, Done } from '../forms/action';
+import { ApplyCouponForm, ChangePlanForm, TopUpForm } from '../forms/lazy';
 import { href } from '../router';
-import type { Balance, Customer, Invoice, Subscription, Wallet } from '../types';
+import type { Balance, Customer, Discount, Invoice, Subscription, Wallet } from '../types';
 import { InvoiceTable } from './Invoices';
 
 interface Usage {
@@ -10,16 +13,32 @@ interface Usage {
   subscriptions: Array<{ subscription_id: string; customer_id: string; currency: string; amount: number; items: Array<{ meter_id: string; display_name: string | null; quantity: string; amount: number }> }>;
 }
 
-/** One customer: its record, wallets with their real-time balance, subscriptions, usage this period and latest invoices. */
+/**
+ * One customer: its record, wallets with their real-time balance, subscriptions, usage this
+ * period and latest invoices; a wallet's row tops it up, a subscription's changes its plan or
+ * applies a coupon (the form opens below the row; the page reloads after a success).
+ */
 export function CustomerPage({ api, id }: { api: Api; id: string }) {
+  const [open, setOpen] = useState<string | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const [version, reload] = useReducer((v: number) => v + 1, 0);
+  const toggle = (action: string) => setOpen(open === action ? null : action);
+  const succeeded = (message: string) => () => {
+    setOpen(null);
+    setDone(message);
+    reload();
+  };
   const customer = useLoad(() => api.get<Customer>(`/v1/customers/${encodeURIComponent(id)}`), [id]);
   const wallets = useLoad(async () => {
     const page = await api.get<Page<Wallet>>(`/v1/customers/${encodeURIComponent(id)}/wallets`, { limit: 50 });
     return Promise.all(page.items.map(async (w) => ({ wallet: w, balance: await api.get<Balance>(`/v1/wallets/${encodeURIComponent(w.id)}/balance`, { include_real_time_balance: true }) })));
-  }, [id]);
-  const subscriptions = useLoad(() => api.get<Page<Subscription>>('/v1/subscriptions', { customer_id: id, limit: 50 }), [id]);
-  const usage = useLoad(() => api.get<Usage>(`/v1/customers/${encodeURIComponent(id)}/usage`, { include_children: true }), [id]);
-  const invoices = useLoad(() => api.get<Page<Invoice>>('/v1/invoices', { customer_id: id, limit: 10 }), [id]);
+  }, [id, version]);
+  const subscriptions = useLoad(async () => {
+    const page = await api.get<Page<Subscription>>('/v1/subscriptions', { customer_id: id, limit: 50 });
+    return Promise.all(page.items.map(async (s) => ({ subscription: s, discounts: (await api.get<{ items: Discount[] }>(`/v1/subscriptions/${encodeURIComponent(s.id)}/discounts`)).items })));
+  }, [id, version]);
+  const usage = useLoad(() => api.get<Usage>(`/v1/customers/${encodeURIComponent(id)}/usage`, { include_children: true }), [id, version]);
+  const invoices = useLoad(() => api.get<Page<Invoice>>('/v1/invoices', { customer_id: id, limit: 10 }), [id, version]);
   return (
     <section aria-labelledby="customer-title">
       <Loaded load={customer}>
@@ -41,6 +60,7 @@ export function CustomerPage({ api, id }: { api: Api; id: string }) {
           </>
         )}
       </Loaded>
+      <Done message={done} />
       <h2>Wallets</h2>
       <Loaded load={wallets}>
         {(list) =>
@@ -56,22 +76,37 @@ export function CustomerPage({ api, id }: { api: Api; id: string }) {
                   <th scope="col">Balance</th>
                   <th scope="col">Real-time balance</th>
                   <th scope="col">Unbilled usage</th>
+                  <th scope="col">Actions</th>
                 </tr>
               </thead>
               <tbody>
                 {list.map(({ wallet, balance }) => (
-                  <tr key={wallet.id}>
-                    <td>{wallet.id}</td>
-                    <td>{wallet.wallet_type}</td>
-                    <td>{wallet.wallet_status}</td>
-                    <td>
-                      {balance.balance} {wallet.currency.toUpperCase()}
-                    </td>
-                    <td>
-                      {balance.real_time_balance ?? '–'} {wallet.currency.toUpperCase()}
-                    </td>
-                    <td>{money(balance.unbilled_usage ?? 0, wallet.currency)}</td>
-                  </tr>
+                  <Fragment key={wallet.id}>
+                    <tr>
+                      <td>{wallet.id}</td>
+                      <td>{wallet.wallet_type}</td>
+                      <td>{wallet.wallet_status}</td>
+                      <td>
+                        {balance.balance} {wallet.currency.toUpperCase()}
+                      </td>
+                      <td>
+                        {balance.real_time_balance ?? '–'} {wallet.currency.toUpperCase()}
+                      </td>
+                      <td>{money(balance.unbilled_usage ?? 0, wallet.currency)}</td>
+                      <td>
+                        <ActionToggle label="Top up" open={open === `topup:${wallet.id}`} controls={`topup-${wallet.id}`} onToggle={() => toggle(`topup:${wallet.id}`)} />
+                      </td>
+                    </tr>
+                    {open === `topup:${wallet.id}` && (
+                      <tr>
+                        <td colSpan={7}>
+                          <ActionPanel id={`topup-${wallet.id}`}>
+                            <TopUpForm api={api} wallet={wallet} onCancel={() => setOpen(null)} onDone={succeeded(`Wallet ${wallet.id} topped up.`)} />
+                          </ActionPanel>
+                        </td>
+                      </tr>
+                    )}
+                  </Fragment>
                 ))}
               </tbody>
             </table>
@@ -80,8 +115,8 @@ export function CustomerPage({ api, id }: { api: Api; id: string }) {
       </Loaded>
       <h2>Subscriptions</h2>
       <Loaded load={subscriptions}>
-        {(page) =>
-          page.items.length === 0 ? (
+        {(list) =>
+          list.length === 0 ? (
             <p>No subscriptions.</p>
           ) : (
             <table>
@@ -92,19 +127,45 @@ export function CustomerPage({ api, id }: { api: Api; id: string }) {
                   <th scope="col">Status</th>
                   <th scope="col">Paid by</th>
                   <th scope="col">Current period</th>
+                  <th scope="col">Coupons</th>
+                  <th scope="col">Actions</th>
                 </tr>
               </thead>
               <tbody>
-                {page.items.map((s) => (
-                  <tr key={s.id}>
-                    <td>{s.id}</td>
-                    <td>{s.plan_id}</td>
-                    <td>{s.status}</td>
-                    <td>{s.invoicing_customer_id ? <a href={href({ page: 'customer', id: s.invoicing_customer_id })}>{s.invoicing_customer_id}</a> : 'itself'}</td>
-                    <td>
-                      {when(s.current_period_start)} – {when(s.current_period_end)}
-                    </td>
-                  </tr>
+                {list.map(({ subscription: s, discounts }) => (
+                  <Fragment key={s.id}>
+                    <tr>
+                      <td>{s.id}</td>
+                      <td>{s.plan_id}</td>
+                      <td>{s.status}</td>
+                      <td>{s.invoicing_customer_id ? <a href={href({ page: 'customer', id: s.invoicing_customer_id })}>{s.invoicing_customer_id}</a> : 'itself'}</td>
+                      <td>
+                        {when(s.current_period_start)} – {when(s.current_period_end)}
+                      </td>
+                      <td>{discounts.filter((d) => d.status === 'active').map((d) => d.coupon_id).join(', ') || '–'}</td>
+                      <td>
+                        <div className="buttons">
+                          <ActionToggle label="Change plan" open={open === `plan:${s.id}`} controls={`plan-${s.id}`} onToggle={() => toggle(`plan:${s.id}`)} />
+                          <ActionToggle label="Apply coupon" open={open === `coupon:${s.id}`} controls={`coupon-${s.id}`} onToggle={() => toggle(`coupon:${s.id}`)} />
+                        </div>
+                      </td>
+                    </tr>
+                    {(open === `plan:${s.id}` || open === `coupon:${s.id}`) && (
+                      <tr>
+                        <td colSpan={7}>
+                          {open === `plan:${s.id}` ? (
+                            <ActionPanel id={`plan-${s.id}`}>
+                              <ChangePlanForm api={api} subscription={s} onCancel={() => setOpen(null)} onDone={succeeded(`The plan of ${s.id} changed.`)} />
+                            </ActionPanel>
+                          ) : (
+                            <ActionPanel id={`coupon-${s.id}`}>
+                              <ApplyCouponForm api={api} subscription={s} onCancel={() => setOpen(null)} onDone={succeeded(`Coupon applied to ${s.id}.`)} />
+                            </ActionPanel>
+                          )}
+                        </td>
+                      </tr>
+                    )}
+                  </Fragment>
                 ))}
               </tbody>
             </table>

@@ -1,7 +1,9 @@
-import { useState, type FormEvent } from 'react';
+import { useReducer, useState, type FormEvent } from 'react';
 import type { Api, Page } from '../api';
 import { Loaded, Pager, useLoad } from '../data';
 import { when } from '../format';
+import { ActionPanel, ActionToggle, Done } from '../forms/action';
+import { CreateCustomerForm } from '../forms/lazy';
 import { href } from '../router';
 import type { Customer } from '../types';
 
@@ -12,7 +14,10 @@ export function CustomersPage({ api }: { api: Api }) {
   const [offset, setOffset] = useState(0);
   const [search, setSearch] = useState<{ field: 'external_id' | 'email' | 'parent_customer_ids'; value: string }>({ field: 'external_id', value: '' });
   const [draft, setDraft] = useState(search);
-  const load = useLoad(() => api.get<Page<Customer>>('/v1/customers', { limit: LIMIT, offset, [search.field]: search.value || undefined }), [offset, search.field, search.value]);
+  const [creating, setCreating] = useState(false);
+  const [done, setDone] = useState<Customer | null>(null);
+  const [version, reload] = useReducer((v: number) => v + 1, 0);
+  const load = useLoad(() => api.get<Page<Customer>>('/v1/customers', { limit: LIMIT, offset, [search.field]: search.value || undefined }), [offset, search.field, search.value, version]);
   const submit = (e: FormEvent) => {
     e.preventDefault();
     setOffset(0);
@@ -21,6 +26,24 @@ export function CustomersPage({ api }: { api: Api }) {
   return (
     <section aria-labelledby="customers-title">
       <h1 id="customers-title">Customers</h1>
+      <div className="actions">
+        <ActionToggle label="New customer" open={creating} controls="new-customer" onToggle={() => setCreating(!creating)} />
+        <Done message={done ? `Customer ${done.external_id} created.` : null} />
+        {done && <a href={href({ page: 'customer', id: done.id })}>Open {done.external_id}</a>}
+      </div>
+      {creating && (
+        <ActionPanel id="new-customer">
+          <CreateCustomerForm
+            api={api}
+            onCancel={() => setCreating(false)}
+            onDone={(customer) => {
+              setCreating(false);
+              setDone(customer);
+              reload();
+            }}
+          />
+        </ActionPanel>
+      )}
       <form className="filters" onSubmit={submit} role="search">
         <label>
           Find by

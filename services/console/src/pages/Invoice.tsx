@@ -1,13 +1,39 @@
+import { useReducer, useState } from 'react';
 import type { Api, Page } from '../api';
 import { Loaded, useLoad } from '../data';
 import { money, when } from '../format';
+import { ActionPanel, ActionToggle, Done } from '../forms/action';
+import { CreditNoteForm, PaymentForm, VoidInvoiceForm } from '../forms/lazy';
 import { href } from '../router';
 import type { CreditNote, Invoice } from '../types';
 
-/** An invoice: its totals, lines, credit notes, and its PDF and hosted page (signed links, no key needed). */
+type Action = 'credit-note' | 'payment' | 'void';
+
+/**
+ * The actions an invoice in its status can take (the API decides; the console offers what it
+ * would accept): a credit note of a finalized or paid one, a payment of a finalized one with
+ * money due, the void of a draft or finalized one.
+ */
+function actionsOf(i: Invoice): Array<{ action: Action; label: string }> {
+  const list: Array<{ action: Action; label: string }> = [];
+  if (i.status === 'finalized' || i.status === 'paid') list.push({ action: 'credit-note', label: 'Issue a credit note' });
+  if (i.status === 'finalized' && i.amount_remaining > 0) list.push({ action: 'payment', label: 'Record a payment' });
+  if (i.status === 'draft' || i.status === 'finalized') list.push({ action: 'void', label: 'Void invoice' });
+  return list;
+}
+
+/** An invoice: its totals, lines, credit notes, its PDF and hosted page (signed links, no key needed), and its actions. */
 export function InvoicePage({ api, id }: { api: Api; id: string }) {
-  const invoice = useLoad(() => api.get<Invoice>(`/v1/invoices/${encodeURIComponent(id)}`), [id]);
-  const notes = useLoad(() => api.get<Page<CreditNote>>('/v1/credit_notes', { invoice_id: id, limit: 100 }), [id]);
+  const [open, setOpen] = useState<Action | null>(null);
+  const [done, setDone] = useState<string | null>(null);
+  const [version, reload] = useReducer((v: number) => v + 1, 0);
+  const invoice = useLoad(() => api.get<Invoice>(`/v1/invoices/${encodeURIComponent(id)}`), [id, version]);
+  const notes = useLoad(() => api.get<Page<CreditNote>>('/v1/credit_notes', { invoice_id: id, limit: 100 }), [id, version]);
+  const succeeded = (message: string) => () => {
+    setOpen(null);
+    setDone(message);
+    reload();
+  };
   return (
     <section aria-labelledby="invoice-title">
       <Loaded load={invoice}>
@@ -46,6 +72,18 @@ export function InvoicePage({ api, id }: { api: Api; id: string }) {
                 )}
               </dd>
             </dl>
+            <div className="actions">
+              {actionsOf(i).map(({ action, label }) => (
+                <ActionToggle key={action} label={label} open={open === action} controls={`invoice-${action}`} onToggle={() => setOpen(open === action ? null : action)} />
+              ))}
+            </div>
+            {open && (
+              <ActionPanel id={`invoice-${open}`}>
+                {open === 'credit-note' && <CreditNoteForm api={api} invoice={i} onCancel={() => setOpen(null)} onDone={succeeded('Credit note issued.')} />}
+                {open === 'payment' && <PaymentForm api={api} invoice={i} onCancel={() => setOpen(null)} onDone={succeeded('Payment recorded.')} />}
+                {open === 'void' && <VoidInvoiceForm api={api} invoice={i} onCancel={() => setOpen(null)} onDone={succeeded('Invoice voided.')} />}
+              </ActionPanel>
+            )}
             <table>
               <caption>Lines</caption>
               <thead>
@@ -90,6 +128,7 @@ export function InvoicePage({ api, id }: { api: Api; id: string }) {
           </>
         )}
       </Loaded>
+      <Done message={done} />
       <h2>Credit notes</h2>
       <Loaded load={notes}>
         {(page) =>
