@@ -22,7 +22,7 @@ describe('mountConsole', () => {
     writeFileSync(path.join(dir, 'assets', 'plain.js'), script);
     const app = express();
     mountConsole(app, dir);
-    await new Promise<void>((resolve) => (server = app.listen(0, '127.0.0.1', resolve)));
+    await new Promise<void>((resolve) => (server = app.listen(0, '127.0.0.1', () => resolve())));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   afterAll(async () => {
