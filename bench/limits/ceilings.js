@@ -7,15 +7,17 @@
  *   JSON properties object) inserted straight into Postgres in batches of 1,000 from 2
  *   connections, into a table with a primary key and one index: the most rows/s any ingestion
  *   path on this Postgres could store. Also its Postgres CPU per row.
- * - `proxiedFloor`: a minimal Node HTTP server behind a minimal Node proxy (keep-alive to the
- *   server, no parsing beyond HTTP), driven open loop at a rate: the floor of a proxied request,
- *   as CPU per request per process and as latency percentiles at that rate.
+ * - `proxiedFloor`: the entitlement bench's floor (bench/entitlements/floor: a plain `node:http`
+ *   server answering a check behind a minimal proxy that parses the JSON body and forwards it
+ *   with undici), driven open loop at a rate: the floor of a proxied request, as CPU per request
+ *   per process and as latency percentiles at that rate.
  *
  * `node bench/limits/ceilings.js` prints both (ROWS, RATE, SECONDS); the other benches require
  * this module and call them around their own measurement.
  */
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
+const path = require('node:path');
 const { performance } = require('node:perf_hooks');
 const { Client } = require('pg');
 const { ADMIN_URL, adminQuery, freePort, percentile, sleep } = require('../common');
@@ -80,34 +82,9 @@ async function rawInsert({ rows = 200_000, connections = 2 } = {}) {
   }
 }
 
-const SERVER = `
-const http = require('node:http');
-const body = Buffer.from(JSON.stringify({ allowed: true, usage: '12', limit: '100' }));
-http.createServer((req, res) => {
-  req.on('data', () => undefined);
-  req.on('end', () => {
-    res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
-    res.end(body);
-  });
-}).listen(Number(process.env.PORT), '127.0.0.1', () => process.send && process.send('ready'));
-`;
-
-const PROXY = `
-const http = require('node:http');
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-const target = Number(process.env.TARGET);
-http.createServer((req, res) => {
-  const out = http.request({ host: '127.0.0.1', port: target, method: req.method, path: req.url, headers: req.headers, agent }, (up) => {
-    res.writeHead(up.statusCode, up.headers);
-    up.pipe(res);
-  });
-  out.on('error', () => { res.statusCode = 502; res.end(); });
-  req.pipe(out);
-}).listen(Number(process.env.PORT), '127.0.0.1', () => process.send && process.send('ready'));
-`;
-
-function child(source, env) {
-  const proc = spawn(process.execPath, ['-e', source], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+/** The entitlement bench's floor processes (bench/entitlements/floor): `upstream.js` or `proxy.js`. */
+function child(script, env) {
+  const proc = spawn(process.execPath, [path.join(__dirname, '../entitlements/floor', script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {
     proc.once('message', () => resolve(proc));
     proc.once('exit', (code) => reject(new Error(`a floor process exited (${code})`)));
@@ -122,8 +99,8 @@ function child(source, env) {
 async function proxiedFloor({ rate = 1000, seconds = 10, warmupSeconds = 2 } = {}) {
   const serverPort = await freePort();
   const proxyPort = await freePort();
-  const server = await child(SERVER, { PORT: String(serverPort) });
-  const proxy = await child(PROXY, { PORT: String(proxyPort), TARGET: String(serverPort) });
+  const server = await child('upstream.js', { PORT: String(serverPort) });
+  const proxy = await child('proxy.js', { PORT: String(proxyPort), TARGET: String(serverPort) });
   const client = leanClient(`http://127.0.0.1:${proxyPort}`, { headers: { 'content-type': 'application/json' }, connections: 64 });
   const body = JSON.stringify({ customer_id: 'cust_floor', feature_key: 'api_calls' });
   try {

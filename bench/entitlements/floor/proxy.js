@@ -1,6 +1,6 @@
 const http = require('http');
 const { Pool } = require(require('node:path').join(__dirname, '../../../node_modules/undici'));
-const pool = new Pool('http://127.0.0.1:4101', { connections: 128 });
+const pool = new Pool(`http://127.0.0.1:${process.env.TARGET || 4101}`, { connections: 128 });
 http.createServer((req, res) => {
   let body = '';
   req.on('data', (c) => (body += c));
@@ -11,4 +11,4 @@ http.createServer((req, res) => {
     res.writeHead(up.statusCode, { 'content-type': 'application/json', 'content-length': buf.length });
     res.end(buf);
   });
-}).listen(4100, '127.0.0.1');
+}).listen(Number(process.env.PORT || 4100), '127.0.0.1', () => process.send && process.send('ready'));

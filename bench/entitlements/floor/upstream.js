@@ -7,4 +7,4 @@ http.createServer((req, res) => {
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(out) });
     res.end(out);
   });
-}).listen(4101, '127.0.0.1');
+}).listen(Number(process.env.PORT || 4101), '127.0.0.1', () => process.send && process.send('ready'));
