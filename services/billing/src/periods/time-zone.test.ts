@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { ValidationError } from '@billstream/errors';
 import { assertTimeZone, instantOf, localAt } from './time-zone';
 
@@ -23,6 +24,23 @@ describe('time zones', () => {
     expect(localAt(Date.parse('2024-07-01T12:34:56.789Z'), 'Europe/Berlin')).toEqual(wall(2024, 7, 1, 14, 34, 56, 789));
     expect(localAt(Date.parse('2024-01-01T00:00:00Z'), 'America/New_York')).toEqual(wall(2023, 12, 31, 19));
     expect(localAt(Date.parse('2024-01-01T00:00:00Z'), 'Asia/Kathmandu')).toEqual(wall(2024, 1, 1, 5, 45));
+  });
+
+  it("reads a UTC zone's wall time from the instant itself, as Intl reads it", () => {
+    const intl = (instant: number, timeZone: string) => {
+      const parts = Object.fromEntries(
+        new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' })
+          .formatToParts(instant)
+          .map((p) => [p.type, Number(p.value)]),
+      );
+      return wall(parts.year!, parts.month!, parts.day!, parts.hour!, parts.minute!, parts.second!, ((instant % 1000) + 1000) % 1000);
+    };
+    fc.assert(
+      fc.property(fc.integer({ min: Date.parse('1970-01-01T00:00:00Z'), max: Date.parse('2200-01-01T00:00:00Z') }), fc.constantFrom('UTC', 'Etc/UTC', 'GMT', 'Etc/GMT', 'Zulu'), (instant, zone) => {
+        expect(localAt(instant, zone)).toEqual(intl(instant, zone));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('finds the instant of a wall time, in winter and in summer', () => {
