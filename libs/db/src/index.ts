@@ -88,4 +88,4 @@ export async function pageOf<R extends object, T>(
   ]);
   return { items: (rows as R[]).map(map), total: Number(count[0]!.n) };
 }
-export { listenChannel, notifyChannel, type ChannelListener, type ChannelListenerOptions } from './notices';
+export { listenChannel, notifyChannelMany, type ChannelListener, type ChannelListenerOptions } from './notices';

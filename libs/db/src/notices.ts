@@ -97,7 +97,8 @@ export function listenChannel(options: ChannelListenerOptions): ChannelListener 
   };
 }
 
-/** Sends a notice on `channel` (delivered to every listener when the statement's transaction commits). */
-export async function notifyChannel(conn: Knex, channel: string, payload: string): Promise<void> {
-  await conn.raw('SELECT pg_notify(?, ?)', [channel, payload]);
+/** Sends notices on `channel` in one statement, in the order given (delivered to every listener when the statement's transaction commits). */
+export async function notifyChannelMany(conn: Knex, channel: string, payloads: string[]): Promise<void> {
+  if (payloads.length === 0) return;
+  await conn.raw('SELECT pg_notify(?, p) FROM unnest(?::text[]) WITH ORDINALITY AS x (p, n) ORDER BY n', [channel, payloads]);
 }

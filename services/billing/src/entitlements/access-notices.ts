@@ -1,5 +1,5 @@
 import type { Scope } from '@billstream/contracts';
-import { listenChannel, notifyChannel, type ChannelListener, type Db } from '@billstream/db';
+import { listenChannel, notifyChannelMany, type ChannelListener, type Db } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
 import type { AccessCache } from './access-cache';
 
@@ -44,13 +44,26 @@ export class AccessNotices {
     await this.listener?.stop();
   }
 
-  /** After a commit: the notice reaches the other replicas (and this one, harmlessly). */
+  /**
+   * After a commit: the notice reaches the other replicas (and this one, harmlessly). The
+   * notices of one turn of the event loop go in one statement, each once (a period job's chunk
+   * announces hundreds of customers at once).
+   */
   private announce(scope: Scope, customerId?: string): void {
     const notice: Notice = { t: scope.tenantId, e: scope.environmentId, ...(customerId === undefined ? {} : { c: customerId }) };
-    notifyChannel(this.db, ACCESS_CHANNEL, JSON.stringify(notice)).catch((err: unknown) => {
+    this.pending.add(JSON.stringify(notice));
+    if (this.pending.size === 1) setImmediate(() => this.flush());
+  }
+
+  private readonly pending = new Set<string>();
+
+  private flush(): void {
+    const payloads = [...this.pending];
+    this.pending.clear();
+    notifyChannelMany(this.db, ACCESS_CHANNEL, payloads).catch((err: unknown) => {
       // Unsent: the others could keep the old grants up to GRANTS_TTL_NOTIFIED_MS. Forgetting
       // here does not help them; say it loudly.
-      this.logger.error('access change notice not sent; other replicas see it within their cache lifetime', { err, scope, customer_id: customerId });
+      this.logger.error('access change notices not sent; other replicas see them within their cache lifetime', { err, notices: payloads.length, first: payloads[0] });
     });
   }
 

@@ -106,15 +106,15 @@ export class PeriodBilling {
           const done = await this.db.transaction(async (trx) => {
             const locked = new Map((await this.subscriptions.lockMany(trx, chunk.map((c) => c.s.id))).map((l) => [l.id, l]));
             const results = new Map<string, CatchUp>();
-            const written: typeof chunk = [];
-            const events: Parameters<typeof outboxInsertMany>[2] = [];
-            for (const c of chunk) {
-              if (locked.get(c.s.id)?.version !== c.s.version) continue;
-              const last = c.steps.at(-1)!;
-              const saved = await this.subscriptions.save(trx, last.subscription);
-              events.push(announcement({ tenantId: c.s.tenantId, environmentId: c.s.environmentId, actor: 'system' }, last.event, saved));
-              written.push(c);
-            }
+            const written = chunk.filter((c) => locked.get(c.s.id)?.version === c.s.version);
+            // Every subscription of the chunk in one statement.
+            const saved = await this.subscriptions.saveMany(
+              trx,
+              written.map((c) => c.steps.at(-1)!.subscription),
+            );
+            const events: Parameters<typeof outboxInsertMany>[2] = written.map((c, k) =>
+              announcement({ tenantId: c.s.tenantId, environmentId: c.s.environmentId, actor: 'system' }, c.steps.at(-1)!.event, saved[k]!),
+            );
             // Every draft of the chunk in two statements, every event in one.
             const drafts = await this.maker.discounted(trx, written.flatMap((c) => c.drafts));
             const inserted = await this.invoices.insertMany(trx, drafts);

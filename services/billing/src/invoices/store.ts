@@ -1,6 +1,7 @@
 import type { Scope } from '@billstream/contracts';
 import type { Conn, Db, Trx } from '@billstream/db';
 import type { DiscountAmount } from '../invoice-arithmetic';
+import { updateMany } from '../shared/update-many';
 import type { Invoice, InvoiceLine, InvoiceListQuery } from './domain';
 import { changeRow, discountFromRow, discountRows, fromRow, groupBy, lineFromRow, lineRow, type DiscountRow, type InvoiceRow, type LineRow } from './rows';
 
@@ -305,18 +306,11 @@ export class InvoiceStore {
    * the lease cleared as `save` does. Answers them in the order given.
    */
   async saveMany(trx: Trx, invoices: Invoice[]): Promise<Invoice[]> {
-    if (invoices.length === 0) return [];
     const records = invoices.map((i) => {
       const row = changeRow(i);
       return { id: i.id, ...row, threshold_returns: JSON.parse(row.threshold_returns) as unknown };
     });
-    const columns = Object.keys(records[0]!).filter((c) => c !== 'id');
-    const rows = await trx.raw<{ rows: InvoiceRow[] }>(
-      `UPDATE invoices i SET ${columns.map((c) => `"${c}" = r."${c}"`).join(', ')}, work_lease_until = NULL, version = i.version + 1
-       FROM jsonb_populate_recordset(NULL::invoices, ?::jsonb) r WHERE i.id = r.id RETURNING i.*`,
-      [JSON.stringify(records)],
-    );
-    const byId = new Map(rows.rows.map((r) => [r.id, r]));
+    const byId = new Map((await updateMany<InvoiceRow>(trx, 'invoices', records, ['work_lease_until = NULL', 'version = t.version + 1'])).map((r) => [r.id, r]));
     return invoices.map((i) => fromRow(byId.get(i.id)!, i.lines, i.discounts));
   }
 

@@ -1,6 +1,7 @@
 import type { Scope } from '@billstream/contracts';
 import type { Conn, Db, Trx } from '@billstream/db';
 import type { GrantingSubscription, PendingChange, Subscription, SubscriptionListQuery } from './domain';
+import { updateMany } from '../shared/update-many';
 
 interface SubscriptionRow {
   id: string;
@@ -282,6 +283,18 @@ export class SubscriptionStore {
       .returning('*');
     this.written(trx, s);
     return fromRow(rows[0] as SubscriptionRow);
+  }
+
+  /** Saves subscriptions (a chunk of the period job) in one statement, as `save` saves one; answers them in the order given. */
+  async saveMany(trx: Trx, subscriptions: Subscription[]): Promise<Subscription[]> {
+    const records = subscriptions.map((s) => {
+      const row = changeRow(s);
+      const json = (text: string | null | undefined) => (typeof text === 'string' ? (JSON.parse(text) as unknown) : null);
+      return { id: s.id, ...row, price_overrides: json(row.price_overrides), usage_thresholds: json(row.usage_thresholds), pending_change: json(row.pending_change) };
+    });
+    const byId = new Map((await updateMany<SubscriptionRow>(trx, 'subscriptions', records, ['work_lease_until = NULL', 'version = t.version + 1'])).map((r) => [r.id, r]));
+    for (const s of subscriptions) this.written(trx, s);
+    return subscriptions.map((s) => fromRow(byId.get(s.id)!));
   }
 
   /** The subscription bills `priceIds` from now on (a plan change): its earlier prices stay on the invoices that billed them. */
