@@ -15,7 +15,7 @@
  */
 const BILLING_SRC = '^services/billing/src/';
 const BILLING_LAYERS = [
-  ['shared', 'clients', 'periods', 'pricing', 'migrations'],
+  ['shared', 'clients', 'periods', 'migrations'],
   ['customers', 'invoice-arithmetic', 'settings'],
   ['prices'],
   ['plans'],
