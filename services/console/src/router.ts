@@ -8,13 +8,19 @@ export type Route =
   | { page: 'customers' }
   | { page: 'customer'; id: string }
   | { page: 'invoices' }
-  | { page: 'invoice'; id: string };
+  | { page: 'invoice'; id: string }
+  | { page: 'plans' }
+  | { page: 'plan'; id: string }
+  | { page: 'api-keys' };
 
 export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   if (parts[0] === 'customers' && parts[1]) return { page: 'customer', id: parts[1] };
   if (parts[0] === 'invoices' && parts[1]) return { page: 'invoice', id: parts[1] };
   if (parts[0] === 'invoices') return { page: 'invoices' };
+  if (parts[0] === 'plans' && parts[1]) return { page: 'plan', id: parts[1] };
+  if (parts[0] === 'plans') return { page: 'plans' };
+  if (parts[0] === 'api-keys') return { page: 'api-keys' };
   return { page: 'customers' };
 }
 
@@ -28,6 +34,12 @@ export function href(route: Route): string {
       return '#/invoices';
     case 'invoice':
       return `#/invoices/${encodeURIComponent(route.id)}`;
+    case 'plans':
+      return '#/plans';
+    case 'plan':
+      return `#/plans/${encodeURIComponent(route.id)}`;
+    case 'api-keys':
+      return '#/api-keys';
   }
 }
 

@@ -1,0 +1,19 @@
+import type { Api } from '../api';
+import type { Route } from '../router';
+import { ApiKeysPage } from './ApiKeys';
+import { PlanPage } from './Plan';
+import { PlansPage } from './Plans';
+
+type SectionRoute = Exclude<Route, { page: 'customers' | 'customer' | 'invoices' | 'invoice' }>;
+
+/** The read pages of issue #33 beyond customers and invoices (their links are in nav.tsx). */
+export function SectionPage({ api, route }: { api: Api; route: SectionRoute }) {
+  switch (route.page) {
+    case 'plans':
+      return <PlansPage api={api} />;
+    case 'plan':
+      return <PlanPage key={route.id} api={api} id={route.id} />;
+    case 'api-keys':
+      return <ApiKeysPage api={api} />;
+  }
+}
