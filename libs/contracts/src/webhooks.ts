@@ -72,6 +72,8 @@ export type WebhookDeliveryView = z.infer<typeof webhookDeliverySchema>;
 
 export const webhookEndpointParams = z.strictObject({ id: z.string().min(1).max(64) });
 
+export const webhookDeliveryParams = z.strictObject({ id: z.string().min(1).max(64), delivery_id: z.string().min(1).max(64) });
+
 export const listWebhookEndpointsQuery = z.strictObject({
   ...paginationQuery,
   enabled: queryBoolean.optional(),
@@ -172,6 +174,20 @@ export const webhookApi = {
     params: webhookEndpointParams,
     query: listWebhookDeliveriesQuery,
     response: z.object({ deliveries: z.array(webhookDeliverySchema), pagination: paginationSchema }),
+    status: 200,
+    errors: [404],
+  }),
+  resend: defineRoute({
+    operationId: 'resendWebhookDelivery',
+    method: 'post',
+    path: '/v1/webhook-endpoints/:id/deliveries/:delivery_id/resend',
+    service: 'webhook-dispatcher',
+    permission: 'webhooks:write',
+    summary: "Send a delivery's event again now, as a new attempt (same envelope bytes, signed as usual), and return that attempt's record",
+    tag: 'Webhooks',
+    params: webhookDeliveryParams,
+    body: z.strictObject({}),
+    response: webhookDeliverySchema,
     status: 200,
     errors: [404],
   }),

@@ -563,6 +563,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhook-endpoints/{id}/deliveries/{delivery_id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery's event again now, as a new attempt (same envelope bytes, signed as usual), and return that attempt's record
+         * @description Needs the `webhooks:write` permission (or `*`). Served by the webhook-dispatcher service.
+         */
+        post: operations["resendWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/plans": {
         parameters: {
             query?: never;
@@ -7661,6 +7681,138 @@ export interface operations {
             };
             /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    resendWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example we_01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+                /** @example whd_01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "whd_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "endpoint_id": "we_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "event_id": "evt_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "event_name": "customer.created",
+                     *       "attempt": 1,
+                     *       "status": "succeeded",
+                     *       "response_code": 200,
+                     *       "error": null,
+                     *       "duration_ms": 84,
+                     *       "attempted_at": "2026-01-15T10:30:00Z",
+                     *       "retry_at": null
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        endpoint_id: string;
+                        event_id: string;
+                        event_name: string;
+                        attempt: number;
+                        /** @enum {string} */
+                        status: "succeeded" | "failed";
+                        response_code: number | null;
+                        error: string | null;
+                        duration_ms: number;
+                        attempted_at: string;
+                        retry_at: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the limit (`validation_error`) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -26,4 +26,5 @@ export function mountDeliveryRoutes(app: Express, deliveries: DeliveryService, l
     },
     logger,
   );
+  mountRoute(app, webhookApi.resend, async ({ params, ctx }) => toDeliveryView(await deliveries.resend(ctx, params.id, params.delivery_id)), logger);
 }

@@ -70,6 +70,24 @@ export interface DeliveryFilter {
 
 /** Delivery records (attempts). Stateless: every method takes the connection first. */
 export class DeliveryStore {
+  /** One attempt of an endpoint, or undefined. */
+  async get(conn: Conn, endpointId: string, id: string): Promise<DeliveryRecord | undefined> {
+    const row = await conn<DeliveryRow>('deliveries').where({ endpoint_id: endpointId, id }).first();
+    return row ? fromRow(row as DeliveryRow) : undefined;
+  }
+
+  /** The highest attempt number recorded for an event at an endpoint (0 when none is left). */
+  async lastAttempt(conn: Conn, endpointId: string, eventId: string): Promise<number> {
+    const row = await conn('deliveries').where({ endpoint_id: endpointId, event_id: eventId }).max<{ max: number | null }>({ max: 'attempt' }).first();
+    return Number(row?.max ?? 0);
+  }
+
+  /** The exact bytes of an event's envelope, while the retention keeps them, in the caller's scope. */
+  async envelope(conn: Conn, eventId: string, tenantId: string, environmentId: string): Promise<string | undefined> {
+    const row = (await conn('messages').where({ id: eventId, tenant_id: tenantId, environment_id: environmentId }).first('body')) as { body: string } | undefined;
+    return row?.body;
+  }
+
   async insert(conn: Conn, records: DeliveryRecord[]): Promise<void> {
     if (records.length === 0) return;
     await conn<DeliveryRow>('deliveries').insert(records.map(toRow));
