@@ -1,5 +1,7 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
-import type { ApiClient } from '@billstream/testing';
+import { waitFor, type ApiClient } from '@billstream/testing';
 import { startConsoleStack, type ConsoleStack } from './console/harness';
 
 /**
@@ -14,8 +16,23 @@ describe('the console read pages in a real browser, on the embedded default', ()
   let stack: ConsoleStack;
   let api: ApiClient;
   let page: Page;
+  // A local webhook receiver: the embedded default may send to loopback over http, and plans no
+  // retry within the journey, so a second attempt is the console's resend.
+  const hooks: Buffer[] = [];
+  let hookAnswer = 500;
+  const receiver = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      hooks.push(Buffer.concat(chunks));
+      res.writeHead(hookAnswer).end();
+    });
+  });
 
   beforeAll(async () => {
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+    process.env.WEBHOOK_ALLOW_INSECURE = 'true';
+    process.env.WEBHOOK_RETRY_SCHEDULE = '1h';
     stack = await startConsoleStack();
     api = stack.api;
     page = await stack.newPage();
@@ -26,6 +43,7 @@ describe('the console read pages in a real browser, on the embedded default', ()
   });
   afterAll(async () => {
     await stack?.stop();
+    await new Promise((r) => receiver.close(r));
   });
   afterEach(() => {
     expect(stack.problems).toEqual([]);
@@ -95,6 +113,35 @@ describe('the console read pages in a real browser, on the embedded default', ()
     await page.getByRole('row').filter({ hasText: 'reporting' }).getByRole('button').waitFor({ state: 'detached' });
     expect((await api.withKey(secret).get('/v1/customers?limit=1')).status).toBe(401);
     expect((await api.get('/v1/customers?limit=1')).status).toBe(200);
+  });
+
+  it("webhooks: endpoints, an endpoint's deliveries and an event's attempts; a resend adds an attempt", async () => {
+    const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const ep = await api.post('/v1/webhook-endpoints', { url: hookUrl, events: ['customer.created'], description: 'ERP sync' });
+    expect(ep.status).toBe(201);
+    expect((await api.post('/v1/customers', { external_customer_id: 'hooked', name: 'Hooked' })).status).toBe(201);
+    const first = await waitFor(async () => (await api.get(`/v1/webhook-endpoints/${ep.body.id}/deliveries`)).body.deliveries[0], { timeoutMs: 30_000, what: 'the failed first attempt' });
+    expect([first.attempt, first.status, hooks.length]).toEqual([1, 'failed', 1]);
+
+    await nav('Webhooks').click();
+    await page.getByRole('heading', { name: 'Webhook endpoints' }).waitFor();
+    await check('24-webhooks');
+    await page.getByRole('link', { name: hookUrl }).click();
+    await page.getByRole('heading', { name: `Webhook endpoint ${hookUrl}` }).waitFor();
+    await page.getByRole('cell', { name: first.event_id, exact: true }).waitFor();
+    await check('25-webhook-deliveries');
+
+    hookAnswer = 200;
+    await page.getByRole('button', { name: `Resend ${first.event_id} (attempt 1)` }).first().click();
+    await page.getByText(`Resent ${first.event_id}: attempt 2 succeeded (HTTP 200).`).waitFor();
+    const attempts = page.getByRole('region', { name: `Attempts of ${first.event_id}` });
+    await attempts.getByRole('cell', { name: 'succeeded' }).waitFor();
+    expect(await attempts.locator('tbody tr').count()).toBe(2);
+    await check('26-webhook-attempts');
+    expect(hooks).toHaveLength(2);
+    expect(hooks[1]!.equals(hooks[0]!)).toBe(true);
+    const listed = await api.get(`/v1/webhook-endpoints/${ep.body.id}/deliveries?event_id=${first.event_id}`);
+    expect(listed.body.deliveries.map((d: { attempt: number }) => d.attempt)).toEqual([2, 1]);
   });
 
   const check = (name: string) => stack.check(page, name);

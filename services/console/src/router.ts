@@ -11,7 +11,9 @@ export type Route =
   | { page: 'invoice'; id: string }
   | { page: 'plans' }
   | { page: 'plan'; id: string }
-  | { page: 'api-keys' };
+  | { page: 'api-keys' }
+  | { page: 'webhooks' }
+  | { page: 'webhook'; id: string };
 
 export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
@@ -21,6 +23,8 @@ export function parseRoute(hash: string): Route {
   if (parts[0] === 'plans' && parts[1]) return { page: 'plan', id: parts[1] };
   if (parts[0] === 'plans') return { page: 'plans' };
   if (parts[0] === 'api-keys') return { page: 'api-keys' };
+  if (parts[0] === 'webhooks' && parts[1]) return { page: 'webhook', id: parts[1] };
+  if (parts[0] === 'webhooks') return { page: 'webhooks' };
   return { page: 'customers' };
 }
 
@@ -40,6 +44,10 @@ export function href(route: Route): string {
       return `#/plans/${encodeURIComponent(route.id)}`;
     case 'api-keys':
       return '#/api-keys';
+    case 'webhooks':
+      return '#/webhooks';
+    case 'webhook':
+      return `#/webhooks/${encodeURIComponent(route.id)}`;
   }
 }
 

@@ -3,6 +3,8 @@ import type { Route } from '../router';
 import { ApiKeysPage } from './ApiKeys';
 import { PlanPage } from './Plan';
 import { PlansPage } from './Plans';
+import { WebhookPage } from './Webhook';
+import { WebhooksPage } from './Webhooks';
 
 type SectionRoute = Exclude<Route, { page: 'customers' | 'customer' | 'invoices' | 'invoice' }>;
 
@@ -15,5 +17,9 @@ export function SectionPage({ api, route }: { api: Api; route: SectionRoute }) {
       return <PlanPage key={route.id} api={api} id={route.id} />;
     case 'api-keys':
       return <ApiKeysPage api={api} />;
+    case 'webhooks':
+      return <WebhooksPage api={api} />;
+    case 'webhook':
+      return <WebhookPage key={route.id} api={api} id={route.id} />;
   }
 }
