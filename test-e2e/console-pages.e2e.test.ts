@@ -144,6 +144,55 @@ describe('the console read pages in a real browser, on the embedded default', ()
     expect(listed.body.deliveries.map((d: { attempt: number }) => d.attempt)).toEqual([2, 1]);
   });
 
+  it("meters and events: a meter and a customer's usage chart, the events query, and a live tail that shows an event sent after it started", async () => {
+    const meter = await api.post('/v1/meters', { name: 'Tail calls', event_name: 'tail_call', aggregation: { type: 'COUNT' } });
+    expect(meter.status).toBe(201);
+    const usage = { type: 'USAGE', currency: 'usd', amount: '0.5', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ARREAR', meter_id: meter.body.id, display_name: 'Tail calls' };
+    const plan = await api.post('/v1/plans', { name: 'Tail plan', prices: [usage] });
+    const customer = await api.post('/v1/customers', { external_customer_id: 'tailer', name: 'Tailer' });
+    expect((await api.post('/v1/subscriptions', { customer_id: customer.body.id, plan_id: plan.body.id })).status).toBe(201);
+    const events = Array.from({ length: 3 }, (_, i) => ({ event_name: 'tail_call', external_customer_id: 'tailer', event_id: `tail-${i}`, timestamp: new Date().toISOString(), properties: { note: '<i>x</i>' } }));
+    expect((await api.post('/v1/events/bulk', { events })).status).toBe(202);
+    await waitFor(async () => (await api.post('/v1/events/query', { event_name: 'tail_call' })).body.total_count === 3, { timeoutMs: 20_000, what: 'the 3 events stored' });
+
+    await nav('Meters').click();
+    await page.getByRole('heading', { name: 'Meters' }).waitFor();
+    await check('27-meters');
+    await page.getByRole('link', { name: 'Tail calls' }).click();
+    await page.getByRole('heading', { name: 'Tail calls' }).waitFor();
+    await page.getByLabel('Customer external id').fill('tailer');
+    await page.getByRole('button', { name: 'Show usage' }).click();
+    const figure = page.getByRole('figure');
+    await figure.locator('canvas').first().waitFor();
+    const today = new Date().toISOString().slice(0, 10);
+    expect(await figure.locator('tbody tr').filter({ hasText: today }).textContent()).toBe(`${today}3`);
+    await check('28-meter');
+
+    await nav('Events').click();
+    await page.getByRole('heading', { name: 'Events', exact: true }).waitFor();
+    await page.getByLabel('Event name').fill('tail_call');
+    await page.getByRole('button', { name: 'Query' }).click();
+    await page.getByText('1–3 of 3').waitFor();
+    expect(await page.locator('i').count()).toBe(0);
+    await page.getByRole('button', { name: 'Start the tail' }).click();
+    const tail = page.getByTestId('tail');
+    await tail.getByRole('cell', { name: 'tail-0' }).waitFor();
+    const late = { event_name: 'tail_call', external_customer_id: 'tailer', event_id: 'tail-late', timestamp: new Date().toISOString() };
+    expect((await api.post('/v1/events', late)).status).toBe(202);
+    await tail.getByRole('cell', { name: 'tail-late' }).waitFor({ timeout: 20_000 });
+    expect(await tail.locator('tbody tr').first().textContent()).toContain('tail-late');
+    await check('29-events');
+    await page.getByRole('button', { name: 'Stop the tail' }).click();
+
+    await page.goto(`${stack.base}/console/#/customers/${customer.body.id}`);
+    await page.getByRole('heading', { name: 'Tailer' }).waitFor();
+    const usageFigure = page.getByRole('figure');
+    await usageFigure.locator('canvas').first().waitFor();
+    // The tail showed the late call: it is stored, and the chart counts it with the 3 others.
+    expect(await usageFigure.locator('tbody tr').filter({ hasText: today }).textContent()).toBe(`${today}4`);
+    await check('30-customer-usage-chart');
+  });
+
   const check = (name: string) => stack.check(page, name);
 });
 

@@ -3,6 +3,8 @@ import { href, type Route } from './router';
 /** The sections the read pages of issue #33 add, and which one a route belongs to. */
 const SECTIONS = [
   { name: 'Plans', route: { page: 'plans' }, pages: ['plans', 'plan'] },
+  { name: 'Meters', route: { page: 'meters' }, pages: ['meters', 'meter'] },
+  { name: 'Events', route: { page: 'events' }, pages: ['events'] },
   { name: 'Webhooks', route: { page: 'webhooks' }, pages: ['webhooks', 'webhook'] },
   { name: 'API keys', route: { page: 'api-keys' }, pages: ['api-keys'] },
 ] as const satisfies ReadonlyArray<{ name: string; route: Route; pages: ReadonlyArray<Route['page']> }>;

@@ -13,7 +13,10 @@ export type Route =
   | { page: 'plan'; id: string }
   | { page: 'api-keys' }
   | { page: 'webhooks' }
-  | { page: 'webhook'; id: string };
+  | { page: 'webhook'; id: string }
+  | { page: 'meters' }
+  | { page: 'meter'; id: string }
+  | { page: 'events' };
 
 export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
@@ -25,6 +28,9 @@ export function parseRoute(hash: string): Route {
   if (parts[0] === 'api-keys') return { page: 'api-keys' };
   if (parts[0] === 'webhooks' && parts[1]) return { page: 'webhook', id: parts[1] };
   if (parts[0] === 'webhooks') return { page: 'webhooks' };
+  if (parts[0] === 'meters' && parts[1]) return { page: 'meter', id: parts[1] };
+  if (parts[0] === 'meters') return { page: 'meters' };
+  if (parts[0] === 'events') return { page: 'events' };
   return { page: 'customers' };
 }
 
@@ -48,6 +54,12 @@ export function href(route: Route): string {
       return '#/webhooks';
     case 'webhook':
       return `#/webhooks/${encodeURIComponent(route.id)}`;
+    case 'meters':
+      return '#/meters';
+    case 'meter':
+      return `#/meters/${encodeURIComponent(route.id)}`;
+    case 'events':
+      return '#/events';
   }
 }
 

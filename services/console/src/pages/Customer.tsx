@@ -3,6 +3,7 @@ import { Loaded, useLoad } from '../data';
 import { money, when } from '../format';
 import { href } from '../router';
 import type { Balance, Customer, Invoice, Subscription, Wallet } from '../types';
+import { CustomerUsage } from '../charts/CustomerUsage';
 import { InvoiceTable } from './Invoices';
 
 interface Usage {
@@ -151,6 +152,7 @@ export function CustomerPage({ api, id }: { api: Api; id: string }) {
           )
         }
       </Loaded>
+      <CustomerUsage api={api} id={id} />
       <h2>Latest invoices</h2>
       <Loaded load={invoices}>{(page) => <InvoiceTable invoices={page.items} />}</Loaded>
     </section>

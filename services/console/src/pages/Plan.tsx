@@ -4,6 +4,7 @@ import { Loaded, useLoad } from '../data';
 import { when } from '../format';
 import { TierEditor } from '../pricing/TierEditor';
 import type { Plan, Price } from '../pricing/types';
+import { href } from '../router';
 
 /** How a price charges, in one line of text. */
 function terms(p: Price): string {
@@ -69,7 +70,7 @@ export function PlanPage({ api, id }: { api: Api; id: string }) {
                         <td>{terms(x)}</td>
                         <td>{x.billing_period_count === 1 ? x.billing_period : `${x.billing_period_count} x ${x.billing_period}`}</td>
                         <td>{x.invoice_cadence}</td>
-                        <td>{x.meter_id ?? '–'}</td>
+                        <td>{x.meter_id ? <a href={href({ page: 'meter', id: x.meter_id })}>{x.meter_id}</a> : '–'}</td>
                         <td>{x.status}</td>
                       </tr>
                     ))}

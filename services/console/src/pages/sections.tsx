@@ -1,6 +1,8 @@
 import type { Api } from '../api';
 import type { Route } from '../router';
 import { ApiKeysPage } from './ApiKeys';
+import { EventsPage } from './Events';
+import { MeterPage, MetersPage } from './Meters';
 import { PlanPage } from './Plan';
 import { PlansPage } from './Plans';
 import { WebhookPage } from './Webhook';
@@ -21,5 +23,11 @@ export function SectionPage({ api, route }: { api: Api; route: SectionRoute }) {
       return <WebhooksPage api={api} />;
     case 'webhook':
       return <WebhookPage key={route.id} api={api} id={route.id} />;
+    case 'meters':
+      return <MetersPage api={api} />;
+    case 'meter':
+      return <MeterPage key={route.id} api={api} id={route.id} />;
+    case 'events':
+      return <EventsPage api={api} />;
   }
 }
