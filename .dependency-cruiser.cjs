@@ -25,7 +25,7 @@ const BILLING_LAYERS = [
   ['invoices'],
   ['payments'],
   ['credit-notes', 'plan-changes'],
-  ['topups', 'renewals', 'unbilled', 'tasks', 'customer-events', 'documents'],
+  ['topups', 'renewals', 'unbilled', 'tasks', 'customer-events', 'documents', 'reports'],
 ];
 const TEST_FILE = '\\.test\\.ts$';
 

@@ -85,6 +85,24 @@ export const listWebhookDeliveriesQuery = z.strictObject({
   event_id: z.string().min(1).max(64).optional(),
 });
 
+export const webhookFailuresQuery = z.strictObject({
+  hours: z.coerce.number().int('must be a whole number of hours').min(1, 'must be 1 or more').max(720, 'must be at most 720 (30 days)').default(24),
+});
+
+export const webhookFailuresSchema = z.object({
+  since: z.string(),
+  failed_attempts: z.number().int(),
+  endpoints: z.array(
+    z.object({
+      endpoint_id: z.string(),
+      url: z.string(),
+      failed_attempts: z.number().int(),
+      last_failed_at: z.string(),
+      last_error: z.string().nullable(),
+    }),
+  ),
+});
+
 export const webhookApi = {
   create: defineRoute({
     operationId: 'createWebhookEndpoint',
@@ -176,6 +194,18 @@ export const webhookApi = {
     response: z.object({ deliveries: z.array(webhookDeliverySchema), pagination: paginationSchema }),
     status: 200,
     errors: [404],
+  }),
+  failures: defineRoute({
+    operationId: 'getWebhookFailures',
+    method: 'get',
+    path: '/v1/reports/webhook_failures',
+    service: 'webhook-dispatcher',
+    permission: 'webhooks:read',
+    summary: 'Failed delivery attempts of the last `hours` (default 24): their count, and the 20 endpoints with the most, counted by the database',
+    tag: 'Webhooks',
+    query: webhookFailuresQuery,
+    response: webhookFailuresSchema,
+    status: 200,
   }),
   resend: defineRoute({
     operationId: 'resendWebhookDelivery',

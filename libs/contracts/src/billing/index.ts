@@ -13,3 +13,4 @@ export * from './coupons';
 export * from './plan-changes';
 export * from './settings';
 export * from './documents';
+export * from './reports';

@@ -42,6 +42,17 @@ export class DeliveryService {
     return this.store.list(this.db, endpointId, filter, limit, offset);
   }
 
+  /** Failed attempts of the scope's endpoints over the last `hours`: the overview's failing webhooks. */
+  async failures(scope: EventContext, hours: number) {
+    const since = new Date(Date.now() - hours * 3_600_000);
+    const found = await this.store.failures(this.db, scope.tenantId, scope.environmentId, since, 20);
+    return {
+      since: since.toISOString(),
+      failed_attempts: found.failed,
+      endpoints: found.endpoints.map((e) => ({ endpoint_id: e.endpointId, url: e.url, failed_attempts: e.failed, last_failed_at: e.lastFailedAt.toISOString(), last_error: e.lastError })),
+    };
+  }
+
   /**
    * Sends the event of one of the endpoint's attempts again, now: the stored envelope's exact
    * bytes, signed as every delivery, recorded as the event's next attempt (no retry planned; a
