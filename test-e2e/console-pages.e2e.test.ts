@@ -193,6 +193,36 @@ describe('the console read pages in a real browser, on the embedded default', ()
     await check('30-customer-usage-chart');
   });
 
+  it('overview: events per hour, invoiced and collected per day, and the failing webhooks, as the API counts them', async () => {
+    const plan = await api.post('/v1/plans', { name: 'Overview plan', prices: [{ type: 'FIXED', currency: 'usd', amount: '40', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ADVANCE' }] });
+    const customer = await api.post('/v1/customers', { external_customer_id: 'overview', name: 'Overview' });
+    expect((await api.post('/v1/subscriptions', { customer_id: customer.body.id, plan_id: plan.body.id })).status).toBe(201);
+    const [invoice] = (await api.get(`/v1/invoices?customer_id=${customer.body.id}`)).body.items;
+    if (invoice.status === 'draft') expect((await api.post(`/v1/invoices/${invoice.id}/finalize`, {})).status).toBe(200);
+    const paid = await api.post('/v1/payments', { invoice_id: invoice.id, amount: 1500, payment_method_type: 'OFFLINE' });
+    expect(paid.status).toBe(201);
+    const day = new Date().toISOString().slice(0, 10);
+    const expected = (await api.get(`/v1/reports/billing_daily?start_date=${day}&end_date=${day}`)).body.days.find((d: { currency: string }) => d.currency === 'usd');
+    expect(expected.collected).toBeGreaterThanOrEqual(1500);
+    const hour = new Date().toISOString().slice(0, 13);
+    const hourCount = (await api.post('/v1/events/query', { start_time: `${hour}:00:00Z`, end_time: new Date(Date.parse(`${hour}:00:00Z`) + 3_600_000).toISOString(), page_size: 1 })).body.total_count;
+    expect(hourCount).toBeGreaterThanOrEqual(4);
+
+    await nav('Overview').click();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    const events = page.getByRole('figure').filter({ hasText: 'Events per hour' });
+    await events.locator('canvas').first().waitFor();
+    expect(await events.locator('tbody tr').filter({ hasText: hour.replace('T', ' ') }).textContent()).toBe(`${hour.replace('T', ' ')}:00${hourCount}`);
+    const usd = page.getByRole('figure').filter({ hasText: 'Invoiced and collected per day, USD' });
+    await usd.locator('canvas').first().waitFor();
+    const money = (minor: number) => `$${(minor / 100).toFixed(2).replace(/\B(?=(\d{3})+(?!\d))/g, ',')}`;
+    expect(await usd.locator('tbody tr').filter({ hasText: day }).textContent()).toBe(`${day}${money(expected.invoiced)}${money(expected.collected)}`);
+    const failing = page.getByRole('table').filter({ hasText: 'failed delivery attempts in the last 24 hours' });
+    await failing.waitFor();
+    expect(await failing.getByRole('row').filter({ hasText: '/hook' }).getByRole('cell').nth(1).textContent()).toBe('1');
+    await check('31-overview');
+  });
+
   const check = (name: string) => stack.check(page, name);
 });
 

@@ -2,6 +2,7 @@ import { href, type Route } from './router';
 
 /** The sections the read pages of issue #33 add, and which one a route belongs to. */
 const SECTIONS = [
+  { name: 'Overview', route: { page: 'overview' }, pages: ['overview'] },
   { name: 'Plans', route: { page: 'plans' }, pages: ['plans', 'plan'] },
   { name: 'Meters', route: { page: 'meters' }, pages: ['meters', 'meter'] },
   { name: 'Events', route: { page: 'events' }, pages: ['events'] },

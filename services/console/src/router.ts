@@ -16,7 +16,8 @@ export type Route =
   | { page: 'webhook'; id: string }
   | { page: 'meters' }
   | { page: 'meter'; id: string }
-  | { page: 'events' };
+  | { page: 'events' }
+  | { page: 'overview' };
 
 export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
@@ -31,6 +32,7 @@ export function parseRoute(hash: string): Route {
   if (parts[0] === 'meters' && parts[1]) return { page: 'meter', id: parts[1] };
   if (parts[0] === 'meters') return { page: 'meters' };
   if (parts[0] === 'events') return { page: 'events' };
+  if (parts[0] === 'overview') return { page: 'overview' };
   return { page: 'customers' };
 }
 
@@ -60,6 +62,8 @@ export function href(route: Route): string {
       return `#/meters/${encodeURIComponent(route.id)}`;
     case 'events':
       return '#/events';
+    case 'overview':
+      return '#/overview';
   }
 }
 

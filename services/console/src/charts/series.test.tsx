@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { align, buckets, lastDays, lastHours, windowSeries } from './series';
+import { align, buckets, lastDays, lastHours, moneyByCurrency, windowSeries } from './series';
 
 describe('chart data shaping', () => {
   it('puts a meter\'s windows on every day of the range, 0 where the API had none', () => {
@@ -21,5 +21,18 @@ describe('chart data shaping', () => {
     expect(lastDays(3, now)).toEqual({ from: '2026-11-26T00:00:00.000Z', to: '2026-11-28T10:05:00.000Z' });
     expect(lastHours(24, now)).toEqual({ from: '2026-11-27T11:00:00.000Z', to: '2026-11-28T10:05:00.000Z' });
     expect(buckets(lastHours(24, now).from, now.toISOString(), 'HOUR')).toHaveLength(24);
+  });
+
+  it('splits invoiced and collected per day by currency, never adding currencies, 0 on days without a row', () => {
+    const days = [
+      { date: '2026-11-27', currency: 'usd', invoiced: 2500, collected: 0 },
+      { date: '2026-11-28', currency: 'usd', invoiced: 0, collected: 1000 },
+      { date: '2026-11-28', currency: 'eur', invoiced: 700, collected: 700 },
+    ];
+    const day = (d: string) => Date.parse(`2026-11-${d}T00:00:00Z`) / 1000;
+    expect(moneyByCurrency(days, '2026-11-26T00:00:00.000Z', '2026-11-28T09:00:00.000Z')).toEqual([
+      { currency: 'eur', data: { times: [day('26'), day('27'), day('28')], values: [[0, 0, 700], [0, 0, 700]] } },
+      { currency: 'usd', data: { times: [day('26'), day('27'), day('28')], values: [[0, 2500, 0], [0, 0, 1000]] } },
+    ]);
   });
 });

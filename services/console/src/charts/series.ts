@@ -58,3 +58,16 @@ export function lastHours(hours: number, now = new Date()): { from: string; to: 
   const from = new Date(Math.floor(now.getTime() / 3_600_000) * 3_600_000 - (hours - 1) * 3_600_000);
   return { from: from.toISOString(), to: now.toISOString() };
 }
+
+/** Invoiced and collected per day (GET /v1/reports/billing_daily) as two series per currency, on every day of the range. */
+export function moneyByCurrency(days: Array<{ date: string; currency: string; invoiced: number; collected: number }>, from: string, to: string): Array<{ currency: string; data: Aligned }> {
+  const currencies = [...new Set(days.map((d) => d.currency))].sort();
+  return currencies.map((currency) => {
+    const rows = days.filter((d) => d.currency === currency);
+    const points = (pick: (d: (typeof rows)[number]) => number) => {
+      const byDay = new Map(rows.map((d) => [Date.parse(`${d.date}T00:00:00Z`) / 1000, pick(d)]));
+      return buckets(from, to, 'DAY').map((at) => ({ at, value: byDay.get(at) ?? 0 }));
+    };
+    return { currency, data: align([{ label: 'Invoiced', points: points((d) => d.invoiced) }, { label: 'Collected', points: points((d) => d.collected) }]) };
+  });
+}

@@ -3,6 +3,7 @@ import type { Route } from '../router';
 import { ApiKeysPage } from './ApiKeys';
 import { EventsPage } from './Events';
 import { MeterPage, MetersPage } from './Meters';
+import { OverviewPage } from './Overview';
 import { PlanPage } from './Plan';
 import { PlansPage } from './Plans';
 import { WebhookPage } from './Webhook';
@@ -29,5 +30,7 @@ export function SectionPage({ api, route }: { api: Api; route: SectionRoute }) {
       return <MeterPage key={route.id} api={api} id={route.id} />;
     case 'events':
       return <EventsPage api={api} />;
+    case 'overview':
+      return <OverviewPage api={api} />;
   }
 }
