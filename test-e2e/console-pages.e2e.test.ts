@@ -150,7 +150,12 @@ describe('the console read pages in a real browser, on the embedded default', ()
     const usage = { type: 'USAGE', currency: 'usd', amount: '0.5', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ARREAR', meter_id: meter.body.id, display_name: 'Tail calls' };
     const plan = await api.post('/v1/plans', { name: 'Tail plan', prices: [usage] });
     const customer = await api.post('/v1/customers', { external_customer_id: 'tailer', name: 'Tailer' });
+    const feature = await api.post('/v1/features', { name: 'Tail calls', lookup_key: 'tail_calls', type: 'METERED', meter_id: meter.body.id });
+    expect(feature.status).toBe(201);
+    expect((await api.post('/v1/entitlements', { plan_id: plan.body.id, feature_id: feature.body.id, usage_limit: '100', usage_reset_period: 'BILLING_PERIOD' })).status).toBe(201);
     expect((await api.post('/v1/subscriptions', { customer_id: customer.body.id, plan_id: plan.body.id })).status).toBe(201);
+    const wallet = await api.post('/v1/wallets', { customer_id: customer.body.id, currency: 'usd', initial_credits_to_load: '25' });
+    expect(wallet.status).toBe(201);
     const events = Array.from({ length: 3 }, (_, i) => ({ event_name: 'tail_call', external_customer_id: 'tailer', event_id: `tail-${i}`, timestamp: new Date().toISOString(), properties: { note: '<i>x</i>' } }));
     expect((await api.post('/v1/events/bulk', { events })).status).toBe(202);
     await waitFor(async () => (await api.post('/v1/events/query', { event_name: 'tail_call' })).body.total_count === 3, { timeoutMs: 20_000, what: 'the 3 events stored' });
@@ -190,7 +195,14 @@ describe('the console read pages in a real browser, on the embedded default', ()
     await usageFigure.locator('canvas').first().waitFor();
     // The tail showed the late call: it is stored, and the chart counts it with the 3 others.
     expect(await usageFigure.locator('tbody tr').filter({ hasText: today }).textContent()).toBe(`${today}4`);
-    await check('30-customer-usage-chart');
+    // Its wallet's ledger (server-paged) and its entitlements with the usage so far.
+    const ledger = page.getByRole('table', { name: 'Wallet ledger' });
+    await ledger.getByRole('cell', { name: '+25' }).waitFor();
+    expect(await ledger.locator('tbody tr').count()).toBe(1);
+    const entitlement = page.getByRole('table', { name: 'Entitlements' }).getByRole('row').filter({ hasText: 'tail_calls' });
+    await entitlement.waitFor();
+    expect(await entitlement.getByRole('cell').nth(3).textContent()).toBe('4 / 100');
+    await check('30-customer');
   });
 
   it('overview: events per hour, invoiced and collected per day, and the failing webhooks, as the API counts them', async () => {

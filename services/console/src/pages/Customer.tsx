@@ -4,6 +4,7 @@ import { money, when } from '../format';
 import { href } from '../router';
 import type { Balance, Customer, Invoice, Subscription, Wallet } from '../types';
 import { CustomerUsage } from '../charts/CustomerUsage';
+import { CustomerLedger } from './CustomerLedger';
 import { InvoiceTable } from './Invoices';
 
 interface Usage {
@@ -153,6 +154,7 @@ export function CustomerPage({ api, id }: { api: Api; id: string }) {
         }
       </Loaded>
       <CustomerUsage api={api} id={id} />
+      <CustomerLedger api={api} id={id} />
       <h2>Latest invoices</h2>
       <Loaded load={invoices}>{(page) => <InvoiceTable invoices={page.items} />}</Loaded>
     </section>
