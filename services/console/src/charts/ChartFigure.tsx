@@ -11,7 +11,7 @@ export function ChartFigure({ title, data, labels, hourly = false, bars = false,
     <figure className="chart">
       <figcaption>{title}</figcaption>
       <Suspense fallback={<p aria-busy="true">Loading the chart…</p>}>
-        <TimeChart data={data} labels={labels} bars={bars} />
+        <TimeChart data={data} labels={labels} bars={bars} format={format === String ? undefined : format} />
       </Suspense>
       <details>
         <summary>The figures of “{title}”</summary>
