@@ -18267,9 +18267,9 @@ export interface operations {
     getBillingDaily: {
         parameters: {
             query: {
-                /** @example 2026-01-15T10:30:00Z */
+                /** @example 2026-01-15 */
                 start_date: string;
-                /** @example 2026-01-15T10:30:00Z */
+                /** @example 2026-01-15 */
                 end_date: string;
             };
             header?: never;

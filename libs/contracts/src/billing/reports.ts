@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineRoute, type RouteDef } from '../routes';
 
-const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD').refine((v) => !Number.isNaN(Date.parse(`${v}T00:00:00Z`)) && new Date(`${v}T00:00:00Z`).toISOString().startsWith(v), 'must be a real date');
+const day = z.iso.date({ error: 'must be a real date YYYY-MM-DD' });
 
 /** `GET /v1/reports/billing_daily`: a range of UTC days, at most 92. */
 export const billingDailyQuery = z
