@@ -15,7 +15,7 @@
  */
 const BILLING_SRC = '^services/billing/src/';
 const BILLING_LAYERS = [
-  ['shared', 'clients', 'periods', 'pricing', 'migrations'],
+  ['shared', 'clients', 'periods', 'migrations'],
   ['customers', 'invoice-arithmetic', 'settings'],
   ['prices'],
   ['plans'],
@@ -25,7 +25,7 @@ const BILLING_LAYERS = [
   ['invoices'],
   ['payments'],
   ['credit-notes', 'plan-changes'],
-  ['topups', 'renewals', 'unbilled', 'tasks', 'customer-events', 'documents'],
+  ['topups', 'renewals', 'unbilled', 'tasks', 'customer-events', 'documents', 'reports'],
 ];
 const TEST_FILE = '\\.test\\.ts$';
 

@@ -1,19 +1,22 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';
 
-const lib = (name: string) => decodeURIComponent(new URL(`../../libs/${name}/src/index.ts`, import.meta.url).pathname);
+const lib = (name: string) => fileURLToPath(new URL(`../../libs/${name}/src/index.ts`, import.meta.url));
 
 // The console is served by the gateway at /console (ADR 0050): static files, no inline script
 // (the Content-Security-Policy allows scripts from 'self' only), React's automatic JSX runtime.
-// The forms validate with the zod schemas of libs/contracts, bundled from its TypeScript source
-// (its dist is CommonJS for Node), with the two libraries it imports (ADR 0050, "The forms").
+// The browser-safe libraries are bundled from their TypeScript sources (their dist is CommonJS
+// for Node): the forms validate with the zod schemas of libs/contracts ("The forms"), and the
+// price preview runs the calculator billing bills with (libs/pricing), with what they import.
 export default defineConfig({
   base: '/console/',
   esbuild: { jsx: 'automatic' },
   resolve: {
     alias: {
       '@billstream/contracts': lib('contracts'),
-      '@billstream/errors': lib('errors'),
+      '@billstream/pricing': lib('pricing'),
       '@billstream/money': lib('money'),
+      '@billstream/errors': lib('errors'),
     },
   },
   build: {

@@ -72,6 +72,8 @@ export type WebhookDeliveryView = z.infer<typeof webhookDeliverySchema>;
 
 export const webhookEndpointParams = z.strictObject({ id: z.string().min(1).max(64) });
 
+export const webhookDeliveryParams = z.strictObject({ id: z.string().min(1).max(64), delivery_id: z.string().min(1).max(64) });
+
 export const listWebhookEndpointsQuery = z.strictObject({
   ...paginationQuery,
   enabled: queryBoolean.optional(),
@@ -81,6 +83,24 @@ export const listWebhookDeliveriesQuery = z.strictObject({
   ...paginationQuery,
   status: z.enum(['succeeded', 'failed']).optional(),
   event_id: z.string().min(1).max(64).optional(),
+});
+
+export const webhookFailuresQuery = z.strictObject({
+  hours: z.coerce.number().int('must be a whole number of hours').min(1, 'must be 1 or more').max(720, 'must be at most 720 (30 days)').default(24),
+});
+
+export const webhookFailuresSchema = z.object({
+  since: z.string(),
+  failed_attempts: z.number().int(),
+  endpoints: z.array(
+    z.object({
+      endpoint_id: z.string(),
+      url: z.string(),
+      failed_attempts: z.number().int(),
+      last_failed_at: z.string(),
+      last_error: z.string().nullable(),
+    }),
+  ),
 });
 
 export const webhookApi = {
@@ -172,6 +192,32 @@ export const webhookApi = {
     params: webhookEndpointParams,
     query: listWebhookDeliveriesQuery,
     response: z.object({ deliveries: z.array(webhookDeliverySchema), pagination: paginationSchema }),
+    status: 200,
+    errors: [404],
+  }),
+  failures: defineRoute({
+    operationId: 'getWebhookFailures',
+    method: 'get',
+    path: '/v1/reports/webhook_failures',
+    service: 'webhook-dispatcher',
+    permission: 'webhooks:read',
+    summary: 'Failed delivery attempts of the last `hours` (default 24): their count, and the 20 endpoints with the most, counted by the database',
+    tag: 'Webhooks',
+    query: webhookFailuresQuery,
+    response: webhookFailuresSchema,
+    status: 200,
+  }),
+  resend: defineRoute({
+    operationId: 'resendWebhookDelivery',
+    method: 'post',
+    path: '/v1/webhook-endpoints/:id/deliveries/:delivery_id/resend',
+    service: 'webhook-dispatcher',
+    permission: 'webhooks:write',
+    summary: "Send a delivery's event again now, as a new attempt (same envelope bytes, signed as usual), and return that attempt's record",
+    tag: 'Webhooks',
+    params: webhookDeliveryParams,
+    body: z.strictObject({}),
+    response: webhookDeliverySchema,
     status: 200,
     errors: [404],
   }),

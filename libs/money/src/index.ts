@@ -45,3 +45,6 @@ export const EXACT_ZERO: Decimal = new Exact(0);
 export function exactSum(values: Decimal.Value[]): Decimal {
   return values.reduce<Decimal>((acc, v) => acc.plus(v), EXACT_ZERO);
 }
+
+export { isKnownCurrency, minorDigits, normalizeCurrency } from './currency';
+export { ISO_4217_MINOR_DIGITS } from './iso4217';

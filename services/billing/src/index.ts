@@ -2,4 +2,4 @@ export { createBillingService, type BillingServiceConfig, type BillingServiceHan
 export { billingEnv, billingSettings, billingSettingsEnv, billingSettingsFrom, type BillingSettings } from './config';
 export { migrations, SCHEMA } from './migrations';
 export * from './periods';
-export * from './pricing';
+export * from '@billstream/pricing';

@@ -44,6 +44,7 @@ import { SettingsService } from './settings/service';
 import { SettingsStore } from './settings/store';
 import { DocumentLinks } from './documents/links';
 import { mountDocumentRoutes } from './documents/routes';
+import { mountReportRoutes } from './reports/billing-daily';
 import { DocumentService } from './documents/service';
 import { DocumentStore } from './documents/store';
 import { mountPlanChangeRoutes } from './plan-changes/routes';
@@ -342,6 +343,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       mountPlanChangeRoutes(a, planChanges, logger);
       mountSettingsRoutes(a, billingSettings, logger);
       mountDocumentRoutes(a, documents, logger);
+      mountReportRoutes(a, db, logger);
     },
   });
   return {

@@ -5,6 +5,8 @@ import { CustomerPage } from './pages/Customer';
 import { CustomersPage } from './pages/Customers';
 import { InvoicePage } from './pages/Invoice';
 import { InvoicesPage } from './pages/Invoices';
+import { SectionPage } from './pages/sections';
+import { inSections, SectionLinks } from './nav';
 import { href, useRoute, type Route } from './router';
 import { storedKey, storeKey } from './session';
 
@@ -52,6 +54,8 @@ function Page({ api, route }: { api: Api; route: Route }) {
       return <InvoicesPage api={api} />;
     case 'invoice':
       return <InvoicePage key={route.id} api={api} id={route.id} />;
+    default:
+      return <SectionPage api={api} route={route} />;
   }
 }
 
@@ -69,7 +73,7 @@ export function App() {
       />
     );
   }
-  const current = route.page === 'invoice' || route.page === 'invoices' ? 'invoices' : 'customers';
+  const current = inSections(route) ? 'other' : route.page === 'invoice' || route.page === 'invoices' ? 'invoices' : 'customers';
   return (
     <>
       <header className="top">
@@ -81,6 +85,7 @@ export function App() {
           <a href={href({ page: 'invoices' })} aria-current={current === 'invoices' ? 'page' : undefined}>
             Invoices
           </a>
+          <SectionLinks route={route} />
         </nav>
         <button
           type="button"

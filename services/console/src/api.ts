@@ -24,6 +24,7 @@ export type Query = Record<string, string | number | boolean | undefined>;
 export interface Api {
   get<T>(path: string, query?: Query): Promise<T>;
   post<T>(path: string, body: unknown, idempotencyKey?: string): Promise<T>;
+  delete(path: string): Promise<void>;
 }
 
 export function queryString(query: Query = {}): string {
@@ -56,5 +57,6 @@ export function createApi(key: string, base = ''): Api {
   return {
     get: (path, query) => call('GET', `${path}${queryString(query)}`),
     post: (path, body, idempotencyKey) => call('POST', path, body, idempotencyKey),
+    delete: (path) => call<void>('DELETE', path),
   };
 }

@@ -8,13 +8,31 @@ export type Route =
   | { page: 'customers' }
   | { page: 'customer'; id: string }
   | { page: 'invoices' }
-  | { page: 'invoice'; id: string };
+  | { page: 'invoice'; id: string }
+  | { page: 'plans' }
+  | { page: 'plan'; id: string }
+  | { page: 'api-keys' }
+  | { page: 'webhooks' }
+  | { page: 'webhook'; id: string }
+  | { page: 'meters' }
+  | { page: 'meter'; id: string }
+  | { page: 'events' }
+  | { page: 'overview' };
 
 export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/').filter(Boolean).map(decodeURIComponent);
   if (parts[0] === 'customers' && parts[1]) return { page: 'customer', id: parts[1] };
   if (parts[0] === 'invoices' && parts[1]) return { page: 'invoice', id: parts[1] };
   if (parts[0] === 'invoices') return { page: 'invoices' };
+  if (parts[0] === 'plans' && parts[1]) return { page: 'plan', id: parts[1] };
+  if (parts[0] === 'plans') return { page: 'plans' };
+  if (parts[0] === 'api-keys') return { page: 'api-keys' };
+  if (parts[0] === 'webhooks' && parts[1]) return { page: 'webhook', id: parts[1] };
+  if (parts[0] === 'webhooks') return { page: 'webhooks' };
+  if (parts[0] === 'meters' && parts[1]) return { page: 'meter', id: parts[1] };
+  if (parts[0] === 'meters') return { page: 'meters' };
+  if (parts[0] === 'events') return { page: 'events' };
+  if (parts[0] === 'overview') return { page: 'overview' };
   return { page: 'customers' };
 }
 
@@ -28,6 +46,24 @@ export function href(route: Route): string {
       return '#/invoices';
     case 'invoice':
       return `#/invoices/${encodeURIComponent(route.id)}`;
+    case 'plans':
+      return '#/plans';
+    case 'plan':
+      return `#/plans/${encodeURIComponent(route.id)}`;
+    case 'api-keys':
+      return '#/api-keys';
+    case 'webhooks':
+      return '#/webhooks';
+    case 'webhook':
+      return `#/webhooks/${encodeURIComponent(route.id)}`;
+    case 'meters':
+      return '#/meters';
+    case 'meter':
+      return `#/meters/${encodeURIComponent(route.id)}`;
+    case 'events':
+      return '#/events';
+    case 'overview':
+      return '#/overview';
   }
 }
 

@@ -563,6 +563,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/reports/webhook_failures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Failed delivery attempts of the last `hours` (default 24): their count, and the 20 endpoints with the most, counted by the database
+         * @description Needs the `webhooks:read` permission (or `*`). Served by the webhook-dispatcher service.
+         */
+        get: operations["getWebhookFailures"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}/deliveries/{delivery_id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery's event again now, as a new attempt (same envelope bytes, signed as usual), and return that attempt's record
+         * @description Needs the `webhooks:write` permission (or `*`). Served by the webhook-dispatcher service.
+         */
+        post: operations["resendWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/plans": {
         parameters: {
             query?: never;
@@ -1661,6 +1701,26 @@ export interface paths {
          * @description Needs the `invoices:write` permission (or `*`). Served by the billing service.
          */
         post: operations["triggerInvoiceCommunication"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reports/billing_daily": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Invoiced (finalized invoices, by finalization day) and collected (succeeded payments, by day) per UTC day and currency, in minor units, summed by the database
+         * @description Needs the `invoices:read` permission (or `*`). Served by the billing service.
+         */
+        get: operations["getBillingDaily"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -7661,6 +7721,242 @@ export interface operations {
             };
             /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getWebhookFailures: {
+        parameters: {
+            query?: {
+                /** @example 24 */
+                hours?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "since": "100",
+                     *       "failed_attempts": 1,
+                     *       "endpoints": [
+                     *         {
+                     *           "endpoint_id": "we_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "url": "https://example.com/webhooks/billstream",
+                     *           "failed_attempts": 1,
+                     *           "last_failed_at": "2026-01-15T10:30:00Z",
+                     *           "last_error": "100"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        since: string;
+                        failed_attempts: number;
+                        endpoints: {
+                            endpoint_id: string;
+                            url: string;
+                            failed_attempts: number;
+                            last_failed_at: string;
+                            last_error: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    resendWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example we_01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+                /** @example whd_01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "whd_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "endpoint_id": "we_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "event_id": "evt_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "event_name": "customer.created",
+                     *       "attempt": 1,
+                     *       "status": "succeeded",
+                     *       "response_code": 200,
+                     *       "error": null,
+                     *       "duration_ms": 84,
+                     *       "attempted_at": "2026-01-15T10:30:00Z",
+                     *       "retry_at": null
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        endpoint_id: string;
+                        event_id: string;
+                        event_name: string;
+                        attempt: number;
+                        /** @enum {string} */
+                        status: "succeeded" | "failed";
+                        response_code: number | null;
+                        error: string | null;
+                        duration_ms: number;
+                        attempted_at: string;
+                        retry_at: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the limit (`validation_error`) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17931,6 +18227,110 @@ export interface operations {
             };
             /** @description The request body is larger than the limit (`validation_error`) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getBillingDaily: {
+        parameters: {
+            query: {
+                /** @example 2026-01-15 */
+                start_date: string;
+                /** @example 2026-01-15 */
+                end_date: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "start_date": "2026-01-15T10:30:00Z",
+                     *       "end_date": "2026-01-15T10:30:00Z",
+                     *       "days": [
+                     *         {
+                     *           "date": "100",
+                     *           "currency": "usd",
+                     *           "invoiced": 1,
+                     *           "collected": 1
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        start_date: string;
+                        end_date: string;
+                        days: {
+                            date: string;
+                            currency: string;
+                            invoiced: number;
+                            collected: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };

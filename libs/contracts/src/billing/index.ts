@@ -1,5 +1,4 @@
-export { isKnownCurrency, minorDigits, normalizeCurrency } from './currency';
-export { ISO_4217_MINOR_DIGITS } from './iso4217';
+export { isKnownCurrency, ISO_4217_MINOR_DIGITS, minorDigits, normalizeCurrency } from '@billstream/money';
 export * from './prices';
 export * from './plans';
 export * from './views';
@@ -14,3 +13,4 @@ export * from './coupons';
 export * from './plan-changes';
 export * from './settings';
 export * from './documents';
+export * from './reports';

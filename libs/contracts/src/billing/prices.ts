@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { money } from '@billstream/money';
-import { isKnownCurrency } from './currency';
+import { isKnownCurrency, money } from '@billstream/money';
 
 /**
  * Edge validation of price requests (BILLING.md, Plans and prices). They live in the contracts

@@ -34,6 +34,7 @@ import { couponRoutes } from './coupons';
 import { planChangeRoutes } from './plan-changes';
 import { settingsRoutes } from './settings';
 import { documentRoutes } from './documents';
+import { reportRoutes } from './reports';
 import { PLAN_STATUSES, planSchema, priceSchema } from './views';
 import {
   billSubscriptionsResultSchema,
@@ -556,4 +557,4 @@ function transition<V extends 'activate' | 'pause' | 'resume'>(verb: V, summary:
   });
 }
 
-export const billingRoutes: RouteDef[] = [...Object.values(billingApi), ...Object.values(invoiceApi), ...Object.values(entitlementApi), ...taskRoutes, ...creditGrantRoutes, ...creditNoteRoutes, ...couponRoutes, ...planChangeRoutes, ...settingsRoutes, ...documentRoutes] as RouteDef[];
+export const billingRoutes: RouteDef[] = [...Object.values(billingApi), ...Object.values(invoiceApi), ...Object.values(entitlementApi), ...taskRoutes, ...creditGrantRoutes, ...creditNoteRoutes, ...couponRoutes, ...planChangeRoutes, ...settingsRoutes, ...documentRoutes, ...reportRoutes] as RouteDef[];

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isKnownCurrency, minorDigits } from '../billing/currency';
+import { isKnownCurrency, minorDigits } from '@billstream/money';
 import { defineRoute } from '../routes';
 
 /**

@@ -7,7 +7,7 @@ import { announceInvoice } from '../invoices/maker';
 import type { InvoiceStore } from '../invoices/store';
 import type { VoidCreditNote } from '../invoices/void-credit-note';
 import type { PaymentStore } from '../payments/store';
-import { sumAmounts } from '../pricing';
+import { sumAmounts } from '@billstream/pricing';
 import { CREDIT_NOTE_EVENTS, creditNoteNumber, walletCreditOf, type CreditNote } from './domain';
 import { creditableOf, splitAmount, type InvoiceMoney } from './money';
 import { announceCreditNote, type CreditNoteStore } from './store';

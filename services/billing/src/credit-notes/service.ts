@@ -10,7 +10,7 @@ import type { WalletCredits } from '../clients/wallets/domain';
 import { INVOICE_EVENTS, paymentStatusOf, type Invoice } from '../invoices/domain';
 import { announceInvoice } from '../invoices/maker';
 import type { InvoiceStore } from '../invoices/store';
-import { sumAmounts } from '../pricing';
+import { sumAmounts } from '@billstream/pricing';
 import { CREDIT_NOTE_EVENTS, walletCreditOf, type CreditNote, type CreditNoteListQuery } from './domain';
 import type { CreditNoteIssuer } from './issuer';
 import { requestedLines, splitAmount } from './money';

@@ -1,5 +1,5 @@
 import { exact } from '@billstream/money';
-import { roundMinorUnits, sumAmounts } from '../pricing';
+import { roundMinorUnits, sumAmounts } from '@billstream/pricing';
 import {
   ArithmeticInputError,
   isNegativeLine,

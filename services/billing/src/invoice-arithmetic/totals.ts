@@ -1,4 +1,4 @@
-import { sumAmounts } from '../pricing';
+import { sumAmounts } from '@billstream/pricing';
 import { ArithmeticInputError, type InvoiceArithmetic, type InvoiceTotals, type Settlement } from './domain';
 
 /**

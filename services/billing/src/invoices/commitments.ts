@@ -3,7 +3,7 @@ import type { Conn } from '@billstream/db';
 import { newId } from '@billstream/ids';
 import { exact, toDecimalString } from '@billstream/money';
 import { billingSchedule, prorationFactor } from '../periods';
-import { roundMinorUnits } from '../pricing';
+import { roundMinorUnits } from '@billstream/pricing';
 import type { Subscription } from '../subscriptions/domain';
 import { billingPeriodOf, priceInvoice, type Invoice, type InvoiceLine } from './domain';
 import type { ChargeWindow } from './lines';

@@ -1,6 +1,6 @@
 import type { BillingReason, InvoiceLineType, InvoicePaymentStatus, InvoiceStatus, WebhookEventName } from '@billstream/contracts';
 import { invoiceArithmetic, invoiceTotals, type DiscountAmount, type DiscountInput, type InvoiceTotals } from '../invoice-arithmetic';
-import { sumAmounts } from '../pricing';
+import { sumAmounts } from '@billstream/pricing';
 
 export type LinePriceType = 'FIXED' | 'USAGE';
 

@@ -1,7 +1,7 @@
 import { newId } from '@billstream/ids';
 import { billingSchedule, prorationFactor, type Period } from '../periods';
 import type { Price } from '../prices/domain';
-import { fixedLine, usageLines, type LineAmount } from '../pricing';
+import { fixedLine, usageLines, type LineAmount } from '@billstream/pricing';
 import type { Subscription } from '../subscriptions/domain';
 import { chargeOf } from '../prices/charge';
 import { chargeLine, type InvoiceLine } from './domain';

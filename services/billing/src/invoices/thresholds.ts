@@ -3,7 +3,7 @@ import type { Db } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
 import type { Meters } from '../clients/meters/domain';
 import type { Price } from '../prices/domain';
-import { sumAmounts } from '../pricing';
+import { sumAmounts } from '@billstream/pricing';
 import { stepsUntil } from '../subscriptions/lifecycle';
 import type { SubscriptionStore } from '../subscriptions/store';
 import { arrearWindow, invoiceLines, partWindow } from './lines';

@@ -9,7 +9,7 @@ import type { InvoiceMaker } from '../invoices/maker';
 import type { InvoiceStore } from '../invoices/store';
 import { prorationFactor } from '../periods';
 import type { Price } from '../prices/domain';
-import { roundMinorUnits } from '../pricing';
+import { roundMinorUnits } from '@billstream/pricing';
 import type { Subscription } from '../subscriptions/domain';
 
 /** The invoice a change makes, prepared before the change's transaction (its usage read), written inside it. */

@@ -1,4 +1,4 @@
-import type { UsageCharge } from '../pricing';
+import type { UsageCharge } from '@billstream/pricing';
 import type { Price } from './domain';
 
 /** How a USAGE price turns a quantity into money, for the calculator. */

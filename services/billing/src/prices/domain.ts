@@ -1,5 +1,5 @@
 import type { BillingPeriod } from '../periods';
-import type { BillingModel, PackageSpec, PriceType, Tier, TierMode } from '../pricing';
+import type { BillingModel, PackageSpec, PriceType, Tier, TierMode } from '@billstream/pricing';
 
 export type InvoiceCadence = 'ADVANCE' | 'ARREAR';
 export type PriceStatus = 'active' | 'archived';

@@ -1,7 +1,7 @@
 import { ValidationError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
 import type { Price } from '../prices/domain';
-import type { Tier } from '../pricing';
+import type { Tier } from '@billstream/pricing';
 
 /** An override as asked (BILLING-2.md section 5): the plan's price and its new amount or tiers. */
 export interface PriceOverrideInput {

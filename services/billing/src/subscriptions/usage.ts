@@ -8,7 +8,7 @@ import type { Meters, UsageQuery } from '../clients/meters/domain';
 import type { Price } from '../prices/domain';
 import type { PriceStore } from '../prices/store';
 import { chargeOf } from '../prices/charge';
-import { sumAmounts, usageLines, type LineAmount } from '../pricing';
+import { sumAmounts, usageLines, type LineAmount } from '@billstream/pricing';
 import { subscriptionNotFound } from './events';
 import type { SubscriptionStore } from './store';
 

@@ -2,7 +2,7 @@ import type { Scope } from '@billstream/contracts';
 import { newId } from '@billstream/ids';
 import { exact, toDecimalString } from '@billstream/money';
 import { chargeLine, priceInvoice, type Invoice } from '../invoices/domain';
-import { toMinorUnits } from '../pricing';
+import { toMinorUnits } from '@billstream/pricing';
 
 /** A pending PURCHASED_CREDIT_INVOICED credit of a wallet, and the wallet's terms. */
 export interface InvoicedTopup {

@@ -4,7 +4,7 @@ import type { CustomerStore } from '../customers/store';
 import type { InvoiceMaker } from '../invoices/maker';
 import { invoiceLines, arrearWindow, type UsageByPrice } from '../invoices/lines';
 import type { Meters, UsageQuery } from '../clients/meters/domain';
-import { sumAmounts } from '../pricing';
+import { sumAmounts } from '@billstream/pricing';
 import { payerOf, type Subscription } from '../subscriptions/domain';
 import type { SubscriptionStore } from '../subscriptions/store';
 import type { UnbilledStore } from './store';

@@ -6,6 +6,8 @@ import { ActionPanel, ActionToggle, Done } from '../forms/action';
 import { ApplyCouponForm, ChangePlanForm, TopUpForm } from '../forms/lazy';
 import { href } from '../router';
 import type { Balance, Customer, Discount, Invoice, Subscription, Wallet } from '../types';
+import { CustomerUsage } from '../charts/CustomerUsage';
+import { CustomerLedger } from './CustomerLedger';
 import { InvoiceTable } from './Invoices';
 
 interface Usage {
@@ -212,6 +214,8 @@ export function CustomerPage({ api, id }: { api: Api; id: string }) {
           )
         }
       </Loaded>
+      <CustomerUsage api={api} id={id} />
+      <CustomerLedger api={api} id={id} />
       <h2>Latest invoices</h2>
       <Loaded load={invoices}>{(page) => <InvoiceTable invoices={page.items} />}</Loaded>
     </section>

@@ -26,4 +26,6 @@ export function mountDeliveryRoutes(app: Express, deliveries: DeliveryService, l
     },
     logger,
   );
+  mountRoute(app, webhookApi.failures, async ({ query, ctx }) => deliveries.failures(ctx, query.hours), logger);
+  mountRoute(app, webhookApi.resend, async ({ params, ctx }) => toDeliveryView(await deliveries.resend(ctx, params.id, params.delivery_id)), logger);
 }

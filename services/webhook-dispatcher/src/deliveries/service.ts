@@ -1,6 +1,6 @@
 import type { WebhookDeliveryView, WebhookEventName } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
-import { ServiceUnavailableError } from '@billstream/errors';
+import { NotFoundError, ServiceUnavailableError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
 import type { EventContext } from '@billstream/outbox';
 import { testEnvelope, serializeEnvelope } from '../dispatch/envelope';
@@ -40,6 +40,50 @@ export class DeliveryService {
   async list(scope: EventContext, endpointId: string, filter: DeliveryFilter, limit: number, offset: number) {
     await this.endpoints.get(scope, endpointId);
     return this.store.list(this.db, endpointId, filter, limit, offset);
+  }
+
+  /** Failed attempts of the scope's endpoints over the last `hours`: the overview's failing webhooks. */
+  async failures(scope: EventContext, hours: number) {
+    const since = new Date(Date.now() - hours * 3_600_000);
+    const found = await this.store.failures(this.db, scope.tenantId, scope.environmentId, since, 20);
+    return {
+      since: since.toISOString(),
+      failed_attempts: found.failed,
+      endpoints: found.endpoints.map((e) => ({ endpoint_id: e.endpointId, url: e.url, failed_attempts: e.failed, last_failed_at: e.lastFailedAt.toISOString(), last_error: e.lastError })),
+    };
+  }
+
+  /**
+   * Sends the event of one of the endpoint's attempts again, now: the stored envelope's exact
+   * bytes, signed as every delivery, recorded as the event's next attempt (no retry planned; a
+   * retry already planned keeps its schedule). Another tenant's endpoint or attempt is a 404, and
+   * so is an event whose envelope is not kept (a test delivery, or one older than the retention).
+   */
+  async resend(scope: EventContext, endpointId: string, deliveryId: string): Promise<DeliveryRecord> {
+    const endpoint = await this.endpoints.get(scope, endpointId);
+    const delivery = await this.store.get(this.db, endpoint.id, deliveryId);
+    if (!delivery) throw new NotFoundError(`Webhook delivery ${deliveryId} not found`, { field: 'delivery_id', value: deliveryId });
+    const body = await this.store.envelope(this.db, delivery.eventId, scope.tenantId, scope.environmentId);
+    if (body === undefined) {
+      throw new NotFoundError(`The envelope of event ${delivery.eventId} is no longer kept (a test delivery, or past the retention): it cannot be resent`, { field: 'delivery_id', value: deliveryId });
+    }
+    const outcome = await this.sender.send({ url: endpoint.url, secret: endpoint.secret, envelopeId: delivery.eventId, body }, { timeoutMs: TEST_TIMEOUT_MS });
+    if (outcome.kind === 'aborted') throw new ServiceUnavailableError('The webhook service is stopping; retry the resend');
+    const record: DeliveryRecord = {
+      id: newId('webhookDelivery'),
+      endpointId: endpoint.id,
+      eventId: delivery.eventId,
+      eventName: delivery.eventName,
+      attempt: (await this.store.lastAttempt(this.db, endpoint.id, delivery.eventId)) + 1,
+      status: outcome.ok ? 'succeeded' : 'failed',
+      responseCode: outcome.responseCode,
+      error: outcome.error,
+      durationMs: outcome.durationMs,
+      attemptedAt: outcome.attemptedAt,
+      retryAt: null,
+    };
+    await this.store.insert(this.db, [record]);
+    return record;
   }
 
   /**

@@ -70,9 +70,50 @@ export interface DeliveryFilter {
 
 /** Delivery records (attempts). Stateless: every method takes the connection first. */
 export class DeliveryStore {
+  /** One attempt of an endpoint, or undefined. */
+  async get(conn: Conn, endpointId: string, id: string): Promise<DeliveryRecord | undefined> {
+    const row = await conn<DeliveryRow>('deliveries').where({ endpoint_id: endpointId, id }).first();
+    return row ? fromRow(row as DeliveryRow) : undefined;
+  }
+
+  /** The highest attempt number recorded for an event at an endpoint (0 when none is left). */
+  async lastAttempt(conn: Conn, endpointId: string, eventId: string): Promise<number> {
+    const row = await conn('deliveries').where({ endpoint_id: endpointId, event_id: eventId }).max<{ max: number | null }>({ max: 'attempt' }).first();
+    return Number(row?.max ?? 0);
+  }
+
+  /** The exact bytes of an event's envelope, while the retention keeps them, in the caller's scope. */
+  async envelope(conn: Conn, eventId: string, tenantId: string, environmentId: string): Promise<string | undefined> {
+    const row = (await conn('messages').where({ id: eventId, tenant_id: tenantId, environment_id: environmentId }).first('body')) as { body: string } | undefined;
+    return row?.body;
+  }
+
   async insert(conn: Conn, records: DeliveryRecord[]): Promise<void> {
     if (records.length === 0) return;
     await conn<DeliveryRow>('deliveries').insert(records.map(toRow));
+  }
+
+  /** Failed attempts since `since` in a scope: their count, and the `top` endpoints with the most (by count, then latest). */
+  async failures(conn: Conn, tenantId: string, environmentId: string, since: Date, top: number) {
+    const rows = (await conn('deliveries as d')
+      .join('endpoints as e', 'e.id', 'd.endpoint_id')
+      .where({ 'e.tenant_id': tenantId, 'e.environment_id': environmentId, 'd.status': 'failed' })
+      .where('d.attempted_at', '>=', since)
+      .groupBy('e.id', 'e.url')
+      .select('e.id as endpoint_id', 'e.url')
+      .count({ failed: '*' })
+      .max({ last: 'd.attempted_at' })
+      .orderBy([
+        { column: 'failed', order: 'desc' },
+        { column: 'last', order: 'desc' },
+      ])) as Array<{ endpoint_id: string; url: string; failed: number | string; last: Date | string }>;
+    const endpoints = await Promise.all(
+      rows.slice(0, top).map(async (r) => {
+        const latest = (await conn('deliveries').where({ endpoint_id: r.endpoint_id, status: 'failed' }).where('attempted_at', '>=', since).orderBy([{ column: 'attempted_at', order: 'desc' }, { column: 'id', order: 'desc' }]).first('error')) as { error: string | null } | undefined;
+        return { endpointId: r.endpoint_id, url: r.url, failed: Number(r.failed), lastFailedAt: new Date(r.last), lastError: latest?.error ?? null };
+      }),
+    );
+    return { failed: rows.reduce((n, r) => n + Number(r.failed), 0), endpoints };
   }
 
   /** An endpoint's attempts, newest first (ties broken by id). */

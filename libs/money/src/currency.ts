@@ -16,5 +16,5 @@ export function normalizeCurrency(code: string): string {
 
 /** Digits of the currency's minor unit: usd 2, jpy 0, kwd 3. Unknown codes: ValidationError. */
 export function minorDigits(code: string): number {
-  return ISO_4217_MINOR_DIGITS[normalizeCurrency(code)];
+  return ISO_4217_MINOR_DIGITS[normalizeCurrency(code)] as number;
 }

@@ -1,6 +1,5 @@
 import { ValidationError } from '@billstream/errors';
-import { minorDigits } from '@billstream/contracts';
-import { Exact, exact } from '@billstream/money';
+import { Exact, exact, minorDigits } from '@billstream/money';
 
 const halfUp = (value: Exact): Exact => value.toDecimalPlaces(0, Exact.ROUND_HALF_UP);
 

@@ -6,10 +6,11 @@ import { toMinorUnits } from './rounding';
 
 /** Tier i holds the units above the previous tier's `upTo` (0 for the first) up to its own, inclusive. */
 function tierInfo(tiers: Tier[], index: number): TierInfo {
-  const tier = tiers[index];
+  // Indexes come from the loops below, inside the array (the console's stricter checks cannot see it).
+  const tier = tiers[index] as Tier;
   return {
     index: index + 1,
-    from: index === 0 ? '0' : decimalString(exact(tiers[index - 1].upTo as string)),
+    from: index === 0 ? '0' : decimalString(exact((tiers[index - 1] as Tier).upTo as string)),
     upTo: tier.upTo === null ? null : decimalString(exact(tier.upTo)),
     unitAmount: decimalString(exact(tier.unitAmount)),
     flatAmount: tier.flatAmount === null ? null : decimalString(exact(tier.flatAmount)),
@@ -36,7 +37,7 @@ function tierLine(currency: string, tiers: Tier[], index: number, units: Exact, 
 
 /** Tiers cover every usage: the last one is open-ended (up_to null). */
 function assertOpenEnded(tiers: Tier[]): void {
-  if (tiers.length === 0 || tiers[tiers.length - 1].upTo !== null) {
+  if (tiers.length === 0 || tiers[tiers.length - 1]?.upTo !== null) {
     throw new ValidationError('tiers must end with a tier whose up_to is null', { field: 'tiers' });
   }
 }
@@ -61,7 +62,7 @@ export function slabLines(currency: string, tiers: Tier[], quantity: string, des
   const lines: LineAmount[] = [];
   let below = exact(0);
   for (let i = 0; i < tiers.length && usage.gt(below); i++) {
-    const upTo = tiers[i].upTo;
+    const upTo = (tiers[i] as Tier).upTo;
     const top = upTo === null || usage.lte(upTo) ? usage : exact(upTo);
     lines.push(tierLine(currency, tiers, i, top.minus(below), description));
     below = top;

@@ -1,6 +1,6 @@
 import Decimal from 'decimal.js';
 import fc from 'fast-check';
-import { minorDigits } from '@billstream/contracts';
+import { minorDigits } from '@billstream/money';
 import { sumAmounts, usageLines, type LineAmount, type Tier, type UsageCharge } from './index';
 
 /** The oracle's own arithmetic: independent of the calculator's, and wide enough never to round. */
