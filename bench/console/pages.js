@@ -43,6 +43,15 @@ function pagesOf(ids) {
     { name: 'customer', hash: `#/customers/${ids.customer}`, heading: ids.customerName },
     { name: 'invoices', hash: '#/invoices', heading: 'Invoices' },
     { name: 'invoice', hash: `#/invoices/${ids.invoice}`, heading: `Invoice ${ids.invoiceNumber}` },
+    { name: 'overview', hash: '#/overview', heading: 'Overview' },
+    { name: 'plans', hash: '#/plans', heading: 'Plans' },
+    { name: 'plan', hash: `#/plans/${ids.plan}`, heading: 'Bench' },
+    { name: 'meters', hash: '#/meters', heading: 'Meters' },
+    { name: 'meter', hash: `#/meters/${ids.meter}`, heading: 'API calls' },
+    { name: 'events', hash: '#/events', heading: 'Events' },
+    { name: 'webhooks', hash: '#/webhooks', heading: 'Webhook endpoints' },
+    { name: 'webhook', hash: `#/webhooks/${ids.webhook}`, heading: `Webhook endpoint ${ids.webhookUrl}` },
+    { name: 'api-keys', hash: '#/api-keys', heading: 'API keys' },
   ].filter((p) => !process.env.PAGES || process.env.PAGES.split(',').includes(p.name));
 }
 
@@ -72,12 +81,15 @@ async function setUp(api) {
     await must('POST', '/v1/events/bulk', { events }, 202);
   }
   await must('POST', '/v1/cron/bill-subscriptions', {}, 200);
+  // An endpoint nothing listens on: its deliveries fail, for the webhook pages and the overview.
+  const webhookUrl = 'http://127.0.0.1:9/billstream-bench';
+  const webhook = await must('POST', '/v1/webhook-endpoints', { url: webhookUrl, events: ['customer.created'] }, 201);
   const invoices = await must('GET', `/v1/invoices?customer_id=${subscribed[0].id}`, undefined, 200);
   const invoice = invoices.items[0];
   if (!invoice) throw new Error('no invoice after billing');
   return {
     seconds: { customers: Math.round(customersS), total: Math.round((performance.now() - t0) / 1000) },
-    ids: { customer: subscribed[0].id, customerName: subscribed[0].name, invoice: invoice.id, invoiceNumber: invoice.invoice_number },
+    ids: { customer: subscribed[0].id, customerName: subscribed[0].name, invoice: invoice.id, invoiceNumber: invoice.invoice_number, plan: plan.id, meter: meter.id, webhook: webhook.id, webhookUrl },
   };
 }
 
@@ -123,7 +135,8 @@ const round = (x) => Math.round(x * 10) / 10;
 
 async function run(n) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'billstream-console-bench-'));
-  const proc = await start(dataDir);
+  // A loopback http endpoint, as a developer's laptop would have.
+  const proc = await start(dataDir, { WEBHOOK_ALLOW_INSECURE: 'true' });
   const { chromium } = require('playwright-core');
   const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
   try {
