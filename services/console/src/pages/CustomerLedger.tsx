@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import type { Api, Page } from '../api';
-import { Loaded, Pager, useLoad } from '../data';
+import { Loaded, useLoad } from '../data';
+import { ChoiceFilter, PagedTable, type Column } from '../list';
 import { when } from '../format';
 import type { Wallet } from '../types';
 
@@ -54,61 +55,38 @@ function Ledger({ api, wallets }: { api: Api; wallets: Wallet[] }) {
             ))}
           </select>
         </label>
-        <label>
-          Type
-          <select
-            value={type}
-            onChange={(e) => {
-              setOffset(0);
-              setType(e.target.value as '' | 'CREDIT' | 'DEBIT');
-            }}
-          >
-            <option value="">any</option>
-            <option value="CREDIT">credits</option>
-            <option value="DEBIT">debits</option>
-          </select>
-        </label>
+        <ChoiceFilter
+          label="Type"
+          value={type}
+          choices={TYPES}
+          onChange={(v) => {
+            setOffset(0);
+            setType(v);
+          }}
+        />
       </div>
-      <Loaded load={load}>
-        {(page) => (
-          <>
-            <table aria-label="Wallet ledger">
-              <thead>
-                <tr>
-                  <th scope="col">When</th>
-                  <th scope="col">Type</th>
-                  <th scope="col">Reason</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Credits</th>
-                  <th scope="col">Balance after</th>
-                  <th scope="col">Available</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">Description</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.items.map((t) => (
-                  <tr key={t.id}>
-                    <td>{when(t.created_at)}</td>
-                    <td>{t.type}</td>
-                    <td>{t.transaction_reason}</td>
-                    <td>{t.transaction_status}</td>
-                    <td>{`${t.type === 'DEBIT' ? '−' : '+'}${t.credit_amount}`}</td>
-                    <td>{t.credit_balance_after}</td>
-                    <td>{t.type === 'CREDIT' ? t.credits_available : '–'}</td>
-                    <td>{when(t.expiry_date)}</td>
-                    <td>{t.description ?? '–'}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-            <Pager {...page.pagination} onOffset={setOffset} />
-          </>
-        )}
-      </Loaded>
+      <PagedTable load={load} columns={LEDGER_COLUMNS} empty="No transactions." label="Wallet ledger" onOffset={setOffset} />
     </>
   );
 }
+
+const TYPES = [
+  ['', 'any'],
+  ['CREDIT', 'credits'],
+  ['DEBIT', 'debits'],
+] as const;
+
+const LEDGER_COLUMNS: Column<Transfer>[] = [
+  { header: 'When', cell: (t) => when(t.created_at) },
+  { header: 'Type', cell: (t) => t.type },
+  { header: 'Reason', cell: (t) => t.transaction_reason },
+  { header: 'Status', cell: (t) => t.transaction_status },
+  { header: 'Credits', cell: (t) => `${t.type === 'DEBIT' ? '−' : '+'}${t.credit_amount}` },
+  { header: 'Balance after', cell: (t) => t.credit_balance_after },
+  { header: 'Available', cell: (t) => (t.type === 'CREDIT' ? t.credits_available : '–') },
+  { header: 'Expires', cell: (t) => when(t.expiry_date) },
+  { header: 'Description', cell: (t) => t.description ?? '–' },
+];
 
 /** The customer page's wallet ledger and entitlements (issue #33). */
 export function CustomerLedger({ api, id }: { api: Api; id: string }) {

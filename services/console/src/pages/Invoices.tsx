@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import type { Api, Page } from '../api';
 import { Loaded, Pager, useLoad } from '../data';
+import { ChoiceFilter, plainChoices } from '../list';
 import { money, when } from '../format';
 import { href } from '../router';
 import type { Invoice } from '../types';
@@ -53,22 +54,15 @@ export function InvoicesPage({ api }: { api: Api }) {
     <section aria-labelledby="invoices-title">
       <h1 id="invoices-title">Invoices</h1>
       <div className="filters">
-        <label>
-          Status
-          <select
-            value={status}
-            onChange={(e) => {
-              setOffset(0);
-              setStatus(e.target.value as (typeof STATUSES)[number]);
-            }}
-          >
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s || 'any'}
-              </option>
-            ))}
-          </select>
-        </label>
+        <ChoiceFilter
+          label="Status"
+          value={status}
+          choices={plainChoices(STATUSES)}
+          onChange={(v) => {
+            setOffset(0);
+            setStatus(v);
+          }}
+        />
       </div>
       <Loaded load={load}>
         {(page) => (

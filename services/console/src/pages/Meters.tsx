@@ -1,7 +1,8 @@
 import { useState, type FormEvent } from 'react';
 import type { Api, Page } from '../api';
 import { UsageChart } from '../charts/UsageChart';
-import { Loaded, Pager, useLoad } from '../data';
+import { Loaded, useLoad } from '../data';
+import { PagedTable, type Column } from '../list';
 import { when } from '../format';
 import { href } from '../router';
 
@@ -27,42 +28,17 @@ export function MetersPage({ api }: { api: Api }) {
       <p>
         <a href={href({ page: 'events' })}>Explore the events</a>
       </p>
-      <Loaded load={load}>
-        {(page) => (
-          <>
-            {page.items.length === 0 ? (
-              <p>No meters.</p>
-            ) : (
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Meter</th>
-                    <th scope="col">Event name</th>
-                    <th scope="col">Aggregation</th>
-                    <th scope="col">Created</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.items.map((m) => (
-                    <tr key={m.id}>
-                      <td>
-                        <a href={href({ page: 'meter', id: m.id })}>{m.name}</a>
-                      </td>
-                      <td>{m.event_name}</td>
-                      <td>{aggregation(m)}</td>
-                      <td>{when(m.created_at)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
-            <Pager {...page.pagination} onOffset={setOffset} />
-          </>
-        )}
-      </Loaded>
+      <PagedTable load={load} columns={COLUMNS} empty="No meters." onOffset={setOffset} />
     </section>
   );
 }
+
+const COLUMNS: Column<Meter>[] = [
+  { header: 'Meter', cell: (m) => <a href={href({ page: 'meter', id: m.id })}>{m.name}</a> },
+  { header: 'Event name', cell: (m) => m.event_name },
+  { header: 'Aggregation', cell: (m) => aggregation(m) },
+  { header: 'Created', cell: (m) => when(m.created_at) },
+];
 
 /** One meter: what it counts, and a customer's usage through it per day. */
 export function MeterPage({ api, id }: { api: Api; id: string }) {

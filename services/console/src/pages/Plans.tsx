@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import type { Api, Page } from '../api';
-import { Loaded, Pager, useLoad } from '../data';
+import { useLoad } from '../data';
+import { ChoiceFilter, PagedTable, plainChoices, type Column } from '../list';
 import { when } from '../format';
 import type { Plan } from '../pricing/types';
 import { href } from '../router';
@@ -17,58 +18,25 @@ export function PlansPage({ api }: { api: Api }) {
     <section aria-labelledby="plans-title">
       <h1 id="plans-title">Plans</h1>
       <div className="filters">
-        <label>
-          Status
-          <select
-            value={status}
-            onChange={(e) => {
-              setOffset(0);
-              setStatus(e.target.value as (typeof STATUSES)[number]);
-            }}
-          >
-            {STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s || 'any'}
-              </option>
-            ))}
-          </select>
-        </label>
+        <ChoiceFilter
+          label="Status"
+          value={status}
+          choices={plainChoices(STATUSES)}
+          onChange={(v) => {
+            setOffset(0);
+            setStatus(v);
+          }}
+        />
       </div>
-      <Loaded load={load}>
-        {(page) => (
-          <>
-            {page.items.length === 0 ? (
-              <p>No plans.</p>
-            ) : (
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Plan</th>
-                    <th scope="col">Lookup key</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Prices</th>
-                    <th scope="col">Created</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.items.map((p) => (
-                    <tr key={p.id}>
-                      <td>
-                        <a href={href({ page: 'plan', id: p.id })}>{p.name}</a>
-                      </td>
-                      <td>{p.lookup_key ?? '–'}</td>
-                      <td>{p.status}</td>
-                      <td>{p.prices.length}</td>
-                      <td>{when(p.created_at)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
-            <Pager {...page.pagination} onOffset={setOffset} />
-          </>
-        )}
-      </Loaded>
+      <PagedTable load={load} columns={COLUMNS} empty="No plans." onOffset={setOffset} />
     </section>
   );
 }
+
+const COLUMNS: Column<Plan>[] = [
+  { header: 'Plan', cell: (p) => <a href={href({ page: 'plan', id: p.id })}>{p.name}</a> },
+  { header: 'Lookup key', cell: (p) => p.lookup_key ?? '–' },
+  { header: 'Status', cell: (p) => p.status },
+  { header: 'Prices', cell: (p) => p.prices.length },
+  { header: 'Created', cell: (p) => when(p.created_at) },
+];

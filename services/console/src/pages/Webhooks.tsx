@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import type { Api, Page } from '../api';
-import { Loaded, Pager, useLoad } from '../data';
+import { useLoad } from '../data';
+import { ChoiceFilter, PagedTable, type Column } from '../list';
 import { when } from '../format';
 import { href } from '../router';
 
@@ -25,56 +26,31 @@ export function WebhooksPage({ api }: { api: Api }) {
     <section aria-labelledby="webhooks-title">
       <h1 id="webhooks-title">Webhook endpoints</h1>
       <div className="filters">
-        <label>
-          Enabled
-          <select
-            value={enabled}
-            onChange={(e) => {
-              setOffset(0);
-              setEnabled(e.target.value as '' | 'true' | 'false');
-            }}
-          >
-            <option value="">any</option>
-            <option value="true">enabled</option>
-            <option value="false">disabled</option>
-          </select>
-        </label>
+        <ChoiceFilter
+          label="Enabled"
+          value={enabled}
+          choices={ENABLED}
+          onChange={(v) => {
+            setOffset(0);
+            setEnabled(v);
+          }}
+        />
       </div>
-      <Loaded load={load}>
-        {(page) => (
-          <>
-            {page.items.length === 0 ? (
-              <p>No webhook endpoints.</p>
-            ) : (
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">URL</th>
-                    <th scope="col">Events</th>
-                    <th scope="col">Enabled</th>
-                    <th scope="col">Description</th>
-                    <th scope="col">Created</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {page.items.map((w) => (
-                    <tr key={w.id}>
-                      <td>
-                        <a href={href({ page: 'webhook', id: w.id })}>{w.url}</a>
-                      </td>
-                      <td>{w.events.join(', ')}</td>
-                      <td>{w.enabled ? 'yes' : 'no'}</td>
-                      <td>{w.description ?? '–'}</td>
-                      <td>{when(w.created_at)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
-            <Pager {...page.pagination} onOffset={setOffset} />
-          </>
-        )}
-      </Loaded>
+      <PagedTable load={load} columns={COLUMNS} empty="No webhook endpoints." onOffset={setOffset} />
     </section>
   );
 }
+
+const ENABLED = [
+  ['', 'any'],
+  ['true', 'enabled'],
+  ['false', 'disabled'],
+] as const;
+
+const COLUMNS: Column<WebhookEndpoint>[] = [
+  { header: 'URL', cell: (w) => <a href={href({ page: 'webhook', id: w.id })}>{w.url}</a> },
+  { header: 'Events', cell: (w) => w.events.join(', ') },
+  { header: 'Enabled', cell: (w) => (w.enabled ? 'yes' : 'no') },
+  { header: 'Description', cell: (w) => w.description ?? '–' },
+  { header: 'Created', cell: (w) => when(w.created_at) },
+];
