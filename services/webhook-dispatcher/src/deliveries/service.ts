@@ -4,7 +4,7 @@ import { NotFoundError, ServiceUnavailableError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
 import type { EventContext } from '@billstream/outbox';
 import { testEnvelope, serializeEnvelope } from '../dispatch/envelope';
-import type { WebhookSender } from '../dispatch/sender';
+import type { AttemptOutcome, WebhookSender } from '../dispatch/sender';
 import type { EndpointService } from '../endpoints/service';
 import { DeliveryStore, type DeliveryFilter, type DeliveryRecord } from './store';
 
@@ -69,21 +69,7 @@ export class DeliveryService {
     }
     const outcome = await this.sender.send({ url: endpoint.url, secret: endpoint.secret, envelopeId: delivery.eventId, body }, { timeoutMs: TEST_TIMEOUT_MS });
     if (outcome.kind === 'aborted') throw new ServiceUnavailableError('The webhook service is stopping; retry the resend');
-    const record: DeliveryRecord = {
-      id: newId('webhookDelivery'),
-      endpointId: endpoint.id,
-      eventId: delivery.eventId,
-      eventName: delivery.eventName,
-      attempt: (await this.store.lastAttempt(this.db, endpoint.id, delivery.eventId)) + 1,
-      status: outcome.ok ? 'succeeded' : 'failed',
-      responseCode: outcome.responseCode,
-      error: outcome.error,
-      durationMs: outcome.durationMs,
-      attemptedAt: outcome.attemptedAt,
-      retryAt: null,
-    };
-    await this.store.insert(this.db, [record]);
-    return record;
+    return this.recordAttempt(endpoint.id, delivery.eventId, delivery.eventName, (await this.store.lastAttempt(this.db, endpoint.id, delivery.eventId)) + 1, outcome);
   }
 
   /**
@@ -98,12 +84,17 @@ export class DeliveryService {
       { timeoutMs: TEST_TIMEOUT_MS },
     );
     if (outcome.kind === 'aborted') throw new ServiceUnavailableError('The webhook service is stopping; retry the test');
+    return this.recordAttempt(endpoint.id, envelope.id, eventName, 1, outcome);
+  }
+
+  /** Records a sent attempt (a test's or a resend's: no retry is planned after it). */
+  private async recordAttempt(endpointId: string, eventId: string, eventName: DeliveryRecord['eventName'], attempt: number, outcome: Extract<AttemptOutcome, { kind: 'done' }>): Promise<DeliveryRecord> {
     const record: DeliveryRecord = {
       id: newId('webhookDelivery'),
-      endpointId: endpoint.id,
-      eventId: envelope.id,
+      endpointId,
+      eventId,
       eventName,
-      attempt: 1,
+      attempt,
       status: outcome.ok ? 'succeeded' : 'failed',
       responseCode: outcome.responseCode,
       error: outcome.error,
