@@ -159,6 +159,11 @@ describe('the support actions of the console, in a real browser', () => {
     expect(payments.map((p) => [p.amount, p.reference])).toEqual([[remaining, 'wire 2026-11-28']]);
     expect((await api.get(`/v1/invoices/${billed.id}`)).body.status).toBe('paid');
     await page.getByText('paid, payment').waitFor();
+    // The invoice page lists it, once.
+    const paymentRows = page.getByRole('table', { name: 'Payments' }).getByRole('row').filter({ hasText: 'wire 2026-11-28' });
+    await paymentRows.first().waitFor();
+    expect(await paymentRows.count()).toBe(1);
+    expect(await paymentRows.textContent()).toContain('succeeded');
 
     // Another invoice voided, after its confirm step.
     await page.getByRole('link', { name: customerId }).first().click();

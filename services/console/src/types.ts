@@ -87,3 +87,15 @@ export interface Discount {
   status: string;
   periods_remaining: number | null;
 }
+
+export interface Payment {
+  id: string;
+  invoice_id: string;
+  amount: number;
+  currency: string;
+  payment_method_type: string;
+  payment_status: string;
+  reference: string | null;
+  provider_reference: string | null;
+  created_at: string;
+}

@@ -5,7 +5,8 @@ import { money, when } from '../format';
 import { ActionPanel, ActionToggle, Done } from '../forms/action';
 import { CreditNoteForm, PaymentForm, VoidInvoiceForm } from '../forms/lazy';
 import { href } from '../router';
-import type { CreditNote, Invoice } from '../types';
+import { ListTable, type Column } from '../list';
+import type { CreditNote, Invoice, Payment } from '../types';
 
 type Action = 'credit-note' | 'payment' | 'void';
 
@@ -29,6 +30,7 @@ export function InvoicePage({ api, id }: { api: Api; id: string }) {
   const [version, reload] = useReducer((v: number) => v + 1, 0);
   const invoice = useLoad(() => api.get<Invoice>(`/v1/invoices/${encodeURIComponent(id)}`), [id, version]);
   const notes = useLoad(() => api.get<Page<CreditNote>>('/v1/credit_notes', { invoice_id: id, limit: 100 }), [id, version]);
+  const payments = useLoad(() => api.get<Page<Payment>>('/v1/payments', { invoice_id: id, limit: 100 }), [id, version]);
   const succeeded = (message: string) => () => {
     setOpen(null);
     setDone(message);
@@ -129,37 +131,26 @@ export function InvoicePage({ api, id }: { api: Api; id: string }) {
         )}
       </Loaded>
       <Done message={done} />
+      <h2>Payments</h2>
+      <Loaded load={payments}>{(page) => <ListTable rows={page.items} columns={PAYMENT_COLUMNS} empty="No payments." label="Payments" />}</Loaded>
       <h2>Credit notes</h2>
-      <Loaded load={notes}>
-        {(page) =>
-          page.items.length === 0 ? (
-            <p>No credit notes.</p>
-          ) : (
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Number</th>
-                  <th scope="col">Reason</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Amount</th>
-                  <th scope="col">Issued</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.items.map((n) => (
-                  <tr key={n.id}>
-                    <td>{n.credit_note_number}</td>
-                    <td>{n.reason}</td>
-                    <td>{n.status}</td>
-                    <td>{money(n.amount, n.currency)}</td>
-                    <td>{when(n.created_at)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )
-        }
-      </Loaded>
+      <Loaded load={notes}>{(page) => <ListTable rows={page.items} columns={NOTE_COLUMNS} empty="No credit notes." label="Credit notes" />}</Loaded>
     </section>
   );
 }
+
+const PAYMENT_COLUMNS: Column<Payment>[] = [
+  { header: 'When', cell: (p) => when(p.created_at) },
+  { header: 'Method', cell: (p) => p.payment_method_type },
+  { header: 'Status', cell: (p) => p.payment_status },
+  { header: 'Amount', cell: (p) => money(p.amount, p.currency) },
+  { header: 'Reference', cell: (p) => p.reference ?? p.provider_reference ?? '–' },
+];
+
+const NOTE_COLUMNS: Column<CreditNote>[] = [
+  { header: 'Number', cell: (n) => n.credit_note_number },
+  { header: 'Reason', cell: (n) => n.reason },
+  { header: 'Status', cell: (n) => n.status },
+  { header: 'Amount', cell: (n) => money(n.amount, n.currency) },
+  { header: 'Issued', cell: (n) => when(n.created_at) },
+];
