@@ -240,8 +240,10 @@ export class SubscriptionStore {
   /** The running (active and trialing) subscriptions several customers of one scope pay (unbilled usage, ADR 0024 and 0047). */
   async runningPaidBy(conn: Conn, scope: Scope, payerIds: string[]): Promise<Subscription[]> {
     if (payerIds.length === 0) return [];
+    // Not coalesce(invoicing_customer_id, customer_id): no index has that expression. Each side
+    // has its index (subscriptions_invoicing_customer, subscriptions_running_customer).
     const rows = await scoped(conn, scope)
-      .whereRaw('coalesce(invoicing_customer_id, customer_id) = ANY(?::text[])', [payerIds])
+      .where((q) => q.whereRaw('invoicing_customer_id = ANY(?::text[])', [payerIds]).orWhere((own) => own.whereNull('invoicing_customer_id').whereRaw('customer_id = ANY(?::text[])', [payerIds])))
       .whereIn('status', ['active', 'trialing'])
       .orderBy('id');
     return rows.map(fromRow);
