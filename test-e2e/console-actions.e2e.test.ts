@@ -1,10 +1,14 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { waitFor, type ApiClient } from '@billstream/testing';
 import type { Locator, Page } from 'playwright-core';
 import { startConsoleStack, type ConsoleStack } from './console/harness';
 
 /**
  * The support actions of the console (issue #33, ADR 0050 "The forms") as a person makes
- * them, on the embedded default and Debian's chromium (./console/harness.ts): each form
+ * them, on the embedded default and Debian's chromium (./console/harness.ts), in the issue's
+ * journey: the key, a customer created, usage sent through the API and seen in the customer's
+ * chart, the period billed, the invoice and its PDF, a credit note, the webhook's delivery. Each form
  * validates with the route's zod schema, shows the API's message next to the field it names,
  * and sends once however often it is clicked. What a client system does (usage, the period
  * job) goes through the API; every outcome is checked through the API too.
@@ -23,14 +27,27 @@ describe('the support actions of the console, in a real browser', () => {
   let stack: ConsoleStack;
   let base: string;
   let api: ApiClient;
+  // The client system's webhook receiver (the embedded default may send to loopback over http).
+  const hooks: string[] = [];
+  const receiver = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      hooks.push(body);
+      res.writeHead(200).end();
+    });
+  });
 
   beforeAll(async () => {
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', () => r()));
+    process.env.WEBHOOK_ALLOW_INSECURE = 'true';
     // The duplicate external id's 409 is the one failed request the journey makes on purpose.
     stack = await startConsoleStack([/status of 409/]);
     ({ base, api } = stack);
   });
   afterAll(async () => {
     await stack?.stop();
+    await new Promise((r) => receiver.close(r));
   });
 
   const rowOf = (page: Page, text: string): Locator => page.getByRole('row').filter({ hasText: text }).first();
@@ -56,6 +73,8 @@ describe('the support actions of the console, in a real browser', () => {
     const support = (await api.post('/v1/plans', { name: 'Support', prices: [fixed('5')] })).body;
     const coupon = await api.post('/v1/coupons', { name: 'Launch offer', code: 'LAUNCH20', type: 'PERCENTAGE', percent_off: '20', duration: 'FOREVER' });
     expect(coupon.status).toBe(201);
+    const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    const endpoint = (await api.post('/v1/webhook-endpoints', { url: hookUrl, events: ['customer.created'] })).body as { id: string };
 
     const page = await stack.newPage();
     // Every write the browser sends, with its idempotency key: one per action, double clicks included.
@@ -111,6 +130,12 @@ describe('the support actions of the console, in a real browser', () => {
     await page.getByRole('link', { name: 'Open acme-actions' }).click();
     await page.getByRole('heading', { name: 'Acme Actions' }).waitFor();
     await page.getByRole('row').filter({ hasText: subStarter.id }).filter({ hasText: meter.body.id }).first().waitFor();
+    // The 6 calls in the customer's usage chart: today's figure in its table of figures.
+    const today = new Date().toISOString().slice(0, 10);
+    await page.getByText(/^The figures of “Usage per day/).first().click();
+    const chartRow = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: today }) });
+    await chartRow.first().waitFor();
+    expect(await chartRow.first().textContent()).toBe(`${today}6`);
     await rowOf(page, wallet.id).getByRole('button', { name: 'Top up' }).click();
     const topUp = page.getByRole('form', { name: `Top up wallet ${wallet.id}` });
     await topUp.getByLabel('Credits to add').fill('4');
@@ -144,6 +169,9 @@ describe('the support actions of the console, in a real browser', () => {
     expect(notes.map((n) => [n.amount, n.reason])).toEqual([[100, 'PRODUCT_UNSATISFACTORY']]);
     await page.getByRole('cell', { name: notes[0]!.credit_note_number }).waitFor();
     await stack.check(page, '14-invoice-credited');
+    // Its PDF, through the invoice's signed link (no key).
+    const pdf = await page.request.get((await page.getByRole('link', { name: 'PDF' }).getAttribute('href'))!);
+    expect([pdf.status(), pdf.headers()['content-type'], (await pdf.body()).subarray(0, 5).toString()]).toEqual([200, 'application/pdf', '%PDF-']);
 
     // A payment of what remains (the form's default): the invoice is paid.
     const remaining = (await api.get(`/v1/invoices/${billed.id}`)).body.amount_remaining as number;
@@ -205,6 +233,16 @@ describe('the support actions of the console, in a real browser', () => {
     expect(discounts.map((d) => [d.coupon_id, d.status])).toEqual([[coupon.body.id, 'active']]);
     await waitFor(async () => (await rowOf(page, subStarter.id).textContent())?.includes(coupon.body.id) ?? false, { what: 'the coupon in the subscription row' });
     await stack.check(page, '18-customer-after-actions');
+
+    // The webhook of the customer the console created: its delivery, succeeded, on the endpoint's page.
+    await waitFor(() => hooks.some((h) => h.includes('acme-actions')), { timeoutMs: 30_000, what: 'the customer.created webhook received' });
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByRole('link', { name: hookUrl }).click();
+    await page.getByRole('heading', { name: `Webhook endpoint ${hookUrl}` }).waitFor();
+    const delivered = (await api.get(`/v1/webhook-endpoints/${endpoint.id}/deliveries`)).body.deliveries as Array<{ event_id: string; status: string }>;
+    expect(delivered.map((d) => d.status)).toEqual(['succeeded']);
+    await rowOf(page, delivered[0]!.event_id).getByRole('cell', { name: 'succeeded' }).waitFor();
+    await stack.check(page, '19-webhook-delivered');
 
     const key = expect.stringMatching(/^console-[0-9a-f]{32}$/);
     expect(posts).toEqual([
