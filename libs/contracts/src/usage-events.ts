@@ -116,6 +116,16 @@ export const monitoringResponse = z.object({
     .describe('Records of the caller tenant and environment that could never be stored and are held in the dead-letter table'),
 });
 
+/** `GET /v1/reports/events_hourly`: the last `hours` (1 to 720, default 24). */
+export const eventsHourlyQuery = z.strictObject({
+  hours: z.coerce.number().int('must be a whole number of hours').min(1, 'must be 1 or more').max(720, 'must be at most 720 (30 days)').default(24),
+});
+
+export const eventsHourlyResponse = z.object({
+  since: z.string().describe('The start of the first hour counted (UTC, on the hour)'),
+  hours: z.array(z.object({ hour: z.string(), events: z.number().int() })).describe('Hours with stored events, oldest first; an hour with none has no row'),
+});
+
 export const AGGREGATION_TYPES = ['COUNT', 'SUM', 'MAX', 'UNIQUE_COUNT', 'LATEST'] as const;
 export type AggregationType = (typeof AGGREGATION_TYPES)[number];
 
@@ -241,6 +251,18 @@ export const usageEventApi = {
     tag: 'Usage events',
     query: z.strictObject({}),
     response: monitoringResponse,
+    status: 200,
+  }),
+  eventsHourly: defineRoute({
+    operationId: 'getEventsHourly',
+    method: 'get',
+    path: '/v1/reports/events_hourly',
+    service: 'ingestion-aggregator',
+    permission: 'events:read',
+    summary: 'Events stored per UTC hour of receipt over the last `hours` (default 24), kept per stored batch so the events are never counted',
+    tag: 'Usage events',
+    query: eventsHourlyQuery,
+    response: eventsHourlyResponse,
     status: 200,
   }),
   createMeter: defineRoute({

@@ -3,8 +3,8 @@ import { startIntegrationStack, type IntegrationStack } from '../../support/stac
 
 /**
  * The console overview's aggregates (issue #33), through the gateway on real Postgres and Kafka:
- * GET /v1/reports/billing_daily (billing) and GET /v1/reports/webhook_failures (the webhook
- * dispatcher). Both are summed by the database and confined to the key's tenant.
+ * GET /v1/reports/billing_daily (billing), GET /v1/reports/webhook_failures (the webhook
+ * dispatcher) and GET /v1/reports/events_hourly (the ingestion aggregator). Both are summed by the database and confined to the key's tenant.
  */
 describe('overview reports (through the gateway)', () => {
   let stack: IntegrationStack;
@@ -62,6 +62,29 @@ describe('overview reports (through the gateway)', () => {
     expect((await other.get('/v1/reports/webhook_failures?hours=1')).body).toMatchObject({ failed_attempts: 0, endpoints: [] });
   });
 
+  it('counts events stored per hour of receipt, duplicates once, without counting the events table', async () => {
+    const hour = `${new Date().toISOString().slice(0, 13)}:00:00.000Z`;
+    const before = (await stack.api.get('/v1/reports/events_hourly?hours=1')).body.hours.find((h: { hour: string }) => h.hour === hour)?.events ?? 0;
+    // A backdated timestamp counts in the hour it was received; a repeated event_id once.
+    const ev = (id: string, timestamp = new Date().toISOString()) => ({ event_id: id, event_name: 'hourly', external_customer_id: 'hourly', timestamp });
+    for (const e of [ev('h1'), ev('h2', '2026-01-15T08:00:00Z'), ev('h1'), ev('h3')]) expect((await stack.api.post('/v1/events', e)).status).toBe(202);
+    await waitFor(async () => (await stack.api.post('/v1/events/query', { event_name: 'hourly' })).body.total_count === 3, { what: 'three events stored' });
+    const res = await waitFor(async () => {
+      const r = await stack.api.get('/v1/reports/events_hourly');
+      const now = r.body.hours.find((h: { hour: string }) => h.hour === `${new Date().toISOString().slice(0, 13)}:00:00.000Z`);
+      return now && now.events >= before + 3 ? r : undefined;
+    }, { what: 'the hour counted' });
+    expect(res.status).toBe(200);
+    expect(Date.parse(res.body.since) % 3_600_000).toBe(0);
+    expect(Date.now() - Date.parse(res.body.since)).toBeGreaterThan(23 * 3_600_000);
+    expect(Date.now() - Date.parse(res.body.since)).toBeLessThanOrEqual(24 * 3_600_000);
+    const total = (await stack.api.get('/v1/events/monitoring')).body.total_events;
+    expect(res.body.hours.reduce((sum: number, h: { events: number }) => sum + h.events, 0)).toBe(total);
+    expect(res.body.hours.every((h: { hour: string; events: number }) => Date.parse(h.hour) >= Date.parse(res.body.since) && h.events > 0)).toBe(true);
+    const other = stack.api.withKey(await stack.keyFor('tenant-b', 'production'));
+    expect((await other.get('/v1/reports/events_hourly?hours=720')).body.hours).toEqual([]);
+  });
+
   it('refuses bad ranges with 400 naming the field', async () => {
     const cases: Array<[string, string]> = [
       ['/v1/reports/billing_daily?start_date=2026-11-02&end_date=2026-11-01', 'end_date'],
@@ -72,6 +95,9 @@ describe('overview reports (through the gateway)', () => {
       ['/v1/reports/webhook_failures?hours=0', 'hours'],
       ['/v1/reports/webhook_failures?hours=721', 'hours'],
       ['/v1/reports/webhook_failures?hours=abc', 'hours'],
+      ['/v1/reports/events_hourly?hours=0', 'hours'],
+      ['/v1/reports/events_hourly?hours=1.5', 'hours'],
+      ['/v1/reports/events_hourly?from=1', 'from'],
     ];
     for (const [path, field] of cases) {
       const res = await stack.api.get(path);

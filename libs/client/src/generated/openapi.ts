@@ -407,6 +407,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/reports/events_hourly": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Events stored per UTC hour of receipt over the last `hours` (default 24), kept per stored batch so the events are never counted
+         * @description Needs the `events:read` permission (or `*`). Served by the ingestion-aggregator service.
+         */
+        get: operations["getEventsHourly"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/meters": {
         parameters: {
             query?: never;
@@ -6256,6 +6276,104 @@ export interface operations {
                         consumer_lag: number;
                         /** @description Records of the caller tenant and environment that could never be stored and are held in the dead-letter table */
                         dead_lettered_events: number;
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getEventsHourly: {
+        parameters: {
+            query?: {
+                /** @example 24 */
+                hours?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "since": "100",
+                     *       "hours": [
+                     *         {
+                     *           "hour": "100",
+                     *           "events": 1
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The start of the first hour counted (UTC, on the hour) */
+                        since: string;
+                        /** @description Hours with stored events, oldest first; an hour with none has no row */
+                        hours: {
+                            hour: string;
+                            events: number;
+                        }[];
                     };
                 };
             };

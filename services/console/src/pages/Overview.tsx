@@ -2,7 +2,6 @@ import type { Api } from '../api';
 import { ChartFigure } from '../charts/ChartFigure';
 import { align, buckets, lastDays, lastHours, moneyByCurrency } from '../charts/series';
 import { Loaded, useLoad } from '../data';
-import type { EventsAnswer } from '../events/tail';
 import { money, when } from '../format';
 import { href } from '../router';
 
@@ -26,14 +25,17 @@ interface Failures {
 const HOURS = 24;
 const DAYS = 14;
 
-/** Events of each of the last 24 hours: one count per hour, counted by the server (page_size 1, total_count). */
+interface EventsHourly {
+  since: string;
+  hours: Array<{ hour: string; events: number }>;
+}
+
+/** Events stored in each of the last 24 hours, in one call (GET /v1/reports/events_hourly: counted per stored batch, never by counting events). */
 async function eventsPerHour(api: Api) {
-  const { from, to } = lastHours(HOURS);
-  const starts = buckets(from, to, 'HOUR');
-  const counts = await Promise.all(
-    starts.map((at) => api.post<EventsAnswer>('/v1/events/query', { start_time: new Date(at * 1000).toISOString(), end_time: new Date((at + 3600) * 1000).toISOString(), page_size: 1 })),
-  );
-  return align([{ label: 'Events', points: starts.map((at, i) => ({ at, value: counts[i]?.total_count ?? 0 })) }]);
+  const answer = await api.get<EventsHourly>('/v1/reports/events_hourly', { hours: HOURS });
+  const { to } = lastHours(HOURS);
+  const byHour = new Map(answer.hours.map((h) => [Date.parse(h.hour) / 1000, h.events]));
+  return align([{ label: 'Events', points: buckets(answer.since, to, 'HOUR').map((at) => ({ at, value: byHour.get(at) ?? 0 })) }]);
 }
 
 /** The overview: events per hour, invoiced and collected per day, failing webhooks. */

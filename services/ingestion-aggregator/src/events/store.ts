@@ -57,7 +57,7 @@ export const ISO_MICROS = `to_char("timestamp" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T
 /**
  * One statement stores a batch: the first copy of each (tenant, environment, event_id)
  * claims its dedup key, only claimed events are inserted (customer id resolved from the
- * projection), and the per-scope counters grow by what was inserted. Keys and counter rows are
+ * projection), and the per-scope counters (total and per hour of receipt) grow by what was inserted. Keys and counter rows are
  * taken in sorted order, so concurrent batches sharing keys or scopes wait, never deadlock.
  */
 const STORE_BATCH = `
@@ -96,6 +96,13 @@ counted AS (
     SET total_events = s.total_events + excluded.total_events,
         last_event_at = greatest(s.last_event_at, excluded.last_event_at)
   RETURNING s.tenant_id
+),
+hourly AS (
+  INSERT INTO event_hours AS h (tenant_id, environment_id, hour, events)
+  SELECT tenant_id, environment_id, date_trunc('hour', received_at, 'UTC'), count(*) FROM stored GROUP BY 1, 2, 3
+  ORDER BY 1, 2, 3
+  ON CONFLICT (tenant_id, environment_id, hour) DO UPDATE SET events = h.events + excluded.events
+  RETURNING h.tenant_id
 ),
 metered AS (${meteredSql('stored', 'true', 'true')}
 ),${ROLLUP_CTES}
@@ -159,6 +166,16 @@ export class EventStore {
       },
       { readOnly: true },
     );
+  }
+
+  /** Stored events per UTC hour of receipt since `since` (hours with none have no row), oldest first. */
+  async hourly(conn: Db, scope: Scope, since: Date): Promise<Array<{ hour: Date; events: number }>> {
+    const rows = await conn('event_hours')
+      .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId })
+      .andWhere('hour', '>=', conn.raw("date_trunc('hour', ?::timestamptz, 'UTC')", [since.toISOString()]))
+      .orderBy('hour')
+      .select<Array<{ hour: Date; events: string | number }>>('hour', 'events');
+    return rows.map((r) => ({ hour: new Date(r.hour), events: Number(r.events) }));
   }
 
   async stats(conn: Db | Trx, scope: Scope): Promise<{ totalEvents: number; lastEventAt: Date | null }> {

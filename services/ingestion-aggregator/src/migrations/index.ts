@@ -1,6 +1,7 @@
 import type { Migration } from '@billstream/db';
 import { outboxMigration } from '@billstream/outbox';
 import { deadLettersMigration } from './dead-letters';
+import { eventHoursMigration } from './event-hours';
 import { eventsMigration } from './events';
 import { metersMigration } from './meters';
 import { minuteRollupsMigration } from './minute-rollups';
@@ -9,4 +10,4 @@ import { usageRollupsMigration } from './usage-rollups';
 
 export const SCHEMA = 'ingestion';
 
-export const migrations: Migration[] = [outboxMigration(SCHEMA), eventsMigration, metersMigration, deadLettersMigration, usageRollupsMigration, uniqueCountMonthsMigration, minuteRollupsMigration];
+export const migrations: Migration[] = [outboxMigration(SCHEMA), eventsMigration, metersMigration, deadLettersMigration, usageRollupsMigration, uniqueCountMonthsMigration, minuteRollupsMigration, eventHoursMigration];

@@ -4,7 +4,7 @@ import { mountRoute, type RouteHandler } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
 import type { MonitoringService } from './service';
 
-const { monitoring: monitoringRoute } = usageEventApi;
+const { monitoring: monitoringRoute, eventsHourly } = usageEventApi;
 
 export function mountMonitoringRoutes(app: Express, monitoring: MonitoringService, logger: Logger): void {
   const handler: RouteHandler<typeof monitoringRoute> = async ({ ctx }) => {
@@ -17,4 +17,11 @@ export function mountMonitoringRoutes(app: Express, monitoring: MonitoringServic
     };
   };
   mountRoute(app, monitoringRoute, handler, logger);
+
+  const hourly: RouteHandler<typeof eventsHourly> = async ({ ctx, query }) => {
+    const since = new Date(Math.floor((Date.now() - query.hours * 3_600_000) / 3_600_000) * 3_600_000 + 3_600_000);
+    const hours = await monitoring.hourly({ tenantId: ctx.tenantId, environmentId: ctx.environmentId }, since);
+    return { since: since.toISOString(), hours: hours.map((h) => ({ hour: h.hour.toISOString(), events: h.events })) };
+  };
+  mountRoute(app, eventsHourly, hourly, logger);
 }

@@ -35,6 +35,11 @@ export class MonitoringService {
     }
   }
 
+  /** Stored events per UTC hour of receipt from `since` (on the hour). */
+  async hourly(scope: Scope, since: Date): Promise<Array<{ hour: Date; events: number }>> {
+    return this.events.hourly(this.db, scope, since);
+  }
+
   async monitor(scope: Scope): Promise<Monitoring> {
     const [stats, deadLetteredEvents, consumerLag] = await Promise.all([
       this.events.stats(this.db, scope),
