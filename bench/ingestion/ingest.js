@@ -12,13 +12,21 @@
  *   2. latency: RATE events/s in bulks of 100 for LATENCY_S seconds; for each request the time
  *      from its 202 until all its events are committed (polled every 10 ms in Postgres, the table
  *      the query endpoint reads), p50/p95/p99; a sample is checked through POST /v1/events/query.
+ * Issue #34: the raw insert ceiling (bench/limits) is measured before and after, on the same
+ * machine in the same minutes; the throughput phase reports stored/s as a ratio to it, the CPU µs
+ * per stored event of each process (gateway, aggregator, Postgres, Kafka) from the first send
+ * until every accepted event is stored, Postgres' statements by execution time per event, and the
+ * bytes on disk per stored event (events and their indexes, dedup keys, counters, rollups).
+ * METERS (2: a COUNT and a SUM of the events) exist while it runs, so the rollups are kept as in
+ * use. TOTAL_EVENTS=<n> sends that many events instead of for DURATION_S (the size at scale) and
+ * LATENCY_S=0 skips the visibility phase.
  * PROFILE=gateway|ingestion-aggregator runs that process with --cpu-prof and prints its top
  * self-time functions. AGGREGATOR_LOG_FILE=<path> keeps the aggregator's info log (one line per
  * stored batch, with its size and duration). Results go to stdout as JSON (copy them to README.md).
  *
  * Settings: ADMIN_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres),
  * KAFKA_BROKERS (default 127.0.0.1:9092), DURATION_S (60), CONCURRENCY (6), RATE (5000),
- * LATENCY_S (30), KAFKA_PARTITIONS (4).
+ * LATENCY_S (30), KAFKA_PARTITIONS (4), METERS (2), TOTAL_EVENTS (unset), CEILING (1; 0 skips it).
  */
 const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
@@ -39,6 +47,11 @@ const RATE = Number(process.env.RATE || 5000);
 const LATENCY_S = Number(process.env.LATENCY_S || 30);
 const PARTITIONS = process.env.KAFKA_PARTITIONS || '4';
 const PROFILE = process.env.PROFILE || '';
+const METERS = Number(process.env.METERS ?? 2);
+const TOTAL_EVENTS = Number(process.env.TOTAL_EVENTS || 0);
+const CEILING = process.env.CEILING !== '0';
+const { rawInsert } = require('../limits/ceilings');
+const { cpuMeter, ratio, cpuModel, statements } = require('../limits/report');
 const TENANT = 'bench-tenant';
 const ENV = 'production';
 
@@ -64,7 +77,23 @@ function bulkBody(prefix, count, customer, baseMs) {
   return `{"events":[${parts.join(',')}]}`;
 }
 
+/** Bytes on disk of the ingestion schema's tables with their indexes and TOAST, by what they hold. */
+async function diskBytes(pg) {
+  const { rows } = await pg.query(`
+    SELECT CASE
+        WHEN c.relname LIKE 'events%' THEN 'events'
+        WHEN c.relname LIKE 'event_keys%' THEN 'dedup_keys'
+        WHEN c.relname LIKE 'usage_rollup%' OR c.relname LIKE 'unique_count%' THEN 'rollups'
+        WHEN c.relname IN ('event_stats', 'event_hours') THEN 'counters'
+        ELSE 'other' END AS part,
+      sum(pg_total_relation_size(c.oid))::bigint AS bytes
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = 'ingestion' AND c.relkind = 'r' GROUP BY 1 ORDER BY 1`);
+  return Object.fromEntries(rows.map((r) => [r.part, Number(r.bytes)]));
+}
+
 async function main() {
+  const ceilingBefore = CEILING ? await rawInsert() : undefined;
   const dbName = `bench_ingest_${Date.now().toString(36)}`;
   await admin(`CREATE DATABASE "${dbName}"`);
   const dbUrl = new URL(ADMIN_URL);
@@ -154,6 +183,16 @@ async function main() {
     await sleep(200);
   }
 
+  const meterBodies = [
+    { name: 'API calls', event_name: 'api_call', aggregation: { type: 'COUNT' } },
+    { name: 'Tokens', event_name: 'api_call', aggregation: { type: 'SUM', field: 'tokens' } },
+    { name: 'Models', event_name: 'api_call', aggregation: { type: 'UNIQUE_COUNT', field: 'model' } },
+  ].slice(0, METERS);
+  for (const body of meterBodies) {
+    const res = await post('/v1/meters', JSON.stringify(body));
+    if (res.status !== 201) throw new Error(`meter: ${res.status} ${res.text}`);
+  }
+
   // Warm-up (JIT, connections, partitions).
   for (let i = 0; i < 5; i += 1) await post('/v1/events/bulk', bulkBody(`warm-${i}`, 1000, null, Date.UTC(2026, 10, 1)));
   while ((await storedCount()) < 5000) await sleep(100);
@@ -170,14 +209,19 @@ async function main() {
   const storedSeries = [];
   const pids = { gateway: gateway.child.pid, aggregator: aggregator.child.pid, client: process.pid };
   const cpuBefore = cpuSeconds(pids);
+  const meter = cpuMeter({ gateway: gateway.child.pid, aggregator: aggregator.child.pid });
+  const pgStatements = await statements(ADMIN_URL);
+  await pgStatements.reset();
   const started = Date.now();
-  const endAt = started + DURATION_S * 1000;
+  const endAt = TOTAL_EVENTS > 0 ? Infinity : started + DURATION_S * 1000;
+  let sent = 0;
   const storedTimer = setInterval(async () => {
     storedSeries.push({ t: (Date.now() - started) / 1000, stored: (await storedCount()) - baseStored });
   }, 1000);
   let seq = 0;
   const client = async () => {
-    while (Date.now() < endAt) {
+    while (Date.now() < endAt && (TOTAL_EVENTS === 0 || sent < TOTAL_EVENTS)) {
+      sent += 1000;
       seq += 1;
       const body = bulkBody(`t${seq}`, 1000, null, Date.UTC(2026, 10, 1) + seq * 1000);
       const t0 = performance.now();
@@ -193,6 +237,8 @@ async function main() {
   const storedAtSendEnd = (await storedCount()) - baseStored;
   while ((await storedCount()) - baseStored < accepted) await sleep(100);
   const drainSeconds = (Date.now() - started) / 1000;
+  const cpuPerEvent = meter.perOp(accepted);
+  const byStatement = await pgStatements.top(dbName, accepted, 6);
   clearInterval(storedTimer);
   clearInterval(rssTimer);
   requestMs.sort((a, b) => a - b);
@@ -212,70 +258,83 @@ async function main() {
     stored_series: storedSeries.filter((_, i) => i % 10 === 9),
   };
   console.log(JSON.stringify({ throughput }, null, 2));
-
-  // 2. Visibility latency at RATE events/s (bulks of 100).
-  const perRequest = 100;
-  const intervalMs = (1000 * perRequest) / RATE;
-  const pending = new Map();
-  const latencies = [];
-  const latencyRefused = {};
-  let latencyDone = false;
-  const poller = (async () => {
-    for (;;) {
-      if (pending.size > 0) {
-        const { rows } = await pg.query(
-          `SELECT external_customer_id AS c, count(*)::int AS n FROM ingestion.events
-           WHERE tenant_id = $1 AND environment_id = $2 AND external_customer_id = ANY($3::text[]) GROUP BY 1`,
-          [TENANT, ENV, [...pending.keys()]],
-        );
-        const now = performance.now();
-        for (const r of rows) {
-          const acceptedAt = pending.get(r.c);
-          if (acceptedAt !== undefined && r.n === perRequest) {
-            latencies.push(now - acceptedAt);
-            pending.delete(r.c);
-          }
-        }
-      } else if (latencyDone) {
-        return;
-      }
-      await sleep(10);
-    }
-  })();
-  const sends = [];
-  const latencyStart = performance.now();
-  for (let i = 0; performance.now() - latencyStart < LATENCY_S * 1000; i += 1) {
-    const due = latencyStart + i * intervalMs;
-    const wait = due - performance.now();
-    if (wait > 0) await sleep(wait);
-    const customer = `lat-${i}`;
-    sends.push(
-      post('/v1/events/bulk', bulkBody(`lat${i}`, perRequest, customer, Date.UTC(2026, 10, 2) + i * 1000)).then((res) => {
-        if (res.status === 202) pending.set(customer, performance.now());
-        else latencyRefused[res.status] = (latencyRefused[res.status] || 0) + 1;
-      }),
-    );
-  }
-  await Promise.all(sends);
-  const latencySend = (performance.now() - latencyStart) / 1000;
-  latencyDone = true;
-  await poller;
-  latencies.sort((a, b) => a - b);
-  const sample = await post('/v1/events/query', JSON.stringify({ external_customer_id: 'lat-0', page_size: 1000 }));
-  const latency = {
-    target_events_per_s: RATE,
-    achieved_events_per_s: Math.round((latencies.length * perRequest) / latencySend),
-    requests: latencies.length,
-    refused_requests_by_status: latencyRefused,
-    accepted_to_visible_ms: {
-      p50: Math.round(percentile(latencies, 50)),
-      p95: Math.round(percentile(latencies, 95)),
-      p99: Math.round(percentile(latencies, 99)),
-      max: Math.round(latencies[latencies.length - 1]),
-    },
-    query_sample_total_count: JSON.parse(sample.text).total_count,
+  const stored = await storedCount();
+  const disk = await diskBytes(pg);
+  const limits = {
+    cpu: cpuModel(),
+    meters: METERS,
+    stored_events: stored,
+    cpu_us_per_stored_event: cpuPerEvent,
+    postgres_statements: byStatement,
+    bytes_per_stored_event: Object.fromEntries([...Object.entries(disk), ['total', Object.values(disk).reduce((a, b) => a + b, 0)]].map(([k, b]) => [k, Math.round(b / stored)])),
   };
-  console.log(JSON.stringify({ latency }, null, 2));
+  console.log(JSON.stringify({ limits }, null, 2));
+
+  if (LATENCY_S > 0) {
+    // 2. Visibility latency at RATE events/s (bulks of 100).
+    const perRequest = 100;
+    const intervalMs = (1000 * perRequest) / RATE;
+    const pending = new Map();
+    const latencies = [];
+    const latencyRefused = {};
+    let latencyDone = false;
+    const poller = (async () => {
+      for (;;) {
+        if (pending.size > 0) {
+          const { rows } = await pg.query(
+            `SELECT external_customer_id AS c, count(*)::int AS n FROM ingestion.events
+             WHERE tenant_id = $1 AND environment_id = $2 AND external_customer_id = ANY($3::text[]) GROUP BY 1`,
+            [TENANT, ENV, [...pending.keys()]],
+          );
+          const now = performance.now();
+          for (const r of rows) {
+            const acceptedAt = pending.get(r.c);
+            if (acceptedAt !== undefined && r.n === perRequest) {
+              latencies.push(now - acceptedAt);
+              pending.delete(r.c);
+            }
+          }
+        } else if (latencyDone) {
+          return;
+        }
+        await sleep(10);
+      }
+    })();
+    const sends = [];
+    const latencyStart = performance.now();
+    for (let i = 0; performance.now() - latencyStart < LATENCY_S * 1000; i += 1) {
+      const due = latencyStart + i * intervalMs;
+      const wait = due - performance.now();
+      if (wait > 0) await sleep(wait);
+      const customer = `lat-${i}`;
+      sends.push(
+        post('/v1/events/bulk', bulkBody(`lat${i}`, perRequest, customer, Date.UTC(2026, 10, 2) + i * 1000)).then((res) => {
+          if (res.status === 202) pending.set(customer, performance.now());
+          else latencyRefused[res.status] = (latencyRefused[res.status] || 0) + 1;
+        }),
+      );
+    }
+    await Promise.all(sends);
+    const latencySend = (performance.now() - latencyStart) / 1000;
+    latencyDone = true;
+    await poller;
+    latencies.sort((a, b) => a - b);
+    const sample = await post('/v1/events/query', JSON.stringify({ external_customer_id: 'lat-0', page_size: 1000 }));
+    const latency = {
+      target_events_per_s: RATE,
+      achieved_events_per_s: Math.round((latencies.length * perRequest) / latencySend),
+      requests: latencies.length,
+      refused_requests_by_status: latencyRefused,
+      accepted_to_visible_ms: {
+        p50: Math.round(percentile(latencies, 50)),
+        p95: Math.round(percentile(latencies, 95)),
+        p99: Math.round(percentile(latencies, 99)),
+        max: Math.round(latencies[latencies.length - 1]),
+      },
+      query_sample_total_count: JSON.parse(sample.text).total_count,
+    };
+    console.log(JSON.stringify({ latency }, null, 2));
+  }
 
   await pg.end();
   await pool.close();
@@ -283,6 +342,11 @@ async function main() {
   await stopProcess(aggregator);
   if (PROFILE) console.log(JSON.stringify({ profile: summarizeProfile(profileDir) }, null, 2));
   await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+  if (CEILING) {
+    const ceilingAfter = await rawInsert();
+    const rows = Math.max(ceilingBefore.rows_per_s, ceilingAfter.rows_per_s);
+    console.log(JSON.stringify({ ceiling: { raw_insert_before: ceilingBefore, raw_insert_after: ceilingAfter, stored_until_all_stored_vs_raw_insert: ratio(throughput.stored_per_s_until_all_stored, rows), stored_during_send_vs_raw_insert: ratio(throughput.stored_per_s_during_send, rows) } }, null, 2));
+  }
 }
 
 main().catch((err) => {
