@@ -124,10 +124,10 @@ export async function leanAnswerOf<D extends RouteDef>(
   def: D,
   handler: RouteHandler<D>,
   logger: Logger,
-  input: { body: unknown; ctx: RequestContext; req: unknown },
+  input: { body: unknown; params?: unknown; query?: unknown; ctx: RequestContext; req: unknown },
 ): Promise<{ status: number; body?: unknown; headers?: Record<string, string> }> {
   const result = await handler(
-    new HandlerInput<D>(undefined as InputOf<D['params']>, undefined as InputOf<D['query']>, input.body as InputOf<D['body']>, input.ctx, input.req as Request, undefined, logger),
+    new HandlerInput<D>(input.params as InputOf<D['params']>, input.query as InputOf<D['query']>, input.body as InputOf<D['body']>, input.ctx, input.req as Request, undefined, logger),
   );
   if (result instanceof HttpResult) {
     const status = result.status ?? def.status;

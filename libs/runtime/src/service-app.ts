@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import type { ServiceName } from '@billstream/contracts';
+import { ALL_ROUTES, type ServiceName } from '@billstream/contracts';
 import {
   assertRoutesMounted,
   createHttpApp,
@@ -26,9 +26,9 @@ export interface ServiceAppOptions {
   mount(app: Express): void;
   bodyLimits?: HttpAppOptions['bodyLimits'];
   /**
-   * Routes (operationIds, mounted with `mountRoute` on a static path, JSON in and out, handlers
-   * that use only the validated input and the context) also served without express for
-   * ordinary requests (ADR 0027): the service's hot path.
+   * Routes (operationIds, mounted with `mountRoute` alone, JSON in and out, handlers that use
+   * only the validated input and the context, not `req` or `res`) also served without express
+   * for ordinary requests (ADR 0027): the service's hot path.
    */
   lean?: string[];
 }
@@ -46,12 +46,13 @@ export function createServiceApp({ service, logger, internalToken, ready, mount,
   assertRoutesMounted(app, service);
   for (const operationId of lean) {
     const mounted = handlerTableOf(app).get(operationId);
-    if (!mounted || mounted.def.path.includes(':') || bodyLimits?.some((l) => mounted.def.path.startsWith(l.pathPrefix))) {
-      throw new Error(`${service}: ${operationId} cannot be served lean (not mounted with mountRoute alone, a parameter in its path, or a body limit of its own)`);
+    if (!mounted || mounted.def.rawBody || mounted.def.streamsResponse || bodyLimits?.some((l) => mounted.def.path.startsWith(l.pathPrefix))) {
+      throw new Error(`${service}: ${operationId} cannot be served lean (not mounted with mountRoute alone, not JSON in and out, or a body limit of its own)`);
     }
     const { def, handler } = mounted;
     mountLeanRoute(app, { service, logger, limit: MiB }, {
       def,
+      rivals: ALL_ROUTES.filter((r) => r.service === service),
       context: (req, requestId) => internalContextOf(req.headers, internalToken, requestId),
       answer: (input) => leanAnswerOf(def, handler, logger, input),
     });

@@ -1,7 +1,7 @@
 import type { Express, Request, Response } from 'express';
 import { TOPICS } from '@billstream/bus';
 import { RateLimitedError } from '@billstream/errors';
-import { ALL_ROUTES, LINK_CONTEXT, type ServiceName } from '@billstream/contracts';
+import { ALL_ROUTES, LINK_CONTEXT, type RouteDef, type ServiceName } from '@billstream/contracts';
 import { migrate, pingDb } from '@billstream/db';
 import { assertRoutesMounted, createHttpApp, finishApp, MiB, mountHealth, mountLeanRoute, mountRoute, parseRouteInput, staticRoutes, templateResolver, type RouteRunner } from '@billstream/http';
 import type { Service, ServiceDeps } from '@billstream/runtime';
@@ -45,10 +45,11 @@ export interface Gateway extends Service {
 }
 
 /**
- * Proxied routes also served without express for ordinary requests (ADR 0027): the entitlement
- * check is on client systems' hot path (issue #14).
+ * Whether a proxied route is also served without express for ordinary requests (ADR 0027): every
+ * JSON route (the entitlement check was first, issue #14; all of them since issue #34), not an
+ * upload or a streamed download.
  */
-const LEAN_ROUTES = new Set(['checkEntitlement']);
+const servedLean = (def: RouteDef) => def.rawBody === undefined && def.streamsResponse === undefined;
 
 /** The public entry: authentication, tenant scoping, rate limits, validation, forwarding. */
 export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayConfig): Gateway {
@@ -108,17 +109,18 @@ export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayC
       continue;
     }
     const upload = def.rawBody;
-    if (LEAN_ROUTES.has(def.operationId)) {
+    if (servedLean(def)) {
       // Also served without express for ordinary requests (ADR 0027): the same checks in the same order.
       mountLeanRoute(app, { service: 'gateway', logger, limit: MiB }, {
         def,
+        rivals: ALL_ROUTES,
         context: async (req, requestId) => {
           const address = sourceAddressOf(req, trustedProxyHops);
           const { principal, ctx } = await callerOf(keyOfHeaders(req.headers), address, apiKeys, limits, requestId);
           assertPermitted(principal, def.permission);
           return ctx;
         },
-        answer: ({ raw, ctx, req }) => proxy.forwardLean(service, ctx, def.method.toUpperCase(), def.path, raw, req.headers),
+        answer: ({ raw, ctx, req }) => proxy.forwardLean(service, ctx, def.method.toUpperCase(), req.url ?? def.path, raw, req.headers),
       });
     }
     app[def.method](def.path, permitted, async (req: Request, res: Response) => {

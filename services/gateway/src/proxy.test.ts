@@ -54,6 +54,26 @@ describe('ServiceProxy.forwardLean against a real HTTP server', () => {
     }
   });
 
+  it('sends a read (GET) to the path of the request with no body and no content type, as forward does', async () => {
+    let seen: { method?: string; url?: string; headers?: IncomingMessage['headers']; body?: string } = {};
+    handle = (req, body, res) => {
+      seen = { method: req.method, url: req.url, headers: req.headers, body };
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"id":"cus_1"}');
+    };
+    const proxy = new ServiceProxy({ customer: url }, 'internal-token-123456');
+    try {
+      const answer = await proxy.forwardLean('customer', ctx, 'GET', '/v1/customers/cus_1', undefined, {});
+      expect([answer.status, answer.payload.toString()]).toEqual([200, '{"id":"cus_1"}']);
+      expect(seen).toMatchObject({ method: 'GET', url: '/v1/customers/cus_1', body: '' });
+      expect(seen.headers?.['content-type']).toBeUndefined();
+      expect(seen.headers?.['content-length']).toBeUndefined();
+      expect(seen.headers?.['x-tenant-id']).toBe('ten_1');
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('joins an answer that comes in several chunks, and one without a length', async () => {
     const big = { items: Array.from({ length: 5000 }, (_, i) => ({ id: `item_${i}`, value: 'x'.repeat(20) })) };
     handle = (_req, _body, res) => {

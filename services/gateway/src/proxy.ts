@@ -182,14 +182,16 @@ export class ServiceProxy {
   }
 
   /**
-   * `forward` for a lean route (ADR 0027): the body as the client sent it, to `path` (a static
-   * path, no query), the owner's answer to send as it is.
+   * `forward` for a lean route (ADR 0027): the body as the client sent it (a POST, PUT or PATCH;
+   * none otherwise, as `forward`), to `path` (the request's, no query), the owner's answer to
+   * send as it is.
    */
   async forwardLean(service: ServiceName, ctx: RequestContext, method: string, path: string, body: unknown, requestHeaders: IncomingHttpHeaders): Promise<{ status: number; payload: Buffer; headers: Record<string, string> }> {
     const headers = this.internalHeaders(ctx, requestHeaders);
-    headers['content-type'] = 'application/json';
+    const withBody = BODY_METHODS.has(method);
+    if (withBody) headers['content-type'] = 'application/json';
     try {
-      return await whole(this.pool(service), { path, method: method as 'POST', headers, body: JSON.stringify(body ?? {}) });
+      return await whole(this.pool(service), { path, method: method as 'POST', headers, body: withBody ? JSON.stringify(body ?? {}) : undefined });
     } catch (err) {
       throw new ServiceUnavailableError(`The ${service} service is unavailable; retry later`, undefined, { cause: err });
     }

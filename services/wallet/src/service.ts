@@ -92,6 +92,8 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
     ready,
     // A batch allocation carries up to 500 invoices (docs/api/wallets.md): more than the default 1 MiB.
     bodyLimits: [{ pathPrefix: walletInternalApi.allocateInvoicesCredits.path, bytes: 5 * MiB }],
+    // The ledger's hot path without express (ADR 0027): handlers that use only their validated input.
+    lean: ['getWallet', 'getWalletBalance', 'topupWallet', 'debitWallet'],
     mount: (app) => {
       mountWalletRoutes(app, wallets, logger);
       mountEntryRoutes(app, entries, logger);
