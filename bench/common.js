@@ -231,6 +231,25 @@ function commonServiceEnv({ dbUrl, dbName, brokers }) {
 }
 
 /**
+ * The gateway's settings in a bench stack: the owners' URLs (`url(name)`; the webhook dispatcher
+ * not running), the bootstrap key of `tenant`/`environment`, and no rate limit to speak of.
+ */
+function gatewayEnv(url, key, tenant, environment) {
+  return {
+    CUSTOMER_SERVICE_URL: url('customer'),
+    WALLET_SERVICE_URL: url('wallet'),
+    INGESTION_SERVICE_URL: url('ingestion-aggregator'),
+    BILLING_SERVICE_URL: url('billing'),
+    WEBHOOK_SERVICE_URL: 'http://127.0.0.1:9',
+    BOOTSTRAP_API_KEY: key,
+    BOOTSTRAP_TENANT_ID: tenant,
+    BOOTSTRAP_ENVIRONMENT_ID: environment,
+    RATE_LIMIT_RPS: '1000000',
+    RATE_LIMIT_BURST: '1000000',
+  };
+}
+
+/**
  * Starts the services `names` one after the other, each ready before the next
  * (`envOf(name)` its environment, `profileDirOf(name)` a CPU profile directory or undefined);
  * when one fails to start, stops those started. `onReady(name)` runs as each is ready.
@@ -317,4 +336,4 @@ async function deleteTopics(brokers, prefix) {
   }
 }
 
-module.exports = { spinMs, deleteTopics, apiClient, inParallel, commonServiceEnv, launchAll, settleSetup, nodeFlagsOf, cpuSeconds, coresBusy, ADMIN_URL, adminQuery, percentile, sleep, freePort, launch, waitReady, stopProcess, summarizeProfile };
+module.exports = { gatewayEnv, spinMs, deleteTopics, apiClient, inParallel, commonServiceEnv, launchAll, settleSetup, nodeFlagsOf, cpuSeconds, coresBusy, ADMIN_URL, adminQuery, percentile, sleep, freePort, launch, waitReady, stopProcess, summarizeProfile };

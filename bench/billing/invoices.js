@@ -67,7 +67,7 @@ const { performance } = require('node:perf_hooks');
 
 const features = require('./features');
 const { statements } = require('../limits/report');
-const { apiClient, inParallel, commonServiceEnv, launchAll, settleSetup, cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, stopProcess, summarizeProfile } = require('../common');
+const { gatewayEnv, apiClient, inParallel, commonServiceEnv, launchAll, settleSetup, cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, stopProcess, summarizeProfile } = require('../common');
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const README = path.join(__dirname, 'README.md');
@@ -115,7 +115,6 @@ async function startStack(brokers, profileDir, dbName, create) {
   const ports = {};
   for (const n of names) ports[n] = await freePort();
   const url = (n) => `http://127.0.0.1:${ports[n]}`;
-  const unused = 'http://127.0.0.1:9';
   const common = commonServiceEnv({ dbUrl, dbName, brokers });
   const env = {
     customer: {},
@@ -129,18 +128,7 @@ async function startStack(brokers, profileDir, dbName, create) {
       SUBSCRIPTION_RENEWAL_NOTICE_DAYS: '0',
       ...(process.env.BILLING_JOB_CONCURRENCY ? { BILLING_JOB_CONCURRENCY: process.env.BILLING_JOB_CONCURRENCY } : {}),
     },
-    gateway: {
-      CUSTOMER_SERVICE_URL: url('customer'),
-      WALLET_SERVICE_URL: url('wallet'),
-      INGESTION_SERVICE_URL: url('ingestion-aggregator'),
-      BILLING_SERVICE_URL: url('billing'),
-      WEBHOOK_SERVICE_URL: unused,
-      BOOTSTRAP_API_KEY: key,
-      BOOTSTRAP_TENANT_ID: TENANT,
-      BOOTSTRAP_ENVIRONMENT_ID: ENV,
-      RATE_LIMIT_RPS: '1000000',
-      RATE_LIMIT_BURST: '1000000',
-    },
+    gateway: gatewayEnv(url, key, TENANT, ENV),
   };
   let billingReadyAt = 0;
   // Postgres' statements from the stack's start: the close starts with billing's first job run.

@@ -125,7 +125,7 @@ async function proxiedFloor({ rate = 1000, seconds = 10, warmupSeconds = 2 } = {
   }
 }
 
-/** Sends `send()` at `rate`/s for `seconds`; answers each request's latency from its slot, in ms. */
+/** Sends `send(slot)` at `rate`/s for `seconds` (`slot`: when it was due, performance.now()); answers each request's latency from its slot, in ms. */
 async function openLoop(send, rate, seconds) {
   const total = Math.round(rate * seconds);
   const latencies = [];
@@ -137,7 +137,7 @@ async function openLoop(send, rate, seconds) {
     const due = Math.min(total, Math.floor(((now - start) * rate) / 1000) + 1);
     for (; sent < due; sent += 1) {
       const slot = start + (sent * 1000) / rate;
-      const p = send().then(
+      const p = send(slot).then(
         () => latencies.push(performance.now() - slot),
         () => latencies.push(performance.now() - slot),
       );

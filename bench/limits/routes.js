@@ -18,7 +18,8 @@
  * (127.0.0.1:9092), ROUTES (check,debit,customer), ADMIN_DATABASE_URL.
  */
 const { randomBytes } = require('node:crypto');
-const { apiClient, inParallel, commonServiceEnv, launchAll, ADMIN_URL, adminQuery: admin, percentile, freePort, stopProcess } = require('../common');
+const { apiClient, adminQuery: admin, percentile } = require('../common');
+const { startStack, setUp } = require('./stack');
 const { leanClient } = require('../lean-client');
 const { proxiedFloor, openLoop } = require('./ceilings');
 const { cpuMeter, cpuModel, ratio } = require('./report');
@@ -28,69 +29,7 @@ const RATE = Number(process.env.RATE || 500);
 const SECONDS = Number(process.env.SECONDS || 15);
 const WARMUP_S = Number(process.env.WARMUP_S || 5);
 const CUSTOMERS = Number(process.env.CUSTOMERS || 200);
-const BROKERS = process.env.KAFKA_BROKERS || '127.0.0.1:9092';
 const ROUTES = (process.env.ROUTES || 'check,debit,customer').split(',');
-const TENANT = 'bench-tenant';
-
-async function startStack(dbName, key) {
-  const dbUrl = new URL(ADMIN_URL);
-  dbUrl.pathname = `/${dbName}`;
-  const names = ['customer', 'wallet', 'ingestion-aggregator', 'billing', 'gateway'];
-  const ports = {};
-  for (const n of names) ports[n] = await freePort();
-  const url = (n) => `http://127.0.0.1:${ports[n]}`;
-  const unused = 'http://127.0.0.1:9';
-  const env = {
-    customer: {},
-    wallet: { CUSTOMER_SERVICE_URL: url('customer') },
-    'ingestion-aggregator': {},
-    billing: { CUSTOMER_SERVICE_URL: url('customer'), INGESTION_SERVICE_URL: url('ingestion-aggregator'), WALLET_SERVICE_URL: url('wallet'), BILLING_INTERVAL_MS: '3600000' },
-    gateway: {
-      CUSTOMER_SERVICE_URL: url('customer'),
-      WALLET_SERVICE_URL: url('wallet'),
-      INGESTION_SERVICE_URL: url('ingestion-aggregator'),
-      BILLING_SERVICE_URL: url('billing'),
-      WEBHOOK_SERVICE_URL: unused,
-      BOOTSTRAP_API_KEY: key,
-      BOOTSTRAP_TENANT_ID: TENANT,
-      BOOTSTRAP_ENVIRONMENT_ID: 'production',
-      RATE_LIMIT_RPS: '1000000',
-      RATE_LIMIT_BURST: '1000000',
-    },
-  };
-  const common = commonServiceEnv({ dbUrl, dbName, brokers: BROKERS });
-  const procs = await launchAll(names, (n) => ({ ...common, ...env[n], PORT: String(ports[n]) }), url);
-  return {
-    url: url('gateway'),
-    pids: Object.fromEntries(names.map((n, i) => [n, procs[i].child.pid])),
-    stop: async () => {
-      for (const p of [...procs].reverse()) await stopProcess(p);
-    },
-  };
-}
-
-async function setUp(api) {
-  const feature = await api.must('POST', '/v1/features', { name: 'SSO', lookup_key: 'sso', type: 'BOOLEAN' }, 201);
-  const plan = await api.must('POST', '/v1/plans', { name: 'Pro', prices: [{ type: 'FIXED', amount: '49', currency: 'usd', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ADVANCE' }] }, 201);
-  await api.must('POST', '/v1/entitlements', { plan_id: plan.id, feature_id: feature.id, is_enabled: true }, 201);
-  const customers = new Array(CUSTOMERS);
-  await inParallel(CUSTOMERS, 8, async (i) => {
-    const c = await api.must('POST', '/v1/customers', { external_customer_id: `rc-${i}`, name: `Route customer ${i}` }, 201);
-    const w = await api.must('POST', '/v1/wallets', { customer_id: c.id, currency: 'usd', initial_credits_to_load: '1000000' }, 201);
-    customers[i] = { id: c.id, wallet: w.id };
-  });
-  await inParallel(CUSTOMERS, 8, async (i) => {
-    await api.must('POST', '/v1/subscriptions', { customer_id: customers[i].id, plan_id: plan.id }, 201);
-  });
-  // The check answers from billing's cache once it knows the subscriptions (events through Kafka).
-  for (let tries = 0; ; tries += 1) {
-    const res = await api.call('POST', '/v1/entitlements/check', { customer_id: customers[CUSTOMERS - 1].id, feature_lookup_key: 'sso' });
-    if (res.status === 200 && res.body.allowed === true) break;
-    if (tries > 200) throw new Error(`the check never allowed: ${res.status} ${JSON.stringify(res.body)}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return customers;
-}
 
 /** The request of route `name` for the i-th call: [method, path, body, expected status]. */
 function requestOf(name, customers, i) {
@@ -141,7 +80,7 @@ async function main() {
   try {
     stack = await startStack(dbName, key);
     const api = apiClient(stack.url, key, { connections: 16 });
-    const customers = await setUp(api);
+    const customers = await setUp(api, CUSTOMERS);
     await api.pool.close();
     for (let run = 1; run <= RUNS; run += 1) {
       const floor = await proxiedFloor({ rate: RATE, seconds: SECONDS });

@@ -24,18 +24,24 @@ const def = defineRoute({
   status: 200,
 });
 
+/** A service app (internal token `tok`) that calls `counted` for each request express handles. */
+function countingApp(counted: () => void): Express {
+  const app: Express = createHttpApp({ logger, service: 'test' });
+  app.use(internalAuth('tok'));
+  app.use((_req: Request, _res: Response, next: NextFunction) => {
+    counted();
+    next();
+  });
+  return app;
+}
+
 /** The same route through express and through the lean path answers the same, for every outcome. */
 describe('lean routes (ADR 0027): served without express, answered as express answers', () => {
   let http: Listening;
   let throughExpress = 0;
 
   beforeAll(async () => {
-    const app: Express = createHttpApp({ logger, service: 'test' });
-    app.use(internalAuth('tok'));
-    app.use((_req: Request, _res: Response, next: NextFunction) => {
-      throughExpress += 1;
-      next();
-    });
+    const app = countingApp(() => (throughExpress += 1));
     const handler: RouteHandler<typeof def> = async ({ body, ctx }) => {
       if (body.name === 'missing') throw new NotFoundError('No such thing', { field: 'name' });
       if (body.name === 'tagged') return new HttpResult({ name: body.name, quantity: body.quantity, tenant: ctx.tenantId }, 200, { ETag: '"7"' });
@@ -161,12 +167,7 @@ describe('lean routes with path parameters', () => {
   let throughExpress = 0;
 
   beforeAll(async () => {
-    const app: Express = createHttpApp({ logger, service: 'test' });
-    app.use(internalAuth('tok'));
-    app.use((_req: Request, _res: Response, next: NextFunction) => {
-      throughExpress += 1;
-      next();
-    });
+    const app = countingApp(() => (throughExpress += 1));
     // Express matches the static route first: the lean table must leave its path to express.
     mountRoute(app, special, async () => ({ special: true }), logger);
     const getThing: RouteHandler<typeof thing> = async ({ params, query, ctx }) => {

@@ -1,0 +1,66 @@
+/**
+ * The process stack of bench/limits/routes.js and bench/soak/soak.js: customer, wallet,
+ * ingestion-aggregator, billing and gateway as separate processes (their dist/main.js with the
+ * Dockerfile's node flags) on database `dbName` and Kafka (KAFKA_BROKERS, default
+ * 127.0.0.1:9092), and its set-up through the gateway.
+ */
+const { gatewayEnv, inParallel, commonServiceEnv, launchAll, ADMIN_URL, freePort, stopProcess } = require('../common');
+
+const BROKERS = process.env.KAFKA_BROKERS || '127.0.0.1:9092';
+const TENANT = 'bench-tenant';
+
+/** `env` (optional): extra variables per service name. */
+async function startStack(dbName, key, extraEnv = {}) {
+  const dbUrl = new URL(ADMIN_URL);
+  dbUrl.pathname = `/${dbName}`;
+  const names = ['customer', 'wallet', 'ingestion-aggregator', 'billing', 'gateway'];
+  const ports = {};
+  for (const n of names) ports[n] = await freePort();
+  const url = (n) => `http://127.0.0.1:${ports[n]}`;
+  const env = {
+    customer: {},
+    wallet: { CUSTOMER_SERVICE_URL: url('customer') },
+    'ingestion-aggregator': {},
+    billing: { CUSTOMER_SERVICE_URL: url('customer'), INGESTION_SERVICE_URL: url('ingestion-aggregator'), WALLET_SERVICE_URL: url('wallet'), BILLING_INTERVAL_MS: '3600000' },
+    gateway: gatewayEnv(url, key, TENANT, 'production'),
+  };
+  const common = commonServiceEnv({ dbUrl, dbName, brokers: BROKERS });
+  const procs = await launchAll(names, (n) => ({ ...common, ...env[n], ...(extraEnv[n] ?? {}), PORT: String(ports[n]) }), url);
+  return {
+    url: url('gateway'),
+    pids: Object.fromEntries(names.map((n, i) => [n, procs[i].child.pid])),
+    stop: async () => {
+      for (const p of [...procs].reverse()) await stopProcess(p);
+    },
+  };
+}
+
+/**
+ * A BOOLEAN feature `sso` on a plan, and `count` customers (`rc-<i>`) with a subscription to it
+ * and a prepaid wallet of 1,000,000 credits each; waits until billing's check allows the last.
+ * Answers the customers as `{ id, wallet }`.
+ */
+async function setUp(api, count) {
+  const feature = await api.must('POST', '/v1/features', { name: 'SSO', lookup_key: 'sso', type: 'BOOLEAN' }, 201);
+  const plan = await api.must('POST', '/v1/plans', { name: 'Pro', prices: [{ type: 'FIXED', amount: '49', currency: 'usd', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ADVANCE' }] }, 201);
+  await api.must('POST', '/v1/entitlements', { plan_id: plan.id, feature_id: feature.id, is_enabled: true }, 201);
+  const customers = new Array(count);
+  await inParallel(count, 8, async (i) => {
+    const c = await api.must('POST', '/v1/customers', { external_customer_id: `rc-${i}`, name: `Route customer ${i}` }, 201);
+    const w = await api.must('POST', '/v1/wallets', { customer_id: c.id, currency: 'usd', initial_credits_to_load: '1000000' }, 201);
+    customers[i] = { id: c.id, wallet: w.id };
+  });
+  await inParallel(count, 8, async (i) => {
+    await api.must('POST', '/v1/subscriptions', { customer_id: customers[i].id, plan_id: plan.id }, 201);
+  });
+  // The check answers from billing's cache once it knows the subscriptions (events through Kafka).
+  for (let tries = 0; ; tries += 1) {
+    const res = await api.call('POST', '/v1/entitlements/check', { customer_id: customers[count - 1].id, feature_lookup_key: 'sso' });
+    if (res.status === 200 && res.body.allowed === true) break;
+    if (tries > 200) throw new Error(`the check never allowed: ${res.status} ${JSON.stringify(res.body)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return customers;
+}
+
+module.exports = { startStack, setUp };
