@@ -35,7 +35,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 
-const { apiClient, commonServiceEnv, launchAll, cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, stopProcess } = require('../common');
+const { gatewayEnv, apiClient, commonServiceEnv, launchAll, cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, stopProcess } = require('../common');
 
 const README = path.join(__dirname, 'README.md');
 const RATE = Number(process.env.RATE || 5000);
@@ -63,18 +63,7 @@ async function startStack(brokers, dbName) {
     wallet: { CUSTOMER_SERVICE_URL: url('customer'), WALLET_EXPIRY_INTERVAL_MS: '0' },
     'ingestion-aggregator': {},
     billing: { CUSTOMER_SERVICE_URL: url('customer'), INGESTION_SERVICE_URL: url('ingestion-aggregator'), WALLET_SERVICE_URL: url('wallet'), BILLING_INTERVAL_MS: '0', TASKS_POLL_MS: '0' },
-    gateway: {
-      CUSTOMER_SERVICE_URL: url('customer'),
-      WALLET_SERVICE_URL: url('wallet'),
-      INGESTION_SERVICE_URL: url('ingestion-aggregator'),
-      BILLING_SERVICE_URL: url('billing'),
-      WEBHOOK_SERVICE_URL: 'http://127.0.0.1:9',
-      BOOTSTRAP_API_KEY: key,
-      BOOTSTRAP_TENANT_ID: TENANT,
-      BOOTSTRAP_ENVIRONMENT_ID: ENV,
-      RATE_LIMIT_RPS: '1000000',
-      RATE_LIMIT_BURST: '1000000',
-    },
+    gateway: gatewayEnv(url, key, TENANT, ENV),
   };
   const procs = await launchAll(names, (n) => ({ ...common, ...env[n], PORT: String(ports[n]) }), url);
   return {
