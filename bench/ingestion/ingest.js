@@ -26,7 +26,8 @@
  *
  * Settings: ADMIN_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres),
  * KAFKA_BROKERS (default 127.0.0.1:9092), DURATION_S (60), CONCURRENCY (6), RATE (5000),
- * LATENCY_S (30), KAFKA_PARTITIONS (4), METERS (2), TOTAL_EVENTS (unset), CEILING (1; 0 skips it).
+ * LATENCY_S (30), KAFKA_PARTITIONS (4), METERS (2), TOTAL_EVENTS (unset), CEILING (1; 0 skips it),
+ * DB_NAME (an existing database kept by `scale.js KEEP_DB=1`: ingest into it and keep it).
  */
 const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
@@ -51,6 +52,11 @@ const METERS = Number(process.env.METERS ?? 2);
 const TOTAL_EVENTS = Number(process.env.TOTAL_EVENTS || 0);
 const CEILING = process.env.CEILING !== '0';
 const { rawInsert } = require('../limits/ceilings');
+const { diskBytes } = require('./disk');
+/** An existing database (`scale.js` with KEEP_DB=1) to ingest into, kept afterwards; unset: a fresh one. */
+const DB_NAME = process.env.DB_NAME || '';
+// Event ids unique across runs into one kept database.
+const RUN_TAG = DB_NAME ? `r${Date.now().toString(36)}` : '';
 const { cpuMeter, ratio, cpuModel, statements } = require('../limits/report');
 const TENANT = 'bench-tenant';
 const ENV = 'production';
@@ -77,25 +83,10 @@ function bulkBody(prefix, count, customer, baseMs) {
   return `{"events":[${parts.join(',')}]}`;
 }
 
-/** Bytes on disk of the ingestion schema's tables with their indexes and TOAST, by what they hold. */
-async function diskBytes(pg) {
-  const { rows } = await pg.query(`
-    SELECT CASE
-        WHEN c.relname LIKE 'events%' THEN 'events'
-        WHEN c.relname LIKE 'event_keys%' THEN 'dedup_keys'
-        WHEN c.relname LIKE 'usage_rollup%' OR c.relname LIKE 'unique_count%' THEN 'rollups'
-        WHEN c.relname IN ('event_stats', 'event_hours') THEN 'counters'
-        ELSE 'other' END AS part,
-      sum(pg_total_relation_size(c.oid))::bigint AS bytes
-    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-    WHERE n.nspname = 'ingestion' AND c.relkind = 'r' GROUP BY 1 ORDER BY 1`);
-  return Object.fromEntries(rows.map((r) => [r.part, Number(r.bytes)]));
-}
-
 async function main() {
   const ceilingBefore = CEILING ? await rawInsert() : undefined;
-  const dbName = `bench_ingest_${Date.now().toString(36)}`;
-  await admin(`CREATE DATABASE "${dbName}"`);
+  const dbName = DB_NAME || `bench_ingest_${Date.now().toString(36)}`;
+  if (!DB_NAME) await admin(`CREATE DATABASE "${dbName}"`);
   const dbUrl = new URL(ADMIN_URL);
   dbUrl.pathname = `/${dbName}`;
   const databaseUrl = dbUrl.toString();
@@ -194,8 +185,9 @@ async function main() {
   }
 
   // Warm-up (JIT, connections, partitions).
-  for (let i = 0; i < 5; i += 1) await post('/v1/events/bulk', bulkBody(`warm-${i}`, 1000, null, Date.UTC(2026, 10, 1)));
-  while ((await storedCount()) < 5000) await sleep(100);
+  const storedBefore = await storedCount();
+  for (let i = 0; i < 5; i += 1) await post('/v1/events/bulk', bulkBody(`${RUN_TAG}warm-${i}`, 1000, null, Date.UTC(2026, 10, 1)));
+  while ((await storedCount()) - storedBefore < 5000) await sleep(100);
   const baseStored = await storedCount();
 
   // 1. Throughput.
@@ -212,6 +204,9 @@ async function main() {
   const meter = cpuMeter({ gateway: gateway.child.pid, aggregator: aggregator.child.pid });
   const pgStatements = await statements(ADMIN_URL);
   await pgStatements.reset();
+  // WAL written by the whole cluster while storing (nothing else writes during the bench).
+  const walAt = async () => (await pg.query('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0].lsn;
+  const walBefore = await walAt();
   const started = Date.now();
   const endAt = TOTAL_EVENTS > 0 ? Infinity : started + DURATION_S * 1000;
   let sent = 0;
@@ -223,7 +218,7 @@ async function main() {
     while (Date.now() < endAt && (TOTAL_EVENTS === 0 || sent < TOTAL_EVENTS)) {
       sent += 1000;
       seq += 1;
-      const body = bulkBody(`t${seq}`, 1000, null, Date.UTC(2026, 10, 1) + seq * 1000);
+      const body = bulkBody(`${RUN_TAG}t${seq}`, 1000, null, Date.UTC(2026, 10, 1) + seq * 1000);
       const t0 = performance.now();
       const res = await post('/v1/events/bulk', body);
       requestMs.push(performance.now() - t0);
@@ -239,6 +234,7 @@ async function main() {
   const drainSeconds = (Date.now() - started) / 1000;
   const cpuPerEvent = meter.perOp(accepted);
   const byStatement = await pgStatements.top(dbName, accepted, 6);
+  const walBytes = Number((await pg.query('SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::bigint AS b', [await walAt(), walBefore])).rows[0].b);
   clearInterval(storedTimer);
   clearInterval(rssTimer);
   requestMs.sort((a, b) => a - b);
@@ -266,11 +262,14 @@ async function main() {
     stored_events: stored,
     cpu_us_per_stored_event: cpuPerEvent,
     postgres_statements: byStatement,
+    wal_bytes_per_stored_event: Math.round(walBytes / accepted),
     bytes_per_stored_event: Object.fromEntries([...Object.entries(disk), ['total', Object.values(disk).reduce((a, b) => a + b, 0)]].map(([k, b]) => [k, Math.round(b / stored)])),
   };
   console.log(JSON.stringify({ limits }, null, 2));
 
   if (LATENCY_S > 0) {
+    // A kept database holds this tenant's events of earlier runs too: statistics of now, so the poll below reads its customers' index range.
+    if (DB_NAME) await pg.query('ANALYZE ingestion.events');
     // 2. Visibility latency at RATE events/s (bulks of 100).
     const perRequest = 100;
     const intervalMs = (1000 * perRequest) / RATE;
@@ -306,9 +305,9 @@ async function main() {
       const due = latencyStart + i * intervalMs;
       const wait = due - performance.now();
       if (wait > 0) await sleep(wait);
-      const customer = `lat-${i}`;
+      const customer = `${RUN_TAG}lat-${i}`;
       sends.push(
-        post('/v1/events/bulk', bulkBody(`lat${i}`, perRequest, customer, Date.UTC(2026, 10, 2) + i * 1000)).then((res) => {
+        post('/v1/events/bulk', bulkBody(`${RUN_TAG}lat${i}`, perRequest, customer, Date.UTC(2026, 10, 2) + i * 1000)).then((res) => {
           if (res.status === 202) pending.set(customer, performance.now());
           else latencyRefused[res.status] = (latencyRefused[res.status] || 0) + 1;
         }),
@@ -319,7 +318,7 @@ async function main() {
     latencyDone = true;
     await poller;
     latencies.sort((a, b) => a - b);
-    const sample = await post('/v1/events/query', JSON.stringify({ external_customer_id: 'lat-0', page_size: 1000 }));
+    const sample = await post('/v1/events/query', JSON.stringify({ external_customer_id: `${RUN_TAG}lat-0`, page_size: 1000 }));
     const latency = {
       target_events_per_s: RATE,
       achieved_events_per_s: Math.round((latencies.length * perRequest) / latencySend),
@@ -341,7 +340,7 @@ async function main() {
   await stopProcess(gateway);
   await stopProcess(aggregator);
   if (PROFILE) console.log(JSON.stringify({ profile: summarizeProfile(profileDir) }, null, 2));
-  await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+  if (!DB_NAME) await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
   if (CEILING) {
     const ceilingAfter = await rawInsert();
     const rows = Math.max(ceilingBefore.rows_per_s, ceilingAfter.rows_per_s);

@@ -4,4 +4,6 @@ export { migrations, SCHEMA } from './migrations';
 export { EventPartitions } from './events/partitions';
 export { EventStore } from './events/store';
 export { MeterStore } from './meters/store';
+export { RollupBuilder } from './meters/rollup-builder';
 export { UsageStore } from './meters/usage-store';
+export { RollupUsageStore } from './meters/rollup-usage-store';
