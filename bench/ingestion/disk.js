@@ -17,7 +17,7 @@ async function diskBytes(pg) {
 
 /**
  * The events' and dedup keys' heaps and each index summed over its partitions (an index of a
- * partition is named after its parent's index by Postgres: `events_2026_11_tenant_id_...`), so
+ * partition is attached to its parent's index: `events_y2026m11_tenant_id_...` under `events_scope_time`), so
  * the bytes of every structure that grows with the events show apart.
  */
 async function structureBytes(pg) {
