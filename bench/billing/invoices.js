@@ -51,6 +51,11 @@
  * RUNS (default 3) runs; each close on its own copy of the set-up and a fresh stack (list on the
  * plain close's); the worst of each figure is reported, and each close's CPU per invoice per
  * process (postgres and kafka counted by process name, so a shared machine's other work too).
+ * history (once per set-up, not timed): HISTORY_DAYS (default 1) earlier periods of every
+ *   subscription invoiced and paid, written directly (ensureHistory), then the tables analyzed
+ *   as autovacuum would have: a close runs on a database that has closed periods before.
+ *   HISTORY_DAYS=0: on empty invoice tables, a new deployment's first close.
+ *
  * Settings: SUBSCRIPTIONS (10000), EVENTS (1000000), MARGIN_S (240), KEEP_SETUP=1 / SETUP_DB=<db>, LIST_INVOICES (100000),
  * LIST_REQUESTS (300), SCENARIOS (close,close-features,list), BILLING_JOB_CONCURRENCY (billing's default when
  * unset), PROFILE=<service> (CPU profile summary of that process over the run), KEEP_DB=1,
@@ -77,6 +82,9 @@ const EVENTS = Number(process.env.EVENTS || 1_000_000);
 const MARGIN_S = Number(process.env.MARGIN_S || 240);
 const LIST_INVOICES = Number(process.env.LIST_INVOICES || 100_000);
 const LIST_REQUESTS = Number(process.env.LIST_REQUESTS || 300);
+const HISTORY_DAYS = Number(process.env.HISTORY_DAYS ?? 1);
+/** The invoices the close made (not those the bench seeded: earlier periods, the list's). */
+const REAL_INVOICES = "id NOT LIKE 'inv_seed%' AND id NOT LIKE 'inv_hist%'";
 const SCENARIOS = (process.env.SCENARIOS || 'close,close-features,list').split(',');
 const FEATURES = SCENARIOS.includes('close-features');
 const PROFILE = process.env.PROFILE || '';
@@ -224,9 +232,7 @@ async function setUp(stack, api, pg) {
   const featuresS = (performance.now() - t0) / 1000 - customersS - eventsS - subscriptionsS;
 
   await settleSetup(pg, SUBSCRIPTIONS, 'subscriptions and events');
-  // The machines' Postgres runs with autovacuum off (its conf.d/90-ci.conf): the statistics a
-  // production server's autovacuum would have gathered by now, once (the run copies keep them).
-  await pg.query('ANALYZE');
+  await analyzeAsAutovacuum(pg);
   if (Date.now() >= periodEnd) throw new Error(`set-up ended ${Math.round((Date.now() - periodEnd) / 1000)} s after the period's end: raise MARGIN_S`);
   const { rows: early } = await pg.query("SELECT count(*)::int AS n FROM billing.invoices WHERE billing_reason = 'SUBSCRIPTION_CYCLE'");
   if (early[0].n !== 0) throw new Error('cycle invoices exist before the period ended');
@@ -262,18 +268,29 @@ async function close(stack, pg, setup, withFeatures = false) {
   let finalized = 0;
   let allFinalizedS;
   const series = [];
-  for (;;) {
+  // Progress from billing's invoice_counts (kept by triggers, a few rows) less the seeded
+  // invoices: a count of the invoices themselves every 250 ms was Postgres work the bench added
+  // to what it measures (0.08-0.14 ms per invoice with one earlier period in the table).
+  const counts = async () => {
     const { rows } = await pg.query(
-      `SELECT count(*)::int AS made, count(*) FILTER (WHERE status IN ('finalized', 'paid'))::int AS finalized
-       FROM billing.invoices WHERE billing_reason = 'SUBSCRIPTION_CYCLE'`,
+      `SELECT coalesce(sum(n), 0)::int AS made, coalesce(sum(n) FILTER (WHERE status IN ('finalized', 'paid')), 0)::int AS finalized FROM billing.invoice_counts`,
     );
+    return rows[0];
+  };
+  // The seeded invoices (earlier periods) are the baseline, whenever the first of the close's is made.
+  const { rows: seeded } = await pg.query(
+    `SELECT count(*)::int AS made, (count(*) FILTER (WHERE status IN ('finalized', 'paid')))::int AS finalized FROM billing.invoices WHERE NOT (${REAL_INVOICES})`,
+  );
+  const before0 = seeded[0];
+  for (;;) {
+    const now = await counts();
+    const rows = [{ made: now.made - before0.made, finalized: now.finalized - before0.finalized }];
     finalized = rows[0].finalized;
     const t = (Date.now() - t0) / 1000;
     if (series.length === 0 || t - series[series.length - 1].t >= 5) series.push({ t: Math.round(t), made: rows[0].made, finalized });
     if (finalized >= SUBSCRIPTIONS && allFinalizedS === undefined) allFinalizedS = round1(t);
     if (finalized >= SUBSCRIPTIONS && (!withFeatures || (await features.grantsDone(pg, setup)))) break;
     if (t > 1800) throw new Error(`only ${finalized} invoices finalized after 1800 s`);
-    // Every 250 ms: the count is Postgres work the bench adds to what it measures (0.36 ms per invoice at 100 ms).
     await sleep(250);
   }
   const seconds = (Date.now() - t0) / 1000;
@@ -281,7 +298,7 @@ async function close(stack, pg, setup, withFeatures = false) {
   const cores = coresBusy(before, after, seconds);
   const cpuMsPerInvoice = Object.fromEntries(Object.keys(after).map((k) => [k, round1(((after[k] - (before[k] || 0)) * 1000) / SUBSCRIPTIONS)]));
   const { rows: firstRows } = await pg.query(
-    "SELECT min(created_at) AS first_made, max(created_at) AS last_made, max(finalized_at) AS last_finalized FROM billing.invoices WHERE billing_reason = 'SUBSCRIPTION_CYCLE'",
+    `SELECT min(created_at) AS first_made, max(created_at) AS last_made, max(finalized_at) AS last_finalized FROM billing.invoices WHERE billing_reason = 'SUBSCRIPTION_CYCLE' AND ${REAL_INVOICES}`,
   );
   const check = withFeatures ? await features.verifyFeatures(pg, setup, { subtotalOf, walletCents: WALLET_CREDITS * 100 }) : await verify(pg, setup);
   return {
@@ -308,7 +325,7 @@ async function verify(pg, setup) {
   const { rows } = await pg.query(
     `SELECT i.id, i.customer_id, i.status, i.invoice_number, i.subtotal, i.total_prepaid_credits_applied AS applied, i.amount_due,
             (SELECT count(*)::int FROM billing.invoice_line_items l WHERE l.invoice_id = i.id) AS lines
-     FROM billing.invoices i WHERE billing_reason = 'SUBSCRIPTION_CYCLE'`,
+     FROM billing.invoices i WHERE billing_reason = 'SUBSCRIPTION_CYCLE' AND ${REAL_INVOICES}`,
   );
   const problems = [];
   const numbers = new Set();
@@ -356,25 +373,90 @@ async function verify(pg, setup) {
 }
 
 /**
+ * The machines' Postgres runs with autovacuum off (its conf.d/90-ci.conf): the statistics a
+ * production server's autovacuum would have gathered by now, once (the run copies keep them).
+ * As autovacuum does, only the tables changed in more than 50 rows + 10 % since their last
+ * analyze. A table never written keeps no statistics (reltuples -1), as on a real server:
+ * analyzed empty, a table the close then fills (invoices) looks a few pages long to the plans
+ * cached early (the foreign-key checks of the line inserts), which then scan it whole for
+ * every line for the rest of the connection; never analyzed, the planner assumes 10 pages at
+ * least and those plans use the index.
+ */
+async function analyzeAsAutovacuum(pg) {
+  // Other backends flush their table counters within a second of going idle.
+  await sleep(1500);
+  const { rows } = await pg.query(
+    `SELECT format('%I.%I', schemaname, relname) AS t FROM pg_stat_user_tables WHERE n_mod_since_analyze > 50 + 0.1 * greatest(n_live_tup, 0)`,
+  );
+  for (const r of rows) await pg.query(`ANALYZE ${r.t}`);
+}
+
+/**
  * Seeds past-period invoices directly in the billing schema up to LIST_INVOICES in all: each
- * subscription gets earlier daily periods (invoices of the same shape as the job's: 3 lines).
+ * subscription gets earlier daily periods (invoices of the same shape as the job's: 3 lines),
+ * statuses mixed.
  */
 async function seedInvoices(pg, setup) {
   const { rows } = await pg.query('SELECT count(*)::int AS n FROM billing.invoices');
   const missing = LIST_INVOICES - rows[0].n;
   if (missing <= 0) return 0;
   const started = performance.now();
-  const perSub = Math.ceil(missing / SUBSCRIPTIONS);
+  // The lines of a real cycle invoice of the close are the template of every seeded invoice's.
+  const template = `SELECT l.position, l.price_id, l.price_type, l.meter_id, l.description
+       FROM billing.invoice_line_items l WHERE l.invoice_id = (SELECT id FROM billing.invoices WHERE billing_reason = 'SUBSCRIPTION_CYCLE' AND ${REAL_INVOICES} LIMIT 1)`;
+  await insertPastInvoices(pg, setup, { count: missing, perSub: Math.ceil(missing / SUBSCRIPTIONS), firstDay: HISTORY_DAYS + 1, idPrefix: 'inv_seed', mixed: true, template });
+  await pg.query('ANALYZE billing.invoices');
+  await pg.query('ANALYZE billing.invoice_line_items');
+  await pg.query('VACUUM billing.invoices');
+  return { seeded: missing, seconds: Number(((performance.now() - started) / 1000).toFixed(1)) };
+}
+
+/**
+ * A close runs on a database that already holds earlier periods, as every close but a new
+ * deployment's first does: HISTORY_DAYS (default 1) earlier daily periods of every
+ * subscription, invoiced and paid (3 lines each, ids `inv_hist...`, numbers `SEED-...`, left out
+ * of every check), written once into the set-up, then analyzed as autovacuum would have.
+ * HISTORY_DAYS=0 closes on empty invoice tables (the first close of a new deployment).
+ */
+async function ensureHistory(dbName, setup) {
+  if (HISTORY_DAYS === 0) return undefined;
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${dbName}`;
+  const pg = new Client({ connectionString: url.toString() });
+  await pg.connect();
+  try {
+    const { rows } = await pg.query("SELECT count(*)::int AS n FROM billing.invoices WHERE id LIKE 'inv_hist%'");
+    const count = HISTORY_DAYS * SUBSCRIPTIONS;
+    if (rows[0].n === count) return count;
+    if (rows[0].n !== 0) throw new Error(`set-up ${dbName} holds ${rows[0].n} earlier invoices, not ${count}: make a new set-up for HISTORY_DAYS=${HISTORY_DAYS}`);
+    // The plan's prices in their order on the invoice (the FIXED price first, as created).
+    const template = `SELECT (row_number() OVER (ORDER BY p.created_at, p.id) - 1)::int AS position, p.id AS price_id, p.type AS price_type, p.meter_id,
+         'Earlier period' AS description FROM billing.prices p WHERE p.plan_id = '${setup.planId}' AND p.subscription_id IS NULL`;
+    await insertPastInvoices(pg, setup, { count, perSub: HISTORY_DAYS, firstDay: 1, idPrefix: 'inv_hist', mixed: false, template });
+    await analyzeAsAutovacuum(pg);
+    return count;
+  } finally {
+    await pg.end();
+  }
+}
+
+/**
+ * Writes `count` earlier daily invoices of the plan's subscriptions, `perSub` each at most (the
+ * periods `firstDay` to `firstDay + perSub - 1` days before the current one), with
+ * 3 lines from `template` (a query of position, price_id, price_type, meter_id, description):
+ * statuses mixed (60 % paid, 30 % finalized, 5 % draft, 5 % voided) or all paid.
+ */
+async function insertPastInvoices(pg, setup, { count, perSub, firstDay, idPrefix, mixed, template }) {
   await pg.query('BEGIN');
   await pg.query(
     `CREATE TEMP TABLE seed ON COMMIT DROP AS
-     SELECT 'inv_seed' || lpad(row_number() OVER ()::text, 18, '0') AS id, s.tenant_id, s.environment_id, s.customer_id, s.id AS subscription_id,
+     SELECT '${idPrefix}' || lpad(row_number() OVER ()::text, 18, '0') AS id, s.tenant_id, s.environment_id, s.customer_id, s.id AS subscription_id,
             s.current_period_start - (k + 1) * interval '1 day' AS period_start, s.current_period_start - k * interval '1 day' AS period_end,
-            1000 + (abs(hashtext(s.id || k)) % 2000) AS subtotal, abs(hashtext(s.id || k || 'st')) % 100 AS r
-     FROM billing.subscriptions s CROSS JOIN generate_series(1, $1::int) k
+            1000 + (abs(hashtext(s.id || k)) % 2000) AS subtotal, ${mixed ? "abs(hashtext(s.id || k || 'st')) % 100" : '0'} AS r
+     FROM billing.subscriptions s CROSS JOIN generate_series($4::int, $4::int + $1::int - 1) k
      WHERE s.plan_id = $3
      LIMIT $2`,
-    [perSub, missing, setup.planId],
+    [perSub, count, setup.planId, firstDay],
   );
   await pg.query(
     `INSERT INTO billing.invoices (id, tenant_id, environment_id, customer_id, subscription_id, billing_reason, status, payment_status, currency,
@@ -400,16 +482,9 @@ async function seedInvoices(pg, setup) {
        -- net_amount = amount: no offset or discount on a seeded line (the invoice arithmetic's check, ADR 0038)
        CASE p.position WHEN 0 THEN 1000 WHEN 1 THEN (s.subtotal - 1000) / 2 ELSE s.subtotal - 1000 - (s.subtotal - 1000) / 2 END,
        s.period_start, s.period_end
-     FROM seed s CROSS JOIN LATERAL (
-       SELECT l.position, l.price_id, l.price_type, l.meter_id, l.description
-       FROM billing.invoice_line_items l WHERE l.invoice_id = (SELECT id FROM billing.invoices WHERE billing_reason = 'SUBSCRIPTION_CYCLE' AND id NOT LIKE 'inv_seed%' LIMIT 1)
-     ) p`,
+     FROM seed s CROSS JOIN LATERAL (${template}) p`,
   );
   await pg.query('COMMIT');
-  await pg.query('ANALYZE billing.invoices');
-  await pg.query('ANALYZE billing.invoice_line_items');
-  await pg.query('VACUUM billing.invoices');
-  return { seeded: missing, seconds: Number(((performance.now() - started) / 1000).toFixed(1)) };
 }
 
 async function list(stack, api, pg, setup) {
@@ -547,7 +622,8 @@ async function main() {
     }
     fs.writeFileSync(path.join(os.tmpdir(), `${base}.json`), JSON.stringify(setup));
   }
-  console.log(JSON.stringify({ setup_db: base, setup: setup.setup_s }));
+  const history = await ensureHistory(base, setup);
+  console.log(JSON.stringify({ setup_db: base, setup: setup.setup_s, history_invoices: history ?? 0 }));
   if (FEATURES && !setup.features) throw new Error(`set-up ${base} has no feature set: make one with SCENARIOS including close-features`);
   const stamp = Date.now().toString(36);
   const closes = [];
