@@ -284,10 +284,10 @@ async function close(stack, pg, setup, withFeatures = false) {
   const before0 = seeded[0];
   for (;;) {
     const now = await counts();
-    const rows = [{ made: now.made - before0.made, finalized: now.finalized - before0.finalized }];
-    finalized = rows[0].finalized;
+    const made = now.made - before0.made;
+    finalized = now.finalized - before0.finalized;
     const t = (Date.now() - t0) / 1000;
-    if (series.length === 0 || t - series[series.length - 1].t >= 5) series.push({ t: Math.round(t), made: rows[0].made, finalized });
+    if (series.length === 0 || t - series[series.length - 1].t >= 5) series.push({ t: Math.round(t), made, finalized });
     if (finalized >= SUBSCRIPTIONS && allFinalizedS === undefined) allFinalizedS = round1(t);
     if (finalized >= SUBSCRIPTIONS && (!withFeatures || (await features.grantsDone(pg, setup)))) break;
     if (t > 1800) throw new Error(`only ${finalized} invoices finalized after 1800 s`);
