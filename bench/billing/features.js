@@ -17,6 +17,8 @@
  *   due during the close).
  */
 
+/** The invoices a close made (not those the bench seeded: earlier periods, the list's). */
+const REAL_INVOICES = "id NOT LIKE 'inv_seed%' AND id NOT LIKE 'inv_hist%'";
 const COUPON_PERCENT = 10;
 const GRANT_CREDITS = 10; // 1000 cents: with the wallet's 500, more than any invoice's usage
 const COMMITMENT = 2000; // cents
@@ -95,7 +97,7 @@ async function verifyFeatures(pg, setup, { subtotalOf, walletCents }) {
     `SELECT i.id, i.subscription_id, i.status, i.invoice_number, i.subtotal, i.total_discount, i.total_prepaid_credits_applied AS applied, i.total, i.amount_due,
             (SELECT json_agg(json_build_object('type', l.line_type, 'price_type', l.price_type, 'amount', l.amount, 'discount', l.discount_amount, 'net', l.net_amount) ORDER BY l.position)
              FROM billing.invoice_line_items l WHERE l.invoice_id = i.id) AS lines
-     FROM billing.invoices i WHERE billing_reason = 'SUBSCRIPTION_CYCLE' AND id NOT LIKE 'inv_seed%' AND id NOT LIKE 'inv_hist%'`,
+     FROM billing.invoices i WHERE billing_reason = 'SUBSCRIPTION_CYCLE' AND ${REAL_INVOICES}`,
   );
   const problems = [];
   const numbers = new Set();
@@ -214,4 +216,4 @@ function report(closes, featureCloses, { subscriptions, events }) {
   ];
 }
 
-module.exports = { setUpFeatures, shiftSets, plainWalletCents, grantsDone, verifyFeatures, perProcess, report, COUPON_PERCENT, GRANT_CREDITS, COMMITMENT };
+module.exports = { REAL_INVOICES, setUpFeatures, shiftSets, plainWalletCents, grantsDone, verifyFeatures, perProcess, report, COUPON_PERCENT, GRANT_CREDITS, COMMITMENT };

@@ -83,8 +83,7 @@ const MARGIN_S = Number(process.env.MARGIN_S || 240);
 const LIST_INVOICES = Number(process.env.LIST_INVOICES || 100_000);
 const LIST_REQUESTS = Number(process.env.LIST_REQUESTS || 300);
 const HISTORY_DAYS = Number(process.env.HISTORY_DAYS ?? 1);
-/** The invoices the close made (not those the bench seeded: earlier periods, the list's). */
-const REAL_INVOICES = "id NOT LIKE 'inv_seed%' AND id NOT LIKE 'inv_hist%'";
+const { REAL_INVOICES } = features;
 const SCENARIOS = (process.env.SCENARIOS || 'close,close-features,list').split(',');
 const FEATURES = SCENARIOS.includes('close-features');
 const PROFILE = process.env.PROFILE || '';
