@@ -21,7 +21,7 @@
  * what each process did in the windows it spanned and who had the CPUs meanwhile: the evidence of
  * a stall's cause.
  *
- * Settings: RUNS (3), RATE (100), SECONDS (180), WARMUP_S (20), CUSTOMERS (200), KAFKA_BROKERS
+ * Settings: RUNS (3), RATE (100), SECONDS (180), WARMUP_S (20), CUSTOMERS (200), ONLY, KAFKA_BROKERS
  * (127.0.0.1:9092), ADMIN_DATABASE_URL.
  */
 const { spawn } = require('node:child_process');
@@ -29,7 +29,7 @@ const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
 const path = require('node:path');
 const { performance } = require('node:perf_hooks');
-const { apiClient, adminQuery: admin, percentile, ADMIN_URL } = require('../common');
+const { apiClient, adminQuery: admin, percentile, ADMIN_URL, cpuSeconds, coresBusy } = require('../common');
 const { leanClient } = require('../lean-client');
 const { openLoop } = require('../limits/ceilings');
 const { cpuModel, statements } = require('../limits/report');
@@ -44,7 +44,7 @@ const TRACE_DIR = process.env.TRACE_DIR || '';
 const GOAL = 5;
 
 /** Kinds and their share of the requests (out of 100). */
-const KINDS = [
+const ALL_KINDS = [
   ['check', 30],
   ['events', 20],
   ['read_customer', 12],
@@ -54,6 +54,14 @@ const KINDS = [
   ['create_customer', 6],
   ['create_wallet', 6],
 ];
+/**
+ * ONLY=<kind,...>: those kinds alone, each at its own share of RATE (ONLY=check: 30 checks/s at
+ * RATE 100), to tell a kind's own tail from what the other kinds' work on the same two cores
+ * adds to it (diagnostics).
+ */
+const ONLY = (process.env.ONLY || '').split(',').filter(Boolean);
+const KINDS = ONLY.length ? ALL_KINDS.filter(([k]) => ONLY.includes(k)) : ALL_KINDS;
+const KIND_RATE = Math.round((RATE * KINDS.reduce((a, [, w]) => a + w, 0)) / 100);
 
 /** The kinds in an order that interleaves them by weight (smooth weighted round robin). */
 function schedule() {
@@ -123,12 +131,14 @@ async function run(runNo, key) {
       if (samples) samples.push({ kind, due: slot - samples.start, ms: performance.now() - slot, status: res.status, ok: res.status === expected });
       if (kind === 'create_customer' && res.status === 201) fresh.push(res.body.id);
     };
-    await openLoop(send, RATE, WARMUP_S);
+    await openLoop(send, KIND_RATE, WARMUP_S);
     await pgStatements.reset();
     samples = [];
     samples.start = performance.now();
     const startedAt = Date.now();
-    await openLoop(send, RATE, SECONDS);
+    const cpuBefore = cpuSeconds({ ...stack.pids, client: process.pid });
+    await openLoop(send, KIND_RATE, SECONDS);
+    const cores = coresBusy(cpuBefore, cpuSeconds({ ...stack.pids, client: process.pid }), SECONDS);
     sampler?.kill();
     const rows = samples.filter((s) => s.due >= 0);
     const byKind = {};
@@ -142,7 +152,8 @@ async function run(runNo, key) {
     }
     const slowest = [...rows].sort((a, b) => b.ms - a.ms).slice(0, 12).map((r) => ({ kind: r.kind, ms: round(r.ms), at_s: round(r.due / 1000), status: r.status }));
     const pg = await pgTop(pgStatements, dbName);
-    const result = { run: runNo, rate: RATE, seconds: SECONDS, requests: rows.length, kinds: byKind, slowest, postgres_slowest: pg };
+    const total = Object.values(cores).reduce((a, b) => a + b, 0);
+    const result = { run: runNo, rate: KIND_RATE, seconds: SECONDS, requests: rows.length, kinds: byKind, cores_busy: { ...cores, total: Math.round(total * 100) / 100 }, slowest, postgres_slowest: pg };
     if (TRACE_DIR) result.stalls = stalls(preload.TRACE_DIR, slowest, startedAt);
     return result;
   } finally {
@@ -214,7 +225,7 @@ function round(x) {
 
 async function main() {
   const key = `bsk_bench_${randomBytes(18).toString('base64url')}`;
-  console.log(`CPU: ${cpuModel()}; ${RUNS} runs of ${SECONDS} s at ${RATE} mixed requests/s after ${WARMUP_S} s; ${CUSTOMERS} customers`);
+  console.log(`CPU: ${cpuModel()}; ${RUNS} runs of ${SECONDS} s at ${KIND_RATE} requests/s (${KINDS.map(([k]) => k).join(", ")}) after ${WARMUP_S} s; ${CUSTOMERS} customers`);
   const results = [];
   for (let r = 1; r <= RUNS; r += 1) {
     const result = await run(r, key);
