@@ -240,3 +240,50 @@ describe('KafkaBus long fetch wait (real Kafka)', () => {
     }
   }, 60_000);
 });
+
+/**
+ * `fetchMinBytes`: a fetch waits for that many bytes or for the fetch wait, whichever comes
+ * first, so that the messages of several requests at a low rate come in one fetch; the wait
+ * bounds how long a message is held (bench/soak/README.md measures what it saves).
+ */
+describe('KafkaBus fetch minimum (real Kafka)', () => {
+  const prefix = uniqueTopicPrefix('bus-min');
+  let bus: KafkaBus;
+
+  beforeAll(async () => {
+    bus = new KafkaBus({
+      brokers: kafkaBrokers(),
+      clientId: 'bus-min',
+      logger: testLogger(),
+      topicPrefix: prefix,
+      partitions: 1,
+      timing: { fetchMaxWaitMs: 800, fetchMinBytes: 1024 * 1024 },
+    });
+    await bus.start();
+    await bus.ensureTopics(['gathered']);
+  });
+  afterAll(async () => {
+    await bus?.stop();
+  });
+
+  it('gathers messages published 50 ms apart into one or two fetches, and holds none beyond the wait', async () => {
+    const calls: string[][] = [];
+    const sub = await bus.subscribe({ groupId: 'gathered', topics: ['gathered'], handler: async (messages) => void calls.push(messages.map((m) => m.value)) });
+    try {
+      await waitFor(() => sub.consuming().consuming, { timeoutMs: 30_000, what: 'consuming' });
+      const values = ['a', 'b', 'c', 'd', 'e'];
+      for (const value of values) {
+        await bus.publish('gathered', [{ key: 'k', value }]);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      // 1 MB never comes: only the 800 ms wait answers the fetches, so every message arrives.
+      await waitFor(() => calls.flat().length === values.length, { timeoutMs: 15_000, what: 'every message' });
+      expect(calls.flat()).toEqual(values);
+      // 5 messages over ~250 ms meet at most one end of an 800 ms fetch (with the default of 1
+      // byte each would answer a fetch of its own).
+      expect(calls.length).toBeLessThanOrEqual(2);
+    } finally {
+      await sub.stop();
+    }
+  }, 60_000);
+});

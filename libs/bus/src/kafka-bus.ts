@@ -47,6 +47,8 @@ export interface KafkaTiming {
    * amended). Members heartbeat between fetches: keep it well under the session timeout.
    */
   fetchMaxWaitMs: number;
+  /** Bytes a fetch waits for, up to `fetchMaxWaitMs` (1: the first message answers it; ADR 0030, amended). */
+  fetchMinBytes: number;
 }
 
 /**
@@ -60,6 +62,7 @@ export const KAFKA_TIMING_DEFAULTS: KafkaTiming = {
   rebalanceTimeoutMs: 10_000,
   retryMaxMs: 1000,
   fetchMaxWaitMs: 1000,
+  fetchMinBytes: 1,
 };
 
 function kafkaLogCreator(logger: Logger) {
@@ -246,6 +249,7 @@ export class KafkaBus implements Bus {
       heartbeatInterval: this.timing.heartbeatIntervalMs,
       rebalanceTimeout: this.timing.rebalanceTimeoutMs,
       maxWaitTimeInMs: this.timing.fetchMaxWaitMs,
+      minBytes: this.timing.fetchMinBytes,
       // Every restart after a crash is the bus's own (below), never kafkajs's.
       retry: { initialRetryTime: 100, maxRetryTime: this.timing.retryMaxMs, retries: Number.MAX_SAFE_INTEGER, restartOnFailure: async () => false },
     });

@@ -62,6 +62,7 @@ export const commonServiceEnv = {
   KAFKA_REBALANCE_TIMEOUT_MS: env.int(10_000, 1000),
   KAFKA_RETRY_MAX_MS: env.int(1000, 100),
   KAFKA_FETCH_MAX_WAIT_MS: env.int(1000, 10),
+  KAFKA_FETCH_MIN_BYTES: env.int(1, 1),
   /** Shared secret of gateway -> service calls: 32+ characters, no value known from the repository (ADR 0034). */
   INTERNAL_TOKEN: secretEnv(INTERNAL_TOKEN_MIN_LENGTH),
   LOG_LEVEL: env.logLevel(),

@@ -28,6 +28,7 @@ export function kafkaTimingOf(config: CommonServiceConfig): KafkaTiming {
     rebalanceTimeoutMs: config.KAFKA_REBALANCE_TIMEOUT_MS,
     retryMaxMs: config.KAFKA_RETRY_MAX_MS,
     fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS,
+    fetchMinBytes: config.KAFKA_FETCH_MIN_BYTES,
   };
 }
 

@@ -25,6 +25,7 @@ export const standaloneEnv = {
   KAFKA_REBALANCE_TIMEOUT_MS: commonServiceEnv.KAFKA_REBALANCE_TIMEOUT_MS,
   KAFKA_RETRY_MAX_MS: commonServiceEnv.KAFKA_RETRY_MAX_MS,
   KAFKA_FETCH_MAX_WAIT_MS: commonServiceEnv.KAFKA_FETCH_MAX_WAIT_MS,
+  KAFKA_FETCH_MIN_BYTES: commonServiceEnv.KAFKA_FETCH_MIN_BYTES,
   LOG_LEVEL: env.logLevel(),
   ...metricsEnv,
 };

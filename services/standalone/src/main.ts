@@ -34,6 +34,7 @@ runMain('billstream', () => logger ?? createLogger({ service: 'billstream' }), a
       rebalanceTimeoutMs: config.KAFKA_REBALANCE_TIMEOUT_MS,
       retryMaxMs: config.KAFKA_RETRY_MAX_MS,
       fetchMaxWaitMs: config.KAFKA_FETCH_MAX_WAIT_MS,
+      fetchMinBytes: config.KAFKA_FETCH_MIN_BYTES,
     },
   });
   const lines = [
