@@ -159,7 +159,9 @@ async function run(runNo, key) {
   } finally {
     await client.close();
     await stack.stop();
-    await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+    // KEEP_DB=1 keeps the run's database (for EXPLAIN of its statements afterwards).
+    if (process.env.KEEP_DB === '1') console.error(`kept database ${dbName}`);
+    else await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
   }
 }
 

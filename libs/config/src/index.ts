@@ -54,6 +54,8 @@ export const env = {
 export const commonServiceEnv = {
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must be a postgres:// connection string'),
   DATABASE_POOL_MAX: env.int(10, 1),
+  /** Repeated statements as named (prepared) statements (ADR 0052); false behind a pooler that drops them. */
+  DATABASE_NAMED_STATEMENTS: env.bool(true),
   KAFKA_BROKERS: env.list().pipe(z.array(z.string().regex(/^[^:\s]+:\d+$/, 'must be host:port')).min(1)),
   KAFKA_TOPIC_PREFIX: z.string().regex(/^[a-zA-Z0-9._-]*$/).default(''),
   KAFKA_PARTITIONS: env.int(4, 1),

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { DatabaseError, isDomainError } from '@billstream/errors';
+import { isPostgresServerClient } from './named-statements';
 
 export type Db = Knex;
 export type Trx = Knex.Transaction;
@@ -7,6 +8,7 @@ export type Trx = Knex.Transaction;
 export type Conn = Db | Trx;
 export type { Knex };
 export { createDb, type PgOptions } from './postgres';
+export { StatementNames, isPostgresServerClient } from './named-statements';
 export { openServiceDatabases, EMBEDDED_DIR, type ServiceDatabases, type ServiceDatabasesOptions } from './service-databases';
 
 export interface Migration {
@@ -70,7 +72,7 @@ export function rowsOf<T>(result: unknown): T[] {
  * take turns on: a transaction there must not wait for another service's database work.
  */
 export function isEmbedded(db: Db): boolean {
-  return db.client.config.client !== 'pg';
+  return !isPostgresServerClient(db.client.config.client);
 }
 
 /**

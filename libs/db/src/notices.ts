@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Knex } from 'knex';
+import { isPostgresServerClient } from './named-statements';
 
 /** What the listener logs with (a service's logger). */
 interface WarnLogger {
@@ -37,7 +38,7 @@ export function listenChannel(options: ChannelListenerOptions): ChannelListener 
   const { db, channel, logger } = options;
   if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
   const config = db.client.config as { client?: unknown; connection?: pg.ClientConfig };
-  if (config.client !== 'pg' || !config.connection) return { stop: async () => undefined };
+  if (!isPostgresServerClient(config.client) || !config.connection) return { stop: async () => undefined };
   let stopped = false;
   let client: pg.Client | undefined;
   let retryTimer: NodeJS.Timeout | undefined;

@@ -1,5 +1,6 @@
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
+import { namedStatementsClient, StatementNames } from './named-statements';
 import { traceQueries } from './traced';
 
 // int8 (counts, sequence numbers) as JS numbers; numeric stays a string, never a float.
@@ -11,12 +12,17 @@ export interface PgOptions {
   /** Schema this service owns; it becomes the search path. */
   schema: string;
   poolMax?: number;
+  /**
+   * Repeated statements as named (server-side prepared) statements (ADR 0052; default true).
+   * Off for a pooler in transaction mode that does not keep them (PgBouncer before 1.21).
+   */
+  namedStatements?: boolean;
 }
 
 /** knex on Postgres (pg), with the service's schema as search path. */
-export function createDb({ databaseUrl, schema, poolMax = 10 }: PgOptions): Knex {
+export function createDb({ databaseUrl, schema, poolMax = 10, namedStatements = true }: PgOptions): Knex {
   const db = knex({
-    client: 'pg',
+    client: namedStatements ? (namedStatementsClient(new StatementNames()) as unknown as Knex.Config['client']) : 'pg',
     connection: { connectionString: databaseUrl, application_name: `billstream-${schema}` },
     searchPath: [schema, 'public'],
     pool: { min: 0, max: poolMax },

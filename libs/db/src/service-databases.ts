@@ -23,6 +23,8 @@ export interface ServiceDatabasesOptions {
   dataDir?: string;
   /** Connections per service on Postgres (default 5). */
   poolMax?: number;
+  /** Repeated statements as named statements on Postgres (default true, ADR 0052). */
+  namedStatements?: boolean;
 }
 
 /** Directories of an earlier layout: one PGlite database per service. */
@@ -47,7 +49,7 @@ export async function openServiceDatabases(options: ServiceDatabasesOptions): Pr
       forSchema(schema) {
         let db = dbs.get(schema);
         if (!db) {
-          db = createDb({ databaseUrl, schema, poolMax: options.poolMax ?? 5 });
+          db = createDb({ databaseUrl, schema, poolMax: options.poolMax ?? 5, namedStatements: options.namedStatements });
           dbs.set(schema, db);
         }
         return db;

@@ -62,7 +62,7 @@ export function runServiceProcess<E extends z.ZodRawShape>(options: RunServiceOp
       metricsPort: metricsPortOf(config),
       host: config.HOST,
     });
-    const db = createDb({ databaseUrl: config.DATABASE_URL, schema: options.schema, poolMax: config.DATABASE_POOL_MAX });
+    const db = createDb({ databaseUrl: config.DATABASE_URL, schema: options.schema, poolMax: config.DATABASE_POOL_MAX, namedStatements: config.DATABASE_NAMED_STATEMENTS });
     const bus = new KafkaBus({
       brokers: config.KAFKA_BROKERS,
       clientId: `billstream-${options.name}`,

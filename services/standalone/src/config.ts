@@ -17,6 +17,7 @@ export const standaloneEnv = {
   DATA_DIR: z.string().default('.data'),
   DATABASE_URL: commonServiceEnv.DATABASE_URL.optional(),
   DATABASE_POOL_MAX: env.int(5, 1),
+  DATABASE_NAMED_STATEMENTS: commonServiceEnv.DATABASE_NAMED_STATEMENTS,
   KAFKA_BROKERS: env.list().optional(),
   KAFKA_TOPIC_PREFIX: commonServiceEnv.KAFKA_TOPIC_PREFIX,
   KAFKA_PARTITIONS: commonServiceEnv.KAFKA_PARTITIONS,

@@ -22,6 +22,8 @@ export interface EmbeddedOptions {
   databaseUrl?: string;
   /** Connections per service on real Postgres (default 5). */
   databasePoolMax?: number;
+  /** Repeated statements as named statements on real Postgres (default true, ADR 0052). */
+  databaseNamedStatements?: boolean;
   /** Real Kafka instead of the in-process bus. */
   kafkaBrokers?: string[];
   kafkaTopicPrefix?: string;
@@ -82,6 +84,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     databaseUrl: options.databaseUrl,
     dataDir,
     poolMax: options.databasePoolMax ?? 5,
+    namedStatements: options.databaseNamedStatements,
   });
   const dbFor = (schema: string): Db => databases.forSchema(schema);
   const bus: Bus = options.kafkaBrokers

@@ -25,6 +25,7 @@ runMain('billstream', () => logger ?? createLogger({ service: 'billstream' }), a
     host: config.HOST,
     databaseUrl: config.DATABASE_URL,
     databasePoolMax: config.DATABASE_POOL_MAX,
+    databaseNamedStatements: config.DATABASE_NAMED_STATEMENTS,
     kafkaBrokers: config.KAFKA_BROKERS && config.KAFKA_BROKERS.length > 0 ? config.KAFKA_BROKERS : undefined,
     kafkaTopicPrefix: config.KAFKA_TOPIC_PREFIX,
     kafkaPartitions: config.KAFKA_PARTITIONS,

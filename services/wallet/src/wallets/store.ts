@@ -210,11 +210,14 @@ export class WalletStore {
     // By the primary key only, whatever the planner knows of the table (a tuple IN list beside it
     // let a plan without statistics scan the tenant's wallets and unbilled rows once per wallet:
     // 0.75 s a call at 5,000 wallets). A wallet of another scope is locked but not answered.
+    // One wallet (the usual case) by `=`: Postgres keeps the named statement's generic plan
+    // (ADR 0052), where `= ANY` of an array it assumes to hold 10 ids is planned every time.
+    const ids = [...new Set(targets.map((t) => t.id))];
     const rows = rowsOf<WalletReadRow>(
       await trx.raw(
         `SELECT w.*, u.amount AS unbilled_amount, u.as_of AS unbilled_as_of, u.invoices AS unbilled_invoices, ${EXPIRY_DUE_SQL} FROM wallets w ${UNBILLED_JOIN_SQL}
-          WHERE w.id = ANY(?::text[]) ORDER BY w.id FOR UPDATE OF w`,
-        [now, [...new Set(targets.map((t) => t.id))]],
+          WHERE ${ids.length === 1 ? 'w.id = ?' : 'w.id = ANY(?::text[])'} ORDER BY w.id FOR UPDATE OF w`,
+        [now, ids.length === 1 ? ids[0] : ids],
       ),
     );
     const byKey = new Map(rows.map((r) => [`${r.tenant_id}\u0000${r.environment_id}\u0000${r.id}`, r]));
