@@ -20,8 +20,9 @@ describe('StatementNames', () => {
     expect(b.nameOf(SELECT, 1)).toBe(a.nameOf(SELECT, 1));
   });
 
-  it('leaves unnamed what must not or need not be kept: no values, transaction control, SET, DDL, long texts', () => {
-    const names = new StatementNames({ minUses: 1, maxLength: 100 });
+  it('leaves unnamed what must not or need not be kept: no values, transaction control, SET, DDL, long texts, many values', () => {
+    const names = new StatementNames({ minUses: 1, maxLength: 100, maxValues: 3 });
+    expect(names.nameOf('insert into "t" ("a", "b") values ($1, $2), ($3, $4)', 4)).toBeUndefined();
     expect(names.nameOf('select 1', 0)).toBeUndefined();
     expect(names.nameOf('BEGIN;', 0)).toBeUndefined();
     expect(names.nameOf('set search_path to "wallet"', 1)).toBeUndefined();

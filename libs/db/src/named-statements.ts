@@ -8,8 +8,10 @@ export interface StatementNamesOptions {
   maxNamed?: number;
   /** Texts counted but not yet named at most (the counts are forgotten when it fills). */
   maxCounted?: number;
-  /** Longer texts are not named (a bulk insert's text grows with its rows). */
+  /** Longer texts are not named (memory kept on every connection). */
   maxLength?: number;
+  /** Texts with more values are not named: a bulk insert's text grows with its rows, so each batch size would be a statement of its own. */
+  maxValues?: number;
 }
 
 // Only one plain DML or query statement: with values, pg already sends these through the
@@ -30,6 +32,7 @@ export class StatementNames {
   private readonly maxNamed: number;
   private readonly maxCounted: number;
   private readonly maxLength: number;
+  private readonly maxValues: number;
   private readonly named = new Map<string, string>();
   private counted = new Map<string, number>();
   /** Renames so far: part of every new name, so a renamed text gets a name not used before. */
@@ -39,14 +42,15 @@ export class StatementNames {
     this.minUses = options.minUses ?? 2;
     this.maxNamed = options.maxNamed ?? 1000;
     this.maxCounted = options.maxCounted ?? 5000;
-    this.maxLength = options.maxLength ?? 4000;
+    this.maxLength = options.maxLength ?? 20_000;
+    this.maxValues = options.maxValues ?? 64;
   }
 
   /** The name to run `text` under, or undefined to run it unnamed. */
   nameOf(text: string, valueCount: number): string | undefined {
     const name = this.named.get(text);
     if (name !== undefined) return name;
-    if (valueCount === 0 || text.length > this.maxLength || this.named.size >= this.maxNamed || !NAMEABLE.test(text)) return undefined;
+    if (valueCount === 0 || valueCount > this.maxValues || text.length > this.maxLength || this.named.size >= this.maxNamed || !NAMEABLE.test(text)) return undefined;
     const uses = (this.counted.get(text) ?? 0) + 1;
     if (uses < this.minUses) {
       if (this.counted.size >= this.maxCounted) this.counted = new Map();
