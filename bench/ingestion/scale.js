@@ -22,7 +22,7 @@
 const { performance } = require('node:perf_hooks');
 const { createDb, migrate } = require('@billstream/db');
 const { createLogger } = require('@billstream/logger');
-const { EventPartitions, EventStore, MeterStore, RollupBuilder, RollupUsageStore, UsageStore, migrations, SCHEMA } = require('@billstream/ingestion-aggregator');
+const { EventPartitions, EventStore, MeterStore, RollupBuilder, RollupUsageStore, UsageStore, eventScopeSql, migrations, SCHEMA } = require('@billstream/ingestion-aggregator');
 
 const { ADMIN_URL, adminQuery: admin } = require('../common');
 const { diskBytes, structureBytes } = require('./disk');
@@ -73,7 +73,7 @@ async function load(db) {
            'evt_' || substr(md5(i::text), 1, 24) AS id,
            timestamptz '${FIRST.toISOString()}' + make_interval(secs => i::float8 * ${spanS} / ${ROWS}) AS ts
          FROM generate_series(?::int, ?::int) i),
-       k AS (INSERT INTO event_keys SELECT t, 'production', id, ts FROM g),
+       k AS (INSERT INTO event_keys SELECT ${eventScopeSql('t', "'production'")}, id FROM g),
        h AS (INSERT INTO event_hours SELECT t, 'production', date_trunc('hour', ts, 'UTC'), count(*) FROM g GROUP BY 1, 3
              ON CONFLICT (tenant_id, environment_id, hour) DO UPDATE SET events = event_hours.events + excluded.events),
        s AS (INSERT INTO event_stats SELECT t, 'production', count(*), max(ts) FROM g GROUP BY 1

@@ -7,3 +7,4 @@ export { MeterStore } from './meters/store';
 export { RollupBuilder } from './meters/rollup-builder';
 export { UsageStore } from './meters/usage-store';
 export { RollupUsageStore } from './meters/rollup-usage-store';
+export { eventScopeSql } from './events/event-key';

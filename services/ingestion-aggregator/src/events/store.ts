@@ -2,6 +2,7 @@ import type { Scope } from '@billstream/contracts';
 import type { Db, Trx } from '@billstream/db';
 import { rowsOf } from '@billstream/db';
 import { scopeLockKey, PROJECTION_LOCK } from '../customers/lock';
+import { eventScopeSql } from './event-key';
 import { meteredSql, ROLLUP_CTES } from '../meters/rollup-sql';
 
 /** A stored usage event, as the service speaks of it. */
@@ -55,26 +56,30 @@ function toEvent(row: EventRow): StoredEvent {
 export const ISO_MICROS = `to_char("timestamp" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
 /**
- * One statement stores a batch: the first copy of each (tenant, environment, event_id)
- * claims its dedup key, only claimed events are inserted (customer id resolved from the
- * projection), and the per-scope counters (total and per hour of receipt) grow by what was inserted. Keys and counter rows are
- * taken in sorted order, so concurrent batches sharing keys or scopes wait, never deadlock.
+ * One statement stores a batch: the first copy of each dedup key (ADR 0053: the scope hashed from
+ * tenant and environment, and event_id) claims it, only claimed events are inserted (customer id
+ * resolved from the projection), and the per-scope counters (total and per hour of receipt) grow
+ * by what was inserted. Keys and counter rows are taken in sorted order, so concurrent batches
+ * sharing keys or scopes wait, never deadlock.
  */
 const STORE_BATCH = `
 WITH input AS (
-  SELECT DISTINCT ON (t.tenant_id, t.environment_id, t.event_id) t.*
-  FROM ROWS FROM (json_to_recordset(?::json) AS (
-    tenant_id text, environment_id text, event_id text, event_name text, external_customer_id text,
-    timestamp timestamptz, properties jsonb, source text, received_at timestamptz
-  )) WITH ORDINALITY AS t(tenant_id, environment_id, event_id, event_name, external_customer_id,
-    timestamp, properties, source, received_at, ord)
-  ORDER BY t.tenant_id, t.environment_id, t.event_id, t.ord
+  SELECT DISTINCT ON (t.scope, t.event_id) t.*
+  FROM (
+    SELECT r.*, ${eventScopeSql('r.tenant_id', 'r.environment_id')} AS scope
+    FROM ROWS FROM (json_to_recordset(?::json) AS (
+      tenant_id text, environment_id text, event_id text, event_name text, external_customer_id text,
+      timestamp timestamptz, properties jsonb, source text, received_at timestamptz
+    )) WITH ORDINALITY AS r(tenant_id, environment_id, event_id, event_name, external_customer_id,
+      timestamp, properties, source, received_at, ord)
+  ) t
+  ORDER BY t.scope, t.event_id, t.ord
 ),
 claimed AS (
-  INSERT INTO event_keys (tenant_id, environment_id, event_id, timestamp)
-  SELECT tenant_id, environment_id, event_id, timestamp FROM input
+  INSERT INTO event_keys (scope, event_id)
+  SELECT scope, event_id FROM input
   ON CONFLICT DO NOTHING
-  RETURNING tenant_id, environment_id, event_id
+  RETURNING scope, event_id
 ),
 stored AS (
   INSERT INTO events (tenant_id, environment_id, event_id, event_name, external_customer_id, customer_id,
@@ -85,7 +90,7 @@ stored AS (
         AND c.external_id = i.external_customer_id AND c.deleted_at IS NULL
       ORDER BY c.updated_at DESC LIMIT 1),
     i.timestamp, i.properties, i.source, i.received_at
-  FROM input i JOIN claimed k USING (tenant_id, environment_id, event_id)
+  FROM input i JOIN claimed k USING (scope, event_id)
   RETURNING tenant_id, environment_id, received_at, event_id, event_name, external_customer_id, "timestamp", properties
 ),
 counted AS (
