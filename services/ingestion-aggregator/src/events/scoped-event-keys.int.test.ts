@@ -1,4 +1,5 @@
 import type { Scope } from '@billstream/contracts';
+import { Client } from 'pg';
 import { migrate, type Db } from '@billstream/db';
 import { createTestDatabase, migratedDb, testLogger, type TestDatabase } from '@billstream/testing';
 import { migrations, SCHEMA } from '../migrations';
@@ -45,7 +46,26 @@ describe('scoped event keys (real Postgres)', () => {
        SELECT ?, ?, id, 'api', 'c', '2026-07-01T00:00:00Z', '{}', '2026-07-01T00:00:01Z' FROM g`,
       [A.tenantId, A.environmentId, A.tenantId, A.environmentId],
     );
-    await migrate(db, SCHEMA, migrations);
+    // A previous version's aggregator storing while the migration starts: its key, committed after
+    // the migration began, is in the new table (the migration waits for it) and refuses its event.
+    const writer = new Client({ connectionString: database.url });
+    await writer.connect();
+    try {
+      await writer.query('BEGIN');
+      await writer.query(
+        `INSERT INTO ingestion.event_keys (tenant_id, environment_id, event_id, timestamp) VALUES ($1, $2, 'inflight', '2026-07-01T00:00:00Z')`,
+        [A.tenantId, A.environmentId],
+      );
+      const migrating = migrate(db, SCHEMA, migrations);
+      const waiting = async () =>
+        (await writer.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).rows[0].n;
+      for (let i = 0; i < 200 && (await waiting()) === 0; i += 1) await new Promise((r) => setTimeout(r, 25));
+      expect(await waiting()).toBe(1);
+      await writer.query('COMMIT');
+      await migrating;
+    } finally {
+      await writer.end();
+    }
   }, 60_000);
 
   afterAll(async () => {
@@ -65,8 +85,8 @@ describe('scoped event keys (real Postgres)', () => {
     );
     expect(columns).toHaveLength(2);
     const keyed = await db.raw(`SELECT count(DISTINCT scope)::int AS scopes, min(event_id) AS first, max(event_id) AS last FROM event_keys`);
-    expect(keyed.rows[0]).toEqual({ scopes: 1, first: 'old1', last: 'old999' });
-    expect(Number((await db('event_keys').count<{ count: string }[]>({ count: '*' }))[0].count)).toBe(1000);
+    expect(keyed.rows[0]).toEqual({ scopes: 1, first: 'inflight', last: 'old999' });
+    expect(Number((await db('event_keys').count<{ count: string }[]>({ count: '*' }))[0].count)).toBe(1001);
     const partitions = await db.raw(
       `SELECT count(*)::int AS n FROM pg_inherits WHERE inhparent = 'event_keys'::regclass`,
     );
@@ -75,10 +95,10 @@ describe('scoped event keys (real Postgres)', () => {
     expect(storedAt).toEqual([]);
   });
 
-  it('refuses again an event stored before the migration, and stores a new one once', async () => {
-    const batch = [value(A, 'old1', 1), value(A, 'old1000', 2), value(A, 'new1', 3), value(A, 'new1', 4)];
-    expect(await store.storeBatch(db, batch, scopesOf(batch))).toEqual({ received: 4, stored: 1 });
-    expect(await store.storeBatch(db, batch, scopesOf(batch))).toEqual({ received: 4, stored: 0 });
+  it('refuses again an event stored before the migration or during its start, and stores a new one once', async () => {
+    const batch = [value(A, 'old1', 1), value(A, 'old1000', 2), value(A, 'inflight', 5), value(A, 'new1', 3), value(A, 'new1', 4)];
+    expect(await store.storeBatch(db, batch, scopesOf(batch))).toEqual({ received: 5, stored: 1 });
+    expect(await store.storeBatch(db, batch, scopesOf(batch))).toEqual({ received: 5, stored: 0 });
     const rows = await db('events').where({ tenant_id: A.tenantId, event_id: 'new1' }).select('properties');
     expect(rows.map((r) => r.properties)).toEqual([{ n: 3 }]);
     expect(await store.stats(db, A)).toMatchObject({ totalEvents: 1 });

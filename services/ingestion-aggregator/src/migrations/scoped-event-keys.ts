@@ -13,6 +13,10 @@ import { EVENT_KEY_PARTITIONS } from './events';
 export const scopedEventKeysMigration: Migration = {
   name: '009_scoped_event_keys',
   async up(db) {
+    // Writers of the old format (a previous version's aggregator during a rolling update) wait
+    // here and commit first, so no key of theirs is missed by the copy below; after the commit
+    // their statements fail (not a record error: retried whole, never dead-lettered).
+    await db.raw('LOCK TABLE event_keys IN SHARE ROW EXCLUSIVE MODE');
     await db.raw('CREATE TABLE event_keys_scoped (scope bigint NOT NULL, event_id text NOT NULL) PARTITION BY HASH (scope, event_id)');
     for (let i = 0; i < EVENT_KEY_PARTITIONS; i += 1) {
       await db.raw(
