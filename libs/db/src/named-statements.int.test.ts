@@ -82,6 +82,32 @@ describe('named statements on Postgres (ADR 0052)', () => {
     await db('things').whereIn('id', [10, 11, 12]).delete();
   });
 
+  it('sends a whereIn list as one array value: one text and one name whatever its length, the same rows as IN (ADR 0054)', async () => {
+    const db = open(true, 1);
+    await db('things').insert([
+      { id: 20, label: 'a"b,c}\\' },
+      { id: 21, label: 'NULL' },
+      { id: 22, label: 'x' },
+    ]);
+    const ids = (n: number) => Array.from({ length: n }, (_, i) => 20 + i);
+    // Lists of 3, 100 and 150 ids (past the 64 values a named text may hold): one text, one statement kept.
+    for (const n of [3, 100, 150, 3]) {
+      expect(await db('things').whereIn('id', ids(n)).orderBy('id').pluck('id')).toEqual([20, 21, 22]);
+    }
+    expect(await preparedWith(db, '"id" = ANY(')).toBe(1);
+    // Texts with a quote, a comma, a brace, a backslash, and the word NULL, each match themselves only.
+    expect(await db('things').whereIn('label', ['a"b,c}\\', 'NULL']).orderBy('id').pluck('id')).toEqual([20, 21]);
+    expect(await db('things').where('id', '>=', 20).whereNotIn('label', ['x', 'y']).orderBy('id').pluck('id')).toEqual([20, 21]);
+    expect(db('things').whereIn('id', [1, 2]).whereNotIn('label', ['x']).toSQL().sql).toBe('select * from "things" where "id" = ANY(?) and "label" <> ALL(?)');
+    // Anything else stays a list: nulls, dates, several columns, a subquery, an empty list.
+    expect(db('things').whereIn('id', [1, null]).toSQL().sql).toBe('select * from "things" where "id" in (?, ?)');
+    expect(db('things').whereIn(['id', 'label'], [[1, 'one']]).toSQL().sql).toBe('select * from "things" where ("id", "label") in ((?, ?))');
+    expect(db('things').whereIn('id', db('things').select('id')).toSQL().sql).toBe('select * from "things" where "id" in (select "id" from "things")');
+    expect(await db('things').whereIn('id', []).pluck('id')).toEqual([]);
+    await db('things').whereIn('id', ids(3)).delete();
+    expect(await db('things').where('id', '>=', 20).pluck('id')).toEqual([]);
+  });
+
   it('renames a statement whose kept plan a schema change made stale: at once outside a transaction, on the retry inside one', async () => {
     const db = open(true, 1);
     const byId = (conn: Db, id: number) => conn('things').where({ id }).select('*');

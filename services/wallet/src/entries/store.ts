@@ -158,9 +158,9 @@ export class EntryStore {
     let sql = keyed;
     const keyBindings = [[...new Set(pairs.map((p) => p.walletId))], [...new Set(pairs.map((p) => p.key))]];
     if (wants.size > 0) {
-      const values = [...wants].map(() => '(?, ?::numeric)').join(', ');
-      bindings.push(...[...wants].flatMap(([id, credits]) => [id, toDecimalString(credits)]), [...wants.keys()], now);
-      sql = `WITH v(wallet_id, wanted) AS (VALUES ${values}),
+      // The wanted amounts as two arrays: one text for any number of wallets, named and planned once (ADR 0054).
+      bindings.push([...wants.keys()], [...wants.values()].map((credits) => toDecimalString(credits)), [...wants.keys()], now);
+      sql = `WITH v(wallet_id, wanted) AS (SELECT * FROM unnest(?::text[], ?::numeric[])),
         spend AS (
           SELECT id FROM (
             SELECT t.id, t.credits_available, v.wanted,
@@ -216,12 +216,10 @@ export class EntryStore {
 
   /** Sets the remaining credits of the given credit entries in one statement. */
   setCreditsAvailable(trx: Trx, updates: Array<{ id: string; creditsAvailable: Decimal }>, now: Date): Knex.Raw {
-    const values = updates.map(() => '(?, ?::numeric)').join(', ');
-    const bindings = updates.flatMap((u) => [u.id, toDecimalString(u.creditsAvailable)]);
     return trx.raw(
       `UPDATE transactions t SET credits_available = v.available, updated_at = ?
-         FROM (VALUES ${values}) AS v(id, available) WHERE t.id = v.id`,
-      [now, ...bindings],
+         FROM unnest(?::text[], ?::numeric[]) AS v(id, available) WHERE t.id = v.id`,
+      [now, updates.map((u) => u.id), updates.map((u) => toDecimalString(u.creditsAvailable))],
     );
   }
 

@@ -91,13 +91,13 @@ export class UnbilledStore {
    */
   async dropInvoices(trx: Trx, scope: Scope, pairs: Array<{ customerId: string; currency: string }>, invoiceIds: string[], now: Date): Promise<void> {
     if (pairs.length === 0 || invoiceIds.length === 0) return;
-    const values = pairs.map(() => '(?, ?)').join(', ');
     await trx.raw(
       `UPDATE unbilled_usage u
           SET amount = u.amount - coalesce((SELECT sum(e.value::bigint) FROM jsonb_each_text(u.invoices) e WHERE e.key = ANY(?::text[])), 0),
               invoices = u.invoices - ?::text[], updated_at = ?
-        WHERE u.tenant_id = ? AND u.environment_id = ? AND u.customer_id = ANY(?::text[]) AND (u.customer_id, u.currency) IN (${values})`,
-      [invoiceIds, invoiceIds, now, scope.tenantId, scope.environmentId, [...new Set(pairs.map((p) => p.customerId))], ...pairs.flatMap((p) => [p.customerId, p.currency])],
+        WHERE u.tenant_id = ? AND u.environment_id = ? AND u.customer_id = ANY(?::text[])
+          AND (u.customer_id, u.currency) IN (SELECT * FROM unnest(?::text[], ?::text[]))`,
+      [invoiceIds, invoiceIds, now, scope.tenantId, scope.environmentId, [...new Set(pairs.map((p) => p.customerId))], pairs.map((p) => p.customerId), pairs.map((p) => p.currency)],
     );
   }
 }

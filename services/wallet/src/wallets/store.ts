@@ -293,15 +293,16 @@ export class WalletStore {
   async openIdsOf(trx: Trx, scope: Scope, walletType: WalletType, pairs: Array<Pick<Wallet, 'customerId' | 'currency'>>): Promise<Map<string, string>> {
     const unique = [...new Map(pairs.map((p) => [activeWalletsKey(p), p])).values()];
     if (unique.length === 0) return new Map();
-    const values = unique.map(() => '(?, ?)').join(', ');
+    // The pairs as two arrays: one text whatever their number, named and planned once (a list
+    // of 100 pairs in the text took Postgres 9 ms to plan each time, for 1 ms to run).
     const rows = rowsOf<{ id: string; customer_id: string; currency: string }>(
       await trx.raw(
         `SELECT DISTINCT ON (w.customer_id, w.currency) w.id, w.customer_id, w.currency
            FROM wallets w
+           JOIN unnest(?::text[], ?::text[]) AS p (customer_id, currency) ON p.customer_id = w.customer_id AND p.currency = w.currency
           WHERE w.tenant_id = ? AND w.environment_id = ? AND w.wallet_type = ? AND w.wallet_status <> 'closed'
-            AND w.customer_id = ANY(?::text[]) AND (w.customer_id, w.currency) IN (${values})
           ORDER BY w.customer_id, w.currency, w.created_at, w.id`,
-        [scope.tenantId, scope.environmentId, walletType, unique.map((p) => p.customerId), ...unique.flatMap((p) => [p.customerId, p.currency])],
+        [unique.map((p) => p.customerId), unique.map((p) => p.currency), scope.tenantId, scope.environmentId, walletType],
       ),
     );
     return new Map(rows.map((r) => [activeWalletsKey({ customerId: r.customer_id, currency: r.currency }), r.id]));
@@ -316,15 +317,14 @@ export class WalletStore {
     const out = new Map<string, ActiveWalletIds>();
     const unique = [...new Map(pairs.map((p) => [activeWalletsKey(p), p])).values()];
     if (unique.length === 0) return out;
-    const values = unique.map(() => '(?, ?)').join(', ');
     const rows = rowsOf<{ id: string; customer_id: string; currency: string; wallet_type: WalletType }>(
       await conn.raw(
         `SELECT DISTINCT ON (w.customer_id, w.currency, w.wallet_type) w.id, w.customer_id, w.currency, w.wallet_type
            FROM wallets w
+           JOIN unnest(?::text[], ?::text[]) AS p (customer_id, currency) ON p.customer_id = w.customer_id AND p.currency = w.currency
           WHERE w.tenant_id = ? AND w.environment_id = ? AND w.wallet_status = 'active'
-            AND w.customer_id = ANY(?::text[]) AND (w.customer_id, w.currency) IN (${values})
           ORDER BY w.customer_id, w.currency, w.wallet_type, w.created_at, w.id`,
-        [scope.tenantId, scope.environmentId, unique.map((p) => p.customerId), ...unique.flatMap((p) => [p.customerId, p.currency])],
+        [unique.map((p) => p.customerId), unique.map((p) => p.currency), scope.tenantId, scope.environmentId],
       ),
     );
     for (const r of rows) {
