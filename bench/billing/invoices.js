@@ -72,6 +72,7 @@ const { performance } = require('node:perf_hooks');
 
 const features = require('./features');
 const { statements } = require('../limits/report');
+const { rawInsert, proxiedFloor } = require('../limits/ceilings');
 const { gatewayEnv, apiClient, inParallel, commonServiceEnv, launchAll, settleSetup, cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, stopProcess, summarizeProfile } = require('../common');
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -87,6 +88,8 @@ const { REAL_INVOICES } = features;
 const SCENARIOS = (process.env.SCENARIOS || 'close,close-features,list').split(',');
 const FEATURES = SCENARIOS.includes('close-features');
 const PROFILE = process.env.PROFILE || '';
+// Issue #34: the machine's ceilings measured before each close, on the same minutes (CEILING=0 skips them).
+const CEILING = process.env.CEILING !== '0';
 const TENANT = 'bench-tenant';
 const ENV = 'production';
 const WALLET_CREDITS = 5; // 500 cents: less than any invoice, so every wallet invoice takes exactly 500
@@ -262,6 +265,8 @@ const subtotalOf = (e) => 1000 + e.calls + Math.round(e.tokens / 10);
  */
 async function close(stack, pg, setup, withFeatures = false) {
   const cpuPids = { ...stack.pids, client: process.pid };
+  const checkpoints = async () => (await pg.query('SELECT (checkpoints_timed + checkpoints_req)::int AS n FROM pg_stat_bgwriter')).rows[0].n;
+  const checkpointsBefore = await checkpoints();
   const before = cpuSeconds(cpuPids);
   const t0 = stack.billingReadyAt;
   let finalized = 0;
@@ -294,8 +299,12 @@ async function close(stack, pg, setup, withFeatures = false) {
   }
   const seconds = (Date.now() - t0) / 1000;
   const after = cpuSeconds(cpuPids);
+  const checkpointsDuring = (await checkpoints()) - checkpointsBefore;
   const cores = coresBusy(before, after, seconds);
-  const cpuMsPerInvoice = Object.fromEntries(Object.keys(after).map((k) => [k, round1(((after[k] - (before[k] || 0)) * 1000) / SUBSCRIPTIONS)]));
+  const msPerInvoice = Object.fromEntries(Object.keys(after).map((k) => [k, ((after[k] - (before[k] || 0)) * 1000) / SUBSCRIPTIONS]));
+  const cpuMsPerInvoice = Object.fromEntries(Object.entries(msPerInvoice).map(([k, v]) => [k, round1(v)]));
+  const sum = (keys) => Math.round(keys.reduce((a, k) => a + (msPerInvoice[k] || 0), 0) * 100) / 100;
+  const nodeKeys = Object.keys(msPerInvoice).filter((k) => k !== 'postgres' && k !== 'kafka' && k !== 'client');
   const { rows: firstRows } = await pg.query(
     `SELECT min(created_at) AS first_made, max(created_at) AS last_made, max(finalized_at) AS last_finalized FROM billing.invoices WHERE billing_reason = 'SUBSCRIPTION_CYCLE' AND ${REAL_INVOICES}`,
   );
@@ -311,7 +320,11 @@ async function close(stack, pg, setup, withFeatures = false) {
     all_finalized_after_s: allFinalizedS,
     cores_busy: cores,
     cpu_ms_per_invoice: cpuMsPerInvoice,
+    // Unrounded sums, for the ratios to the run's ceilings (the services' node processes; the bench client apart).
+    cpu_ms_per_invoice_sums: { total: sum(Object.keys(msPerInvoice).filter((k) => k !== 'client')), postgres: sum(['postgres']), services: sum(nodeKeys), kafka: sum(['kafka']) },
     postgres_statements: await stack.statements.top(stack.dbName, SUBSCRIPTIONS),
+    // Checkpoints that started during the close (each adds its writes and full-page images).
+    checkpoints_during: checkpointsDuring,
     load_1m_at_end: Number(os.loadavg()[0].toFixed(1)),
     series,
     check,
@@ -520,6 +533,13 @@ async function list(stack, api, pg, setup) {
 }
 
 
+const ceilingsOf = (r) =>
+  r.ceilings
+    ? `${r.ceilings.raw_insert.rows_per_s.toLocaleString('en')} rows/s, Postgres ${r.ceilings.raw_insert.postgres_cpu_us_per_row} µs a row; ${r.ceilings.proxied_floor.cpu_us_per_request.server + r.ceilings.proxied_floor.cpu_us_per_request.proxy} µs a request`
+    : '-';
+const inCeilings = (r) =>
+  r.vs_ceilings ? `Postgres ${r.vs_ceilings.postgres_in_raw_rows} raw rows; services ${r.vs_ceilings.services_in_floor_requests} floor requests; all ${r.vs_ceilings.total_in_floor_requests}` : '-';
+
 function writeReadme(meta, closes, featureCloses, lists, setupS) {
   const lines = [`<!-- RESULTS:START -->`, `Run ${meta.date} on ${meta.cpus} cores (${meta.cpuModel}), load average at start ${meta.load}; Kafka ${meta.brokers}; ${closes.length} runs, each on fresh processes and its own copy of one set-up (set-up, not timed: ${JSON.stringify(setupS)} s).`, ''];
   if (closes.length > 0) {
@@ -527,11 +547,11 @@ function writeReadme(meta, closes, featureCloses, lists, setupS) {
     lines.push(
       `**Closing a period** (${SUBSCRIPTIONS.toLocaleString('en')} subscriptions, ${EVENTS.toLocaleString('en')} events, half with a PRE_PAID wallet): worst **${worst.seconds} s** (${worst.invoices_per_s} invoices/s); goal < 60 s: ${worst.seconds < 60 ? 'met' : 'MISSED'}.`,
       '',
-      '| run | job start -> all finalized | invoices/s | first invoice after | all made after | cores busy | CPU ms per invoice | load (1 min) at end | checks |',
-      '|---|---|---|---|---|---|---|---|---|',
+      '| run | job start -> all finalized | invoices/s | first invoice after | all made after | cores busy | CPU ms per invoice | ceilings of the run: raw insert; proxied floor | the invoice\'s CPU in ceilings | load (1 min) at end | checks |',
+      '|---|---|---|---|---|---|---|---|---|---|---|',
       ...closes.map(
         (r, i) =>
-          `| ${i + 1} | ${r.seconds} s | ${r.invoices_per_s} | ${r.job_first_invoice_after_s} s | ${r.all_made_after_s} s | ${features.perProcess(r.cores_busy)} | ${features.perProcess(r.cpu_ms_per_invoice)} | ${r.load_1m_at_end} | ${r.check.ok ? `ok: ${r.check.cycle_invoices} finalized, numbers 1..n, ${r.check.credited_invoices} credited (${r.check.credits_applied_cents} cents), subtotals = expected (${r.check.subtotal_sum_cents})` : `FAILED ${r.check.problems.join('; ')}`} |`,
+          `| ${i + 1} | ${r.seconds} s | ${r.invoices_per_s} | ${r.job_first_invoice_after_s} s | ${r.all_made_after_s} s | ${features.perProcess(r.cores_busy)} | ${features.perProcess(r.cpu_ms_per_invoice)}: **${r.cpu_ms_per_invoice_sums.total}** | ${ceilingsOf(r)} | ${inCeilings(r)} | ${r.load_1m_at_end} | ${r.check.ok ? `ok: ${r.check.cycle_invoices} finalized, numbers 1..n, ${r.check.credited_invoices} credited (${r.check.credits_applied_cents} cents), subtotals = expected (${r.check.subtotal_sum_cents})` : `FAILED ${r.check.problems.join('; ')}`} |`,
       ),
       '',
     );
@@ -559,6 +579,33 @@ function writeReadme(meta, closes, featureCloses, lists, setupS) {
     README,
     current.includes('<!-- RESULTS:START -->') ? current.replace(/<!-- RESULTS:START -->[\s\S]*<!-- RESULTS:END -->/, block) : `${current}\n${block}\n`,
   );
+}
+
+/**
+ * The ceilings of bench/limits, just before a close (nothing else running): the raw insert (its
+ * Postgres CPU per row) and the proxied floor at 500 requests/s for 10 s (its CPU per request).
+ */
+async function measureCeilings() {
+  const raw = await rawInsert();
+  const floor = await proxiedFloor({ rate: 500, seconds: 10 });
+  return { raw_insert: raw, proxied_floor: floor };
+}
+
+/**
+ * A close's CPU per invoice in the units of its run's ceilings, which move with the machine's
+ * hour as the close does: Postgres' as raw-inserted rows (its CPU per invoice over the raw
+ * insert's per row), the services' and the whole as floor requests (over the proxied floor's
+ * server + proxy CPU per request).
+ */
+function againstCeilings(r, ceilings) {
+  const rowUs = ceilings.raw_insert.postgres_cpu_us_per_row;
+  const floorUs = ceilings.proxied_floor.cpu_us_per_request.server + ceilings.proxied_floor.cpu_us_per_request.proxy;
+  const sums = r.cpu_ms_per_invoice_sums;
+  return {
+    postgres_in_raw_rows: Math.round((sums.postgres * 1000) / rowUs),
+    services_in_floor_requests: round1((sums.services * 1000) / floorUs),
+    total_in_floor_requests: round1((sums.total * 1000) / floorUs),
+  };
 }
 
 /**
@@ -639,12 +686,18 @@ async function main() {
         const runDb = `${base}_${stamp}_${run}${withFeatures ? 'f' : ''}`;
         await admin(`CREATE DATABASE "${runDb}" TEMPLATE "${base}"`);
         await endPeriodNow(runDb, setup, withFeatures ? setup.features.planId : setup.planId);
+        const ceilings = CEILING ? await measureCeilings() : undefined;
+        // Every close starts just after a checkpoint: the copy's 0.5 GB of WAL and the ceilings'
+        // rows would otherwise bring one (max_wal_size) at a different moment of each close, and
+        // with it the checkpoint's writes and the full-page images of the pages touched next.
+        await admin('CHECKPOINT');
         const runStack = await startStack(brokers, profileDir, runDb, false);
         const runApi = apiClient(runStack.url, runStack.key);
         const runPg = new Client({ connectionString: runStack.databaseUrl });
         await runPg.connect();
         try {
           const r = await close(runStack, runPg, setup, withFeatures);
+          if (ceilings) Object.assign(r, { ceilings, vs_ceilings: againstCeilings(r, ceilings) });
           (withFeatures ? featureCloses : closes).push(r);
           console.log(JSON.stringify({ run, close: r }, null, 2));
           if (!withFeatures && SCENARIOS.includes('list')) {

@@ -112,13 +112,16 @@ async function statements(adminUrl) {
     async top(dbName, ops, n = 12) {
       if (!available) return undefined;
       const rows = await run(
-        `SELECT regexp_replace(query, '\\s+', ' ', 'g') AS query, calls::bigint AS calls, total_exec_time AS ms, sum(total_exec_time) OVER () AS all_ms
+        `SELECT regexp_replace(query, '\\s+', ' ', 'g') AS query, calls::bigint AS calls, total_exec_time AS ms, sum(total_exec_time) OVER () AS all_ms,
+                sum(total_plan_time) OVER () AS all_plan_ms
          FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1 ORDER BY total_exec_time DESC`,
         [dbName],
       );
       const all = rows.length > 0 ? Number(rows[0].all_ms) : 0;
       return {
         exec_ms_per_op: round(all / ops, 3),
+        // Planning, apart from the execution: 0 unless pg_stat_statements.track_planning is on.
+        plan_ms_per_op: rows.length > 0 ? round(Number(rows[0].all_plan_ms) / ops, 3) : 0,
         top: rows.slice(0, n).map((r) => ({ ms_per_op: round(Number(r.ms) / ops, 3), calls_per_op: round(Number(r.calls) / ops, 2), share: round(Number(r.ms) / all, 3), query: r.query.slice(0, 160) })),
       };
     },
