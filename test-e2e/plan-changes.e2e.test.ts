@@ -3,7 +3,7 @@ import { waitFor } from '@billstream/testing';
 import { startProcessStack, type ProcessStack } from './support/stack';
 
 /**
- * A plan change exactly once across crashes (BILLING-2.md section 1, ADR 0043) on six real
+ * A plan change exactly once across crashes (docs/api/plan-changes.md, ADR 0043) on six real
  * processes, every call through the gateway: billing SIGKILLed inside the change's transaction
  * (`plan-changes.before-commit`: nothing of it stays) and right after its commit
  * (`plan-changes.after-commit`: the client never heard back). The client's retry with the same

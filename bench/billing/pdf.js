@@ -1,5 +1,5 @@
 /**
- * Invoice PDF (issue #32, BILLING-2.md section 7, ADR 0045): "a 50-line invoice's PDF p95 <
+ * Invoice PDF (issue #32, docs/api/invoice-documents.md, ADR 0045): "a 50-line invoice's PDF p95 <
  * 300 ms on first render and served from storage afterwards".
  *
  *   npx tsc -b tsconfig.build.json && RUNS=3 node bench/billing/pdf.js

@@ -1,5 +1,5 @@
 /**
- * Threshold check cost (issue #32, BILLING-2.md section 9, ADR 0046): "the threshold check adds
+ * Threshold check cost (issue #32, docs/api/thresholds.md, ADR 0046): "the threshold check adds
  * at most 10% to ingestion's CPU per stored event, measured in the same run with and without
  * thresholds".
  *

@@ -24,7 +24,7 @@ export const billingEnv = {
     .string()
     .regex(/^[A-Za-z0-9]{1,16}$/, 'must be 1 to 16 letters or digits')
     .default('INV'),
-  /** The prefix of credit note numbers: {prefix}-{YYYYMM}-{n} (BILLING-2.md section 2). */
+  /** The prefix of credit note numbers: {prefix}-{YYYYMM}-{n} (docs/api/credit-notes.md). */
   CREDIT_NOTE_NUMBER_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9]{1,16}$/, 'must be 1 to 16 letters or digits')

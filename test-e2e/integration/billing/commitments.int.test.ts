@@ -4,7 +4,7 @@ import { startIntegrationStack, type IntegrationStack } from '../../support/stac
 import { fixedPrice, usagePrice } from './prices';
 
 /**
- * Minimum commitments and price overrides (BILLING-2.md section 5, ADR 0042) as a client meets them: through the
+ * Minimum commitments and price overrides (docs/api/billing.md#minimum-commitments, docs/api/billing.md#price-overrides, ADR 0042) as a client meets them: through the
  * gateway, on the whole stack with real Postgres and Kafka. A backdated MONTHLY subscription
  * (from 2026-08-01) makes every past period's invoice at its creation; the period job's
  * schedule is off and POST /v1/cron/bill-subscriptions finalizes them (repricing their usage).

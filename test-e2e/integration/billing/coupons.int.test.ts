@@ -2,7 +2,7 @@ import { createDb, type Db } from '@billstream/db';
 import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 
 /**
- * Coupons and discounts (BILLING-2.md section 3, ADR 0040) as a client meets them: through the
+ * Coupons and discounts (docs/api/coupons.md, ADR 0040) as a client meets them: through the
  * gateway, on the whole stack with real Postgres and Kafka. The period job's schedule is off;
  * the tests run it with POST /v1/cron/bill-subscriptions. A "next period" is made real by
  * DAILY subscriptions started a day minus a few seconds ago (their second period starts a few

@@ -4,7 +4,7 @@ import { startIntegrationStack, type IntegrationStack } from '../../support/stac
 import { creditNoteHelpers, NUMBER, type Note } from './credit-notes-support';
 
 /**
- * The invoice void's credit note (BILLING-2.md section 2, ADR 0041) through the gateway, on the
+ * The invoice void's credit note (docs/api/credit-notes.md, ADR 0041) through the gateway, on the
  * whole stack with real Postgres and Kafka: one INVOICE_VOID note for what is still creditable,
  * its wallet part the void's existing refund (never two refunds).
  */

@@ -4,7 +4,7 @@ import { startIntegrationStack, type IntegrationStack } from '../../support/stac
 import { creditNoteHelpers, NUMBER, type Note } from './credit-notes-support';
 
 /**
- * Credit notes (BILLING-2.md section 2, ADR 0041) as a client meets them: through the gateway,
+ * Credit notes (docs/api/credit-notes.md, ADR 0041) as a client meets them: through the gateway,
  * on the whole stack with real Postgres and Kafka. Invoices are the SUBSCRIPTION_CREATE drafts
  * of ADVANCE FIXED prices, finalized with POST /v1/invoices/{id}/finalize.
  */

@@ -4,7 +4,7 @@ import { waitFor } from '@billstream/testing';
 import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 import { fixedPrice } from './prices';
 
-/** BILLING.md, Features and entitlements, through the gateway on real Postgres and Kafka with the real aggregator. */
+/** docs/api/entitlements.md, through the gateway on real Postgres and Kafka with the real aggregator. */
 describe('features, entitlements and the check through the gateway', () => {
   let stack: IntegrationStack;
   let db: Db;
@@ -61,7 +61,7 @@ describe('features, entitlements and the check through the gateway', () => {
     await waitFor(async () => (await stack.api.post('/v1/events/query', { external_customer_id: external })).body.total_count >= before + times.length, { what: 'events stored' });
   }
   const check = (body: Record<string, unknown>) => stack.api.post('/v1/entitlements/check', body);
-  /** The check once it shows these fields: usage read from the aggregator may be served up to 1 s (BILLING.md: at most 2 s old). */
+  /** The check once it shows these fields: usage read from the aggregator may be served up to 1 s (docs/api/entitlements.md#post-v1entitlementscheck: usage counts accepted events within 2 s). */
   const checkShows = (body: Record<string, unknown>, fields: Record<string, unknown>) =>
     waitFor(async () => {
       const res = await check(body);

@@ -4,7 +4,7 @@ import { startIntegrationStack, type IntegrationStack } from '../../support/stac
 import { usagePrice } from './prices';
 
 /**
- * Customer hierarchy billing (BILLING-2.md section 8, ADR 0047) as a client meets it: through the
+ * Customer hierarchy billing (docs/api/hierarchy-billing.md, ADR 0047) as a client meets it: through the
  * gateway on the whole stack with real Postgres and Kafka. The hierarchy: root R, its children C
  * and S, C's child G, and an outsider O. The plan bills 10 usd a month in advance and 0.5 usd a
  * call in arrear, with a one-time grant of 7 credits and a boolean feature.

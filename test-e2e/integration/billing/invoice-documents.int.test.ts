@@ -9,7 +9,7 @@ import { startIntegrationStack, type IntegrationStack } from '../../support/stac
 import { fixedPrice } from './prices';
 
 /**
- * Invoice documents and communication (BILLING-2.md section 7, ADR 0045) as a client meets them:
+ * Invoice documents and communication (docs/api/invoice-documents.md, ADR 0045) as a client meets them:
  * through the gateway, on the whole stack with real Postgres and Kafka. The PDF is read back with
  * poppler's `pdftotext`, the HTML opened in headless Chromium (Debian's `chromium`, driven by
  * playwright-core). Both binaries are required: .ci/run installs them; missing, the tests fail.

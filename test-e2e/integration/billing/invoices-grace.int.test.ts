@@ -2,7 +2,7 @@ import { waitFor } from '@billstream/testing';
 import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 
 /**
- * BILLING_FINALIZE_DELAY, the grace window for late events (BILLING.md, Invoices): a draft
+ * BILLING_FINALIZE_DELAY, the grace window for late events (docs/api/billing.md#invoices): a draft
  * waits that long before the period job finalizes it, and its usage is read again then (and a
  * commitment's true-up computed again on it, ADR 0042).
  */

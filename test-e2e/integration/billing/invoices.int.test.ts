@@ -294,7 +294,7 @@ describe('invoices, credits and payments through the gateway (real Postgres and 
     expect((await other.get(`/v1/invoices/${mine.id}`)).status).toBe(404);
   });
 
-  it('shows the invoice arithmetic of BILLING-2.md section 0 on an ordinary invoice: CHARGE lines netting their amount, the new totals 0', async () => {
+  it('shows the invoice arithmetic (docs/api/billing.md#invoice-arithmetic) on an ordinary invoice: CHARGE lines netting their amount, the new totals 0', async () => {
     const cust = await customer('inv-arith');
     await ingest('inv-arith', 6, '2026-10-05T00:00:00Z');
     await usageStored('inv-arith', '2026-10-01T00:00:00Z', '2026-11-01T00:00:00Z', '6');
@@ -307,7 +307,7 @@ describe('invoices, credits and payments through the gateway (real Postgres and 
     expect(cycle).toMatchObject({ ...ordinary, subscription_customer_id: cust, status: 'draft', subtotal: 300 + 4900, total: 5200, amount_due: 5200, amount_remaining: 5200 });
     expect(cycle.line_items).toEqual([expect.objectContaining({ ...plain, amount: 300, net_amount: 300 }), expect.objectContaining({ ...plain, amount: 4900, net_amount: 4900 })]);
 
-    // Finalized: the wallet's 2 credits pay the lines' net amounts in line order; BILLING.md's totals are unchanged.
+    // Finalized: the wallet's 2 credits pay the lines' net amounts in line order; docs/api/billing.md's totals are unchanged.
     const fin = await stack.api.post(`/v1/invoices/${cycle.id}/finalize`, {});
     expect(fin.status).toBe(200);
     // Finalized, it has its documents' signed links (ADR 0045; a draft has none).

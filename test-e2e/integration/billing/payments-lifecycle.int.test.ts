@@ -3,7 +3,7 @@ import { startIntegrationStack, type IntegrationStack } from '../../support/stac
 import { fixedPrice } from './prices';
 
 /**
- * The payment lifecycle and dunning (BILLING-2.md section 6, ADR 0044) as a client meets them:
+ * The payment lifecycle and dunning (docs/api/billing.md#processor-payments, docs/api/billing.md#billing-settings-and-dunning, ADR 0044) as a client meets them:
  * through the gateway, on the whole stack with real Postgres and Kafka. PROVIDER payments are
  * pending until the client's processor integration settles them; dunning is tested with
  * backdated due dates (written in billing's schema), never by waiting.

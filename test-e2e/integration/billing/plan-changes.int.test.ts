@@ -4,7 +4,7 @@ import { startIntegrationStack, type IntegrationStack } from '../../support/stac
 import { fixedPrice, usagePrice } from './prices';
 
 /**
- * Plan changes (BILLING-2.md section 1, ADR 0043) as a client meets them: through the gateway,
+ * Plan changes (docs/api/plan-changes.md, ADR 0043) as a client meets them: through the gateway,
  * on the whole stack with real Postgres and Kafka. Subscriptions start on 2026-11-01 (MONTHLY,
  * anniversary), so a change happens inside the period [Nov 1, Dec 1) at the wall clock's now;
  * every expected amount is computed here from the instant the change answered (its lines'
@@ -118,7 +118,7 @@ describe('plan changes through the gateway (real Postgres and Kafka)', () => {
   const change = (id: string, body: Record<string, unknown>) => stack.api.post(`/v1/subscriptions/${id}/change`, body);
   const errorOf = (res: { status: number; body: { error?: { internal_error: string; details?: { field?: string } } } }) => [res.status, res.body.error?.internal_error, res.body.error?.details?.field];
   const cron = async () => expect((await stack.api.post('/v1/cron/bill-subscriptions', {})).status).toBe(200);
-  /** Every invoice identity of BILLING-2.md section 0, and no negative amount. */
+  /** Every invoice identity of docs/api/billing.md#invoice-arithmetic, and no negative amount. */
   function checkIdentities(i: Invoice): void {
     expect(i.subtotal).toBe(i.line_items.reduce((s, l) => s + l.amount, 0));
     expect(i.total).toBeGreaterThanOrEqual(0);

@@ -1,4 +1,4 @@
-/** Price bodies the billing tests post (BILLING.md, Plans and prices): monthly, in usd. */
+/** Price bodies the billing tests post (docs/api/billing.md#prices): monthly, in usd. */
 export const fixedPrice = { type: 'FIXED', currency: 'usd', amount: '49', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ADVANCE' };
 
 export const usagePrice = (meterId: string, extra: Record<string, unknown> = {}) => ({

@@ -4,7 +4,7 @@ import { startIntegrationStack, type IntegrationStack } from '../../support/stac
 import { usagePrice } from './prices';
 
 /**
- * Real-time balance (BILLING.md "Real-time balance", ADR 0024) as a client meets it: through the
+ * Real-time balance (docs/api/wallets.md#balance, ADR 0024) as a client meets it: through the
  * gateway on the whole app with real Postgres and Kafka, and in the embedded default's
  * in-process bus. Usage price: 0.5 usd per call. The sweep is off: what moves the balances here
  * is the usage-recorded notification after the aggregator stored the events.

@@ -3,7 +3,7 @@ import { startIntegrationStack, type IntegrationStack } from '../../support/stac
 import { usagePrice } from './prices';
 
 /**
- * A SUM that fell after a threshold invoice billed it (BILLING-2.md section 9: "A fallen SUM caps
+ * A SUM that fell after a threshold invoice billed it (docs/api/thresholds.md: "A fallen SUM caps
  * its deduction; the rest returns by credit note"; ADR 0046) as a client meets it: through the
  * gateway on the whole stack with real Postgres and Kafka. The plan bills 1.00 per GB stored
  * (SUM of `gb`, FLAT_FEE: it may be billed at a threshold); the threshold is 5.00.

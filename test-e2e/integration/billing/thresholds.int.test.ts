@@ -3,7 +3,7 @@ import { startIntegrationStack, type IntegrationStack } from '../../support/stac
 import { fixedPrice, usagePrice } from './prices';
 
 /**
- * Progressive (threshold) billing (BILLING-2.md section 9, ADR 0046) as a client meets it:
+ * Progressive (threshold) billing (docs/api/thresholds.md, ADR 0046) as a client meets it:
  * through the gateway, on the whole stack with real Postgres and Kafka. The plan bills 1.00 a
  * call (FLAT_FEE: it may be billed at a threshold) and 0.10 a call in VOLUME tiers (it waits for
  * the period's end), plus 10.00 in advance. Thresholds count both (the period-to-date usage

@@ -3,7 +3,7 @@ import { waitFor } from '@billstream/testing';
 import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 
 /**
- * Invoiced top-ups on the whole stack (BILLING.md, Credits on invoices): the wallet publishes a
+ * Invoiced top-ups on the whole stack (docs/api/billing.md#invoiced-top-ups): the wallet publishes a
  * PENDING PURCHASED_CREDIT_INVOICED credit on wallet-events (Kafka), billing invoices it, and
  * paying or voiding that invoice settles the credit. The period job is off: nothing but the
  * consumer and the calls of the test act.

@@ -3,7 +3,7 @@ import { isoTimestamp, listResponse, metadataSchema, paginationQuery } from '../
 import { defineRoute, type RouteDef } from '../routes';
 import { currencyCode } from './prices';
 
-/** Coupons and discounts (BILLING-2.md section 3, issue #31, ADR 0040). */
+/** Coupons and discounts (docs/api/coupons.md, issue #31, ADR 0040). */
 export const COUPON_TYPES = ['PERCENTAGE', 'FIXED_AMOUNT'] as const;
 export const COUPON_DURATIONS = ['ONCE', 'REPEATING', 'FOREVER'] as const;
 export const COUPON_STATUSES = ['active', 'archived'] as const;

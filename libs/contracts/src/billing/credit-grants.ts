@@ -3,7 +3,7 @@ import { listResponse, metadataSchema, paginationQuery } from '../common';
 import { defineRoute, type RouteDef } from '../routes';
 import { BILLING_PERIODS, MAX_DECIMALS } from './prices';
 
-/** Credit grants (BILLING-2.md section 4, issue #31): credits a plan or a subscription puts in the payer's PRE_PAID wallet. */
+/** Credit grants (docs/api/credit-grants.md, issue #31): credits a plan or a subscription puts in the payer's PRE_PAID wallet. */
 export const CREDIT_GRANT_CADENCES = ['ONETIME', 'RECURRING'] as const;
 export const CREDIT_GRANT_STATUSES = ['active', 'archived'] as const;
 export const CREDIT_GRANT_APPLICATION_STATUSES = ['applied', 'skipped', 'pending'] as const;

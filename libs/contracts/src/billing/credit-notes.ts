@@ -3,7 +3,7 @@ import { listResponse, metadataSchema, paginationQuery, queryBoolean } from '../
 import { requireCustomerForChildren } from './invoices';
 import { defineRoute, type RouteDef } from '../routes';
 
-/** Credit notes (BILLING-2.md section 2, issue #31): money of a finalized or paid invoice taken back. */
+/** Credit notes (docs/api/credit-notes.md, issue #31): money of a finalized or paid invoice taken back. */
 export const CREDIT_NOTE_REASONS = ['DUPLICATE', 'FRAUDULENT', 'ORDER_CHANGE', 'PRODUCT_UNSATISFACTORY', 'OTHER'] as const;
 export const CREDIT_NOTE_REFUNDS = ['WALLET', 'OFFLINE', 'NONE'] as const;
 export const CREDIT_NOTE_STATUSES = ['issued', 'void'] as const;
@@ -59,7 +59,7 @@ export const listCreditNotesQuery = z
     invoice_id: id.optional(),
     customer_id: id.optional(),
     status: z.enum(CREDIT_NOTE_STATUSES).optional(),
-    /** With `customer_id`: its descendants' credit notes too, each once (BILLING-2.md section 8). */
+    /** With `customer_id`: its descendants' credit notes too, each once (docs/api/hierarchy-billing.md#lists-with-include_children). */
     include_children: queryBoolean.optional(),
   })
   .superRefine((q, ctx) => requireCustomerForChildren(q, ctx));

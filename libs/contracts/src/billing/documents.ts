@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { defineRoute, type RouteDef } from '../routes';
 
 /**
- * Invoice documents and communication (BILLING-2.md section 7, ADR 0045): the PDF frozen at
+ * Invoice documents and communication (docs/api/invoice-documents.md, ADR 0045): the PDF frozen at
  * finalization, the live HTML, the signed links of `hosted_invoice_url` and `invoice_pdf_url`,
  * and the `invoice.communication.triggered` event for the client's mailer.
  */

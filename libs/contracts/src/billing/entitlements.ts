@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { metadataSchema, paginationQuery } from '../common';
 
-/** Features and entitlements (BILLING.md, Features and entitlements): request and response schemas. */
+/** Features and entitlements (docs/api/entitlements.md): request and response schemas. */
 export const FEATURE_TYPES = ['BOOLEAN', 'METERED', 'STATIC'] as const;
 export type FeatureType = (typeof FEATURE_TYPES)[number];
 export const FEATURE_STATUSES = ['active', 'archived'] as const;

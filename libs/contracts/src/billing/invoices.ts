@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { paginationQuery, queryBoolean } from '../common';
 
-/** Invoices and payments (BILLING.md, Invoices, Credits on invoices, Payments): request and response schemas. */
+/** Invoices and payments (docs/api/billing.md#invoices, docs/api/billing.md#credits-on-invoices, docs/api/billing.md#payments): request and response schemas. */
 export const INVOICE_STATUSES = ['draft', 'finalized', 'paid', 'voided'] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
 export const INVOICE_PAYMENT_STATUSES = ['pending', 'partially_paid', 'succeeded'] as const;
@@ -18,7 +18,7 @@ export const BILLING_REASONS = [
 ] as const;
 export type BillingReason = (typeof BILLING_REASONS)[number];
 /**
- * A line's type (BILLING-2.md section 0): CHARGE and COMMITMENT_TRUE_UP bill (amount >= 0);
+ * A line's type (docs/api/billing.md#invoice-arithmetic): CHARGE and COMMITMENT_TRUE_UP bill (amount >= 0);
  * PRORATION_CREDIT and THRESHOLD_DEDUCTION are negative (amount <= 0), offset what other lines
  * have left, and have net_amount 0 and no discount or offset of their own.
  */
@@ -122,11 +122,11 @@ export const listInvoicesQuery = z
     customer_id: id.optional(),
     subscription_id: id.optional(),
     status: z.enum(INVOICE_STATUSES).optional(),
-    /** With `customer_id`: its descendants' invoices too, each once (BILLING-2.md section 8). */
+    /** With `customer_id`: its descendants' invoices too, each once (docs/api/hierarchy-billing.md#lists-with-include_children). */
     include_children: queryBoolean.optional(),
   })
   .superRefine((q, ctx) => requireCustomerForChildren(q, ctx));
-/** `include_children=true` names whose children: `customer_id` is required with it (BILLING-2.md section 8). */
+/** `include_children=true` names whose children: `customer_id` is required with it (docs/api/hierarchy-billing.md#lists-with-include_children). */
 export function requireCustomerForChildren(q: { customer_id?: string; include_children?: boolean }, ctx: z.RefinementCtx): void {
   if (q.include_children && q.customer_id === undefined) {
     ctx.addIssue({ code: 'custom', path: ['customer_id'], message: 'is required with include_children=true (whose children?)' });
@@ -152,7 +152,7 @@ export const paymentSchema = z
     reference: z.string().nullable(),
     idempotency_key: z.string().nullable(),
     payment_status: z.enum(['pending', 'succeeded', 'failed']),
-    /** PROVIDER payments (BILLING-2.md section 6): the processor, its reference once settled, why it failed, and the dunning attempt that made it. */
+    /** PROVIDER payments (docs/api/billing.md#processor-payments, docs/api/billing.md#billing-settings-and-dunning): the processor, its reference once settled, why it failed, and the dunning attempt that made it. */
     provider: z.string().nullable(),
     provider_reference: z.string().nullable(),
     failure_reason: z.string().nullable(),

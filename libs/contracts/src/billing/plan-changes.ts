@@ -4,7 +4,7 @@ import { invoiceSchema, upcomingInvoiceSchema } from './invoices';
 import { BILLING_PERIODS } from './prices';
 import { checkOneOverridePerPrice, commitmentAmountField, priceOverrideBody, subscriptionSchema, usageThresholdsField } from './subscriptions';
 
-/** Plan changes (BILLING-2.md section 1, ADR 0043): request and response schemas, routes. */
+/** Plan changes (docs/api/plan-changes.md, ADR 0043): request and response schemas, routes. */
 export const PRORATION_BEHAVIORS = ['create_prorations', 'none'] as const;
 export const CHANGE_EFFECTIVE = ['immediately', 'period_end'] as const;
 
@@ -18,7 +18,7 @@ export const changeSubscriptionBody = z
     billing_period: z.enum(BILLING_PERIODS).optional(),
     proration_behavior: z.enum(PRORATION_BEHAVIORS, { error: 'must be create_prorations or none' }).default('create_prorations'),
     effective: z.enum(CHANGE_EFFECTIVE, { error: 'must be immediately or period_end' }).default('immediately'),
-    /** Prices of the new plan billed at the subscription's own amount or tiers (BILLING-2.md section 5). */
+    /** Prices of the new plan billed at the subscription's own amount or tiers (docs/api/billing.md#price-overrides). */
     price_overrides: z.array(priceOverrideBody).min(1, 'needs at least one override').max(100, 'at most 100 overrides').optional(),
     /** The new minimum per billed period, in minor units; absent: the subscription's stays. */
     commitment_amount: commitmentAmountField.optional(),

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { metadataSchema } from '../common';
 import { planPriceBody } from './prices';
 
-/** Edge validation of plan requests (BILLING.md, Plans and prices); beside the price schemas they embed. */
+/** Edge validation of plan requests (docs/api/billing.md#plans); beside the price schemas they embed. */
 export const createPlanBody = z.strictObject({
   name: z.string().trim().min(1, 'must not be empty').max(255),
   lookup_key: z.string().min(1).max(255).optional(),

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { isKnownCurrency, money } from '@billstream/money';
 
 /**
- * Edge validation of price requests (BILLING.md, Plans and prices). They live in the contracts
+ * Edge validation of price requests (docs/api/billing.md#prices). They live in the contracts
  * with the ISO 4217 table they check against, so the gateway validates billing routes like
  * every other (ADR 0014).
  */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineRoute, type RouteDef } from '../routes';
 
-/** Billing settings of a tenant and environment (BILLING-2.md sections 6 and 7, ADR 0044). */
+/** Billing settings of a tenant and environment (docs/api/billing.md#billing-settings-and-dunning, ADR 0044). */
 const days = z.number({ error: 'must be a number of days' }).min(0, 'must be at least 0').max(3650, 'must be at most 3650');
 
 /** Dunning: the period job's retries of an overdue invoice as PENDING PROVIDER payments. */

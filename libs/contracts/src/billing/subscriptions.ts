@@ -3,7 +3,7 @@ import { isoTimestamp, metadataSchema, paginationQuery, queryBoolean } from '../
 import { subscriptionDiscountsField } from './coupons';
 import { amountString, BILLING_PERIODS, checkTiers, currencyCode, tierBody } from './prices';
 
-/** Subscriptions (BILLING.md, Subscriptions): request and response schemas. */
+/** Subscriptions (docs/api/billing.md#subscriptions): request and response schemas. */
 export const SUBSCRIPTION_STATUSES = ['draft', 'trialing', 'active', 'paused', 'cancelled'] as const;
 export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
 export const BILLING_CYCLES = ['anniversary', 'calendar'] as const;
@@ -12,7 +12,7 @@ export const CANCEL_AT = ['immediately', 'end_of_period'] as const;
 const id = z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
 
 /**
- * One price override (BILLING-2.md section 5): a price the subscription bills and its new
+ * One price override (docs/api/billing.md#price-overrides): a price the subscription bills and its new
  * `amount` (FLAT_FEE, PACKAGE and FIXED prices) or `tiers` (TIERED ones), exactly one of them;
  * which one the price takes is checked against the price.
  */
@@ -38,7 +38,7 @@ export function checkOneOverridePerPrice(overrides: ReadonlyArray<{ price_id: st
   });
 }
 
-/** A minimum commitment per billed period, in minor units (BILLING-2.md section 5): on creation and on a plan change. */
+/** A minimum commitment per billed period, in minor units (docs/api/billing.md#minimum-commitments): on creation and on a plan change. */
 export const commitmentAmountField = z
   .number()
   .int('must be a whole number of minor units')
@@ -46,7 +46,7 @@ export const commitmentAmountField = z
   .max(1e15, 'must be between 0 and 10^15');
 
 /**
- * Progressive billing thresholds (BILLING-2.md section 9): amounts of period-to-date usage in
+ * Progressive billing thresholds (docs/api/thresholds.md): amounts of period-to-date usage in
  * minor units, strictly ascending, at most 20; crossing one issues a SUBSCRIPTION_THRESHOLD invoice.
  */
 export const usageThresholdsField = z
@@ -72,15 +72,15 @@ export const createSubscriptionBody = z
     payment_terms_days: z.number().int('must be a whole number').min(0, 'must be between 0 and 365').max(365, 'must be between 0 and 365').default(0),
     draft: z.boolean().default(false),
     metadata: metadataSchema.optional(),
-    /** Coupons to attach, in this order (BILLING-2.md section 3): they cover the first period, backdated or not. */
+    /** Coupons to attach, in this order (docs/api/coupons.md): they cover the first period, backdated or not. */
     discounts: subscriptionDiscountsField.optional(),
-    /** The minimum each billed period bills, in minor units (BILLING-2.md section 5): a COMMITMENT_TRUE_UP line makes up the difference. */
+    /** The minimum each billed period bills, in minor units (docs/api/billing.md#minimum-commitments): a COMMITMENT_TRUE_UP line makes up the difference. */
     commitment_amount: commitmentAmountField.optional(),
-    /** Prices the subscription bills at its own amount or tiers (BILLING-2.md section 5), one each. */
+    /** Prices the subscription bills at its own amount or tiers (docs/api/billing.md#price-overrides), one each. */
     price_overrides: z.array(priceOverrideBody).min(1, 'needs at least one override').max(100, 'at most 100 overrides').optional(),
-    /** Progressive billing (BILLING-2.md section 9): an invoice each time period-to-date usage crosses one. */
+    /** Progressive billing (docs/api/thresholds.md): an invoice each time period-to-date usage crosses one. */
     usage_thresholds: usageThresholdsField.optional(),
-    /** An ancestor of the customer that pays the subscription (BILLING-2.md section 8): its invoices, wallets and grants are the payer's; usage and entitlements stay the customer's. */
+    /** An ancestor of the customer that pays the subscription (docs/api/hierarchy-billing.md): its invoices, wallets and grants are the payer's; usage and entitlements stay the customer's. */
     invoicing_customer_id: id.optional(),
   })
   .superRefine((body, ctx) => {
@@ -126,7 +126,7 @@ export type ListSubscriptionsQuery = z.output<typeof listSubscriptionsQuery>;
 export const subscriptionSchema = z.object({
   id: z.string(),
   customer_id: z.string(),
-  /** The ancestor that pays it (BILLING-2.md section 8); null: the customer pays. */
+  /** The ancestor that pays it (docs/api/hierarchy-billing.md); null: the customer pays. */
   invoicing_customer_id: z.string().nullable(),
   plan_id: z.string(),
   currency: z.string(),
@@ -145,7 +145,7 @@ export const subscriptionSchema = z.object({
   cancelled_at: z.string().nullable(),
   paused_at: z.string().nullable(),
   commitment_amount: z.number().int().nullable(),
-  /** What each override asked (BILLING-2.md section 5): the plan's price, the subscription's own price billed instead, its amount or tiers. */
+  /** What each override asked (docs/api/billing.md#price-overrides): the plan's price, the subscription's own price billed instead, its amount or tiers. */
   price_overrides: z.array(
     z.object({
       price_id: z.string(),
@@ -154,9 +154,9 @@ export const subscriptionSchema = z.object({
       tiers: z.array(z.object({ up_to: z.string().nullable(), unit_amount: z.string(), flat_amount: z.string().nullable() })).nullable(),
     }),
   ),
-  /** Progressive billing thresholds (BILLING-2.md section 9), ascending; [] without. */
+  /** Progressive billing thresholds (docs/api/thresholds.md), ascending; [] without. */
   usage_thresholds: z.array(z.object({ amount: z.number().int() })),
-  /** A change waiting for the end of the current period (BILLING-2.md section 1); null without one. */
+  /** A change waiting for the end of the current period (docs/api/plan-changes.md); null without one. */
   pending_change: z
     .object({
       change_id: z.string(),
@@ -207,7 +207,7 @@ export const subscriptionUsageSchema = z.object({
 });
 export type SubscriptionUsageResponse = z.infer<typeof subscriptionUsageSchema>;
 
-/** `GET /v1/customers/{id}/usage` (BILLING-2.md section 8): with `include_children=true`, its descendants' subscriptions too. */
+/** `GET /v1/customers/{id}/usage` (docs/api/hierarchy-billing.md#lists-with-include_children): with `include_children=true`, its descendants' subscriptions too. */
 export const customerUsageQuery = z.strictObject({
   include_children: queryBoolean.optional(),
 });

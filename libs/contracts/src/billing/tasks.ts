@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { isoTimestamp, listResponse, paginationQuery } from '../common';
 import { defineRoute, type RouteDef } from '../routes';
 
-/** Bulk export and import tasks (issue #15, BILLING.md "Tasks"), owned by the billing service (ADR 0019). */
+/** Bulk export and import tasks (issue #15, docs/api/tasks.md), owned by the billing service (ADR 0019). */
 export const TASK_TYPES = ['EXPORT', 'IMPORT'] as const;
 export const TASK_EXPORT_ENTITIES = ['EVENTS', 'CUSTOMERS', 'INVOICES'] as const;
 export const TASK_IMPORT_ENTITIES = ['EVENTS', 'CUSTOMERS'] as const;
@@ -13,7 +13,7 @@ export type TaskEntity = (typeof TASK_EXPORT_ENTITIES)[number];
 export type TaskFileType = (typeof TASK_FILE_TYPES)[number];
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
-/** Largest import file: 100 MiB (BILLING.md). */
+/** Largest import file: 100 MiB (docs/api/tasks.md). */
 export const MAX_IMPORT_BYTES = 100 * 1024 * 1024;
 /** Row errors kept on a task (the first ones, by line). */
 export const MAX_TASK_ERRORS = 100;

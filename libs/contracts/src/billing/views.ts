@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { BILLING_MODELS, BILLING_PERIODS, INVOICE_CADENCES, PACKAGE_ROUNDS, BILLING_PRICE_TYPES, TIER_MODES } from './prices';
 
-/** Response bodies of the billing routes (BILLING.md field lists). */
+/** Response bodies of the billing routes (the field lists of docs/api/billing.md). */
 export const PLAN_STATUSES = ['active', 'archived'] as const;
 export const PRICE_STATUSES = ['active', 'archived'] as const;
 
@@ -21,7 +21,7 @@ export const priceSchema = z.object({
   tier_mode: z.enum(TIER_MODES).nullable(),
   tiers: z.array(z.object({ up_to: z.string().nullable(), unit_amount: z.string(), flat_amount: z.string().nullable() })).nullable(),
   display_name: z.string().nullable(),
-  /** On a subscription's price override (BILLING-2.md section 5): the plan's price it replaces, and the subscription. */
+  /** On a subscription's price override (docs/api/billing.md#price-overrides): the plan's price it replaces, and the subscription. */
   parent_price_id: z.string().nullable(),
   subscription_id: z.string().nullable(),
   status: z.enum(PRICE_STATUSES),

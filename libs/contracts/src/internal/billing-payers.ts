@@ -5,7 +5,7 @@ import { defineRoute } from '../routes';
  * Billing's internal answer to "does this customer pay live subscriptions of others?" (not in
  * ALL_ROUTES: the gateway does not route it, the OpenAPI document does not show it). The customer
  * service asks it before it deletes a customer: a payer of live subscriptions cannot be deleted
- * (BILLING-2.md section 8, ADR 0047).
+ * (docs/api/hierarchy-billing.md, ADR 0047).
  */
 export const payingSubscriptionsSchema = z.object({
   customer_id: z.string(),

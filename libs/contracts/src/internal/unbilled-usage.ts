@@ -3,7 +3,7 @@ import { isoTimestamp } from '../common';
 import { defineRoute } from '../routes';
 
 /**
- * Real-time balance (BILLING.md, "Real-time balance"; docs/adr/0024-real-time-unbilled-usage.md).
+ * Real-time balance (docs/api/wallets.md#balance; docs/adr/0024-real-time-unbilled-usage.md).
  * The billing service hands the wallet service the unbilled usage charges of customers; the
  * wallet takes them off the real-time balance of PRE_PAID wallets that allow USAGE. Internal:
  * NOT in ALL_ROUTES (the gateway answers 404, the OpenAPI document does not show it).

@@ -24,7 +24,7 @@ export const internalCreditBody = z
     .transform((v) => v.toLowerCase()),
   /** Credits to add; or `amount`. */
   credits: positiveDecimal.optional(),
-  /** Money in major units of the currency (credit note refunds): credits = amount ÷ the wallet's rate, rounded up to 12 decimals (BILLING-2.md section 0). */
+  /** Money in major units of the currency (credit note refunds): credits = amount ÷ the wallet's rate, rounded up to 12 decimals (docs/api/wallets.md#money-billing-gives-back-as-credits). */
   amount: positiveDecimal.optional(),
   transaction_reason: z.enum(CREDIT_REASONS),
   /** Must be in the future for a new credit; a repeat of a stored key answers the stored credit whatever the time. */

@@ -28,7 +28,7 @@ interface Planned {
 }
 
 /**
- * The discounts of invoices (BILLING-2.md section 3, ADR 0040), fed to the invoice arithmetic,
+ * The discounts of invoices (docs/api/coupons.md, ADR 0040), fed to the invoice arithmetic,
  * which spreads them over the lines. A billed period is the period a line bills (its
  * `period_start`): a discount covers the lines of its periods, a REPEATING or ONCE one only
  * its first N periods, FOREVER all. Which periods a discount covered is read from the

@@ -5,7 +5,7 @@ export function plainPercent(v: string): string {
   return v.includes('.') ? v.replace(/0+$/, '').replace(/\.$/, '') : v;
 }
 
-/** A coupon (BILLING-2.md section 3, ADR 0040): its terms never change once made. */
+/** A coupon (docs/api/coupons.md, ADR 0040): its terms never change once made. */
 export interface Coupon {
   id: string;
   tenantId: string;

@@ -24,7 +24,7 @@ function refused(c: Coupon, why: string): ValidationError {
 /** A discount as the API shows it: its periods left and status, counted from the invoices that carry it. */
 export type DiscountView = DiscountState & ReturnType<typeof discountProgress>;
 
-/** The coupon API and a subscription's discounts (BILLING-2.md section 3, ADR 0040). */
+/** The coupon API and a subscription's discounts (docs/api/coupons.md, ADR 0040). */
 export class CouponService implements SubscriptionDiscounts {
   constructor(
     private readonly db: Db,

@@ -192,7 +192,7 @@ export class CouponStore {
   }
 
   /**
-   * The subscriptions' price overrides of `priceIds` (BILLING-2.md section 5, ADR 0042): each
+   * The subscriptions' price overrides of `priceIds` (docs/api/billing.md#price-overrides, ADR 0042): each
    * as its subscription, the plan's price it replaces and its own id, in one query.
    */
   async overridesOf(conn: Conn, subscriptionIds: string[], priceIds: string[]): Promise<Array<{ subscriptionId: string; parentPriceId: string; id: string }>> {

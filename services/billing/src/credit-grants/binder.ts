@@ -69,7 +69,7 @@ export class CreditGrantBinder implements SubscriptionGrants {
         const [binding] = (await this.grants.bindingsForUpdate(trx, after.id)).filter((b) => b.grantId === grant.id);
         if (binding) await this.grants.saveCursor(trx, { ...binding, appliedThrough: period.start, nextDue: null });
       } else if (prorate && period.start.getTime() < at.getTime()) {
-        // The part of the grant's current period left after the change, 12 decimals, half up (BILLING-2.md section 4).
+        // The part of the grant's current period left after the change, 12 decimals, half up (docs/api/credit-grants.md).
         const factor = exact(period.end.getTime() - at.getTime()).div(period.end.getTime() - period.start.getTime()).toDecimalPlaces(12, Exact.ROUND_HALF_UP);
         const credits = grant.credits.times(factor).toDecimalPlaces(12, Exact.ROUND_HALF_UP);
         if (credits.gt(0)) made.push({ ...this.application(grant, after, period, now), credits, description: `Credit grant ${grant.name} (${grant.id}) for subscription ${after.id}, prorated x ${factor.toFixed(12)} from ${at.toISOString()}` });
@@ -169,7 +169,7 @@ export class CreditGrantBinder implements SubscriptionGrants {
       environmentId: s.environmentId,
       grantId: grant.id,
       subscriptionId: s.id,
-      // The payer's wallet takes the grant (BILLING-2.md section 8).
+      // The payer's wallet takes the grant (docs/api/hierarchy-billing.md).
       customerId: payerOf(s),
       currency: s.currency,
       periodStart: period.start,

@@ -17,7 +17,7 @@ export function creditGrantNotFound(id: string): NotFoundError {
   return new NotFoundError(`Credit grant ${id} not found`, { field: 'id', credit_grant_id: id });
 }
 
-/** The credit grant API (BILLING-2.md section 4): create on a plan or a subscription, list, get, archive, applications. */
+/** The credit grant API (docs/api/credit-grants.md): create on a plan or a subscription, list, get, archive, applications. */
 export class CreditGrantService {
   constructor(
     private readonly db: Db,

@@ -9,7 +9,7 @@ export interface CreditNoteLine {
 }
 
 /**
- * A credit note (BILLING-2.md section 2, ADR 0041): `amount` = `prePaymentAmount` (taken off
+ * A credit note (docs/api/credit-notes.md, ADR 0041): `amount` = `prePaymentAmount` (taken off
  * what was due) + `walletAmount` (back to the wallets that paid) + `refundAmount` (money paid,
  * refunded to the PRE_PAID wallet or outside Billstream).
  */

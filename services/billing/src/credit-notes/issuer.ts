@@ -17,7 +17,7 @@ export type NoteInput = Pick<CreditNote, 'reason' | 'memo' | 'refund' | 'origin'
 };
 
 /**
- * Writes credit notes on a locked invoice (BILLING-2.md section 2, ADR 0041): the request's
+ * Writes credit notes on a locked invoice (docs/api/credit-notes.md, ADR 0041): the request's
  * notes for `CreditNoteService`, and the one `INVOICE_VOID` note of an invoice's void (the
  * `VoidCreditNote` port of `invoices/`).
  */

@@ -29,7 +29,7 @@ function thrown(f: () => unknown): { error: unknown; details: unknown } {
   throw new Error('did not throw');
 }
 
-describe('credit note money (BILLING-2.md section 2)', () => {
+describe('credit note money (docs/api/credit-notes.md)', () => {
   it('a line takes net_amount − credited_amount; a negative line nothing', () => {
     expect(creditableOf(line('a', 0, 500, { netAmount: 450, discountAmount: 50, creditedAmount: 100 }))).toBe(350);
     expect(creditableOf(line('p', 1, -200, { lineType: 'PRORATION_CREDIT', netAmount: 0 }))).toBe(0);

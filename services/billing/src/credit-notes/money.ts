@@ -58,7 +58,7 @@ export interface NoteSplit {
 }
 
 /**
- * The note's amount in BILLING-2.md's order: (1) what is still due, (2) wallet money, (3) money
+ * The note's amount in the order of docs/api/credit-notes.md: (1) what is still due, (2) wallet money, (3) money
  * paid, refunded as `refund` says (NONE: 400 `refund` when money would have to go back). More
  * than the invoice can take: 400 `amount` with `creditable_amount`.
  */

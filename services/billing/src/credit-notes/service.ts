@@ -50,7 +50,7 @@ function requestHash(body: CreateCreditNoteBody): string {
 class KeyTaken extends Error {}
 
 /**
- * Credit notes (BILLING-2.md section 2, ADR 0041). A note is written under the invoice's row
+ * Credit notes (docs/api/credit-notes.md, ADR 0041). A note is written under the invoice's row
  * lock with its number (gap-free, taken last), the lines' `credited_amount` and the invoice's
  * totals, in one transaction; what goes back to a wallet is credited after the commit, by key
  * `credit_note:{id}` (the wallet credits a key once), and marked `succeeded`; a wallet service

@@ -12,7 +12,7 @@ const BATCH = 100;
 
 /**
  * Gives back what threshold invoices billed beyond the usage the closing invoice found (a SUM
- * that fell; BILLING-2.md section 9, ADR 0046 amended): once the closing invoice is finalized,
+ * that fell; docs/api/thresholds.md, ADR 0046 amended): once the closing invoice is finalized,
  * one credit note per threshold invoice on its usage line of the price, newest first, each up
  * to what the line can still give back (reason OTHER, refund WALLET: money paid returns to the
  * PRE_PAID wallet), written with `threshold_returned_at` under the closing invoice's lock, so

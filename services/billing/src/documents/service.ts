@@ -36,7 +36,7 @@ const ALL = 1000;
 const notFound = (id: string) => new NotFoundError(`Invoice ${id} not found`, { field: 'id', invoice_id: id });
 
 /**
- * Invoice documents and communication (BILLING-2.md section 7, ADR 0045). The PDF is rendered
+ * Invoice documents and communication (docs/api/invoice-documents.md, ADR 0045). The PDF is rendered
  * once, from what the finalizing transaction snapshotted (the invoice, its payments, the seller,
  * the buyer), and served as stored ever after; the HTML is rendered on each request from the
  * invoice as it is now (the parties from the snapshot). Signed links open one invoice's

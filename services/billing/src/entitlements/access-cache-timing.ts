@@ -8,7 +8,7 @@ export const GRANTS_TTL_MS = 1000;
  * and its notice.
  */
 export const GRANTS_TTL_NOTIFIED_MS = 15_000;
-/** Usage read from the aggregator is served for at most this long (BILLING.md: usage at most 2 s old). */
+/** Usage read from the aggregator is served for at most this long (docs/api/entitlements.md#post-v1entitlementscheck: usage counts accepted events within 2 s). */
 export const USAGE_TTL_MS = 1000;
 /**
  * The same while this replica hears every usage-recorded notification (`UsageNotices`, ADR

@@ -52,7 +52,7 @@ export class CustomerGrants {
   }
 }
 
-/** A feature as a customer holds it over all its subscriptions (BILLING.md, Features and entitlements). */
+/** A feature as a customer holds it over all its subscriptions (docs/api/entitlements.md). */
 export interface CustomerFeature {
   feature: Feature;
   isEnabled: boolean;

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { invoiceArithmetic, invoiceTotals, type ArithmeticLine, type DiscountInput, type InvoiceArithmetic } from '.';
 
 /**
- * BILLING-2.md section 0 over random invoices: random CHARGE and COMMITMENT_TRUE_UP lines,
+ * docs/api/billing.md#invoice-arithmetic over random invoices: random CHARGE and COMMITMENT_TRUE_UP lines,
  * threshold deductions per price, PERCENTAGE and FIXED_AMOUNT discounts on random lines, and
  * proration credits, in random line order, then random credits, pre-payment credit notes and
  * payments. Every identity of the section holds, nothing is negative, nothing is offset,
@@ -159,7 +159,7 @@ function checkIdentities(c: Case, r: InvoiceArithmetic): void {
   if (r.excessCredit > 0 && credits.length > 0 && fits) expect(r.lines.every((l) => l.netAmount === 0)).toBe(true);
 }
 
-describe('invoice arithmetic (property, BILLING-2.md section 0)', () => {
+describe('invoice arithmetic (property, docs/api/billing.md#invoice-arithmetic)', () => {
   it('holds every identity, equals the oracle, and settles without any total going negative', () => {
     fc.assert(
       fc.property(invoiceCase, (c) => {

@@ -1,7 +1,7 @@
 import { ValidationError } from '@billstream/errors';
 import { ArithmeticInputError, invoiceArithmetic, invoiceTotals, spreadByLargestRemainder, type ArithmeticLine, type DiscountInput } from '.';
 
-/** Worked examples of BILLING-2.md section 0 (ADR 0038); the identities over random invoices are in arithmetic.property.test.ts. */
+/** Worked examples of docs/api/billing.md#invoice-arithmetic (ADR 0038); the identities over random invoices are in arithmetic.property.test.ts. */
 let n = 0;
 const line = (amount: number, extra: Partial<ArithmeticLine> = {}): ArithmeticLine => {
   n += 1;
@@ -12,7 +12,7 @@ const fixed = (remaining: number, appliesTo: ArithmeticLine[], discountId = 'd1'
 const nets = (r: ReturnType<typeof invoiceArithmetic>) => r.lines.map((l) => [l.offsetAmount, l.discountAmount, l.netAmount]);
 
 describe('invoice arithmetic (worked examples)', () => {
-  it('leaves an ordinary invoice as BILLING.md bills it: net = amount, nothing offset or discounted', () => {
+  it('leaves an ordinary invoice as docs/api/billing.md bills it: net = amount, nothing offset or discounted', () => {
     const r = invoiceArithmetic({ lines: [line(500), line(4900, { priceId: 'price_b' })] });
     expect(nets(r)).toEqual([
       [0, 0, 500],

@@ -23,7 +23,7 @@ interface Open {
 }
 
 /**
- * The arithmetic of an invoice's lines (BILLING-2.md section 0), in its one order, each
+ * The arithmetic of an invoice's lines (docs/api/billing.md#invoice-arithmetic), in its one order, each
  * product rounded once, half up, to minor units:
  * (1) CHARGE and COMMITMENT_TRUE_UP lines bill their amount;
  * (2) each THRESHOLD_DEDUCTION offsets what the lines of its price have left, first line first;

@@ -2,7 +2,7 @@ import type { InvoiceLineType } from '@billstream/contracts';
 import { NEGATIVE_LINE_TYPES } from '@billstream/contracts';
 
 /**
- * The invoice arithmetic of BILLING-2.md section 0 (ADR 0038): its inputs and results, all
+ * The invoice arithmetic (docs/api/billing.md#invoice-arithmetic) (ADR 0038): its inputs and results, all
  * money in integer minor units of the invoice currency (ADR 0037).
  */
 

@@ -2,10 +2,10 @@ import { sumAmounts } from '@billstream/pricing';
 import { ArithmeticInputError, type InvoiceArithmetic, type InvoiceTotals, type Settlement } from './domain';
 
 /**
- * An invoice's totals (BILLING-2.md section 0) from its arithmetic and what was applied or paid
+ * An invoice's totals (docs/api/billing.md#invoice-arithmetic) from its arithmetic and what was applied or paid
  * against it: total = subtotal − total_discount + excess_credit − total_prepaid_credits_applied,
  * amount_due = total − pre_payment_credit_notes_amount, amount_remaining = amount_due −
- * amount_paid. Without discounts, negative lines and credit notes they are BILLING.md's (total =
+ * amount_paid. Without discounts, negative lines and credit notes they are docs/api/billing.md's (total =
  * subtotal − credits = amount_due). A settlement that would make one of them negative is refused.
  */
 export function invoiceTotals(a: Pick<InvoiceArithmetic, 'subtotal' | 'totalDiscount' | 'excessCredit'>, s: Settlement): InvoiceTotals {

@@ -58,7 +58,7 @@ function storeOf(stored: number) {
 
 const trueUps = (d: DraftInvoice | undefined) => (d?.lines ?? []).filter((l) => l.lineType === 'COMMITMENT_TRUE_UP').map((l) => l.amount);
 
-describe('commitment true-ups (BILLING-2.md section 5)', () => {
+describe('commitment true-ups (docs/api/billing.md#minimum-commitments)', () => {
   it('rounds the commitment times the factor once, half up', () => {
     expect(commitmentOf({ commitment: 2000, window: { start: MAR, end: APR } })).toBe(2000);
     expect(commitmentOf({ commitment: 333, window: { start: MAR, end: APR, factor: '0.500000000000' } })).toBe(167);

@@ -11,7 +11,7 @@ import type { InvoiceStore } from './store';
 
 /**
  * The period an invoice closes (cycle, cancel, pause), kept on its draft when the subscription
- * has a commitment: the input of its COMMITMENT_TRUE_UP line (BILLING-2.md section 5, ADR 0042).
+ * has a commitment: the input of its COMMITMENT_TRUE_UP line (docs/api/billing.md#minimum-commitments, ADR 0042).
  * `window` is the part of the period billed (its start is the period's), `factor` the part of
  * the whole period it ran (12 decimals; absent for a whole period).
  */
@@ -56,7 +56,7 @@ export function factorOf(s: Subscription, start: Date, end: Date): string | unde
 
 const key = (subscriptionId: string, start: Date) => `${subscriptionId}@${start.getTime()}`;
 
-/** The lines of a period's charges: every line of the period but true-ups (negative ones count, BILLING-2.md section 5). */
+/** The lines of a period's charges: every line of the period but true-ups (negative ones count, docs/api/billing.md#minimum-commitments). */
 function chargesOf(lines: InvoiceLine[], start: Date): number {
   return lines.filter((l) => l.lineType !== 'COMMITMENT_TRUE_UP' && billingPeriodOf(l)?.getTime() === start.getTime()).reduce((sum, l) => sum + l.amount, 0);
 }
@@ -88,7 +88,7 @@ function trueUpLine(i: Invoice, closing: Closing, target: number, charges: numbe
 }
 
 /**
- * The drafts with their COMMITMENT_TRUE_UP lines (BILLING-2.md section 5): a draft closing a
+ * The drafts with their COMMITMENT_TRUE_UP lines (docs/api/billing.md#minimum-commitments): a draft closing a
  * period adds max(0, round(commitment × factor) − period charges), the charges being its own
  * lines of the period, those of the batch's earlier drafts and those of the subscription's
  * stored invoices not voided (the ADVANCE charge billed at the period's start). No line when

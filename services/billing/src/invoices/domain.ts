@@ -14,7 +14,7 @@ export interface InvoiceLine {
   description: string;
   quantity: string;
   unitAmount: string;
-  /** CHARGE unless a plan change, a threshold or a commitment made it (BILLING-2.md section 0). */
+  /** CHARGE unless a plan change, a threshold or a commitment made it (docs/api/billing.md#invoice-arithmetic). */
   lineType: InvoiceLineType;
   /** As priced, rounded once; negative on PRORATION_CREDIT and THRESHOLD_DEDUCTION lines. */
   amount: number;
@@ -26,7 +26,7 @@ export interface InvoiceLine {
   netAmount: number;
   /** Taken back of netAmount by credit notes and later proration credits. */
   creditedAmount: number;
-  /** Only on a prorated FIXED line: part / whole of the period, 12 decimals, half up (BILLING.md, Prices); amount = unit amount x factor, rounded once. */
+  /** Only on a prorated FIXED line: part / whole of the period, 12 decimals, half up (docs/api/billing.md#lines-and-amounts); amount = unit amount x factor, rounded once. */
   prorationFactor: string | null;
   prepaidCreditsApplied: number;
   periodStart: Date | null;
@@ -139,7 +139,7 @@ export interface InvoiceListQuery {
 export type InvoiceMoney = InvoiceTotals & { discounts: DiscountAmount[] };
 
 /**
- * A new or repriced draft's money (BILLING-2.md section 0, through `invoice-arithmetic`): the
+ * A new or repriced draft's money (docs/api/billing.md#invoice-arithmetic, through `invoice-arithmetic`): the
  * lines with their offsets, discounts and net amounts, and the totals before any credit,
  * credit note or payment. Pure.
  */

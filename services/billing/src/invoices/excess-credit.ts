@@ -10,7 +10,7 @@ import type { Invoice } from './domain';
 const BATCH = 200;
 
 /**
- * An invoice's `excess_credit` (BILLING-2.md section 0: what its negative lines left after
+ * An invoice's `excess_credit` (docs/api/billing.md#invoice-arithmetic: what its negative lines left after
  * offsetting every line, a downgrade's surplus) goes to the customer's PRE_PAID wallet once it
  * is finalized: credited by key `invoice-excess:{id}` (the wallet credits a key once, creating
  * the wallet at rate "1" for ALL price types when missing, like Stripe's customer balance),

@@ -2,7 +2,7 @@ import type { NewPrice } from '../prices/domain';
 import { CTX, monthlyFixed, startBillingHarness, type BillingHarness } from '../testing/harness';
 
 /**
- * When invoices are made and what they bill (BILLING.md, Invoices), on the billing service
+ * When invoices are made and what they bill (docs/api/billing.md#invoices), on the billing service
  * with a clock the test sets (real Postgres; the aggregator's usage and the customer service
  * are the harness's; finalization is proven on the whole stack in test-e2e).
  */

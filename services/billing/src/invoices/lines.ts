@@ -64,7 +64,7 @@ export function partWindow(s: Subscription, period: Period, from: Date, to: Date
 
 /**
  * The ARREAR window of a closed period: the whole period (`wholeWindow`), or, after an
- * immediate plan change inside it, the part from the change to the end (BILLING-2.md section 1).
+ * immediate plan change inside it, the part from the change to the end (docs/api/plan-changes.md).
  */
 export function arrearWindow(s: Subscription, closed: Period): ChargeWindow {
   const from = segmentStart(s, closed);

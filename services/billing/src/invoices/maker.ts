@@ -38,7 +38,7 @@ export interface MakerDeps {
 export type { DraftInvoice };
 
 /**
- * Makes the draft invoices of a subscription's periods and changes (BILLING.md, Invoices):
+ * Makes the draft invoices of a subscription's periods and changes (docs/api/billing.md#invoices):
  * the ARREAR charges of a closed window with its usage read from the aggregator, and the
  * ADVANCE charges of the next one. Reading usage is the only slow part and happens before the
  * caller's transaction; writing is `write`, inside it.
@@ -99,7 +99,7 @@ export class InvoiceMaker {
       id: newId('invoice'),
       tenantId: s.tenantId,
       environmentId: s.environmentId,
-      // The payer (BILLING-2.md section 8): an invoicing ancestor, else the subscription's customer.
+      // The payer (docs/api/hierarchy-billing.md): an invoicing ancestor, else the subscription's customer.
       customerId: payerOf(s),
       subscriptionId: s.id,
       subscriptionCustomerId: s.customerId,
@@ -150,7 +150,7 @@ export class InvoiceMaker {
    * when the subscription ends with it. `usageOf` gives a closed window's usage (read from the
    * aggregator by default; the period job's batch passes what it read for many at once). A
    * step that applies a pending plan change bills the next period with `switched`, the new
-   * plan's prices (BILLING-2.md section 1), as every later step; the closed window's ARREAR
+   * plan's prices (docs/api/plan-changes.md), as every later step; the closed window's ARREAR
    * charges count from the last immediate change inside it (`arrearWindow`).
    */
   async forSteps(
@@ -309,12 +309,12 @@ export class InvoiceMaker {
   }
 
   /**
-   * The drafts with their subscriptions' discounts (BILLING-2.md section 3), priced again by the
+   * The drafts with their subscriptions' discounts (docs/api/coupons.md), priced again by the
    * arithmetic: call it in the transaction that writes them, under their subscriptions' row
    * locks, so what earlier invoices took of a discount is known exactly.
    */
   async discounted(trx: Trx, made: DraftInvoice[]): Promise<DraftInvoice[]> {
-    // Threshold deductions (step 2), then commitment true-ups: lines of the closing invoice, discounted like the others (BILLING-2.md section 0).
+    // Threshold deductions (step 2), then commitment true-ups: lines of the closing invoice, discounted like the others (docs/api/billing.md#invoice-arithmetic).
     const drafts = await withTrueUps(trx, this.deps.invoices, await withThresholdDeductions(trx, this.deps.invoices, made));
     if (!this.deps.discounts || drafts.length === 0) return drafts;
     return this.deps.discounts.forNew(trx, drafts, (d, inputs) => ({ ...d, ...priceInvoice(d.lines, inputs) }));

@@ -11,8 +11,8 @@ import { invoiceLines } from './lines';
  * exact amount, subtotal is the sum of the lines, total = subtotal - credits applied, amount_due
  * = total, amount_remaining = amount_due - amount_paid, and the payment status follows.
  *
- * BILLING-2.md section 0 (ADR 0038): on these ordinary invoices (CHARGE lines, no deduction,
- * discount, proration credit or credit note) the invoice arithmetic reduces to BILLING.md's
+ * docs/api/billing.md#invoice-arithmetic (ADR 0038): on these ordinary invoices (CHARGE lines, no deduction,
+ * discount, proration credit or credit note) the invoice arithmetic reduces to docs/api/billing.md's
  * totals: `billingTotals` is the totals function as billing computed it before section 0.
  */
 function billingTotals(lines: Array<{ amount: number; prepaidCreditsApplied: number }>, amountPaid: number) {
@@ -22,7 +22,7 @@ function billingTotals(lines: Array<{ amount: number; prepaidCreditsApplied: num
   return { subtotal, totalPrepaidCreditsApplied: credits, total, amountDue: total, amountPaid, amountRemaining: total - amountPaid };
 }
 
-/** Section 0's totals of priced lines with their credits, and what BILLING.md's would be. */
+/** The arithmetic's totals (docs/api/billing.md#invoice-arithmetic) of priced lines with their credits, and what docs/api/billing.md's would be. */
 function totalsOf(lines: InvoiceLine[], amountPaid: number) {
   const priced = priceInvoice(lines);
   const t = settleInvoice(priced, lines, amountPaid);

@@ -51,7 +51,7 @@ export class PeriodBilling {
       const steps = stepsUntil(s, now);
       if (steps.length === 0) return { periods: 0, invoices: 0 };
       const prices = await this.maker.pricesOf(this.db, s);
-      // A pending plan change applied at a period end (BILLING-2.md section 1): the next periods bill its prices.
+      // A pending plan change applied at a period end (docs/api/plan-changes.md): the next periods bill its prices.
       const applying = steps.find((st) => st.applied);
       const switched = applying ? await this.prices.getMany(this.db, s, applying.applied!.priceIds) : undefined;
       const drafts = await this.maker.forSteps(s, steps, prices, now, requestId, undefined, switched);

@@ -100,7 +100,7 @@ export class InvoiceStore {
 
   /**
    * What each subscription's invoices billed for the periods starting at `periodStarts`
-   * (BILLING-2.md section 5, period charges): the `amount`s of their lines of that period on
+   * (docs/api/billing.md#minimum-commitments, period charges): the `amount`s of their lines of that period on
    * invoices not voided, negative lines included, true-ups and the invoices `except` left out.
    * Keyed `subscriptionId@periodStartMs`; a period without lines is absent (0).
    */
@@ -126,8 +126,8 @@ export class InvoiceStore {
 
   /**
    * The FIXED CHARGE lines of the subscription's invoices not voided whose window is exactly
-   * [start, end): the ADVANCE charges a plan change at a time inside it credits back (BILLING-2.md
-   * section 1). Their invoices are locked (a credit note waits), in id order.
+   * [start, end): the ADVANCE charges a plan change at a time inside it credits back
+   * (docs/api/plan-changes.md). Their invoices are locked (a credit note waits), in id order.
    */
   async linesCovering(trx: Trx, subscriptionId: string, start: Date, end: Date): Promise<InvoiceLine[]> {
     const ids = await trx('invoices as i')

@@ -22,7 +22,7 @@ function usageCharges(lines: InvoiceLine[]): Map<string, { periodStart: Date; pr
 
 /**
  * The drafts with a THRESHOLD_DEDUCTION line per price that threshold invoices of the same
- * billing period already billed (BILLING-2.md section 9, ADR 0046): the closing invoice (cycle,
+ * billing period already billed (docs/api/thresholds.md, ADR 0046): the closing invoice (cycle,
  * cancel, pause, change) and every later threshold invoice bill the period's usage to date on
  * the full period (tiers priced once) less what was billed before. A deduction is capped at the
  * line's amount (a SUM that fell): on a closing invoice (any but a threshold invoice) what the

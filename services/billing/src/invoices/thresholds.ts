@@ -16,7 +16,7 @@ const GROWING = new Set(['COUNT', 'SUM', 'MAX', 'UNIQUE_COUNT']);
 const CONCURRENCY = 4;
 
 /**
- * Whether a usage price can be billed at a threshold (BILLING-2.md section 9): its amount cannot
+ * Whether a usage price can be billed at a threshold (docs/api/thresholds.md): its amount cannot
  * fall as usage grows. FLAT_FEE, PACKAGE and SLAB tiers on COUNT, SUM, MAX or UNIQUE_COUNT can;
  * VOLUME tiers (a higher quantity can price every unit lower) and LATEST wait for the period's end.
  */
@@ -26,7 +26,7 @@ export function thresholdEligible(p: Price, aggregation: string | undefined): bo
 }
 
 /**
- * Progressive billing (BILLING-2.md section 9, ADR 0046): while a subscription is `active`, its
+ * Progressive billing (docs/api/thresholds.md, ADR 0046): while a subscription is `active`, its
  * period-to-date usage amount (its usage lines from the period start, or the last plan change,
  * to now; before discounts) is compared with its `usage_thresholds`. The highest one newly
  * crossed issues one SUBSCRIPTION_THRESHOLD invoice for [s, now): the eligible prices' usage to

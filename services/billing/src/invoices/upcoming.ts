@@ -10,7 +10,7 @@ import { netLines, settleInvoice, type Invoice } from './domain';
 import type { InvoiceMaker } from './maker';
 
 /**
- * The invoice the current period's end would make (BILLING.md, Invoices): its ARREAR charges
+ * The invoice the current period's end would make (docs/api/billing.md#invoices): its ARREAR charges
  * with the usage so far, the next period's ADVANCE charges, and the credits the wallets would
  * apply now (the wallet service's allocation, asked as a dry run). Nothing is stored or debited.
  */
@@ -32,7 +32,7 @@ export class UpcomingInvoices {
     const asOf = this.clock();
     const step = nextStep(s, s.currentPeriodEnd)!;
     const prices = await this.maker.pricesOf(this.db, s);
-    // A pending plan change shows the next period on its prices (BILLING-2.md section 1).
+    // A pending plan change shows the next period on its prices (docs/api/plan-changes.md).
     const switched = step.applied ? await this.maker.pricesByIds(this.db, s, step.applied.priceIds) : undefined;
     const [made] = await this.maker.forSteps(s, [step], prices, asOf, requestId, undefined, switched);
     const draft = made && (await this.maker.previewDiscounts(made));

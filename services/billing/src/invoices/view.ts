@@ -3,7 +3,7 @@ import type { Invoice, InvoiceLine } from './domain';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-/** A line as the API shows it; `proration_factor` only on a prorated line (BILLING.md: "whole periods have none"). */
+/** A line as the API shows it; `proration_factor` only on a prorated line (docs/api/billing.md#lines-and-amounts: a whole period's line has none). */
 export function toLineView(l: InvoiceLine): InvoiceResponse['line_items'][number] {
   const view: InvoiceResponse['line_items'][number] = {
     id: l.id,

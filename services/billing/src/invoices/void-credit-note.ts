@@ -2,7 +2,7 @@ import type { Trx } from '@billstream/db';
 import type { Invoice } from './domain';
 
 /**
- * What a void of a finalized invoice does with its credit notes (BILLING-2.md section 2, ADR
+ * What a void of a finalized invoice does with its credit notes (docs/api/credit-notes.md, ADR
  * 0041), implemented by `credit-notes/` and wired by the composition.
  */
 export interface VoidCreditNote {

@@ -1,7 +1,7 @@
 import type { Migration } from '@billstream/db';
 
 /**
- * Invoiced top-ups (BILLING.md, Credits on invoices): `settle_state` records, in the
+ * Invoiced top-ups (docs/api/billing.md#invoiced-top-ups): `settle_state` records, in the
  * transaction that pays a CREDIT_PURCHASE invoice in full, that its pending wallet credit must
  * be settled COMPLETED (`pending`), and that the wallet did it (`done`). The settle call runs
  * after that commit; the period job retries the pending ones, so a crash in between neither

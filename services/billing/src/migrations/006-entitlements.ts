@@ -1,8 +1,8 @@
 import type { Migration } from '@billstream/db';
 
 /**
- * Features and the entitlements that grant them on plans (BILLING.md, Features and
- * entitlements). A feature's lookup_key is unique per tenant+environment, archived ones
+ * Features and the entitlements that grant them on plans
+ * (docs/api/entitlements.md). A feature's lookup_key is unique per tenant+environment, archived ones
  * included (a check names a feature by it); one entitlement per plan and feature. An
  * entitlement keeps its feature's type (fixed at creation) so its grant fields are checked
  * without a join.

@@ -1,7 +1,7 @@
 import type { Migration } from '@billstream/db';
 
 /**
- * A prorated FIXED line keeps its `proration_factor` (BILLING.md, Prices: a decimal string with
+ * A prorated FIXED line keeps its `proration_factor` (docs/api/billing.md#lines-and-amounts: a decimal string with
  * 12 decimals, kept as written, like the line's quantity and unit amount); null on every other
  * line, those written before included. Expand-only.
  */

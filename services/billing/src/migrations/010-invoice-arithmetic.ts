@@ -1,7 +1,7 @@
 import type { Migration } from '@billstream/db';
 
 /**
- * The invoice arithmetic of BILLING-2.md section 0 (ADR 0038). Expand-only: no column goes, and
+ * The invoice arithmetic (docs/api/billing.md#invoice-arithmetic) (ADR 0038). Expand-only: no column goes, and
  * every row written before keeps its numbers (its lines are CHARGE lines with nothing offset or
  * discounted, so net_amount = amount; its new totals are 0).
  * - Lines: `line_type` (CHARGE by default), `offset_amount`, `discount_amount`, `net_amount`,

@@ -1,7 +1,7 @@
 import type { Migration } from '@billstream/db';
 
 /**
- * Credit grants (BILLING-2.md section 4, ADR 0039): a grant targets a plan or a subscription;
+ * Credit grants (docs/api/credit-grants.md, ADR 0039): a grant targets a plan or a subscription;
  * `credit_grant_bindings` holds which grants a subscription takes (a plan's as at the
  * subscription's creation, like its prices) with the cursor of the period job
  * (`next_due`, `claimed_until`); `credit_grant_applications` is one row per grant,

@@ -1,7 +1,7 @@
 import type { Migration } from '@billstream/db';
 
 /**
- * Coupons and discounts (BILLING-2.md section 3, ADR 0040). `coupons` holds a coupon's terms
+ * Coupons and discounts (docs/api/coupons.md, ADR 0040). `coupons` holds a coupon's terms
  * and `times_redeemed`, counted under the coupon's row lock when a discount is attached (so
  * `max_redemptions` holds under concurrency; the check makes it a database fact as well);
  * `subscription_discounts` is one coupon attached to one subscription, in attach order

@@ -1,7 +1,7 @@
 import type { Migration } from '@billstream/db';
 
 /**
- * Credit notes (BILLING-2.md section 2, ADR 0041): `credit_notes` (one row per note, its three
+ * Credit notes (docs/api/credit-notes.md, ADR 0041): `credit_notes` (one row per note, its three
  * amounts and the state of its wallet credit), `credit_note_lines` (what each invoice line gives
  * back), `credit_note_counters` (the gap-free `CN-` numbers, one counter per tenant and
  * environment, never reset). The identities are checked here as on invoices: the lines add up

@@ -1,7 +1,7 @@
 import type { Migration } from '@billstream/db';
 
 /**
- * Minimum commitments and price overrides (BILLING-2.md section 5, ADR 0042). A subscription's
+ * Minimum commitments and price overrides (docs/api/billing.md#minimum-commitments, docs/api/billing.md#price-overrides, ADR 0042). A subscription's
  * `commitment_amount` in minor units of its currency, null without one: the invoice closing a
  * period adds a COMMITMENT_TRUE_UP line (a line type since migration 010). A price override is
  * a price of its own (immutable like every price), scoped to one subscription

@@ -1,7 +1,7 @@
 import type { Migration } from '@billstream/db';
 
 /**
- * Plan changes (BILLING-2.md section 1, ADR 0043).
+ * Plan changes (docs/api/plan-changes.md, ADR 0043).
  * - `subscriptions.last_change_at`: the instant of the last immediate change inside the current
  *   period (null once a new period starts): its ARREAR charges and usage count from there.
  *   `pending_change`: a change waiting for the period end, as asked and resolved.

@@ -1,7 +1,7 @@
 import type { Migration } from '@billstream/db';
 
 /**
- * Payment lifecycle and billing settings (BILLING-2.md sections 6 and 7, ADR 0044).
+ * Payment lifecycle and billing settings (docs/api/billing.md#billing-settings-and-dunning, ADR 0044).
  * - `payments`: PROVIDER payments (a processor's, settled by `succeed`/`fail` calls) with
  *   `provider`, `provider_reference`, `failure_reason`, and `attempt` (the dunning attempt that
  *   made it); a failed payment stays, `failed`.

@@ -1,7 +1,7 @@
 import type { Migration } from '@billstream/db';
 
 /**
- * Invoice documents and communication (BILLING-2.md section 7, ADR 0045).
+ * Invoice documents and communication (docs/api/invoice-documents.md, ADR 0045).
  * - `customers`: the projection keeps the customer's name, email and address (from
  *   customer-events), the buyer an invoice document shows.
  * - `invoice_documents`: one row per finalized invoice, written in the finalizing transaction:

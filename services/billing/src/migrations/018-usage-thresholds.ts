@@ -1,7 +1,7 @@
 import type { Migration } from '@billstream/db';
 
 /**
- * Progressive (threshold) billing (BILLING-2.md section 9, ADR 0046): a subscription's
+ * Progressive (threshold) billing (docs/api/thresholds.md, ADR 0046): a subscription's
  * `usage_thresholds` (minor units, ascending; `[]` without), and an index for the period job's
  * look at the active subscriptions that have some. Threshold invoices are invoices
  * (`SUBSCRIPTION_THRESHOLD`, a reason since migration 010), unique by (subscription, period

@@ -1,7 +1,7 @@
 import type { Migration } from '@billstream/db';
 
 /**
- * Customer hierarchy billing (BILLING-2.md section 8, ADR 0047):
+ * Customer hierarchy billing (docs/api/hierarchy-billing.md, ADR 0047):
  * - `customers.parent_customer_id`: the projection keeps each customer's parent as customer-events
  *   and lookups tell it (the descendants of `include_children`); indexed for the walk down;
  * - `subscriptions.invoicing_customer_id`: the ancestor that pays the subscription (null: its own

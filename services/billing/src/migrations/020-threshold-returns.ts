@@ -2,7 +2,7 @@ import type { Migration } from '@billstream/db';
 
 /**
  * What threshold invoices billed beyond the usage a closing invoice found (a SUM that fell;
- * BILLING-2.md section 9, ADR 0046 amended): `invoices.threshold_returns` ([{period_start,
+ * docs/api/thresholds.md, ADR 0046 amended): `invoices.threshold_returns` ([{period_start,
  * price_id, amount}], `[]` without), returned by credit notes on those threshold invoices once the
  * closing invoice is finalized, then `threshold_returned_at` (null while owed). A partial index
  * finds what is owed for the period job. Expand-only.

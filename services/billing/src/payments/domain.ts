@@ -3,7 +3,7 @@ import type { PaymentMethodType, WebhookEventName } from '@billstream/contracts'
 /**
  * A payment of an invoice: OFFLINE, CREDITS debited from a wallet (by a request, or by a
  * postpaid wallet at finalization), or PROVIDER: a processor's, pending until the client's
- * integration settles it (BILLING-2.md section 6, ADR 0044).
+ * integration settles it (docs/api/billing.md#processor-payments, ADR 0044).
  */
 export interface Payment {
   id: string;

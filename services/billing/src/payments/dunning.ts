@@ -10,7 +10,7 @@ const DAY_MS = 86_400_000;
 const BATCH = 500;
 
 /**
- * Dunning (BILLING-2.md section 6, ADR 0044): for tenants that enabled it, each finalized
+ * Dunning (docs/api/billing.md#billing-settings-and-dunning, ADR 0044): for tenants that enabled it, each finalized
  * invoice marked overdue with money left gets attempt n (1, 2, ...) at `due_date +
  * retry_schedule_days[n−1]`, while fewer than `max_attempts` were made and none is pending: a
  * PENDING PROVIDER payment of what remains, with the invoice's last processor (else the

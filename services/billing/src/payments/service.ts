@@ -33,7 +33,7 @@ function requestHash(body: CreatePaymentBody): string {
 }
 
 /**
- * Payments of finalized invoices (BILLING.md, Payments). OFFLINE records money received
+ * Payments of finalized invoices (docs/api/billing.md#payments). OFFLINE records money received
  * elsewhere in one transaction. CREDITS debits a wallet: the payment is first written
  * `pending` (its amount reserved against the invoice, so concurrent payments never pay more
  * than is due), then the wallet debits it (idempotent on the payment id), then the payment

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ChangeSubscriptionBody, SubscriptionResponse } from '@billstream/contracts';
 import type { ChangeEffective, ChangeRequest } from '../subscriptions/domain';
 
-/** One plan change (`schg_`, BILLING-2.md section 1): bound to its idempotency key, with the invoice it made. */
+/** One plan change (`schg_`, docs/api/plan-changes.md): bound to its idempotency key, with the invoice it made. */
 export interface ChangeRecord {
   id: string;
   tenantId: string;

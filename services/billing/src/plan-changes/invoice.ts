@@ -20,7 +20,7 @@ export interface PreparedChangeInvoice {
 
 /**
  * The SUBSCRIPTION_UPDATE invoice of an immediate plan change at `at` inside the period [S, E)
- * (BILLING-2.md section 1, ADR 0043), s being S or the last change:
+ * (docs/api/plan-changes.md, ADR 0043), s being S or the last change:
  * - the old plan's ARREAR charges of [s, at) (FIXED × (at − s) / (E − S), usage of [s, at));
  * - with prorations, a PRORATION_CREDIT per ADVANCE FIXED line covering [s, E) (billed at the
  *   period start or at the last change) of −min(round(r × f), r), r = amount − discount_amount −

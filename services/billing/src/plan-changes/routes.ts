@@ -8,7 +8,7 @@ import type { PlanChangeService } from './service';
 
 const eventContextOf = (ctx: RequestContext) => ({ tenantId: ctx.tenantId, environmentId: ctx.environmentId, actor: ctx.actor, requestId: ctx.requestId });
 
-/** POST /v1/subscriptions/{id}/change, .../change/preview and DELETE .../pending_change (BILLING-2.md section 1). */
+/** POST /v1/subscriptions/{id}/change, .../change/preview and DELETE .../pending_change (docs/api/plan-changes.md). */
 export function mountPlanChangeRoutes(app: Express, changes: PlanChangeService, logger: Logger): void {
   mountRoute(
     app,

@@ -5,7 +5,7 @@ import type { NewPrice } from '../prices/domain';
 import { CTX, monthlyFixed, startBillingHarness, type BillingHarness } from '../testing/harness';
 
 /**
- * Issue #31, item 1 (BILLING-2.md section 0, ADR 0038 and 0043): over random sequences of plan
+ * Issue #31, item 1 (docs/api/billing.md#invoice-arithmetic, ADR 0038 and 0043): over random sequences of plan
  * changes (with and without prorations), coupons, finalizations, payments and credit notes on
  * random usage, on the billing service and a real Postgres (the aggregator and the wallet are
  * fakes), every invoice keeps its identities: subtotal = Σ amount, total = subtotal −

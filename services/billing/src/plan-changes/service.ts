@@ -61,7 +61,7 @@ class KeyTaken extends Error {}
 const ATTEMPTS = 5;
 
 /**
- * Plan changes (BILLING-2.md section 1, ADR 0043). A change is prepared outside its transaction
+ * Plan changes (docs/api/plan-changes.md, ADR 0043). A change is prepared outside its transaction
  * (the old plan's usage read from the aggregator), then the swap (plan, prices, period), its
  * event, its SUBSCRIPTION_UPDATE invoice with its proration credits, the grants and the change
  * record bound to its idempotency key commit in one transaction under the subscription's row

@@ -23,7 +23,7 @@ export interface Price {
   tierMode: TierMode | null;
   tiers: Tier[] | null;
   displayName: string | null;
-  /** A subscription's price override (BILLING-2.md section 5): the plan's price it replaces; null on a plan's own price. */
+  /** A subscription's price override (docs/api/billing.md#price-overrides): the plan's price it replaces; null on a plan's own price. */
   parentPriceId: string | null;
   /** The subscription an override belongs to; null on a plan's own price. */
   subscriptionId: string | null;

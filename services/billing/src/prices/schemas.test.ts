@@ -32,7 +32,7 @@ function fieldOf(body: unknown, schema: Parameters<typeof parseOrThrow>[0] = cre
 }
 
 describe('price request validation', () => {
-  it('accepts the prices of BILLING.md and writes the currency in lower case with a default count of 1', () => {
+  it('accepts the prices of docs/api/billing.md and writes the currency in lower case with a default count of 1', () => {
     expect(parseOrThrow(createPriceBody, { ...usage, currency: 'USD' })).toEqual({ ...usage, currency: 'usd', billing_period_count: 1 });
     expect(parseOrThrow(createPriceBody, fixed)).toMatchObject({ type: 'FIXED', currency: 'eur' });
     expect(parseOrThrow(createPriceBody, { ...usage, billing_model: 'PACKAGE', package: { size: '100', round: 'UP' } })).toMatchObject({ package: { size: '100', round: 'UP' } });

@@ -69,7 +69,7 @@ export interface PeriodJobParts {
 }
 
 /**
- * The period job (BILLING.md, Invoices): every subscription whose current period ended is
+ * The period job (docs/api/billing.md#invoices): every subscription whose current period ended is
  * invoiced and moved on (PeriodBilling, one transaction per subscription); drafts whose
  * BILLING_FINALIZE_DELAY passed are finalized (crash leftovers included); voids whose refund
  * did not finish are completed; paid invoiced top-ups whose credit is not settled yet are settled; finalized invoices past their due date are marked overdue;

@@ -3,7 +3,7 @@ import type { Db } from '@billstream/db';
 import { ValidationError } from '@billstream/errors';
 import type { BillingSettings, InvoiceSettings, SettingsStore } from './store';
 
-/** `GET|PUT /v1/settings/billing` (BILLING-2.md sections 6 and 7, ADR 0044): PUT merges the objects it is given. */
+/** `GET|PUT /v1/settings/billing` (docs/api/billing.md#billing-settings-and-dunning, ADR 0044): PUT merges the objects it is given. */
 export class SettingsService {
   constructor(
     private readonly db: Db,

@@ -4,7 +4,7 @@ import type { EventContext } from '@billstream/outbox';
 import type { Subscription } from './domain';
 
 /**
- * What the subscription service needs of coupons (BILLING-2.md section 3, ADR 0040): coupons/
+ * What the subscription service needs of coupons (docs/api/coupons.md, ADR 0040): coupons/
  * implements it (`CouponService`), above subscriptions/, which names no coupon. It runs inside
  * the creation's transaction, before the subscription's invoices are written, so they (its
  * first period, backdated or not) carry the discounts; a refused coupon rolls it all back.

@@ -2,7 +2,7 @@ import type { SubscriptionStatus, WebhookEventName } from '@billstream/contracts
 import type { BillingCycle, BillingPeriod } from '../periods';
 import type { PriceOverride } from './price-overrides';
 
-/** What a plan change asked (BILLING-2.md section 1), as the subscription shows it in `pending_change`. */
+/** What a plan change asked (docs/api/plan-changes.md), as the subscription shows it in `pending_change`. */
 export interface ChangeRequest {
   planId: string;
   billingPeriod?: BillingPeriod;
@@ -39,7 +39,7 @@ export interface Subscription {
   tenantId: string;
   environmentId: string;
   customerId: string;
-  /** The ancestor that pays it (BILLING-2.md section 8, ADR 0047): its invoices, wallets, grants and real-time balance; null: the customer pays. */
+  /** The ancestor that pays it (docs/api/hierarchy-billing.md, ADR 0047): its invoices, wallets, grants and real-time balance; null: the customer pays. */
   invoicingCustomerId: string | null;
   planId: string;
   currency: string;
@@ -60,13 +60,13 @@ export interface Subscription {
   cancelAtPeriodEnd: boolean;
   cancelledAt: Date | null;
   pausedAt: Date | null;
-  /** The minimum a period bills, in minor units (BILLING-2.md section 5); null without one. */
+  /** The minimum a period bills, in minor units (docs/api/billing.md#minimum-commitments); null without one. */
   commitmentAmount: number | null;
-  /** The prices it bills at its own amount or tiers (BILLING-2.md section 5), fixed at its creation. */
+  /** The prices it bills at its own amount or tiers (docs/api/billing.md#price-overrides), fixed at its creation. */
   priceOverrides: PriceOverride[];
-  /** Progressive billing thresholds in minor units, ascending (BILLING-2.md section 9); [] without. */
+  /** Progressive billing thresholds in minor units, ascending (docs/api/thresholds.md); [] without. */
   usageThresholds: number[];
-  /** The last immediate plan change inside the current period (BILLING-2.md section 1); null once a new period starts. Its ARREAR charges and usage count from here. */
+  /** The last immediate plan change inside the current period (docs/api/plan-changes.md); null once a new period starts. Its ARREAR charges and usage count from here. */
   lastChangeAt: Date | null;
   /** A change waiting for the end of the current period; null without one. */
   pendingChange: PendingChange | null;

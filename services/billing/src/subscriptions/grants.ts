@@ -3,7 +3,7 @@ import type { Trx } from '@billstream/db';
 import type { Subscription } from './domain';
 
 /**
- * What the subscription service needs of credit grants (BILLING-2.md section 4, ADR 0039).
+ * What the subscription service needs of credit grants (docs/api/credit-grants.md, ADR 0039).
  * credit-grants/ implements it (`CreditGrantBinder`): it sits above subscriptions/, which name
  * no grant. The two writes run inside the subscription's own transaction, under its row lock.
  */
@@ -13,7 +13,7 @@ export interface SubscriptionGrants {
   /** A transition: records the applications due up to now, before it (a pause or cancel stops them) and after it (an activation or resume starts them). */
   changed(trx: Trx, before: Subscription, after: Subscription, now: Date): Promise<void>;
   /**
-   * A plan change at `at` (BILLING-2.md sections 1 and 4): the periods due under the old plan are
+   * A plan change at `at` (docs/api/plan-changes.md and docs/api/credit-grants.md): the periods due under the old plan are
    * recorded, the plan's grants left stop, the new plan's bind from `at` (ONETIME ones apply at
    * once); with `prorate`, each RECURRING one grants its credits x the part of its current period
    * left, at once.

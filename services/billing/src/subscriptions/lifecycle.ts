@@ -3,7 +3,7 @@ import { billingSchedule, type Period } from '../periods';
 import { SUBSCRIPTION_EVENTS, type CancelAt, type PendingChange, type Subscription, type SubscriptionEventType } from './domain';
 
 /**
- * The subscription state machine (BILLING.md, Subscriptions) as pure functions: each takes a
+ * The subscription state machine (docs/api/billing.md#states) as pure functions: each takes a
  * subscription and the time, and answers the changed subscription with the event announcing
  * it, or a ValidationError for a transition the state does not allow.
  */
@@ -15,7 +15,7 @@ export interface Change {
 /** A period the subscription left: where the invoice of its ARREAR charges (issue #13) will be made. */
 export interface PeriodStep extends Change {
   closed: Period;
-  /** The pending plan change this step applies (BILLING-2.md section 1): the next period bills its prices. */
+  /** The pending plan change this step applies (docs/api/plan-changes.md): the next period bills its prices. */
   applied?: PendingChange;
 }
 

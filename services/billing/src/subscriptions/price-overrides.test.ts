@@ -18,7 +18,7 @@ function refusal(f: () => unknown): unknown {
   throw new Error('not refused');
 }
 
-describe('price overrides (BILLING-2.md section 5)', () => {
+describe('price overrides (docs/api/billing.md#price-overrides)', () => {
   it('replaces each overridden price by a subscription-scoped copy with its amount or tiers, in place', () => {
     const out = withOverrides('sub_1', [fixed, tiered], [{ priceId: 'price_tiered', tiers }, { priceId: 'price_fixed', amount: '39' }]);
     expect(out.prices.map((p) => [p.parentPriceId, p.amount, p.tiers, p.subscriptionId, p.createdAt])).toEqual([

@@ -3,7 +3,7 @@ import { newId } from '@billstream/ids';
 import type { Price } from '../prices/domain';
 import type { Tier } from '@billstream/pricing';
 
-/** An override as asked (BILLING-2.md section 5): the plan's price and its new amount or tiers. */
+/** An override as asked (docs/api/billing.md#price-overrides): the plan's price and its new amount or tiers. */
 export interface PriceOverrideInput {
   priceId: string;
   amount?: string;

@@ -38,15 +38,15 @@ export interface NewSubscription {
   paymentTermsDays: number;
   draft: boolean;
   metadata: Record<string, string>;
-  /** Coupons to attach, in order (BILLING-2.md section 3). */
+  /** Coupons to attach, in order (docs/api/coupons.md). */
   discounts?: DiscountRef[];
-  /** The minimum each period bills, in minor units (BILLING-2.md section 5). */
+  /** The minimum each period bills, in minor units (docs/api/billing.md#minimum-commitments). */
   commitmentAmount?: number;
-  /** Prices it bills at its own amount or tiers (BILLING-2.md section 5). */
+  /** Prices it bills at its own amount or tiers (docs/api/billing.md#price-overrides). */
   priceOverrides?: PriceOverrideInput[];
-  /** Progressive billing thresholds in minor units, ascending (BILLING-2.md section 9). */
+  /** Progressive billing thresholds in minor units, ascending (docs/api/thresholds.md). */
   usageThresholds?: number[];
-  /** An ancestor of the customer that pays it (BILLING-2.md section 8). */
+  /** An ancestor of the customer that pays it (docs/api/hierarchy-billing.md). */
   invoicingCustomerId?: string;
 }
 

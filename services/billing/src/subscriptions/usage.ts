@@ -33,7 +33,7 @@ export interface SubscriptionUsage {
   items: PriceUsage[];
 }
 
-/** A customer's current periods (BILLING-2.md section 8): each subscription's usage and the totals per currency. */
+/** A customer's current periods (docs/api/hierarchy-billing.md): each subscription's usage and the totals per currency. */
 export interface CustomerUsage {
   customerId: string;
   asOf: Date;

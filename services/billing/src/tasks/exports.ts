@@ -12,8 +12,8 @@ import type { InvoiceStore } from '../invoices/store';
 import { toInvoiceView } from '../invoices/view';
 
 /**
- * Where an export reads its rows: always from the owning service's data (ARCHITECTURE.md
- * rule 1), a bounded page at a time, after a cursor that the task's checkpoint keeps.
+ * Where an export reads its rows: always from the owning service's data
+ * (docs/architecture.md#rule-1), a bounded page at a time, after a cursor that the task's checkpoint keeps.
  * - EVENTS: the ingestion-aggregator's internal keyset page (`/internal/v1/events/export-page`),
  *   whose items are the events query's;
  * - CUSTOMERS: the customer service's list, oldest first, by offset;
@@ -78,7 +78,7 @@ export const EXPORT_COLUMNS: Record<TaskEntity, readonly string[]> = {
 
 /**
  * The field of an exported row that a CSV column holds where their names differ: an events CSV
- * keeps BILLING.md's `event_id` column for the events query's `id` (a JSONL line is the query's
+ * keeps docs/api/tasks.md's `event_id` column for the events query's `id` (a JSONL line is the query's
  * item as it is).
  */
 export const CSV_FIELDS: Partial<Record<TaskEntity, Readonly<Record<string, string>>>> = { EVENTS: { event_id: 'id' } };

@@ -27,7 +27,7 @@ export interface TopupInvoicerDeps {
 }
 
 /**
- * Makes the invoice of an invoiced top-up (BILLING.md, Credits on invoices), exactly once per
+ * Makes the invoice of an invoiced top-up (docs/api/billing.md#invoiced-top-ups), exactly once per
  * wallet transaction: the draft is written with its `invoice.create.drafted` under the unique
  * `source_key` `topup:{transaction id}`, then finalized like any draft (its number from the one
  * counter; finalization never applies credits to a CREDIT_PURCHASE invoice). The wallet is read

@@ -25,7 +25,7 @@ function describe(credits: string): string {
 }
 
 /**
- * The draft invoice of an invoiced top-up (BILLING.md, Credits on invoices): CREDIT_PURCHASE,
+ * The draft invoice of an invoiced top-up (docs/api/billing.md#invoiced-top-ups): CREDIT_PURCHASE,
  * no subscription, one FIXED line of no price for credits x topup_conversion_rate, rounded once
  * half up to minor units of the wallet currency. Due on finalization (payment_terms_days 0: no
  * customer or wallet setting says otherwise), finalized at once, its line frozen from the start.

@@ -82,7 +82,7 @@ export class UnbilledCalculator {
     for (const s of running) {
       const of = usage.get(s.id);
       if (!of) continue;
-      // From the last plan change inside the period: the usage before it is on the change's invoice (BILLING-2.md section 1).
+      // From the last plan change inside the period: the usage before it is on the change's invoice (docs/api/plan-changes.md).
       const window = arrearWindow(s, periodOf(s));
       const lines = invoiceLines(prices.get(s.id) ?? [], { window, usage: of }, null).filter((l) => l.priceType === 'USAGE');
       const billed = thresholdBilled.get(`${s.id}@${s.currentPeriodStart!.getTime()}`);

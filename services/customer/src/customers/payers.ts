@@ -30,7 +30,7 @@ export class HttpPayerCheck implements PayerCheck {
   }
 }
 
-/** A payer of live subscriptions cannot be deleted (BILLING-2.md section 8). */
+/** A payer of live subscriptions cannot be deleted (docs/api/hierarchy-billing.md#deleting-a-payer). */
 export function paysSubscriptionsError(id: string, paid: { ids: string[]; count: number }): ValidationError {
   return new ValidationError(
     `Customer ${id} pays ${paid.count} live subscription(s) of other customers (invoicing_customer_id), e.g. ${paid.ids.slice(0, 3).join(', ')}; cancel them first`,

@@ -136,7 +136,7 @@ export class CustomerCreditBatch {
     });
   }
 
-  /** The COMPLETED credit of one request; money becomes credits at the taking wallet's rate, rounded up to 12 decimals (BILLING-2.md section 0). */
+  /** The COMPLETED credit of one request; money becomes credits at the taking wallet's rate, rounded up to 12 decimals (docs/api/wallets.md#money-billing-gives-back-as-credits). */
   private creditOne(change: WalletChange, request: CustomerCreditRequest, hash: string) {
     const credits = request.credits ?? request.amount!.div(change.wallet.conversionRate).toDecimalPlaces(12, Decimal.ROUND_UP);
     return credit(change, {

@@ -63,7 +63,7 @@ export class CustomerCreditService {
     }
     await this.customers.lockExisting(trx, ctx, request.customerId);
     await this.credits.lockPrepaidWallet(trx, ctx, request.customerId, request.currency);
-    // Money becomes credits at the rate of the wallet that takes them, rounded up to 12 decimals (BILLING-2.md section 0).
+    // Money becomes credits at the rate of the wallet that takes them, rounded up to 12 decimals (docs/api/wallets.md#money-billing-gives-back-as-credits).
     const creditsAt = (rate: Decimal) => request.credits ?? request.amount!.div(rate).toDecimalPlaces(12, Decimal.ROUND_UP);
     const input = {
       reason: request.reason,
