@@ -59,7 +59,7 @@ const price = (i: TestInvoice, inputs: DiscountInput[]): TestInvoice => ({
 });
 
 /** A store of one discount and the invoice rows already carrying it. */
-function store(c: Coupon, stored: Array<{ invoiceId: string; periods: Date[]; amount: number }>): CouponStore {
+function store(c: Coupon, stored: Array<{ invoiceId: string; periods: Date[]; amount: number; periodAmounts?: number[] }>): CouponStore {
   return {
     discountsOfMany: async () => [{ discount, coupon: c }],
     discountsOf: async () => [{ discount, coupon: c }],
@@ -109,13 +109,39 @@ describe('InvoiceDiscounts', () => {
       ],
       price,
     );
-    expect(i!.discounts).toEqual([{ discountId: 'disc_1', amount: 700, periods: [P1, P2] }]);
-    // An invoice of two periods counts against them in order: 900 over [P1, P2] is 500 + 400.
+    // Each period its own allowance: P1's line takes P1's 200, P2's line P2's 500, stored per period.
+    expect(i!.discounts).toEqual([{ discountId: 'disc_1', amount: 700, periods: [P1, P2], periodAmounts: [200, 500] }]);
+    // A row written before amounts per period counts against its periods in order: 900 over [P1, P2] is 500 + 400.
     const after = new InvoiceDiscounts(
       store(coupon({ type: 'FIXED_AMOUNT', percentOff: null, amountOff: 500, currency: 'usd' }), [{ invoiceId: 'inv_0', periods: [P1, P2], amount: 900 }]),
     );
     const [j] = await after.forNew(conn, [invoice('inv_2', [[1000, P2]])], price);
-    expect(j!.discounts).toEqual([{ discountId: 'disc_1', amount: 100, periods: [P2] }]);
+    expect(j!.discounts).toEqual([{ discountId: 'disc_1', amount: 100, periods: [P2], periodAmounts: [100] }]);
+  });
+
+  it('never gives a FIXED_AMOUNT period what another period left: the cycle invoice after a create invoice that used P1', async () => {
+    const c = coupon({ type: 'FIXED_AMOUNT', percentOff: null, amountOff: 500, currency: 'usd' });
+    // The create invoice took all 500 of P1; the cycle invoice bills P1's usage (400) and P2's fee (1000).
+    const d = new InvoiceDiscounts(store(c, [{ invoiceId: 'inv_0', periods: [P1], amount: 500, periodAmounts: [500] }]));
+    const lines: Array<[number, Date]> = [
+      [400, P1],
+      [1000, P2],
+    ];
+    const [i] = await d.forNew(conn, [invoice('inv_1', lines)], price);
+    expect(i!.discounts).toEqual([{ discountId: 'disc_1', amount: 500, periods: [P1, P2], periodAmounts: [0, 500] }]);
+    // The per-line split: nothing on P1's line, 500 on P2's.
+    const arithmetic = invoiceArithmetic({
+      lines: lines.map(([amount], position) => ({ id: `l${position}`, position, lineType: 'CHARGE', priceId: 'price_a', amount })),
+      discounts: [
+        { discountId: 'disc_1', kind: 'FIXED_AMOUNT', remaining: 0, appliesTo: ['l0'] },
+        { discountId: 'disc_1', kind: 'FIXED_AMOUNT', remaining: 500, appliesTo: ['l1'] },
+      ],
+    });
+    expect(arithmetic.lines.map((l) => l.discountAmount)).toEqual([0, 500]);
+    // Amounts stored per period are read exactly: P1 took 50 (its line was small), P2 300; a later invoice of P2 has 200 left.
+    const later = new InvoiceDiscounts(store(c, [{ invoiceId: 'inv_0', periods: [P1, P2], amount: 350, periodAmounts: [50, 300] }]));
+    const [j] = await later.forNew(conn, [invoice('inv_2', [[1000, P2]])], price);
+    expect(j!.discounts).toEqual([{ discountId: 'disc_1', amount: 200, periods: [P2], periodAmounts: [200] }]);
   });
 
   it('sees earlier invoices of the same batch, in order', async () => {
@@ -134,18 +160,24 @@ describe('InvoiceDiscounts', () => {
       ]),
     );
     const repriced = await d.forRecompute(conn, invoice('inv_1', [[1000, P1]], [{ discountId: 'disc_1', amount: 300, periods: [P1] }]), price);
-    expect(repriced.discounts).toEqual([{ discountId: 'disc_1', amount: 400, periods: [P1] }]);
+    expect(repriced.discounts).toEqual([{ discountId: 'disc_1', amount: 400, periods: [P1], periodAmounts: [400] }]);
   });
 
   it('previews the next invoice with what it would take', async () => {
     const d = new InvoiceDiscounts(store(coupon({ appliesToPriceIds: ['price_b'] }), []));
-    const inputs = await d.forPreview(
+    const seen: DiscountInput[][] = [];
+    const previewed = await d.forPreview(
       conn,
       invoice('inv_up', [
         [1000, P1, 'price_a'],
         [999, P1, 'price_b'],
       ]),
+      (i, inputs) => {
+        seen.push(inputs);
+        return price(i, inputs);
+      },
     );
-    expect(inputs).toEqual([{ discountId: 'disc_1', kind: 'PERCENTAGE', percent: '50', appliesTo: ['inv_up-l1'] }]);
+    expect(seen).toEqual([[{ discountId: 'disc_1', kind: 'PERCENTAGE', percent: '50', appliesTo: ['inv_up-l1'] }]]);
+    expect(previewed.discounts).toEqual([{ discountId: 'disc_1', amount: 500, periods: [P1] }]);
   });
 });

@@ -19,9 +19,15 @@ interface Use {
   discountId: string;
   periods: number[];
   amount: number;
+  /** FIXED_AMOUNT: what each of `periods` took (null on rows written before migration 021). */
+  periodAmounts: number[] | null;
 }
 
-/** A discount's inputs for one invoice: the arithmetic's input and the periods it covers there. */
+/**
+ * One input of the arithmetic and the periods it covers: a PERCENTAGE discount is one input
+ * over all its periods; a FIXED_AMOUNT one is an input per period, each with what that period
+ * has left of amount_off, so no period takes another's allowance (ADR 0040, amendment).
+ */
 interface Planned {
   input: DiscountInput;
   periods: number[];
@@ -78,7 +84,9 @@ export class InvoiceDiscounts {
         if (planned.length === 0) continue;
         const done = withPeriods(price(invoice, planned.map((p) => p.input)), planned);
         priced.set(invoice.id, done);
-        for (const d of done.discounts) uses.push({ invoiceId: done.id, discountId: d.discountId, periods: (d.periods ?? []).map((p) => p.getTime()), amount: d.amount });
+        for (const d of done.discounts) {
+          uses.push({ invoiceId: done.id, discountId: d.discountId, periods: (d.periods ?? []).map((p) => p.getTime()), amount: d.amount, periodAmounts: d.periodAmounts ?? null });
+        }
       }
     }
     return invoices.map((i) => priced.get(i.id) ?? i);
@@ -106,16 +114,17 @@ export class InvoiceDiscounts {
     );
   }
 
-  /** The discount inputs of a preview (the upcoming invoice): as for a new invoice, nothing stored or used. */
-  async forPreview(conn: Conn, invoice: DiscountedInvoice): Promise<DiscountInput[]> {
-    if (!invoice.subscriptionId) return [];
+  /** A preview (the upcoming invoice) priced with its discounts as for a new invoice, nothing stored or used; `price` runs the arithmetic. */
+  async forPreview<T extends DiscountedInvoice>(conn: Conn, invoice: T, price: (invoice: T, inputs: DiscountInput[]) => T): Promise<T> {
+    if (!invoice.subscriptionId) return invoice;
     const states = (await this.statesOf(conn, invoice.subscriptionId)).filter((s) => !s.discount.removedAt);
-    if (states.length === 0) return [];
+    if (states.length === 0) return invoice;
     const uses = await this.usesOf(
       conn,
       states.map((s) => s.discount.id),
     );
-    return plan(invoice, states, uses, null).map((p) => p.input);
+    const planned = plan(invoice, states, uses, null);
+    return planned.length === 0 ? invoice : withPeriods(price(invoice, planned.map((p) => p.input)), planned);
   }
 
   /**
@@ -143,21 +152,53 @@ export class InvoiceDiscounts {
 
   private async usesOf(conn: Conn, discountIds: string[]): Promise<Use[]> {
     const rows = await this.coupons.uses(conn, discountIds);
-    return rows.map((r) => ({ invoiceId: r.invoiceId, discountId: r.discountId, amount: r.amount, periods: r.periods.map((p) => p.getTime()).sort((a, b) => a - b) }));
+    return rows.map((r) => {
+      const periods = r.periods.map((p) => p.getTime());
+      const amounts = r.periodAmounts ?? null;
+      const aligned = amounts !== null && amounts.length === periods.length;
+      // Sorted by period, each amount kept with its period.
+      const order = periods.map((_, i) => i).sort((a, b) => periods[a]! - periods[b]!);
+      return {
+        invoiceId: r.invoiceId,
+        discountId: r.discountId,
+        amount: r.amount,
+        periods: order.map((i) => periods[i]!),
+        periodAmounts: aligned ? order.map((i) => amounts[i]!) : null,
+      };
+    });
   }
 }
 
+/**
+ * The priced invoice's discounts, one per discount: the arithmetic answers one amount per
+ * input (in input order), so a FIXED_AMOUNT discount's inputs per period are added up, each
+ * period's amount kept (`periodAmounts`), and each discount gets the periods it covers.
+ */
 function withPeriods<T extends DiscountedInvoice>(invoice: T, planned: Planned[]): T {
-  const periods = new Map(planned.map((p) => [p.input.discountId, p.periods.map((ms) => new Date(ms))]));
-  return { ...invoice, discounts: invoice.discounts.map((d) => ({ ...d, periods: periods.get(d.discountId) ?? [] })) };
+  const merged = new Map<string, DiscountAmount>();
+  invoice.discounts.forEach((d, i) => {
+    const p = planned[i];
+    const periods = (p?.periods ?? []).map((ms) => new Date(ms));
+    const fixed = p?.input.kind === 'FIXED_AMOUNT';
+    const found = merged.get(d.discountId);
+    if (!found) {
+      merged.set(d.discountId, { ...d, periods, ...(fixed ? { periodAmounts: periods.length > 0 ? [d.amount] : [] } : {}) });
+      return;
+    }
+    found.amount += d.amount;
+    found.periods = [...(found.periods ?? []), ...periods];
+    if (fixed) found.periodAmounts = [...(found.periodAmounts ?? []), d.amount];
+  });
+  return { ...invoice, discounts: [...merged.values()] };
 }
 
 /**
  * Each discount's input for an invoice, in attach order. Its lines: the CHARGE lines (of
  * `applies_to_price_ids` when set; COMMITMENT_TRUE_UP lines only without it) of the periods it
  * covers: those it covered already, then new ones while it has periods left (`carried`: a
- * recompute keeps the periods the invoice already has). PERCENTAGE: the percent;
- * FIXED_AMOUNT: Σ over its periods here of what other invoices left of amount_off.
+ * recompute keeps the periods the invoice already has). PERCENTAGE: one input, the percent;
+ * FIXED_AMOUNT: one input per period, on that period's lines, of what the other invoices of
+ * the period left of amount_off (docs/api/coupons.md: at most amount_off per period).
  */
 function plan(invoice: DiscountedInvoice, states: ReadonlyArray<Pick<DiscountState, 'discount' | 'coupon'>>, uses: Use[], carried: Map<string, number[]> | null): Planned[] {
   const out: Planned[] = [];
@@ -180,32 +221,40 @@ function plan(invoice: DiscountedInvoice, states: ReadonlyArray<Pick<DiscountSta
       }
     }
     if (periods.length === 0 && !carried) continue;
-    const appliesTo = eligible.filter((l) => periods.includes(periodOf(invoice, l))).map((l) => l.id);
-    const input: DiscountInput =
-      s.coupon.type === 'PERCENTAGE'
-        ? { discountId: s.discount.id, kind: 'PERCENTAGE', percent: s.coupon.percentOff!, appliesTo }
-        : { discountId: s.discount.id, kind: 'FIXED_AMOUNT', remaining: leftOf(s.coupon.amountOff!, others, periods), appliesTo };
-    out.push({ input, periods });
+    const linesOf = (of: number[]) => eligible.filter((l) => of.includes(periodOf(invoice, l))).map((l) => l.id);
+    if (s.coupon.type === 'PERCENTAGE') {
+      out.push({ input: { discountId: s.discount.id, kind: 'PERCENTAGE', percent: s.coupon.percentOff!, appliesTo: linesOf(periods) }, periods });
+      continue;
+    }
+    // FIXED_AMOUNT: each period its own input, with what that period has left across the other invoices.
+    const used = usedOf(s.coupon.amountOff!, others);
+    const remaining = (p: number) => Math.max(0, s.coupon.amountOff! - (used.get(p) ?? 0));
+    if (periods.length === 0) out.push({ input: { discountId: s.discount.id, kind: 'FIXED_AMOUNT', remaining: 0, appliesTo: [] }, periods: [] });
+    for (const p of periods) out.push({ input: { discountId: s.discount.id, kind: 'FIXED_AMOUNT', remaining: remaining(p), appliesTo: linesOf([p]) }, periods: [p] });
   }
   return out;
 }
 
 /**
- * What is left of a FIXED_AMOUNT coupon's amount_off in `periods`, after other invoices: an
- * invoice's amount counts against its periods in order, each up to amount_off (its first
- * period first), so no period ever takes more than amount_off.
+ * What other invoices took of a FIXED_AMOUNT coupon's amount_off in each billed period: the
+ * amount each stored for each period; a row written before migration 021 (no amounts per
+ * period) counts against its periods in order, each up to amount_off, its first period first.
  */
-function leftOf(amountOff: number, others: Use[], periods: number[]): number {
+function usedOf(amountOff: number, others: Use[]): Map<number, number> {
   const used = new Map<number, number>();
   for (const u of others) {
+    if (u.periodAmounts) {
+      u.periods.forEach((p, i) => used.set(p, (used.get(p) ?? 0) + u.periodAmounts![i]!));
+      continue;
+    }
     let amount = u.amount;
     for (const p of u.periods) {
-      const take = Math.min(amount, amountOff - (used.get(p) ?? 0));
+      const take = Math.min(amount, Math.max(0, amountOff - (used.get(p) ?? 0)));
       used.set(p, (used.get(p) ?? 0) + take);
       amount -= take;
     }
   }
-  return periods.reduce((sum, p) => sum + Math.max(0, amountOff - (used.get(p) ?? 0)), 0);
+  return used;
 }
 
 function periodOf(invoice: DiscountedInvoice, line: { periodStart: Date | null; billingPeriodStart?: Date | null }): number {

@@ -208,14 +208,22 @@ export class CouponStore {
     await trx('subscription_discounts').where({ id }).whereNull('removed_at').update({ removed_at: now });
   }
 
-  /** What invoices (not voided) took of discounts: one row per (invoice, discount), with the billed periods it covered there. */
-  async uses(conn: Conn, discountIds: string[]): Promise<Array<{ invoiceId: string; discountId: string; periods: Date[]; amount: number }>> {
+  /** What invoices (not voided) took of discounts: one row per (invoice, discount), with the billed periods it covered there (and, FIXED_AMOUNT, what each took). */
+  async uses(conn: Conn, discountIds: string[]): Promise<Array<{ invoiceId: string; discountId: string; periods: Date[]; amount: number; periodAmounts?: number[] | null }>> {
     if (discountIds.length === 0) return [];
     const rows = await conn('invoice_discounts as d')
       .join('invoices as i', 'i.id', 'd.invoice_id')
       .whereIn('d.discount_id', discountIds)
       .whereNot('i.status', 'voided')
-      .select<Array<{ invoice_id: string; discount_id: string; periods: Date[]; amount: string | number }>>('d.invoice_id', 'd.discount_id', 'd.periods', 'd.amount');
-    return rows.map((r) => ({ invoiceId: r.invoice_id, discountId: r.discount_id, periods: r.periods, amount: Number(r.amount) }));
+      .select<
+        Array<{ invoice_id: string; discount_id: string; periods: Date[]; amount: string | number; period_amounts: Array<string | number> | null }>
+      >('d.invoice_id', 'd.discount_id', 'd.periods', 'd.amount', 'd.period_amounts');
+    return rows.map((r) => ({
+      invoiceId: r.invoice_id,
+      discountId: r.discount_id,
+      periods: r.periods,
+      amount: Number(r.amount),
+      periodAmounts: r.period_amounts ? r.period_amounts.map(Number) : null,
+    }));
   }
 }

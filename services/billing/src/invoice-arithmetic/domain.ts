@@ -55,6 +55,11 @@ export interface DiscountAmount {
    * set by the coupon step, stored with the amount; the arithmetic neither reads nor sets it.
    */
   periods?: Date[];
+  /**
+   * A FIXED_AMOUNT discount's amount in each of `periods` (same order; ADR 0040, amendment):
+   * what each billed period took of its amount_off on the invoice. Set by the coupon step.
+   */
+  periodAmounts?: number[];
 }
 
 /** The invoice's arithmetic before credits, credit notes and payments. */

@@ -3,7 +3,7 @@ import { billingSchedule, prorationFactor, type Period } from '../periods';
 import type { Price } from '../prices/domain';
 import { fixedLine, usageLines, type LineAmount } from '@billstream/pricing';
 import type { Subscription } from '../subscriptions/domain';
-import { chargeOf } from '../prices/charge';
+import { billedQuantity, chargeOf } from '../prices/charge';
 import { chargeLine, type InvoiceLine } from './domain';
 
 /** A window lines bill: the period and, for FIXED charges of a part of a period, the factor (12 decimals). */
@@ -128,7 +128,7 @@ export function invoiceLines(prices: Price[], arrear: { window: ChargeWindow; us
     for (const price of sorted) {
       if (price.type === 'FIXED' && price.invoiceCadence === 'ARREAR') lines.push(toLine(lines.length, price, fixedAmount(price, arrear.window), arrear.window));
       if (price.type === 'USAGE') {
-        for (const amount of usageLines(chargeOf(price), arrear.usage.get(price.id) ?? '0')) lines.push(toLine(lines.length, price, amount, arrear.window));
+        for (const amount of usageLines(chargeOf(price), billedQuantity(arrear.usage.get(price.id) ?? '0'))) lines.push(toLine(lines.length, price, amount, arrear.window));
       }
     }
   }

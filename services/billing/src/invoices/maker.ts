@@ -324,8 +324,7 @@ export class InvoiceMaker {
   async previewDiscounts(made: DraftInvoice): Promise<DraftInvoice | undefined> {
     const [draft] = await withTrueUps(this.deps.db, this.deps.invoices, await withThresholdDeductions(this.deps.db, this.deps.invoices, [made]));
     if (!draft || !this.deps.discounts) return draft;
-    const inputs = await this.deps.discounts.forPreview(this.deps.db, draft);
-    return inputs.length === 0 ? draft : { ...draft, ...priceInvoice(draft.lines, inputs) };
+    return this.deps.discounts.forPreview(this.deps.db, draft, (d, inputs) => ({ ...d, ...priceInvoice(d.lines, inputs) }));
   }
 
   /** A stored draft's new lines priced with the discounts it carries, on the same periods (a reprice). */

@@ -106,14 +106,21 @@ export interface DiscountRow {
   amount: number | string;
   /** The billed periods the discount covered on the invoice (migration 012). */
   periods?: Date[];
+  /** A FIXED_AMOUNT discount's amount in each of `periods` (migration 021); null on older rows and other discounts. */
+  period_amounts?: Array<number | string> | null;
 }
 
 export function discountFromRow(r: DiscountRow): DiscountAmount {
-  return { discountId: r.discount_id, amount: Number(r.amount), ...(r.periods && r.periods.length > 0 ? { periods: r.periods } : {}) };
+  return {
+    discountId: r.discount_id,
+    amount: Number(r.amount),
+    ...(r.periods && r.periods.length > 0 ? { periods: r.periods } : {}),
+    ...(r.period_amounts ? { periodAmounts: r.period_amounts.map(Number) } : {}),
+  };
 }
 
 export function discountRows(invoiceId: string, discounts: DiscountAmount[]): DiscountRow[] {
-  return discounts.map((d, position) => ({ invoice_id: invoiceId, discount_id: d.discountId, position, amount: d.amount, periods: d.periods ?? [] }));
+  return discounts.map((d, position) => ({ invoice_id: invoiceId, discount_id: d.discountId, position, amount: d.amount, periods: d.periods ?? [], period_amounts: d.periodAmounts ?? null }));
 }
 
 export function fromRow(r: InvoiceRow, lines: InvoiceLine[], discounts: DiscountAmount[] = []): Invoice {

@@ -10,7 +10,7 @@ import { planNotFound } from '../plans/service';
 import type { PlanStore } from '../plans/store';
 import type { Price } from '../prices/domain';
 import type { PriceStore } from '../prices/store';
-import { SUBSCRIPTION_EVENTS, type PendingChange, type Subscription } from '../subscriptions/domain';
+import { currentPlanSince, SUBSCRIPTION_EVENTS, type PendingChange, type Subscription } from '../subscriptions/domain';
 import { announce, subscriptionNotFound } from '../subscriptions/events';
 import type { SubscriptionGrants } from '../subscriptions/grants';
 import { runFrom, stepsUntil } from '../subscriptions/lifecycle';
@@ -131,7 +131,7 @@ export class PlanChangeService {
       const earlier = attempt > 0 && body.idempotency_key ? await this.deps.changes.getByKey(this.deps.db, ctx, body.idempotency_key) : undefined;
       if (earlier) return { replayed: await this.replay(earlier, hash) };
       const current = await this.current(ctx, id);
-      const now = this.deps.clock();
+      const now = changeInstant(current, this.deps.clock());
       if (stepsUntil(current, now).length > 0) continue;
       const plan = await this.checked(ctx, current, body);
       const changeId = newId('subscriptionChange');
@@ -233,6 +233,19 @@ export class PlanChangeService {
 
 function planArchived(id: string): ValidationError {
   return new ValidationError(`Plan ${id} is archived: it takes no new subscriptions`, { field: 'plan_id', plan_id: id });
+}
+
+/**
+ * The one instant of a change made at `clock` (docs/api/plan-changes.md): its whole second
+ * (the fraction dropped, as clients that stamp usage in seconds send it), never before where the
+ * current plan's charges start (the period start or the last change). The change invoice's
+ * period_end, the new lines' period_start, the subscription's new period start or last change,
+ * the change's effective_at and its events all carry this value.
+ */
+export function changeInstant(s: Pick<Subscription, 'currentPeriodStart' | 'currentPeriodEnd' | 'lastChangeAt'>, clock: Date): Date {
+  const second = Math.floor(clock.getTime() / 1000) * 1000;
+  const since = currentPlanSince(s)?.getTime() ?? second;
+  return new Date(Math.min(clock.getTime(), Math.max(second, since)));
 }
 
 /**

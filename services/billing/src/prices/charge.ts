@@ -9,3 +9,12 @@ export function chargeOf(p: Price): UsageCharge {
   return { ...base, billingModel: 'FLAT_FEE', amount: p.amount! };
 }
 
+
+/**
+ * The quantity a usage line bills for a meter's value over its window: the value as summed
+ * (a SUM meter adds negative values as sent), a negative total billed as 0, so no stored event
+ * can make a line, an invoice or a preview impossible (docs/api/usage-events.md, ADR 0057).
+ */
+export function billedQuantity(value: string): string {
+  return value.trim().startsWith('-') ? '0' : value;
+}

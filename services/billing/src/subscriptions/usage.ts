@@ -7,7 +7,7 @@ import type { CustomerStore } from '../customers/store';
 import type { Meters, UsageQuery } from '../clients/meters/domain';
 import type { Price } from '../prices/domain';
 import type { PriceStore } from '../prices/store';
-import { chargeOf } from '../prices/charge';
+import { billedQuantity, chargeOf } from '../prices/charge';
 import { sumAmounts, usageLines, type LineAmount } from '@billstream/pricing';
 import { subscriptionNotFound } from './events';
 import type { SubscriptionStore } from './store';
@@ -109,7 +109,7 @@ export class UsageService {
     }
     const items = subs.map((): PriceUsage[] => []);
     at.forEach(({ sub, price }, i) => {
-      const quantity = quantities[i]!;
+      const quantity = billedQuantity(quantities[i]!);
       const lines = subs[sub]!.status === 'trialing' ? [] : usageLines(chargeOf(price), quantity);
       items[sub]!.push({ price, quantity, amount: sumAmounts(lines), lines });
     });
