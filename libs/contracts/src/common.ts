@@ -75,6 +75,11 @@ export function listResponse<T extends z.ZodType>(item: T) {
   return z.object({ items: z.array(item), pagination: paginationSchema });
 }
 
+/** A page of a list held whole (a subscription's discounts, a customer's entitlements): the list convention's shape. */
+export function pageOf<T>(all: readonly T[], q: { limit: number; offset: number }) {
+  return { items: all.slice(q.offset, q.offset + q.limit), pagination: { total: all.length, limit: q.limit, offset: q.offset } };
+}
+
 export const errorEnvelopeSchema = z.object({
   success: z.literal(false),
   error: z.object({
