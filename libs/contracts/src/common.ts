@@ -20,6 +20,8 @@ export const PERMISSIONS = [
   'subscriptions:write',
   'invoices:read',
   'invoices:write',
+  /** A payment processor's callbacks: settle a PROVIDER payment (succeed or fail); `invoices:write` does not give it. */
+  'payments:settle',
   'tasks:read',
   'tasks:write',
   'credit_grants:read',
