@@ -20,6 +20,8 @@ export const PERMISSIONS = [
   'subscriptions:write',
   'invoices:read',
   'invoices:write',
+  /** A payment processor's callbacks: settle a PROVIDER payment (succeed or fail); `invoices:write` does not give it. */
+  'payments:settle',
   'tasks:read',
   'tasks:write',
   'credit_grants:read',
@@ -73,6 +75,11 @@ export const paginationSchema = z.object({ total: z.number().int(), limit: z.num
 
 export function listResponse<T extends z.ZodType>(item: T) {
   return z.object({ items: z.array(item), pagination: paginationSchema });
+}
+
+/** A page of a list held whole (a subscription's discounts, a customer's entitlements): the list convention's shape. */
+export function pageOf<T>(all: readonly T[], q: { limit: number; offset: number }) {
+  return { items: all.slice(q.offset, q.offset + q.limit), pagination: { total: all.length, limit: q.limit, offset: q.offset } };
 }
 
 export const errorEnvelopeSchema = z.object({

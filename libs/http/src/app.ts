@@ -174,7 +174,10 @@ export function internalContextOf(headers: IncomingHttpHeaders, token: string, r
   if (!safeEqual(given, token) || !tenantId || !environmentId) {
     throw new UnauthenticatedError('Internal calls need the internal token and a tenant');
   }
-  return { tenantId, environmentId, actor: one(INTERNAL_HEADERS.actor) ?? 'system', requestId };
+  const permissions = one(INTERNAL_HEADERS.permissions);
+  const ctx: RequestContext = { tenantId, environmentId, actor: one(INTERNAL_HEADERS.actor) ?? 'system', requestId };
+  if (permissions !== undefined) ctx.permissions = permissions.split(',').filter(Boolean);
+  return ctx;
 }
 
 /**

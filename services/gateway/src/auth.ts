@@ -77,7 +77,13 @@ export async function callerOf(
     failed(limits, address, invalid);
   }
   if (reserved) limits.failures.refund(address);
-  const ctx: RequestContext = { tenantId: principal.tenantId, environmentId: principal.environmentId, actor: principal.keyId, requestId };
+  const ctx: RequestContext = {
+    tenantId: principal.tenantId,
+    environmentId: principal.environmentId,
+    actor: principal.keyId,
+    requestId,
+    permissions: principal.permissions,
+  };
   const wait = limits.tenants.take(principal.tenantId);
   if (wait > 0) throw new RateLimitedError(wait);
   return { principal, ctx };

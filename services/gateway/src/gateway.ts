@@ -4,9 +4,10 @@ import { RateLimitedError } from '@billstream/errors';
 import { ALL_ROUTES, LINK_CONTEXT, type RouteDef, type ServiceName } from '@billstream/contracts';
 import { migrate, pingDb } from '@billstream/db';
 import { assertRoutesMounted, createHttpApp, finishApp, MiB, mountHealth, mountLeanRoute, mountRoute, parseRouteInput, staticRoutes, templateResolver, type RouteRunner } from '@billstream/http';
+import type { Logger } from '@billstream/logger';
 import type { Service, ServiceDeps } from '@billstream/runtime';
 import { apiKeyHandlers } from './api-keys/routes';
-import { ApiKeyService } from './api-keys/service';
+import { ApiKeyService, type EnsuredKey } from './api-keys/service';
 import { ApiKeyStore } from './api-keys/store';
 import { assertPermitted, authenticate, callerOf, keyOfHeaders, requirePermission, type CallerLimits } from './auth';
 import { eventHandlers } from './events/routes';
@@ -50,6 +51,25 @@ export interface Gateway extends Service {
  * upload or a streamed download.
  */
 const servedLean = (def: RouteDef) => def.rawBody === undefined && def.streamsResponse === undefined;
+
+/**
+ * Logs what the start did to a key it keeps usable (the bootstrap key, the development key):
+ * a restored key says what it was, a refused one why it stays as it is (ADR 0058).
+ */
+export function logEnsuredKey(logger: Logger, which: string, ensured: EnsuredKey): void {
+  const key = { key_id: ensured.record.id, tenant_id: ensured.record.tenantId, environment_id: ensured.record.environmentId };
+  if (ensured.outcome === 'restored') {
+    logger.warn(`${which} restored at start: revocation lifted, permissions *`, {
+      ...key,
+      was_revoked_at: ensured.was.revokedAt?.toISOString() ?? null,
+      was_permissions: ensured.was.permissions,
+    });
+  } else if (ensured.outcome === 'refused') {
+    logger.error(`${which} not restored at start: ${ensured.reason}`, key);
+  } else if (ensured.outcome === 'created') {
+    logger.info(`${which} created at start with permissions *`, key);
+  }
+}
 
 /** The public entry: authentication, tenant scoping, rate limits, validation, forwarding. */
 export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayConfig): Gateway {
@@ -143,7 +163,8 @@ export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayC
       await migrate(db, SCHEMA, migrations);
       await bus.ensureTopics([TOPICS.usageEvents]);
       if (config.bootstrap) {
-        await apiKeys.ensure(config.bootstrap.key, config.bootstrap.tenantId, config.bootstrap.environmentId);
+        const ensured = await apiKeys.ensure(config.bootstrap.key, config.bootstrap.tenantId, config.bootstrap.environmentId);
+        logEnsuredKey(logger, 'BOOTSTRAP_API_KEY', ensured);
       }
     },
     async stop() {

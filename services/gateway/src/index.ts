@@ -1,4 +1,4 @@
-export { createGateway, type Gateway, type GatewayConfig } from './gateway';
+export { createGateway, logEnsuredKey, type Gateway, type GatewayConfig } from './gateway';
 export { gatewayEnv, gatewaySettings, gatewaySettingsEnv, gatewaySettingsFrom, type GatewaySettings } from './config';
 export { buildOpenApiDocument, type OpenApiDocument } from './openapi';
 export { ApiKeyService } from './api-keys/service';

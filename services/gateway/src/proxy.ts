@@ -96,6 +96,7 @@ export class ServiceProxy {
       [INTERNAL_HEADERS.actor]: ctx.actor,
       [INTERNAL_HEADERS.requestId]: ctx.requestId,
     };
+    if (ctx.permissions) headers[INTERNAL_HEADERS.permissions] = ctx.permissions.join(',');
     for (const h of PASSED_REQUEST_HEADERS) {
       const v = requestHeaders[h];
       if (typeof v === 'string' && v) headers[h] = v;

@@ -5,7 +5,7 @@ import { InProcessBus, KafkaBus, type Bus, type KafkaTiming } from '@billstream/
 import { migrate, openServiceDatabases, type Db } from '@billstream/db';
 import { billingSettingsFrom, createBillingService } from '@billstream/billing';
 import { createCustomerService } from '@billstream/customer';
-import { createGateway, gatewaySettingsFrom, type Gateway, type GatewayConfig } from '@billstream/gateway';
+import { createGateway, gatewaySettingsFrom, logEnsuredKey, type Gateway, type GatewayConfig } from '@billstream/gateway';
 import { listen, routeTableOf, type Listening } from '@billstream/http';
 import { createIngestionService, ingestionSettingsFrom } from '@billstream/ingestion-aggregator';
 import type { Logger } from '@billstream/logger';
@@ -161,7 +161,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     const file = path.join(dataDir, 'dev-api-key');
     const created = !existsSync(file);
     const key = created ? `bsk_dev_${randomBytes(24).toString('base64url')}` : readFileSync(file, 'utf8').trim();
-    await gateway.apiKeys.ensure(key, 'default', 'development');
+    logEnsuredKey(logger, 'the development key', await gateway.apiKeys.ensure(key, 'default', 'development'));
     if (created) writeFileSync(file, `${key}\n`, { mode: 0o600 });
     devKey = { key, created, file };
   }

@@ -276,6 +276,28 @@ describe('coupons and discounts through the gateway (real Postgres and Kafka)', 
       });
     });
 
+    it('lists discounts like every other list (ADR 0058): {items, pagination} with limit and offset, in attach order', async () => {
+      const { id: planId } = await plan([monthly('19.99')]);
+      const coupons = [await coupon({ percent_off: '5' }), await coupon({ percent_off: '6' }), await coupon({ percent_off: '7' })];
+      const sub = await subscribe(planId, { discounts: coupons.map((c) => ({ coupon_id: c.id })) });
+      const all = await stack.api.get(`/v1/subscriptions/${sub.id}/discounts`);
+      expect(all.status).toBe(200);
+      expect(all.body.pagination).toEqual({ total: 3, limit: 50, offset: 0 });
+      expect(all.body.items.map((d: Discount & { coupon_id: string }) => d.coupon_id)).toEqual(coupons.map((c) => c.id));
+      const page = await stack.api.get(`/v1/subscriptions/${sub.id}/discounts?limit=1&offset=1`);
+      expect(page.body).toEqual({ items: [all.body.items[1]], pagination: { total: 3, limit: 1, offset: 1 } });
+      expect((await stack.api.get(`/v1/subscriptions/${sub.id}/discounts?offset=3`)).body).toEqual({ items: [], pagination: { total: 3, limit: 50, offset: 3 } });
+      for (const [query, field] of [
+        ['limit=0', 'limit'],
+        ['limit=1001', 'limit'],
+        ['offset=-1', 'offset'],
+        ['status=active', 'status'],
+      ]) {
+        expect({ query, answer: fieldOf(await stack.api.get(`/v1/subscriptions/${sub.id}/discounts?${query}`)) }).toEqual({ query, answer: [400, 'validation_error', field] });
+      }
+      expect(fieldOf(await stack.api.get('/v1/subscriptions/sub_unknown/discounts?limit=1'))[0]).toBe(404);
+    });
+
     it('covers a REPEATING coupon for 2 billed periods, the period job included, then ends it; re-runs store one amount per (invoice, discount)', async () => {
       const { id: planId } = await plan([daily]);
       const c = await coupon({ percent_off: '50', duration: 'REPEATING', duration_in_periods: 2 });

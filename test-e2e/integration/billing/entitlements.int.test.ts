@@ -266,7 +266,7 @@ describe('features, entitlements and the check through the gateway', () => {
       const c = await customer();
       const none = await check({ customer_id: c.id, feature_lookup_key: b.lookup_key });
       expect(none.body).toEqual({ allowed: false, feature_lookup_key: b.lookup_key, type: 'BOOLEAN', usage: null, limit: null, remaining: null, is_soft_limit: false, period_start: null, period_end: null });
-      expect((await stack.api.get(`/v1/customers/${c.id}/entitlements`)).body).toEqual({ items: [] });
+      expect((await stack.api.get(`/v1/customers/${c.id}/entitlements`)).body).toEqual({ items: [], pagination: { total: 0, limit: 50, offset: 0 } });
       const subOff = await subscribe(c.id, off);
       expect((await check({ external_customer_id: c.external, feature_lookup_key: b.lookup_key })).body.allowed).toBe(false);
       const subOn = await subscribe(c.id, on, { trial_period_days: 14 });
@@ -295,6 +295,11 @@ describe('features, entitlements and the check through the gateway', () => {
       });
       expect(byKey[b.lookup_key].sources).toHaveLength(2);
       expect(byKey[s.lookup_key]).toMatchObject({ type: 'STATIC', is_enabled: true, static_value: 'gold' });
+      // A list like every other (ADR 0058): limit and offset page it, total counts every item.
+      const paged = await stack.api.get(`/v1/customers/${c.id}/entitlements?limit=1&offset=1`);
+      expect(paged.body).toEqual({ items: [view[1]], pagination: { total: view.length, limit: 1, offset: 1 } });
+      expect((await stack.api.get(`/v1/customers/${c.id}/entitlements?limit=0`)).body.error.details.field).toBe('limit');
+      expect((await stack.api.get(`/v1/customers/${c.id}/entitlements?feature=x`)).body.error.details.field).toBe('feature');
       // A cancelled subscription grants nothing; a paused one neither.
       expect((await stack.api.post(`/v1/subscriptions/${subOn.id}/cancel`, { cancel_at: 'immediately' })).status).toBe(200);
       expect((await check({ customer_id: c.id, feature_lookup_key: b.lookup_key })).body.allowed).toBe(false);

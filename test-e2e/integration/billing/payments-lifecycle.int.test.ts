@@ -108,6 +108,38 @@ describe('payment lifecycle and dunning through the gateway (real Postgres and K
     expect((await eventsOf(other)).filter((t) => t.startsWith('payment.'))).toEqual(['payment.created', 'payment.success']);
   });
 
+  it('settling is payments:settle (ADR 0058): invoices:write cannot say a processor payment succeeded or failed, a key with only payments:settle can', async () => {
+    const invoiceId = await openInvoice();
+    const created = await provider(invoiceId, 4900, `settle-${invoiceId}`);
+    expect(created.status).toBe(201);
+    const recorder = stack.api.withKey(await stack.keyFor('tenant-a', 'production', ['invoices:read', 'invoices:write']));
+    const processor = stack.api.withKey(await stack.keyFor('tenant-a', 'production', ['payments:settle']));
+    const denied = (res: { status: number; body: { error?: { internal_error: string; details?: { permission?: string } } } }) => [
+      res.status,
+      res.body.error?.internal_error,
+      res.body.error?.details?.permission,
+    ];
+    expect(denied(await recorder.post(`/v1/payments/${created.body.id}/succeed`, { provider_reference: 'pi_forged' }))).toEqual([403, 'permission_denied', 'payments:settle']);
+    expect(denied(await recorder.post(`/v1/payments/${created.body.id}/fail`, { failure_reason: 'forged' }))).toEqual([403, 'permission_denied', 'payments:settle']);
+    // Nothing changed: still pending, nothing paid.
+    expect((await paymentsOf(invoiceId)).map((p) => [p.id, p.payment_status])).toEqual([[created.body.id, 'pending']]);
+    expect(await invoice(invoiceId)).toMatchObject({ amount_paid: 0, amount_remaining: 4900 });
+    // The recorder still records payments of its own (invoices:write); the processor's key reads and records nothing else.
+    expect((await recorder.get(`/v1/payments?invoice_id=${invoiceId}`)).status).toBe(200);
+    expect(denied(await processor.get(`/v1/payments?invoice_id=${invoiceId}`))).toEqual([403, 'permission_denied', 'invoices:read']);
+    expect(denied(await processor.post('/v1/payments', { invoice_id: invoiceId, amount: 1, payment_method_type: 'OFFLINE' }))).toEqual([403, 'permission_denied', 'invoices:write']);
+
+    const settled = await processor.post(`/v1/payments/${created.body.id}/succeed`, { provider_reference: 'pi_real' });
+    expect(settled.status).toBe(200);
+    expect(settled.body).toMatchObject({ payment_status: 'succeeded', provider_reference: 'pi_real' });
+    expect(await invoice(invoiceId)).toMatchObject({ status: 'paid', amount_paid: 4900, amount_remaining: 0 });
+
+    const second = await openInvoice();
+    const other = await provider(second, 4900, `settle-fail-${second}`);
+    const failed = await processor.post(`/v1/payments/${other.body.id}/fail`, { failure_reason: 'card_declined' });
+    expect([failed.status, failed.body.payment_status]).toEqual([200, 'failed']);
+  });
+
   it('two concurrent full payments: one is taken, the other refused', async () => {
     const invoiceId = await openInvoice();
     const both = await Promise.all([provider(invoiceId, 4900, `a-${invoiceId}`), provider(invoiceId, 4900, `b-${invoiceId}`), pay(invoiceId, { amount: 4900, payment_method_type: 'OFFLINE' })]);

@@ -298,8 +298,10 @@ describe('tasks: bulk export and import through the gateway (real Postgres and K
 
   describe('permissions and bad input', () => {
     it('needs tasks:read to read and tasks:write to create or cancel (403 in the envelope)', async () => {
-      const readOnly = api.withKey(await stack.keyFor('tenant-a', 'production', ['tasks:read']));
-      const writeOnly = api.withKey(await stack.keyFor('tenant-a', 'production', ['tasks:write']));
+      // Each key also holds the entities' permissions a task needs (ADR 0058), so only tasks:read|write differ.
+      const entities = ['events:read', 'events:write', 'customers:read', 'customers:write', 'invoices:read'];
+      const readOnly = api.withKey(await stack.keyFor('tenant-a', 'production', ['tasks:read', ...entities]));
+      const writeOnly = api.withKey(await stack.keyFor('tenant-a', 'production', ['tasks:write', ...entities]));
       const none = api.withKey(await stack.keyFor('tenant-a', 'production', ['events:read', 'events:write']));
       const some = (await api.get('/v1/tasks?limit=1')).body.items[0].id;
       expect((await readOnly.get('/v1/tasks')).status).toBe(200);
@@ -319,6 +321,22 @@ describe('tasks: bulk export and import through the gateway (real Postgres and K
         expect(res.body.success).toBe(false);
       }
       expect((await writeOnly.post('/v1/tasks', { task_type: 'EXPORT', entity_type: 'EVENTS', file_type: 'CSV' })).status).toBe(202);
+    });
+
+    it("needs the entity's permission too (ADR 0058): tasks:read|write alone exports, imports and reads nothing", async () => {
+      const tasksOnly = api.withKey(await stack.keyFor('tenant-a', 'production', ['tasks:read', 'tasks:write']));
+      const denied = (res: { status: number; body: { error?: { details?: { permission?: string } } } }) => [res.status, res.body.error?.details?.permission];
+      const before = Number((await db('tasks').count({ n: '*' }))[0].n);
+      expect(denied(await tasksOnly.post('/v1/tasks', { task_type: 'EXPORT', entity_type: 'CUSTOMERS', file_type: 'JSONL' }))).toEqual([403, 'customers:read']);
+      expect(denied(await tasksOnly.post('/v1/tasks/imports?entity_type=EVENTS&file_type=JSONL', '{}\n', { 'content-type': 'text/plain' }))).toEqual([403, 'events:write']);
+      expect(denied(await tasksOnly.post('/v1/tasks/imports?entity_type=CUSTOMERS&file_type=JSONL', '{}\n', { 'content-type': 'text/plain' }))).toEqual([403, 'customers:write']);
+      expect(Number((await db('tasks').count({ n: '*' }))[0].n)).toBe(before);
+      const { task } = await exportFile({ entity_type: 'INVOICES', file_type: 'CSV' });
+      expect(denied(await tasksOnly.get(`/v1/tasks/${task.id}`))).toEqual([403, 'invoices:read']);
+      expect(denied(await tasksOnly.get(`/v1/tasks/${task.id}/download`))).toEqual([403, 'invoices:read']);
+      expect((await tasksOnly.get('/v1/tasks')).body.pagination.total).toBe(0);
+      const invoiceReader = api.withKey(await stack.keyFor('tenant-a', 'production', ['tasks:read', 'invoices:read']));
+      expect((await invoiceReader.get(`/v1/tasks/${task.id}/download`)).status).toBe(200);
     });
 
     it('answers 400 with the field for every bad export body, query and id, writing nothing', async () => {

@@ -1037,8 +1037,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * A pending PROVIDER payment succeeded (the processor's webhook): it pays the invoice; the same call again changes nothing
-         * @description Needs the `invoices:write` permission (or `*`). Served by the billing service.
+         * A pending PROVIDER payment succeeded (the processor's callback, permission payments:settle, which invoices:write does not give): it pays the invoice; the same call again changes nothing
+         * @description Needs the `payments:settle` permission (or `*`). Served by the billing service.
          */
         post: operations["succeedPayment"];
         delete?: never;
@@ -1057,8 +1057,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * A pending PROVIDER payment failed: what it reserved is free again; the same call again changes nothing
-         * @description Needs the `invoices:write` permission (or `*`). Served by the billing service.
+         * A pending PROVIDER payment failed (the processor's callback, permission payments:settle): what it reserved is free again; the same call again changes nothing
+         * @description Needs the `payments:settle` permission (or `*`). Served by the billing service.
          */
         post: operations["failPayment"];
         delete?: never;
@@ -1179,7 +1179,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A customer's features over its active and trialing subscriptions, with usage so far
+         * A customer's features over its active and trialing subscriptions, with usage so far, a page at a time
          * @description Needs the `plans:read` permission (or `*`). Served by the billing service.
          */
         get: operations["getCustomerEntitlements"];
@@ -1507,7 +1507,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A subscription's discounts, in attach order
+         * A subscription's discounts, in attach order, a page at a time
          * @description Needs the `subscriptions:read` permission (or `*`). Served by the billing service.
          */
         get: operations["listDiscounts"];
@@ -2442,7 +2442,7 @@ export interface operations {
                  */
                 "application/json": {
                     name: string;
-                    permissions: ("*" | "customers:read" | "customers:write" | "wallets:read" | "wallets:write" | "events:read" | "events:write" | "webhooks:read" | "webhooks:write" | "meters:read" | "meters:write" | "api_keys:read" | "api_keys:write" | "api_keys:tenant" | "plans:read" | "plans:write" | "subscriptions:read" | "subscriptions:write" | "invoices:read" | "invoices:write" | "tasks:read" | "tasks:write" | "credit_grants:read" | "credit_grants:write" | "credit_notes:read" | "credit_notes:write" | "coupons:read" | "coupons:write" | "settings:read" | "settings:write")[];
+                    permissions: ("*" | "customers:read" | "customers:write" | "wallets:read" | "wallets:write" | "events:read" | "events:write" | "webhooks:read" | "webhooks:write" | "meters:read" | "meters:write" | "api_keys:read" | "api_keys:write" | "api_keys:tenant" | "plans:read" | "plans:write" | "subscriptions:read" | "subscriptions:write" | "invoices:read" | "invoices:write" | "payments:settle" | "tasks:read" | "tasks:write" | "credit_grants:read" | "credit_grants:write" | "credit_notes:read" | "credit_notes:write" | "coupons:read" | "coupons:write" | "settings:read" | "settings:write")[];
                     environment_id?: string;
                 };
             };
@@ -13459,7 +13459,12 @@ export interface operations {
     };
     getCustomerEntitlements: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @example 50 */
+                limit?: number;
+                /** @example 0 */
+                offset?: number;
+            };
             header?: never;
             path: {
                 /** @example cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
@@ -13498,11 +13503,21 @@ export interface operations {
                      *             }
                      *           ]
                      *         }
-                     *       ]
+                     *       ],
+                     *       "pagination": {
+                     *         "total": 1,
+                     *         "limit": 50,
+                     *         "offset": 0
+                     *       }
                      *     }
                      */
                     "application/json": {
                         items: components["schemas"]["CustomerEntitlement"][];
+                        pagination: {
+                            total: number;
+                            limit: number;
+                            offset: number;
+                        };
                     };
                 };
             };
@@ -15689,7 +15704,12 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
         responses: {
             /** @description OK */
             200: {
@@ -15802,6 +15822,15 @@ export interface operations {
             };
             /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the limit (`validation_error`) */
+            413: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -16596,7 +16625,12 @@ export interface operations {
     };
     listDiscounts: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @example 50 */
+                limit?: number;
+                /** @example 0 */
+                offset?: number;
+            };
             header?: never;
             path: {
                 /** @example sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
@@ -16625,7 +16659,12 @@ export interface operations {
                      *           "removed_at": "2026-01-15T10:30:00Z",
                      *           "created_at": "2026-01-15T10:30:00Z"
                      *         }
-                     *       ]
+                     *       ],
+                     *       "pagination": {
+                     *         "total": 1,
+                     *         "limit": 50,
+                     *         "offset": 0
+                     *       }
                      *     }
                      */
                     "application/json": {
@@ -16639,6 +16678,11 @@ export interface operations {
                             removed_at: string | null;
                             created_at: string;
                         }[];
+                        pagination: {
+                            total: number;
+                            limit: number;
+                            offset: number;
+                        };
                     };
                 };
             };

@@ -17,6 +17,8 @@ export type CreditNoteRefundStatus = (typeof CREDIT_NOTE_REFUND_STATUSES)[number
 
 const id = z.string().min(1).max(255);
 const idParams = z.strictObject({ id });
+/** The body of a call that takes none: `{}` or no body; any field is 400 naming it, before any lookup. */
+const emptyBody = z.strictObject({});
 const minorAmount = z
   .number({ error: 'must be an integer in minor units of the invoice currency' })
   .int('must be an integer in minor units')
@@ -152,6 +154,7 @@ export const creditNoteApi = {
     summary: 'Void a credit note that gave no money back: what it took off the amount due is due again',
     tag: 'Credit notes',
     params: idParams,
+    body: emptyBody,
     response: creditNoteSchema,
     status: 200,
     errors: [404],

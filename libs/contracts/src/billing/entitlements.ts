@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { metadataSchema, paginationQuery } from '../common';
+import { listResponse, metadataSchema, paginationQuery } from '../common';
 
 /** Features and entitlements (docs/api/entitlements.md): request and response schemas. */
 export const FEATURE_TYPES = ['BOOLEAN', 'METERED', 'STATIC'] as const;
@@ -127,7 +127,7 @@ export const customerEntitlementSchema = z
     sources: z.array(z.object({ subscription_id: z.string(), entitlement_id: z.string() })),
   })
   .meta({ id: 'CustomerEntitlement' });
-export const customerEntitlementsSchema = z.object({ items: z.array(customerEntitlementSchema) });
+export const customerEntitlementsSchema = listResponse(customerEntitlementSchema);
 export type CustomerEntitlementResponse = z.infer<typeof customerEntitlementSchema>;
 
 export const checkEntitlementBody = z

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoTimestamp, listResponse, paginationQuery } from '../common';
+import { isoTimestamp, listResponse, paginationQuery, type Permission } from '../common';
 import { defineRoute, type RouteDef } from '../routes';
 
 /** Bulk export and import tasks (issue #15, docs/api/tasks.md), owned by the billing service (ADR 0019). */
@@ -12,6 +12,22 @@ export type TaskType = (typeof TASK_TYPES)[number];
 export type TaskEntity = (typeof TASK_EXPORT_ENTITIES)[number];
 export type TaskFileType = (typeof TASK_FILE_TYPES)[number];
 export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+/**
+ * What a task needs beyond `tasks:read|write` (ADR 0058): its entity's permission. Creating an
+ * export, and reading any task of the entity (one, its file, the list), need `read`; creating
+ * an import needs `write`; cancelling needs what creating it did.
+ */
+export const TASK_ENTITY_PERMISSIONS: Record<TaskEntity, { read: Permission; write: Permission }> = {
+  EVENTS: { read: 'events:read', write: 'events:write' },
+  CUSTOMERS: { read: 'customers:read', write: 'customers:write' },
+  INVOICES: { read: 'invoices:read', write: 'invoices:write' },
+};
+
+/** The permission creating (and cancelling) a task of `type` and `entity` needs beyond `tasks:write`. */
+export function taskCreatePermission(type: TaskType, entity: TaskEntity): Permission {
+  return type === 'EXPORT' ? TASK_ENTITY_PERMISSIONS[entity].read : TASK_ENTITY_PERMISSIONS[entity].write;
+}
 
 /** Largest import file: 100 MiB (docs/api/tasks.md). */
 export const MAX_IMPORT_BYTES = 100 * 1024 * 1024;

@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { couponApi } from '@billstream/contracts';
+import { couponApi, pageOf } from '@billstream/contracts';
 import { etagOf, HttpResult, mountRoute } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
 import type { Coupon } from './domain';
@@ -29,6 +29,6 @@ export function mountCouponRoutes(app: Express, coupons: CouponService, logger: 
   );
   mountRoute(app, couponApi.archiveCoupon, async ({ params, ctx }) => coupons.archive(ctx, params.id), logger);
   mountRoute(app, couponApi.attachDiscount, async ({ params, body, ctx }) => toDiscountView(await coupons.attach(ctx, params.id, body)), logger);
-  mountRoute(app, couponApi.listDiscounts, async ({ params, ctx }) => ({ items: (await coupons.discountsOf(ctx, params.id)).map(toDiscountView) }), logger);
+  mountRoute(app, couponApi.listDiscounts, async ({ params, query, ctx }) => pageOf((await coupons.discountsOf(ctx, params.id)).map(toDiscountView), query), logger);
   mountRoute(app, couponApi.removeDiscount, async ({ params, ctx }) => coupons.remove(ctx, params.id, params.discount_id), logger);
 }

@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { entitlementApi } from '@billstream/contracts';
+import { entitlementApi, pageOf } from '@billstream/contracts';
 import { etagOf, HttpResult, mountRoute, type RequestContext } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
 import type { Entitlement, GrantInput } from './domain';
@@ -50,22 +50,24 @@ export function mountEntitlementRoutes(app: Express, entitlements: EntitlementSe
   mountRoute(
     app,
     entitlementApi.customerEntitlements,
-    async ({ params, ctx }) => ({
-      items: (await access.ofCustomer(ctx, params.id, ctx.requestId)).map((c) => ({
-        feature_id: c.feature.id,
-        feature_lookup_key: c.feature.lookupKey,
-        type: c.feature.type,
-        is_enabled: c.isEnabled,
-        usage_limit: c.usageLimit,
-        usage: c.usage,
-        is_soft_limit: c.isSoftLimit,
-        static_value: c.staticValue,
-        usage_reset_period: c.usageResetPeriod,
-        period_start: iso(c.window?.start),
-        period_end: iso(c.window?.end),
-        sources: c.sources.map((s) => ({ subscription_id: s.subscription.id, entitlement_id: s.entitlement.id })),
-      })),
-    }),
+    async ({ params, query, ctx }) =>
+      pageOf(
+        (await access.ofCustomer(ctx, params.id, ctx.requestId)).map((c) => ({
+          feature_id: c.feature.id,
+          feature_lookup_key: c.feature.lookupKey,
+          type: c.feature.type,
+          is_enabled: c.isEnabled,
+          usage_limit: c.usageLimit,
+          usage: c.usage,
+          is_soft_limit: c.isSoftLimit,
+          static_value: c.staticValue,
+          usage_reset_period: c.usageResetPeriod,
+          period_start: iso(c.window?.start),
+          period_end: iso(c.window?.end),
+          sources: c.sources.map((s) => ({ subscription_id: s.subscription.id, entitlement_id: s.entitlement.id })),
+        })),
+        query,
+      ),
     logger,
   );
   mountRoute(

@@ -1,6 +1,8 @@
 import type { Readable, Writable } from 'node:stream';
 import { once } from 'node:events';
-import type { ListTasksQuery, Scope, TaskEntity, TaskFileType, TaskFilters, TaskResponse } from '@billstream/contracts';
+import { TASK_ENTITY_PERMISSIONS, TASK_EXPORT_ENTITIES, taskCreatePermission } from '@billstream/contracts';
+import type { ListTasksQuery, TaskEntity, TaskFileType, TaskFilters, TaskResponse } from '@billstream/contracts';
+import { assertContextPermits, contextPermits, type RequestContext } from '@billstream/http';
 import type { Db } from '@billstream/db';
 import { NotFoundError, PayloadTooLargeError, ValidationError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
@@ -30,7 +32,9 @@ export class TaskService {
     private readonly inputPieceBytes = INPUT_CHUNK_BYTES,
   ) {}
 
-  async createExport(scope: Scope, actor: string, body: { entity_type: TaskEntity; file_type: TaskFileType; filters?: TaskFilters }): Promise<TaskResponse> {
+  /** Needs the entity's read permission (ADR 0058): an export hands out its records. */
+  async createExport(scope: RequestContext, actor: string, body: { entity_type: TaskEntity; file_type: TaskFileType; filters?: TaskFilters }): Promise<TaskResponse> {
+    assertContextPermits(scope, taskCreatePermission('EXPORT', body.entity_type));
     const row = await this.store.insert(this.db, {
       id: newId('task'),
       tenant_id: scope.tenantId,
@@ -51,16 +55,23 @@ export class TaskService {
    * statement: no transaction stays open while a client uploads, which on the embedded
    * default's single PGlite connection would stop every other service). The task is invisible
    * (UPLOADING) until the whole file is stored; a body over the limit (413) or a broken upload
-   * deletes it with its pieces, leaving nothing.
+   * deletes it with its pieces, leaving nothing. Needs the entity's write permission (ADR 0058),
+   * checked before a byte is stored.
    */
   async createImport(
-    scope: Scope,
+    scope: RequestContext,
     actor: string,
     q: { entity_type: TaskEntity; file_type: TaskFileType },
     body: Readable,
     declaredLength: number | undefined,
   ): Promise<TaskResponse> {
     const limit = this.maxImportBytes;
+    try {
+      assertContextPermits(scope, taskCreatePermission('IMPORT', q.entity_type));
+    } catch (err) {
+      body.resume();
+      throw err;
+    }
     if (declaredLength !== undefined && declaredLength > limit) {
       body.resume();
       throw tooLarge(limit);
@@ -112,22 +123,40 @@ export class TaskService {
     return toTaskView(row);
   }
 
-  async get(scope: Scope, id: string): Promise<TaskResponse> {
-    return toTaskView(await this.row(scope, id));
+  async get(scope: RequestContext, id: string): Promise<TaskResponse> {
+    return toTaskView(await this.readable(scope, id));
   }
 
-  private async row(scope: Scope, id: string): Promise<TaskRow> {
+  private async row(scope: RequestContext, id: string): Promise<TaskRow> {
     const row = await this.store.get(this.db, scope, id);
     if (!row) throw new NotFoundError(`Task ${id} not found`, { field: 'id', id });
     return row;
   }
 
-  async list(scope: Scope, q: ListTasksQuery) {
-    const { items, total } = await this.store.list(this.db, scope, q);
+  /** The task, when the key may read its entity (403 naming the permission otherwise, ADR 0058). */
+  private async readable(scope: RequestContext, id: string): Promise<TaskRow> {
+    const row = await this.row(scope, id);
+    assertContextPermits(scope, TASK_ENTITY_PERMISSIONS[row.entity_type].read);
+    return row;
+  }
+
+  /**
+   * The tasks of the entities the key may read (ADR 0058); an `entity_type` filter of an
+   * entity it may not read is 403 naming the permission.
+   */
+  async list(scope: RequestContext, q: ListTasksQuery) {
+    if (q.entity_type) assertContextPermits(scope, TASK_ENTITY_PERMISSIONS[q.entity_type].read);
+    const entityTypes = TASK_EXPORT_ENTITIES.filter((e) => contextPermits(scope, TASK_ENTITY_PERMISSIONS[e].read));
+    const { items, total } =
+      entityTypes.length === 0 ? { items: [], total: 0 } : await this.store.list(this.db, scope, q, entityTypes.length === TASK_EXPORT_ENTITIES.length ? undefined : entityTypes);
     return { items: items.map(toTaskView), pagination: { total, limit: q.limit, offset: q.offset } };
   }
 
-  async cancel(scope: Scope, id: string): Promise<TaskResponse> {
+  /** Needs what creating the task did (ADR 0058). */
+  async cancel(scope: RequestContext, id: string): Promise<TaskResponse> {
+    const task = await this.row(scope, id);
+    assertContextPermits(scope, TASK_ENTITY_PERMISSIONS[task.entity_type].read);
+    assertContextPermits(scope, taskCreatePermission(task.task_type, task.entity_type));
     const cancelled = await this.store.cancel(this.db, scope, id, this.clock());
     if (cancelled) {
       if (cancelled.task_type === 'IMPORT') await this.store.dropInput(this.db, id);
@@ -141,8 +170,8 @@ export class TaskService {
   }
 
   /** Checks that the export can be downloaded; answers its headers and a writer of its bytes. */
-  async download(scope: Scope, id: string): Promise<{ headers: Record<string, string>; write: (out: Writable) => Promise<void> }> {
-    const row = await this.row(scope, id);
+  async download(scope: RequestContext, id: string): Promise<{ headers: Record<string, string>; write: (out: Writable) => Promise<void> }> {
+    const row = await this.readable(scope, id);
     if (row.task_type !== 'EXPORT') throw new ValidationError(`Task ${id} is an import: only an export has a file to download`, { field: 'id' });
     if (row.task_status !== 'COMPLETED') {
       throw new ValidationError(`Task ${id} is ${row.task_status}: its file can be downloaded once it is COMPLETED`, {

@@ -134,9 +134,11 @@ export class TaskStore {
     return conn<TaskRow>('tasks').where({ id }).first();
   }
 
-  async list(conn: Conn, scope: Scope, q: ListTasksQuery): Promise<{ items: TaskRow[]; total: number }> {
+  /** `entityTypes`: only tasks of these entities (those the caller may read); undefined: all. */
+  async list(conn: Conn, scope: Scope, q: ListTasksQuery, entityTypes?: readonly TaskEntity[]): Promise<{ items: TaskRow[]; total: number }> {
     const filtered = () => {
       const b = scoped(conn, scope);
+      if (entityTypes) b.whereIn('entity_type', [...entityTypes]);
       if (q.task_type) b.where({ task_type: q.task_type });
       if (q.entity_type) b.where({ entity_type: q.entity_type });
       if (q.task_status) b.where({ task_status: q.task_status });

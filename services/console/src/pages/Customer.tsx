@@ -37,7 +37,7 @@ export function CustomerPage({ api, id }: { api: Api; id: string }) {
   }, [id, version]);
   const subscriptions = useLoad(async () => {
     const page = await api.get<Page<Subscription>>('/v1/subscriptions', { customer_id: id, limit: 50 });
-    return Promise.all(page.items.map(async (s) => ({ subscription: s, discounts: (await api.get<{ items: Discount[] }>(`/v1/subscriptions/${encodeURIComponent(s.id)}/discounts`)).items })));
+    return Promise.all(page.items.map(async (s) => ({ subscription: s, discounts: (await api.get<{ items: Discount[] }>(`/v1/subscriptions/${encodeURIComponent(s.id)}/discounts?limit=1000`)).items })));
   }, [id, version]);
   const usage = useLoad(() => api.get<Usage>(`/v1/customers/${encodeURIComponent(id)}/usage`, { include_children: true }), [id, version]);
   const invoices = useLoad(() => api.get<Page<Invoice>>('/v1/invoices', { customer_id: id, limit: 10 }), [id, version]);

@@ -91,7 +91,7 @@ const LEDGER_COLUMNS: Column<Transfer>[] = [
 /** The customer page's wallet ledger and entitlements (issue #33). */
 export function CustomerLedger({ api, id }: { api: Api; id: string }) {
   const wallets = useLoad(() => api.get<Page<Wallet>>(`/v1/customers/${encodeURIComponent(id)}/wallets`, { limit: 50 }), [id]);
-  const entitlements = useLoad(() => api.get<{ items: Entitlement[] }>(`/v1/customers/${encodeURIComponent(id)}/entitlements`), [id]);
+  const entitlements = useLoad(() => api.get<{ items: Entitlement[] }>(`/v1/customers/${encodeURIComponent(id)}/entitlements?limit=1000`), [id]);
   return (
     <>
       <h2>Wallet ledger</h2>

@@ -25,7 +25,7 @@ export function apiKeyHandlers(apiKeys: ApiKeyService): GatewayHandlers {
     return { items: items.map(toView), pagination: { total, limit: query.limit, offset: query.offset } };
   };
   const revoke: RouteHandler<typeof revokeRoute> = async ({ params, res }) => {
-    await apiKeys.revoke(keyScopeOf(principalOf(res)), params.id);
+    await apiKeys.revoke(keyScopeOf(principalOf(res)), params.id, principalOf(res));
   };
   return {
     [createRoute.operationId]: create,

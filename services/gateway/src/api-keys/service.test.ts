@@ -200,3 +200,38 @@ describe('ApiKeyService.create scope', () => {
     ).rejects.toMatchObject({ kind: 'forbidden', details: { field: 'permissions', missing: ['api_keys:tenant'] } });
   });
 });
+
+describe('ApiKeyService.ensure (ADR 0058)', () => {
+  const key = 'bsk_boot_0123456789abcdef';
+  function storeWith(record: Record<string, unknown> | undefined) {
+    const restored: Array<[string, string[]]> = [];
+    const store = {
+      findByHash: async () => record && { keyHash: hashKey(key), createdAt: new Date(0), ...record },
+      restore: async (_db: unknown, id: string, permissions: string[]) => {
+        restored.push([id, permissions]);
+        return { ...record, permissions, revokedAt: null };
+      },
+      insert: async (_db: unknown, r: Record<string, unknown>) => ({ ...r, createdAt: new Date(0), revokedAt: null }),
+    } as unknown as ApiKeyStore;
+    return { service: new ApiKeyService(null as unknown as Db, store), restored };
+  }
+  const existing = { id: 'key_boot', tenantId: 't', environmentId: 'e', permissions: ['*'], revokedAt: null };
+
+  it('creates an absent key with *, keeps a usable one, restores a revoked or narrowed one', async () => {
+    expect((await storeWith(undefined).service.ensure(key, 't', 'e')).outcome).toBe('created');
+    const kept = storeWith(existing);
+    expect((await kept.service.ensure(key, 't', 'e')).outcome).toBe('kept');
+    expect(kept.restored).toEqual([]);
+    for (const was of [{ revokedAt: new Date(1) }, { permissions: ['customers:read'] }]) {
+      const { service, restored } = storeWith({ ...existing, ...was });
+      await expect(service.ensure(key, 't', 'e')).resolves.toMatchObject({ outcome: 'restored', record: { permissions: ['*'], revokedAt: null } });
+      expect(restored).toEqual([['key_boot', ['*']]]);
+    }
+  });
+
+  it('leaves a key of another tenant or environment as it is and says why', async () => {
+    const { service, restored } = storeWith({ ...existing, environmentId: 'staging', revokedAt: new Date(1) });
+    await expect(service.ensure(key, 't', 'e')).resolves.toMatchObject({ outcome: 'refused', reason: expect.stringContaining('environment staging') });
+    expect(restored).toEqual([]);
+  });
+});

@@ -25,6 +25,17 @@ export function hasPermission(permissions: string[], needed: Permission): boolea
   return permissions.includes('*') || permissions.includes(needed);
 }
 
+/** Of `permissions`, those `principal` does not hold (`*` is held only by `*`). */
+export function missingPermissions(principal: Principal, permissions: string[]): string[] {
+  return permissions.filter((p) => (p === '*' ? !principal.permissions.includes('*') : !hasPermission(principal.permissions, p as Permission)));
+}
+
+/** What `ensure` did to a key: created, kept as it was, restored to `*`, or refused (why in `reason`). */
+export type EnsuredKey =
+  | { record: ApiKeyRecord; outcome: 'created' | 'kept' }
+  | { record: ApiKeyRecord; outcome: 'restored'; was: { revokedAt: Date | null; permissions: string[] } }
+  | { record: ApiKeyRecord; outcome: 'refused'; reason: string };
+
 /** The keys `principal` may create, list and revoke. */
 export function keyScopeOf(principal: Principal): KeyScope {
   return hasPermission(principal.permissions, 'api_keys:tenant')
@@ -108,9 +119,7 @@ export class ApiKeyService {
           { field: 'environment_id', permission: 'api_keys:tenant' },
         );
       }
-      const missing = input.permissions.filter((p) =>
-        p === '*' ? !creator.permissions.includes('*') : !hasPermission(creator.permissions, p as Permission),
-      );
+      const missing = missingPermissions(creator, input.permissions);
       if (missing.length > 0) {
         throw new ForbiddenError('A key cannot grant permissions its creator lacks', { field: 'permissions', missing });
       }
@@ -129,11 +138,30 @@ export class ApiKeyService {
     return { key, record };
   }
 
-  /** Ensures a given key exists (BOOTSTRAP_API_KEY); creates it with `*` when absent. */
-  async ensure(key: string, tenantId: string, environmentId: string): Promise<ApiKeyRecord> {
+  /**
+   * Ensures a given key (BOOTSTRAP_API_KEY, the development key) is usable with `*`: created when
+   * absent, restored (revocation lifted, permissions `*`) when a caller revoked or narrowed it
+   * (ADR 0058). A key of another tenant or environment than the one given is left as it is:
+   * `refused` says why.
+   */
+  async ensure(key: string, tenantId: string, environmentId: string): Promise<EnsuredKey> {
     const existing = await this.store.findByHash(this.db, hashKey(key));
-    if (existing) return existing;
-    return this.store.insert(this.db, {
+    if (existing) {
+      if (existing.tenantId !== tenantId || existing.environmentId !== environmentId) {
+        return {
+          record: existing,
+          outcome: 'refused',
+          reason: `the key belongs to tenant ${existing.tenantId}, environment ${existing.environmentId}, not ${tenantId}/${environmentId}`,
+        };
+      }
+      const whole = existing.permissions.length === 1 && existing.permissions[0] === '*';
+      if (!existing.revokedAt && whole) return { record: existing, outcome: 'kept' };
+      const restored = await this.store.restore(this.db, existing.id, ['*']);
+      this.revokes += 1;
+      this.cache.delete(existing.keyHash);
+      return { record: restored ?? existing, outcome: 'restored', was: { revokedAt: existing.revokedAt, permissions: existing.permissions } };
+    }
+    const record = await this.store.insert(this.db, {
       id: newId('apiKey'),
       tenantId,
       environmentId,
@@ -143,6 +171,7 @@ export class ApiKeyService {
       permissions: ['*'],
       createdBy: 'bootstrap',
     });
+    return { record, outcome: 'created' };
   }
 
   /**
@@ -199,8 +228,24 @@ export class ApiKeyService {
     return this.store.list(this.db, scope, limit, offset);
   }
 
-  /** 404 for a key outside `scope`, as for one that does not exist. */
-  async revoke(scope: KeyScope, id: string): Promise<void> {
+  /**
+   * 404 for a key outside `scope`, as for one that does not exist. With a `revoker` (a key
+   * through the API): 403 unless it holds every permission of the target key (`*` only by
+   * `*`), as for creating it (ADR 0058); nothing changes then.
+   */
+  async revoke(scope: KeyScope, id: string, revoker?: Principal): Promise<void> {
+    if (revoker) {
+      const target = await this.store.get(this.db, scope, id);
+      if (!target) throw new NotFoundError(`API key ${id} not found`, { field: 'id', value: id });
+      const missing = missingPermissions(revoker, target.permissions);
+      if (missing.length > 0) {
+        throw new ForbiddenError(`A key can revoke only keys whose permissions it holds: this one lacks ${missing.join(', ')}`, {
+          field: 'id',
+          permission: missing[0],
+          missing,
+        });
+      }
+    }
     const record = await this.store.revoke(this.db, scope, id);
     if (!record) throw new NotFoundError(`API key ${id} not found`, { field: 'id', value: id });
     this.revokes += 1;

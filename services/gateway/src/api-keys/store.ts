@@ -97,6 +97,20 @@ export class ApiKeyStore {
     return { items: rows.map(fromRow), total: Number(countRow[0].count) };
   }
 
+  async get(conn: Conn, scope: KeyScope, id: string): Promise<ApiKeyRecord | undefined> {
+    const row = await scoped(conn, scope).where({ id }).first();
+    return row ? fromRow(row) : undefined;
+  }
+
+  /** Lifts a key's revocation and sets its permissions (the bootstrap and development keys at start). */
+  async restore(conn: Conn, id: string, permissions: string[]): Promise<ApiKeyRecord | undefined> {
+    const [row] = await conn<ApiKeyRow>('api_keys')
+      .where({ id })
+      .update({ revoked_at: null, permissions: JSON.stringify(permissions) as unknown as string[] })
+      .returning('*');
+    return row ? fromRow(row as ApiKeyRow) : undefined;
+  }
+
   /** Marks a key revoked; returns it, or undefined when the scope has no such key. */
   async revoke(conn: Conn, scope: KeyScope, id: string): Promise<ApiKeyRecord | undefined> {
     const [row] = await scoped(conn, scope)
