@@ -1,5 +1,5 @@
 import type { Migration } from '@billstream/db';
-import { outboxMigration } from '@billstream/outbox';
+import { consumerDeadLettersMigration, outboxMigration } from '@billstream/outbox';
 import { billingMigration } from './001-billing';
 import { invoicesMigration } from './002-invoices';
 import { topupSettlementMigration } from './003-topup-settlement';
@@ -45,4 +45,5 @@ export const migrations: Migration[] = [
   usageThresholdsMigration(SCHEMA),
   hierarchyBillingMigration(SCHEMA),
   thresholdReturnsMigration(SCHEMA),
+  consumerDeadLettersMigration(SCHEMA),
 ];
