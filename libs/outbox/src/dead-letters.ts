@@ -60,6 +60,9 @@ export function consumerDeadLettersMigration(schema: string): Migration {
   };
 }
 
+/** Postgres text holds no NUL character: it is kept escaped. */
+const withoutNul = (text: string) => text.split(String.fromCharCode(0)).join('\\u0000');
+
 /** What a dead letter keeps of an error: its message, and its name, code and stack when it has them. */
 function describe(err: unknown): { error: string; detail: Record<string, unknown> } {
   if (!(err instanceof Error)) return { error: String(err), detail: {} };
@@ -82,10 +85,9 @@ export async function writeDeadLetter(trx: Trx, group: string, id: string, messa
       partition: message.partition,
       message_offset: message.offset,
       message_key: message.key,
-      // Postgres text holds no NUL: such a value is kept with it escaped.
-      value: message.value.replace(/\u0000/g, '\\u0000'),
+      value: withoutNul(message.value),
       headers: JSON.stringify(message.headers),
-      error: error.replace(/\u0000/g, '\\u0000'),
+      error: withoutNul(error),
       error_detail: JSON.stringify(detail),
       attempts,
     })
