@@ -113,19 +113,22 @@ describe('npm start: deleting a customer with a live usage subscription (the emb
     expect(usual.answer.status).toBe(200);
 
     expect((await api.delete(`/v1/customers/${customer.body.id}`)).status).toBe(204);
-    // Another tenant's read right after it, while the deletion is being applied: normal time.
-    const after = await timed(() => other.get('/v1/customers?limit=20'));
-    expect(after.answer.status).toBe(200);
-    expect(after.ms).toBeLessThan(5000);
+    // While the deletion is applied, and after: every read of another tenant answers in normal time.
+    const reads: number[] = [];
+    let cancelled: { status: string; cancelled_at: string | null } | undefined;
+    for (const until = Date.now() + 60_000; !cancelled && Date.now() < until; ) {
+      const read = await timed(() => other.get('/v1/customers?limit=20'));
+      expect(read.answer.status).toBe(200);
+      reads.push(read.ms);
+      const s = await api.get(`/v1/subscriptions/${sub.body.id}`);
+      if (s.body.status === 'cancelled') cancelled = s.body;
+      else await new Promise((r) => setTimeout(r, 200));
+    }
     // The deletion is applied: the subscription cancelled, with the closing invoice of its running period.
-    const cancelled = await waitFor(
-      async () => {
-        const s = await api.get(`/v1/subscriptions/${sub.body.id}`);
-        return s.body.status === 'cancelled' ? s.body : undefined;
-      },
-      { timeoutMs: 30_000, intervalMs: 200, what: 'the subscription of the deleted customer to be cancelled' },
-    );
-    expect(cancelled.cancelled_at).toBeTruthy();
+    expect(cancelled).toBeDefined();
+    for (let i = 0; i < 5; i += 1) reads.push((await timed(() => other.get('/v1/customers?limit=20'))).ms);
+    expect(Math.max(...reads)).toBeLessThan(5000);
+    expect(cancelled!.cancelled_at).toBeTruthy();
     const invoices = await api.get(`/v1/invoices?subscription_id=${sub.body.id}`);
     expect(invoices.body.items.map((i: { billing_reason: string }) => i.billing_reason)).toEqual(['SUBSCRIPTION_CANCEL']);
     expect(invoices.body.items[0]).toMatchObject({ customer_id: customer.body.id, amount_due: 0 });
