@@ -65,6 +65,9 @@ export const commonServiceEnv = {
   KAFKA_RETRY_MAX_MS: env.int(1000, 100),
   KAFKA_FETCH_MAX_WAIT_MS: env.int(1000, 10),
   KAFKA_FETCH_MIN_BYTES: env.int(1, 1),
+  /** Tries of one consumed message before it is dead-lettered, and the longest pause between two (ADR 0055; read by libs/outbox). */
+  CONSUMER_MAX_ATTEMPTS: env.int(6, 1),
+  CONSUMER_RETRY_MAX_MS: env.int(5000, 0),
   /** Shared secret of gateway -> service calls: 32+ characters, no value known from the repository (ADR 0034). */
   INTERNAL_TOKEN: secretEnv(INTERNAL_TOKEN_MIN_LENGTH),
   LOG_LEVEL: env.logLevel(),

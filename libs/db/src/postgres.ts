@@ -2,6 +2,7 @@ import knex, { type Knex } from 'knex';
 import pg from 'pg';
 import { namedStatementsClient, StatementNames } from './named-statements';
 import { traceQueries } from './traced';
+import { markTransactions } from './held';
 
 // int8 (counts, sequence numbers) as JS numbers; numeric stays a string, never a float.
 pg.types.setTypeParser(20, (v: string) => Number(v));
@@ -28,5 +29,5 @@ export function createDb({ databaseUrl, schema, poolMax = 10, namedStatements = 
     pool: { min: 0, max: poolMax },
     acquireConnectionTimeout: 10_000,
   });
-  return traceQueries(db, schema);
+  return markTransactions(traceQueries(db, schema), false);
 }

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ServiceUnavailableError } from '@billstream/errors';
+import { runHoldingTransaction } from '@billstream/observability';
 import { INTERNAL_HEADERS } from './context';
 import { InternalClient } from './internal-client';
 
@@ -58,6 +59,33 @@ describe('InternalClient', () => {
       await expect(dead.call(scope, 'GET', '/', 'r')).rejects.toBeInstanceOf(ServiceUnavailableError);
     } finally {
       await dead.close();
+    }
+  });
+
+  it('refuses a call made while an embedded transaction is held, and makes it once the transaction ended (ADR 0055)', async () => {
+    const client = new InternalClient({ service: 'ingestion', baseUrl: () => url, internalToken: 'tok-1234567890abcdef', actor: 'billing' });
+    const before = seen.length;
+    try {
+      await expect(runHoldingTransaction(true, () => client.call(scope, 'GET', '/usage?x=1', 'req-t'))).rejects.toThrow(
+        'Refused a call to the ingestion service (GET /usage) inside a database transaction',
+      );
+      expect(seen.length).toBe(before);
+      // Work started inside the transaction that runs after it ended holds nothing.
+      let later: Promise<unknown> | undefined;
+      await runHoldingTransaction(true, async () => {
+        later = new Promise((resolve) => setTimeout(resolve, 10)).then(() => client.call(scope, 'GET', '/after', 'req-u'));
+      });
+      expect(await later).toEqual({ status: 200, text: '{"ok":true}' });
+      // On Postgres the call is made, with a process warning.
+      const warn = jest.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+      try {
+        expect(await runHoldingTransaction(false, () => client.call(scope, 'GET', '/pg', 'req-v'))).toEqual({ status: 200, text: '{"ok":true}' });
+        expect(warn.mock.calls.map((c) => String(c[0]))).toEqual([expect.stringContaining('a call to the ingestion service (GET /pg) inside a database transaction')]);
+      } finally {
+        warn.mockRestore();
+      }
+    } finally {
+      await client.close();
     }
   });
 });

@@ -1,7 +1,7 @@
 import { Pool } from 'undici';
 import type { Scope } from '@billstream/contracts';
 import { ServiceUnavailableError } from '@billstream/errors';
-import { injectTraceHeaders } from '@billstream/observability';
+import { heldTransaction, injectTraceHeaders } from '@billstream/observability';
 import { INTERNAL_HEADERS } from './context';
 
 export interface InternalClientOptions {
@@ -19,6 +19,25 @@ export interface InternalAnswer {
   status: number;
   /** The response body as text ('' when empty). */
   text: string;
+}
+
+/** Calls made inside a transaction on Postgres, warned about once per path (ADR 0055). */
+const warned = new Set<string>();
+
+/**
+ * No code calls another service while it holds a database transaction (ADR 0055). On the
+ * embedded database the call would wait for the session its caller holds (about a minute,
+ * then every request of the process waited with it): it fails at once instead. On Postgres
+ * it is warned about, once per called path.
+ */
+function refuseInsideTransaction(service: string, method: string, path: string): void {
+  const held = heldTransaction();
+  if (!held) return;
+  const what = `a call to the ${service} service (${method} ${path.split('?')[0]}) inside a database transaction`;
+  if (held.embedded) throw new Error(`Refused ${what}: no service is called while a transaction is held (ADR 0055)`);
+  if (warned.has(what)) return;
+  warned.add(what);
+  process.emitWarning(`${what}: no service is called while a transaction is held (ADR 0055)`, { code: 'BILLSTREAM_CALL_IN_TRANSACTION' });
 }
 
 /**
@@ -43,6 +62,7 @@ export class InternalClient {
   }
 
   async call(scope: Scope, method: 'GET' | 'POST', path: string, requestId: string, body?: unknown): Promise<InternalAnswer> {
+    refuseInsideTransaction(this.options.service, method, path);
     const pool = this.connection();
     try {
       const res = await pool.request({

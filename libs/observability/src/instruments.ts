@@ -87,6 +87,13 @@ export function recordBatch(group: string, topic: string, messages: number, seco
   }
 }
 
+export const kafkaDeadLettered = new FastCounter('billstream_kafka_messages_dead_lettered_total', 'Messages a consumer group set aside after its last attempt failed (ADR 0055), by group and topic.', ['group', 'topic'] as const, metricsRegistry);
+
+/** A message set aside in the consumer dead letters (ADR 0055). */
+export function recordDeadLettered(group: string, topic: string): void {
+  if (metricsEnabled()) kafkaDeadLettered.labels(group, topic).inc();
+}
+
 // ---- outbox (libs/outbox)
 
 export const outboxPublished = new FastCounter('billstream_outbox_published_total', 'Outbox rows published by the relay, by schema (one per service).', ['schema'] as const, metricsRegistry);

@@ -8,3 +8,4 @@ export {
   type IdempotentBatchHandlerOptions,
   type IdempotentHandlerOptions,
 } from './idempotent-consumer';
+export { consumerDeadLettersMigration, consumerRetryPolicy, type ConsumerRetryPolicy } from './dead-letters';

@@ -11,7 +11,7 @@ import {
   waitFor,
   type TestDatabase,
 } from '@billstream/testing';
-import { newDomainEvent, outboxMigration, OutboxRelay, writeOutbox } from './index';
+import { consumerDeadLettersMigration, newDomainEvent, outboxMigration, OutboxRelay, writeOutbox } from './index';
 
 const SCHEMA = 'outbox_test';
 const CONSUMER_SCHEMA = 'consumer_test';
@@ -38,6 +38,7 @@ describe('transactional outbox to a Kafka consumer group (real Postgres and Kafk
     ]);
     consumerDb = await migratedDb(database.url, CONSUMER_SCHEMA, [
       outboxMigration(CONSUMER_SCHEMA),
+      consumerDeadLettersMigration(CONSUMER_SCHEMA),
       {
         name: '001_applied',
         async up(db) {
@@ -268,5 +269,8 @@ describe('transactional outbox to a Kafka consumer group (real Postgres and Kafk
     await handler(batch, { heartbeat: async () => undefined });
     expect(seenValues).toEqual([[1, 2], []]);
     expect(committed).toEqual([2, 0]);
+    // The message that does not parse is set aside once, with its error (ADR 0055).
+    const dead = await consumerDb('consumer_dead_letters').where({ consumer_group: 'batch-test' }).select('message_id', 'value', 'error');
+    expect(dead).toEqual([{ message_id: 'bad', value: 'not json', error: expect.stringMatching(/JSON/) }]);
   });
 });

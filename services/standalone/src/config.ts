@@ -27,6 +27,8 @@ export const standaloneEnv = {
   KAFKA_RETRY_MAX_MS: commonServiceEnv.KAFKA_RETRY_MAX_MS,
   KAFKA_FETCH_MAX_WAIT_MS: commonServiceEnv.KAFKA_FETCH_MAX_WAIT_MS,
   KAFKA_FETCH_MIN_BYTES: commonServiceEnv.KAFKA_FETCH_MIN_BYTES,
+  CONSUMER_MAX_ATTEMPTS: commonServiceEnv.CONSUMER_MAX_ATTEMPTS,
+  CONSUMER_RETRY_MAX_MS: commonServiceEnv.CONSUMER_RETRY_MAX_MS,
   LOG_LEVEL: env.logLevel(),
   ...metricsEnv,
 };

@@ -6,6 +6,7 @@ import { PGlite } from '@electric-sql/pglite';
 import knex, { type Knex } from 'knex';
 import { SharedPgliteClient, type SharedConnection } from './client';
 import { searchPathSql, SharedSession } from './session';
+import { markTransactions } from '../held';
 
 /**
  * What keeps a laptop's database small (measured in bench/embedded): 1 MB WAL segments
@@ -77,7 +78,7 @@ export class EmbeddedDatabase {
         session: this.session,
         searchPath: searchPathSql([schema, 'public']),
       };
-      db = knex({ client: SharedPgliteClient, version: this.version, connection } as Knex.Config);
+      db = markTransactions(knex({ client: SharedPgliteClient, version: this.version, connection } as Knex.Config), true);
       this.knexes.set(schema, db);
     }
     return db;

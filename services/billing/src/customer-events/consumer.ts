@@ -4,7 +4,7 @@ import type { Db } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
 import { idempotentHandler } from '@billstream/outbox';
 import { z } from 'zod';
-import type { InvoiceMaker } from '../invoices/maker';
+import type { DraftInvoice, InvoiceMaker } from '../invoices/maker';
 import { cancel, stepsUntil } from '../subscriptions/lifecycle';
 import { announce } from '../subscriptions/events';
 import { SUBSCRIPTION_EVENTS } from '../subscriptions/domain';
@@ -45,25 +45,50 @@ export interface CustomerConsumerDeps {
   published(): void;
 }
 
+/** A live subscription's cancellation, prepared before the transaction with the invoices it makes. */
+interface PreparedCancel {
+  id: string;
+  version: number;
+  change: ReturnType<typeof cancel>;
+  drafts: DraftInvoice[];
+}
+
 /**
  * Keeps billing's customer projection from customer-events, each message applied once. A
  * deleted customer's subscriptions that are not cancelled yet are cancelled immediately
  * (`subscription.cancelled`, actor `system`) in the transaction that records the message,
  * with the invoices of periods that ended and the closing invoice of the running period
  * (SUBSCRIPTION_CANCEL: its ARREAR charges up to the deletion), so nothing is silently
- * dropped. Their usage is read from the aggregator inside that transaction; a failure rolls
- * the message back and it is delivered again.
+ * dropped. Their usage is read from the aggregator before that transaction (`prepare`), never
+ * inside it (ADR 0055); the transaction locks the subscriptions and, when one changed since,
+ * fails, and the message is prepared and tried again (then dead-lettered after its attempts).
  */
 export function subscribeCustomerEvents({ db, bus, logger, customers, subscriptions, clock, maker, published }: CustomerConsumerDeps): Promise<Subscription> {
-  const handler = idempotentHandler<CustomerEvent>({
+  const handler = idempotentHandler<CustomerEvent, { now: Date; cancels: PreparedCancel[] }>({
     db,
     group: CUSTOMER_CONSUMER_GROUP,
     logger,
     parse: (message) => customerEvent.parse(JSON.parse(message.value)),
-    async handle(trx, event) {
+    async prepare(event) {
+      const now = clock();
+      if (event.type !== 'customer.deleted') return { now, cancels: [] };
       const { customer } = event.payload;
       const scope = { tenantId: customer.tenant_id ?? event.tenant_id, environmentId: customer.environment_id ?? event.environment_id };
-      const now = clock();
+      const cancels: PreparedCancel[] = [];
+      for (const live of await subscriptions.liveOfCustomer(db, scope, customer.id)) {
+        const prices = await maker.pricesOf(db, live);
+        const steps = stepsUntil(live, now);
+        const current = steps.at(-1)?.subscription ?? live;
+        const change = cancel(current, now, 'immediately');
+        const closing = await maker.forChange(current, change.subscription, prices, now, event.id);
+        const drafts = [...(await maker.forSteps(live, steps, prices, now, event.id)), ...(closing ? [closing] : [])];
+        cancels.push({ id: live.id, version: live.version, change, drafts });
+      }
+      return { now, cancels };
+    },
+    async handle(trx, event, _message, { now, cancels }) {
+      const { customer } = event.payload;
+      const scope = { tenantId: customer.tenant_id ?? event.tenant_id, environmentId: customer.environment_id ?? event.environment_id };
       if (event.type !== 'customer.deleted') {
         const c = customer as Record<string, string | null | undefined>;
         const address = Object.fromEntries(ADDRESS_FIELDS.map((f) => [f, c[f] ?? null]));
@@ -72,14 +97,12 @@ export function subscribeCustomerEvents({ db, bus, logger, customers, subscripti
         return;
       }
       await customers.markDeleted(trx, scope, customer.id, customer.external_id, now);
-      for (const live of await subscriptions.liveOfCustomerForUpdate(trx, scope, customer.id)) {
-        const prices = await maker.pricesOf(trx, live);
-        const steps = stepsUntil(live, now);
-        const current = steps.at(-1)?.subscription ?? live;
-        const change = cancel(current, now, 'immediately');
-        const closing = await maker.forChange(current, change.subscription, prices, now, event.id);
+      const locked = await subscriptions.liveOfCustomerForUpdate(trx, scope, customer.id);
+      const unchanged = locked.length === cancels.length && locked.every((s, i) => s.id === cancels[i].id && s.version === cancels[i].version);
+      if (!unchanged) throw new Error(`the subscriptions of customer ${customer.id} changed while their cancellation was prepared; preparing it again`);
+      for (const { change, drafts } of cancels) {
         await announce(trx, { ...scope, actor: 'system' }, change.event, await subscriptions.save(trx, change.subscription));
-        await maker.write(trx, [...(await maker.forSteps(live, steps, prices, now, event.id)), ...(closing ? [closing] : [])]);
+        await maker.write(trx, drafts);
       }
       // A payer deleted anyway (the customer service asks billing first; this covers a subscription
       // made in that moment, or a customer service without BILLING_SERVICE_URL): each customer

@@ -1,5 +1,5 @@
 import type { Migration } from '@billstream/db';
-import { outboxMigration } from '@billstream/outbox';
+import { consumerDeadLettersMigration, outboxMigration } from '@billstream/outbox';
 import { billingMigration } from './001-billing';
 import { invoicesMigration } from './002-invoices';
 import { topupSettlementMigration } from './003-topup-settlement';
@@ -47,4 +47,5 @@ export const migrations: Migration[] = [
   hierarchyBillingMigration(SCHEMA),
   thresholdReturnsMigration(SCHEMA),
   discountPeriodAmountsMigration(SCHEMA),
+  consumerDeadLettersMigration(SCHEMA),
 ];

@@ -273,6 +273,12 @@ export class SubscriptionStore {
   }
 
   /** A customer's subscriptions that are not cancelled, locked (the customer is being deleted). */
+  /** The customer's subscriptions not cancelled yet, without locks (read before a transaction). */
+  async liveOfCustomer(conn: Conn, scope: Scope, customerId: string): Promise<Subscription[]> {
+    const rows = await scoped(conn, scope).where({ customer_id: customerId }).whereNot({ status: 'cancelled' }).orderBy('id');
+    return rows.map(fromRow);
+  }
+
   async liveOfCustomerForUpdate(trx: Trx, scope: Scope, customerId: string): Promise<Subscription[]> {
     const rows = await scoped(trx, scope).where({ customer_id: customerId }).whereNot({ status: 'cancelled' }).orderBy('id').forUpdate();
     return rows.map(fromRow);

@@ -1,5 +1,5 @@
 import type { Migration } from '@billstream/db';
-import { outboxMigration } from '@billstream/outbox';
+import { consumerDeadLettersMigration, outboxMigration } from '@billstream/outbox';
 import { deadLettersMigration } from './dead-letters';
 import { eventHoursMigration } from './event-hours';
 import { eventsMigration } from './events';
@@ -11,4 +11,4 @@ import { usageRollupsMigration } from './usage-rollups';
 
 export const SCHEMA = 'ingestion';
 
-export const migrations: Migration[] = [outboxMigration(SCHEMA), eventsMigration, metersMigration, deadLettersMigration, usageRollupsMigration, uniqueCountMonthsMigration, minuteRollupsMigration, eventHoursMigration, scopedEventKeysMigration];
+export const migrations: Migration[] = [outboxMigration(SCHEMA), eventsMigration, metersMigration, deadLettersMigration, usageRollupsMigration, uniqueCountMonthsMigration, minuteRollupsMigration, eventHoursMigration, scopedEventKeysMigration, consumerDeadLettersMigration(SCHEMA)];

@@ -1,5 +1,5 @@
 import type { Migration } from '@billstream/db';
-import { outboxMigration } from '@billstream/outbox';
+import { consumerDeadLettersMigration, outboxMigration } from '@billstream/outbox';
 import { walletsMigration } from './001-wallets';
 import { pendingDebitsMigration } from './002-pending-debits';
 import { invoiceCreditsMigration } from './003-invoice-credits';
@@ -8,4 +8,4 @@ import { customerCreditsMigration } from './005-customer-credits';
 
 export const SCHEMA = 'wallet';
 
-export const migrations: Migration[] = [outboxMigration(SCHEMA), walletsMigration(SCHEMA), pendingDebitsMigration(SCHEMA), invoiceCreditsMigration(SCHEMA), unbilledUsageMigration(SCHEMA), customerCreditsMigration(SCHEMA)];
+export const migrations: Migration[] = [outboxMigration(SCHEMA), walletsMigration(SCHEMA), pendingDebitsMigration(SCHEMA), invoiceCreditsMigration(SCHEMA), unbilledUsageMigration(SCHEMA), customerCreditsMigration(SCHEMA), consumerDeadLettersMigration(SCHEMA)];
