@@ -20,6 +20,7 @@ import { invoiceDocumentsMigration } from './017-invoice-documents';
 import { usageThresholdsMigration } from './018-usage-thresholds';
 import { hierarchyBillingMigration } from './019-hierarchy-billing';
 import { thresholdReturnsMigration } from './020-threshold-returns';
+import { documentLinksMigration } from './021-document-links';
 
 export const SCHEMA = 'billing';
 
@@ -45,4 +46,5 @@ export const migrations: Migration[] = [
   usageThresholdsMigration(SCHEMA),
   hierarchyBillingMigration(SCHEMA),
   thresholdReturnsMigration(SCHEMA),
+  documentLinksMigration(SCHEMA),
 ];
