@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Writes the `.env` of docker-compose.yml with random secrets (ADR 0034): deploy/compose/env.example
- * with every secret filled in (INTERNAL_TOKEN, BILLSTREAM_API_KEY, every *_PASSWORD) and the other
+ * with every secret filled in (INTERNAL_TOKEN, BILLSTREAM_API_KEY, DOCUMENT_LINK_SECRET, every *_PASSWORD) and the other
  * settings as they are there. docker-compose.yml has no default for a secret: without this file
  * (or the variables in the environment) `docker compose up` stops and names the missing one.
  *
@@ -20,7 +20,7 @@ const { randomBytes } = require('node:crypto');
 const ROOT = path.resolve(__dirname, '..');
 const TEMPLATE = path.join(ROOT, 'deploy', 'compose', 'env.example');
 
-const isSecret = (name) => name === 'INTERNAL_TOKEN' || name === 'BILLSTREAM_API_KEY' || name.endsWith('_PASSWORD');
+const isSecret = (name) => name === 'INTERNAL_TOKEN' || name === 'BILLSTREAM_API_KEY' || name === 'DOCUMENT_LINK_SECRET' || name.endsWith('_PASSWORD');
 
 /**
  * A random value for a secret variable: 32 random bytes. The API key in base64url with the `bsk_`

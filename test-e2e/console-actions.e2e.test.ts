@@ -144,7 +144,8 @@ describe('the support actions of the console, in a real browser', () => {
     await status(page, `Wallet ${wallet.id} topped up.`);
     const balance = (await api.get(`/v1/wallets/${wallet.id}/balance`)).body;
     expect(Number(balance.balance)).toBe(4);
-    await waitFor(async () => (await rowOf(page, wallet.id).textContent())?.includes(`${balance.balance} USD`) ?? false, { what: 'the new balance in the wallet row' });
+    // In the currency's format (issue #47 item 6): 4 credits of a USD wallet are $4.00.
+    await waitFor(async () => (await rowOf(page, wallet.id).textContent())?.includes('$4.00') ?? false, { what: 'the new balance in the wallet row' });
 
     // The period job bills both subscriptions.
     expect((await api.post('/v1/cron/bill-subscriptions', {})).status).toBe(200);
@@ -194,7 +195,8 @@ describe('the support actions of the console, in a real browser', () => {
     expect(await paymentRows.textContent()).toContain('succeeded');
 
     // Another invoice voided, after its confirm step.
-    await page.getByRole('link', { name: customerId }).first().click();
+    // The invoice names its customer (issue #47 item 6).
+    await page.getByRole('link', { name: 'Acme Actions', exact: true }).first().click();
     await page.getByRole('link', { name: other.invoice_number }).click();
     await page.getByRole('heading', { name: `Invoice ${other.invoice_number}` }).waitFor();
     await page.getByRole('button', { name: 'Void invoice' }).click();
@@ -207,7 +209,8 @@ describe('the support actions of the console, in a real browser', () => {
     await page.getByText('voided, payment').waitFor();
 
     // The Starter subscription moves to Pro: the preview first, then the change.
-    await page.getByRole('link', { name: customerId }).first().click();
+    // The invoice names its customer (issue #47 item 6).
+    await page.getByRole('link', { name: 'Acme Actions', exact: true }).first().click();
     await rowOf(page, subStarter.id).getByRole('button', { name: 'Change plan' }).click();
     const change = page.getByRole('form', { name: `Change the plan of ${subStarter.id}` });
     await change.getByLabel('New plan').selectOption(pro.id);
@@ -219,7 +222,10 @@ describe('the support actions of the console, in a real browser', () => {
     await change.getByRole('button', { name: 'Confirm the change' }).dblclick();
     await status(page, `The plan of ${subStarter.id} changed.`);
     expect((await api.get(`/v1/subscriptions/${subStarter.id}`)).body.plan_id).toBe(pro.id);
-    await waitFor(async () => (await rowOf(page, subStarter.id).textContent())?.includes(pro.id) ?? false, { what: 'the new plan in the subscription row' });
+    // The new plan by its name, a link to it (issue #47 item 6).
+    await waitFor(async () => (await rowOf(page, subStarter.id).getByRole('link', { name: 'Pro', exact: true }).getAttribute('href').catch(() => null)) === `#/plans/${pro.id}`, {
+      what: 'the new plan in the subscription row',
+    });
     const updates = ((await api.get(`/v1/invoices?subscription_id=${subStarter.id}`)).body.items as Array<{ billing_reason: string }>).filter((i) => i.billing_reason === 'SUBSCRIPTION_UPDATE');
     expect(updates).toHaveLength(1);
 

@@ -102,6 +102,12 @@ describe('the console in a real browser, on the embedded default', () => {
     const usageRow = page.getByRole('row').filter({ hasText: sub.body.id }).filter({ hasText: meter.body.id });
     await usageRow.first().waitFor();
     expect(await usageRow.first().textContent()).toMatch(/6\$3\.00$/);
+    // Names, not ids (issue #47 item 6): the subscription's plan by its name, a link to the plan; money in the currency's format.
+    const subRow = page.getByRole('row').filter({ hasText: sub.body.id }).filter({ hasText: 'Change plan' });
+    await subRow.getByRole('link', { name: 'Starter' }).waitFor();
+    expect(await subRow.getByRole('link', { name: 'Starter' }).getAttribute('href')).toBe(`#/plans/${plan.body.id}`);
+    expect(await subRow.textContent()).not.toContain(plan.body.id);
+    expect(await walletRow.textContent()).toContain('$50.00');
     await check(page, '03-customer');
 
     // Its invoice: lines, totals and the PDF through its signed link (no key).
@@ -109,6 +115,9 @@ describe('the console in a real browser, on the embedded default', () => {
     await page.getByRole('link', { name: invoice!.invoice_number }).click();
     await page.getByRole('heading', { name: `Invoice ${invoice!.invoice_number}` }).waitFor();
     expect(await page.getByRole('table').first().textContent()).toContain('$10.00');
+    // The customer by its name (markup as text), not its id.
+    await page.locator('.facts').getByRole('link', { name: /^Acme <img/ }).waitFor();
+    expect(await page.locator('.facts').first().textContent()).not.toContain(customer.body.id);
     const pdfHref = await page.getByRole('link', { name: 'PDF' }).getAttribute('href');
     expect(pdfHref).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1\/hosted\/invoices\//);
     const pdf = await page.request.get(pdfHref!);
@@ -119,6 +128,9 @@ describe('the console in a real browser, on the embedded default', () => {
     await page.getByRole('link', { name: 'Invoices' }).click();
     await page.getByRole('heading', { name: 'Invoices' }).waitFor();
     await page.getByRole('link', { name: invoice!.invoice_number }).waitFor();
+    const invoiceRow = page.getByRole('row').filter({ hasText: invoice!.invoice_number });
+    await invoiceRow.getByRole('link', { name: /^Acme <img/ }).waitFor();
+    expect(await invoiceRow.textContent()).not.toContain(customer.body.id);
     await check(page, '05-invoices');
 
     // The key: in this tab's session storage only, never in a URL, local storage or a cookie.
@@ -128,6 +140,61 @@ describe('the console in a real browser, on the embedded default', () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('API key').waitFor();
     expect(await page.evaluate(() => Object.keys(sessionStorage).length)).toBe(0);
+    expect(stack.problems).toEqual([]);
+  });
+
+  it('shows names where a person looks for them and numbers as a person reads them: grouped quantities, money in the currency s format', async () => {
+    // A usage plan of 0.001 a token with a threshold: the invoice it makes mid-period has a line of 1,234,567.5 tokens.
+    const meter = await api.post('/v1/meters', { name: 'Tokens', event_name: 'console_tokens', aggregation: { type: 'SUM', field: 'tokens' } });
+    expect(meter.status).toBe(201);
+    const plan = await api.post('/v1/plans', { name: 'Scale tokens', prices: [{ type: 'USAGE', currency: 'usd', amount: '0.001', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ARREAR', meter_id: meter.body.id }] });
+    expect(plan.status).toBe(201);
+    const customer = await api.post('/v1/customers', { external_customer_id: 'globex-console', name: 'Globex Ltd' });
+    const sub = await api.post('/v1/subscriptions', { customer_id: customer.body.id, plan_id: plan.body.id, usage_thresholds: [{ amount: 100_000 }] });
+    expect([customer.status, sub.status]).toEqual([201, 201]);
+    const event = { event_name: 'console_tokens', external_customer_id: 'globex-console', event_id: 'console-tokens-1', timestamp: new Date().toISOString(), properties: { tokens: 1234567.5 } };
+    expect((await api.post('/v1/events/bulk', { events: [event] })).status).toBe(202);
+    const invoice = await waitFor(
+      async () => {
+        await api.post('/v1/cron/bill-subscriptions', {});
+        const items = (await api.get(`/v1/invoices?subscription_id=${sub.body.id}`)).body.items as Array<{ id: string; invoice_number: string | null; billing_reason: string; total: number }>;
+        return items.find((i) => i.billing_reason === 'SUBSCRIPTION_THRESHOLD' && i.invoice_number);
+      },
+      { timeoutMs: 30_000, what: 'the threshold invoice' },
+    );
+    expect(invoice.total).toBe(123_457);
+    const note = await api.post('/v1/credit_notes', { invoice_id: invoice.id, reason: 'OTHER', amount: 123_400 });
+    expect(note.status).toBe(201);
+
+    const page = await newPage();
+    await page.goto(`${base}/console/`);
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Open the console' }).click();
+    await page.getByRole('heading', { name: 'Customers' }).waitFor();
+    await page.goto(`${base}/console/#/customers/${customer.body.id}`);
+    await page.getByRole('heading', { name: 'Globex Ltd' }).waitFor();
+    const subRow = page.getByRole('row').filter({ hasText: sub.body.id }).filter({ hasText: 'Change plan' });
+    await subRow.getByRole('link', { name: 'Scale tokens' }).waitFor();
+    const usageRow = page.getByRole('row').filter({ hasText: sub.body.id }).filter({ hasText: meter.body.id });
+    await usageRow.first().waitFor();
+    expect(await usageRow.first().textContent()).toMatch(/Globex Ltd.*1,234,567\.5/);
+    await check(page, '32-customer-names');
+
+    await page.getByRole('link', { name: invoice.invoice_number! }).click();
+    await page.getByRole('heading', { name: `Invoice ${invoice.invoice_number}` }).waitFor();
+    await page.locator('.facts').getByRole('link', { name: 'Globex Ltd' }).waitFor();
+    const line = page.getByRole('table').first().getByRole('row').nth(1);
+    expect(await line.getByRole('cell').allTextContents()).toEqual(expect.arrayContaining(['1,234,567.5', '$0.001', '$1,234.57']));
+    const noteRow = page.getByRole('table', { name: 'Credit notes' }).getByRole('row').filter({ hasText: note.body.credit_note_number });
+    await noteRow.getByRole('link', { name: 'Globex Ltd' }).waitFor();
+    expect(await noteRow.textContent()).toContain('$1,234.00');
+    expect(await page.locator('.totals').textContent()).toContain('$1,234.57');
+    await check(page, '33-invoice-names');
+
+    await page.getByRole('link', { name: 'Invoices' }).click();
+    const invoiceRow = page.getByRole('row').filter({ hasText: invoice.invoice_number! });
+    await invoiceRow.getByRole('link', { name: 'Globex Ltd' }).waitFor();
+    expect(await invoiceRow.textContent()).toContain('$1,234.57');
     expect(stack.problems).toEqual([]);
   });
 });

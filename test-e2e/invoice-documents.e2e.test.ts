@@ -16,7 +16,7 @@ describe('invoice documents across processes (e2e: six processes, real Postgres 
     await stack?.stop();
   });
 
-  it('a signed link opens the PDF without a key through the gateway; the same bytes as with a key; a tampered token: 401', async () => {
+  it('a signed link opens the PDF without a key through the gateway; the same bytes as with a key; a tampered token: 401; the document headers; revoked: 410, a new link opens', async () => {
     const customer = await stack.api.post('/v1/customers', { external_customer_id: `e2e-doc-${Date.now()}`, name: 'Ωμέγα Жанна 山田' });
     expect(customer.status).toBe(201);
     const plan = await stack.api.post('/v1/plans', {
@@ -45,5 +45,18 @@ describe('invoice documents across processes (e2e: six processes, real Postgres 
     const page = await fetch(`${stack.api.baseUrl}${new URL(invoice.body.hosted_invoice_url as string).pathname}${link.search}`);
     expect([page.status, page.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
     expect(await page.text()).toContain(invoice.body.invoice_number as string);
+
+    // The document headers cross the gateway's hop too (ADR 0059): on the documents by link and by key, and on a link's refusal.
+    const headersOf = (r: Response) => [r.headers.get('content-security-policy'), r.headers.get('x-content-type-options'), r.headers.get('referrer-policy'), r.headers.get('cache-control')];
+    const expected = ["default-src 'none'; style-src 'unsafe-inline'; img-src https:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'", 'nosniff', 'no-referrer', 'private, no-store'];
+    for (const r of [byLink, byKey, page, tampered]) expect(headersOf(r)).toEqual(expected);
+    // Revoked through the API: the link answers 410, as a page for a browser.
+    expect((await stack.api.delete(`/v1/invoices/${draftId}/document_links`)).status).toBe(204);
+    const revoked = await fetch(`${stack.api.baseUrl}${link.pathname}${link.search}`, { headers: { accept: 'text/html' } });
+    expect([revoked.status, revoked.headers.get('content-type'), headersOf(revoked)]).toEqual([410, 'text/html; charset=utf-8', expected]);
+    expect(await revoked.text()).toContain('This link was revoked');
+    const fresh = await stack.api.post(`/v1/invoices/${draftId}/document_links`, {});
+    expect(fresh.status).toBe(201);
+    expect((await fetch(`${stack.api.baseUrl}${new URL(fresh.body.invoice_pdf_url as string).pathname}${new URL(fresh.body.invoice_pdf_url as string).search}`)).status).toBe(200);
   }, 120_000);
 });

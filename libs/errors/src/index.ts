@@ -8,6 +8,7 @@ export type ErrorKind =
   | 'unauthenticated'
   | 'forbidden'
   | 'not_found'
+  | 'gone'
   | 'already_exists'
   | 'version_conflict'
   | 'idempotency_conflict'
@@ -58,6 +59,13 @@ export class ForbiddenError extends DomainError {
 export class NotFoundError extends DomainError {
   constructor(message: string, details?: ErrorDetails) {
     super('not_found', message, details);
+  }
+}
+
+/** The resource was there and is no more for this request: an expired or revoked signed link (410). */
+export class GoneError extends DomainError {
+  constructor(message: string, details?: ErrorDetails) {
+    super('gone', message, details);
   }
 }
 

@@ -9,6 +9,7 @@ const KIND_TO_HTTP: Record<ErrorKind, { status: number; code: string }> = {
   unauthenticated: { status: 401, code: 'permission_denied' },
   forbidden: { status: 403, code: 'permission_denied' },
   not_found: { status: 404, code: 'not_found' },
+  gone: { status: 410, code: 'not_found' },
   already_exists: { status: 409, code: 'already_exists' },
   version_conflict: { status: 409, code: 'version_conflict' },
   idempotency_conflict: { status: 409, code: 'idempotency_conflict' },

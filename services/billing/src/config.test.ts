@@ -5,7 +5,7 @@ import { billingEnv, billingSettings, billingSettingsEnv, billingSettingsFrom, d
 
 describe('billing settings', () => {
   it('default to a 60 s period job, a 3-day renewal notice, no finalize delay and INV numbers', () => {
-    expect(billingSettingsFrom({})).toEqual({ intervalMs: 60_000, leaseMs: 60_000, renewalNoticeDays: 3, finalizeDelayMs: 0, invoiceNumberPrefix: 'INV', creditNoteNumberPrefix: 'CN', concurrency: 8, tasksPollMs: 1000, tasksLeaseMs: 30_000, tasksBatchRows: 2000, unbilledDebounceMs: 250, unbilledSweepMs: 30_000, publicBaseUrl: 'http://127.0.0.1:8080' });
+    expect(billingSettingsFrom({})).toEqual({ intervalMs: 60_000, leaseMs: 60_000, renewalNoticeDays: 3, finalizeDelayMs: 0, invoiceNumberPrefix: 'INV', creditNoteNumberPrefix: 'CN', concurrency: 8, tasksPollMs: 1000, tasksLeaseMs: 30_000, tasksBatchRows: 2000, unbilledDebounceMs: 250, unbilledSweepMs: 30_000, publicBaseUrl: 'http://127.0.0.1:8080', documentLinkTtlDays: 30 });
   });
 
   it('parse the variables', () => {
@@ -20,7 +20,7 @@ describe('billing settings', () => {
         UNBILLED_DEBOUNCE_MS: '100',
         UNBILLED_SWEEP_MS: '0',
       }),
-    ).toEqual({ intervalMs: 0, leaseMs: 60_000, renewalNoticeDays: 7, finalizeDelayMs: 900_000, invoiceNumberPrefix: 'ACME', creditNoteNumberPrefix: 'ACN', concurrency: 32, tasksPollMs: 1000, tasksLeaseMs: 30_000, tasksBatchRows: 2000, unbilledDebounceMs: 100, unbilledSweepMs: 0, publicBaseUrl: 'http://127.0.0.1:8080' });
+    ).toEqual({ intervalMs: 0, leaseMs: 60_000, renewalNoticeDays: 7, finalizeDelayMs: 900_000, invoiceNumberPrefix: 'ACME', creditNoteNumberPrefix: 'ACN', concurrency: 32, tasksPollMs: 1000, tasksLeaseMs: 30_000, tasksBatchRows: 2000, unbilledDebounceMs: 100, unbilledSweepMs: 0, publicBaseUrl: 'http://127.0.0.1:8080', documentLinkTtlDays: 30 });
     expect(durationMs('0s')).toBe(0);
     expect(durationMs('90s')).toBe(90_000);
     expect(durationMs('2h')).toBe(7_200_000);
@@ -63,6 +63,7 @@ describe('billing settings', () => {
       UNBILLED_SWEEP_MS: '0',
       PUBLIC_BASE_URL: 'https://billing.example.com',
       DOCUMENT_LINK_SECRET: 'a-document-link-secret-of-32-characters-at-least',
+      DOCUMENT_LINK_TTL_DAYS_AFTER_DUE: '7',
     });
   });
 
@@ -71,6 +72,8 @@ describe('billing settings', () => {
     expect(billingSettingsFrom({ DOCUMENT_LINK_SECRET: '' }).documentLinkSecret).toBeUndefined();
     expect(() => billingSettingsFrom({ DOCUMENT_LINK_SECRET: 'short' })).toThrow(/DOCUMENT_LINK_SECRET/);
     expect(() => billingSettingsFrom({ PUBLIC_BASE_URL: 'not a url' })).toThrow(/PUBLIC_BASE_URL/);
+    expect(billingSettingsFrom({ DOCUMENT_LINK_TTL_DAYS_AFTER_DUE: '90' }).documentLinkTtlDays).toBe(90);
+    for (const bad of ['0', '1.5', '3651', 'soon']) expect(() => billingSettingsFrom({ DOCUMENT_LINK_TTL_DAYS_AFTER_DUE: bad })).toThrow(/DOCUMENT_LINK_TTL_DAYS_AFTER_DUE/);
   });
 
   it('map the variables of a billing process as the embedded default does, UNBILLED_* included (main.ts uses billingSettings)', () => {

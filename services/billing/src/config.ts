@@ -50,11 +50,16 @@ export const billingEnv = {
     .url('must be the public base URL of the gateway, like https://billing.example.com')
     .default('http://127.0.0.1:8080')
     .transform((u) => u.replace(/\/+$/, '')),
-  /** The key of the signed links (32+ characters); empty: a random key made once and kept in billing's database. */
+  /**
+   * The key of the signed links (32+ characters); empty: a key derived from INTERNAL_TOKEN (a
+   * billing process) or a random one kept in DATA_DIR (`npm start`), never in the database (ADR 0059).
+   */
   DOCUMENT_LINK_SECRET: z
     .string()
-    .refine((v) => v === '' || v.length >= 32, 'must be at least 32 characters (or empty: a random key kept in the database)')
+    .refine((v) => v === '' || v.length >= 32, 'must be at least 32 characters (or empty: derived from INTERNAL_TOKEN, or kept in DATA_DIR by npm start)')
     .default(''),
+  /** Days a signed link lasts after the invoice's due date (a link made later: after the time it is made; ADR 0059). */
+  DOCUMENT_LINK_TTL_DAYS_AFTER_DUE: z.coerce.number().int('must be a whole number').min(1, 'must be at least 1').max(3650, 'must be at most 3650').default(30),
   /** Wallet service base URL (credits on invoices, CREDITS payments). */
   WALLET_SERVICE_URL: z.string().url('must be the base URL of the wallet service'),
 };
@@ -85,8 +90,10 @@ export interface BillingSettings {
   unbilledSweepMs: number;
   /** The base of invoice documents' signed links (PUBLIC_BASE_URL, no trailing slash). */
   publicBaseUrl: string;
-  /** The signed links' key (DOCUMENT_LINK_SECRET); undefined: the key kept in the database. */
+  /** The signed links' key (DOCUMENT_LINK_SECRET); undefined: derived from the internal token. */
   documentLinkSecret?: string;
+  /** Days a signed link lasts after the due date (DOCUMENT_LINK_TTL_DAYS_AFTER_DUE). */
+  documentLinkTtlDays: number;
 }
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -115,6 +122,7 @@ export function billingSettings(config: z.output<typeof billingSettingsEnv>): Bi
     unbilledSweepMs: config.UNBILLED_SWEEP_MS,
     publicBaseUrl: config.PUBLIC_BASE_URL,
     documentLinkSecret: config.DOCUMENT_LINK_SECRET || undefined,
+    documentLinkTtlDays: config.DOCUMENT_LINK_TTL_DAYS_AFTER_DUE,
   };
 }
 

@@ -42,7 +42,7 @@ import { ThresholdBilling } from './invoices/thresholds';
 import { mountSettingsRoutes } from './settings/routes';
 import { SettingsService } from './settings/service';
 import { SettingsStore } from './settings/store';
-import { DocumentLinks } from './documents/links';
+import { DocumentLinks, documentLinkKey } from './documents/links';
 import { mountDocumentRoutes } from './documents/routes';
 import { mountReportRoutes } from './reports/billing-daily';
 import { DocumentService } from './documents/service';
@@ -216,7 +216,8 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   const creditNoteIssuer = new CreditNoteIssuer(creditNoteStore, invoiceStore, paymentStore, clock, settings.creditNoteNumberPrefix);
   const excessCredits = new ExcessCredits(db, config.walletCredits ?? httpWallets, logger, clock);
   // Invoice documents (ADR 0045): the finalizer sets the signed links and snapshots what the PDF shows.
-  const documentLinks = new DocumentLinks(db, settings.publicBaseUrl, settings.documentLinkSecret, clock);
+  // Their key: DOCUMENT_LINK_SECRET, or derived from the internal token (ADR 0059), never kept in the database.
+  const documentLinks = new DocumentLinks(settings.publicBaseUrl, documentLinkKey(settings.documentLinkSecret, config.internalToken), settings.documentLinkTtlDays);
   const documents = new DocumentService({
     db,
     documents: new DocumentStore(),
@@ -371,8 +372,6 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     creditNotes,
     async start() {
       await migrate(db, SCHEMA, migrations);
-      // The signed links' key, read before any finalization needs it in its transaction (ADR 0045).
-      await documentLinks.ready();
       accessNotices.start();
       // The first check that reads usage starts the notices' consumer (ADR 0026).
       accessCache.onFirstUsage(() => usageNotices.ensureStarted());

@@ -74,6 +74,7 @@ export interface Invoice {
 export interface CreditNote {
   id: string;
   credit_note_number: string;
+  customer_id: string;
   amount: number;
   currency: string;
   reason: string;

@@ -1,7 +1,7 @@
 import type { Express, Request, Response } from 'express';
 import { TOPICS } from '@billstream/bus';
 import { RateLimitedError } from '@billstream/errors';
-import { ALL_ROUTES, LINK_CONTEXT, type RouteDef, type ServiceName } from '@billstream/contracts';
+import { ALL_ROUTES, DOCUMENT_RESPONSE_HEADERS, LINK_CONTEXT, type RouteDef, type ServiceName } from '@billstream/contracts';
 import { migrate, pingDb } from '@billstream/db';
 import { assertRoutesMounted, createHttpApp, finishApp, MiB, mountHealth, mountLeanRoute, mountRoute, parseRouteInput, staticRoutes, templateResolver, type RouteRunner } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
@@ -96,6 +96,8 @@ export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayC
   for (const def of ALL_ROUTES.filter((d) => d.signedLink)) {
     const local = config.serviceRoutes?.[def.service]?.get(def.operationId);
     app[def.method](def.path, async (req: Request, res: Response) => {
+      // The document headers on every answer of a link, the gateway's own refusals (400, 429) included (ADR 0059).
+      res.set(DOCUMENT_RESPONSE_HEADERS);
       const address = sourceAddressOf(req, trustedProxyHops);
       const wait = limits.failures.take(address);
       if (wait > 0) throw new RateLimitedError(wait, 'Too many failed requests from this address');

@@ -8,8 +8,10 @@ import { PayloadTooLargeError, ServiceUnavailableError } from '@billstream/error
 import { INTERNAL_HEADERS, contextOf, type RequestContext } from '@billstream/http';
 import { injectTraceHeaders, inSpan, SpanKind } from '@billstream/observability';
 
-const PASSED_REQUEST_HEADERS = ['if-match', 'idempotency-key'];
-const PASSED_RESPONSE_HEADERS = ['content-type', 'etag', 'location', 'retry-after'];
+/** `accept`: a signed link's refusal is a page for a browser, the error envelope for any other client (ADR 0059). */
+const PASSED_REQUEST_HEADERS = ['if-match', 'idempotency-key', 'accept'];
+/** With the document headers of invoice documents (ADR 0059): their policy, nosniff, no referrer, no shared caching. */
+const PASSED_RESPONSE_HEADERS = ['content-type', 'etag', 'location', 'retry-after', 'cache-control', 'content-security-policy', 'x-content-type-options', 'referrer-policy'];
 const PASSED = new Set(PASSED_RESPONSE_HEADERS);
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 /** Headers of a streamed file answer (downloads). */

@@ -77,6 +77,9 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   const env: NodeJS.ProcessEnv = { ...process.env, ...options.env };
   // Invoice documents' signed links point at this gateway unless PUBLIC_BASE_URL says otherwise (ADR 0045).
   if (!env.PUBLIC_BASE_URL && options.port > 0) env.PUBLIC_BASE_URL = `http://${['0.0.0.0', '::', ''].includes(options.host) ? '127.0.0.1' : options.host}:${options.port}`;
+  // The signed links' key (ADR 0059): DOCUMENT_LINK_SECRET, or a random one kept in DATA_DIR (the
+  // internal token is new at every start), never in the database next to the documents it protects.
+  if (!env.DOCUMENT_LINK_SECRET) env.DOCUMENT_LINK_SECRET = documentLinkSecretOf(dataDir);
   const gatewaySettings = gatewaySettingsFrom(env);
   const settings = { ingestion: ingestionSettingsFrom(env), webhook: webhookSettingsFromEnv(env), wallet: walletSettingsFrom(env), billing: billingSettingsFrom(env) };
   // One database: schemas of DATABASE_URL, or of the embedded PGlite database in dataDir.
@@ -183,4 +186,13 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
       await databases.close();
     },
   };
+}
+
+/** DATA_DIR/document-link-secret (0600), made at the first start without DOCUMENT_LINK_SECRET: 64 hex characters. */
+export function documentLinkSecretOf(dataDir: string): string {
+  const file = path.join(dataDir, 'document-link-secret');
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const secret = randomBytes(32).toString('hex');
+  writeFileSync(file, `${secret}\n`, { mode: 0o600, flag: 'wx' });
+  return secret;
 }

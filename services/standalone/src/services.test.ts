@@ -1,4 +1,5 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { createBillingService } from '@billstream/billing';
 import { InProcessBus } from '@billstream/bus';
@@ -12,6 +13,7 @@ import { createLogger } from '@billstream/logger';
 import type { Service } from '@billstream/runtime';
 import { createWalletService } from '@billstream/wallet';
 import { createWebhookService, webhookSettingsFromEnv } from '@billstream/webhook-dispatcher';
+import { documentLinkSecretOf } from './embedded';
 
 const SERVICES_DIR = path.resolve(__dirname, '../..');
 
@@ -49,6 +51,21 @@ describe('the six services', () => {
       const owned = ALL_ROUTES.filter((def) => def.service === service.name).map((def) => def.operationId);
       expect(owned.length).toBeGreaterThan(0);
       expect([...routeTableOf(service.app).keys()]).toEqual(expect.arrayContaining(owned));
+    }
+  });
+});
+
+describe('the signed links key of npm start (ADR 0059)', () => {
+  it('is made once in DATA_DIR/document-link-secret (0600) and read back at every later start', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'billstream-link-key-'));
+    try {
+      const first = documentLinkSecretOf(dir);
+      expect(first).toMatch(/^[0-9a-f]{64}$/);
+      expect(statSync(path.join(dir, 'document-link-secret')).mode & 0o777).toBe(0o600);
+      expect(documentLinkSecretOf(dir)).toBe(first);
+      expect(documentLinkSecretOf(mkdtempSync(path.join(dir, 'other-')))).not.toBe(first);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -128,8 +128,9 @@ describe('invoice documents through the gateway (real Postgres and Kafka)', () =
     expect(errorOf(await fetchRaw(`/v1/invoices/${d.id}/html`))).toEqual([400, 'validation_error']);
 
     const invoice = await finalize(d.id);
-    expect(invoice.hosted_invoice_url).toMatch(new RegExp(`/v1/hosted/invoices/${invoice.id}\\?token=[A-Za-z0-9_-]{43}$`));
-    expect(invoice.invoice_pdf_url).toMatch(new RegExp(`/v1/hosted/invoices/${invoice.id}/pdf\\?token=[A-Za-z0-9_-]{43}$`));
+    // The token: its expiry (unix seconds), the link generation (0), the HMAC (ADR 0059).
+    expect(invoice.hosted_invoice_url).toMatch(new RegExp(`/v1/hosted/invoices/${invoice.id}\\?token=\\d+\\.0\\.[A-Za-z0-9_-]{43}$`));
+    expect(invoice.invoice_pdf_url).toMatch(new RegExp(`/v1/hosted/invoices/${invoice.id}/pdf\\?token=\\d+\\.0\\.[A-Za-z0-9_-]{43}$`));
 
     const first = await fetchRaw(`/v1/invoices/${invoice.id}/pdf`);
     expect(first.status).toBe(200);

@@ -1675,7 +1675,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The invoice's HTML page by its signed link (`hosted_invoice_url`): no API key; a wrong token: 401
+         * The invoice's HTML page by its signed link (`hosted_invoice_url`): no API key; a wrong token: 401; an expired or revoked link: 410
          * @description No API key: the `token` of a signed link opens the one resource it was signed for (a wrong token: 401). Served by the billing service.
          */
         get: operations["getHostedInvoice"];
@@ -1695,7 +1695,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The invoice's PDF by its signed link (`invoice_pdf_url`): no API key; a wrong token: 401
+         * The invoice's PDF by its signed link (`invoice_pdf_url`): no API key; a wrong token: 401; an expired or revoked link: 410
          * @description No API key: the `token` of a signed link opens the one resource it was signed for (a wrong token: 401). Served by the billing service.
          */
         get: operations["getHostedInvoicePdf"];
@@ -1722,6 +1722,30 @@ export interface paths {
          */
         post: operations["triggerInvoiceCommunication"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invoices/{id}/document_links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * New signed links to the invoice's documents, valid until the later of its due date and now plus DOCUMENT_LINK_TTL_DAYS_AFTER_DUE days; they become the invoice's `hosted_invoice_url` and `invoice_pdf_url` (draft: 400)
+         * @description Needs the `invoices:write` permission (or `*`). Served by the billing service.
+         */
+        post: operations["createInvoiceDocumentLinks"];
+        /**
+         * Revoke every signed link given out for the invoice: they answer 410 from then on; the invoice's `hosted_invoice_url` and `invoice_pdf_url` become null until new links are made
+         * @description Needs the `invoices:write` permission (or `*`). Served by the billing service.
+         */
+        delete: operations["revokeInvoiceDocumentLinks"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2296,6 +2320,14 @@ export interface components {
         CommunicationTriggered: {
             /** @description The id of the `invoice.communication.triggered` event written (the same for the same idempotency key) */
             event_id: string;
+        };
+        InvoiceDocumentLinks: {
+            /** @description The invoice's HTML page, opened without an API key */
+            hosted_invoice_url: string;
+            /** @description The invoice's PDF, opened without an API key */
+            invoice_pdf_url: string;
+            /** @description When both links stop working (410): the later of the due date and now, plus DOCUMENT_LINK_TTL_DAYS_AFTER_DUE days */
+            expires_at: string;
         };
     };
     responses: never;
@@ -18123,7 +18155,7 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description The signed link's token (HMAC of the invoice, tenant and environment)
+                 * @description The signed link's token: its expiry, the invoice's link generation and their HMAC with the invoice, tenant and environment (ADR 0059)
                  * @example 100
                  */
                 token: string;
@@ -18183,6 +18215,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
+            /** @description The signed link expired or its invoice's links were revoked (`not_found`); ask the seller for a new link */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
             429: {
                 headers: {
@@ -18217,7 +18258,7 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description The signed link's token (HMAC of the invoice, tenant and environment)
+                 * @description The signed link's token: its expiry, the invoice's link generation and their HMAC with the invoice, tenant and environment (ADR 0059)
                  * @example 100
                  */
                 token: string;
@@ -18270,6 +18311,15 @@ export interface operations {
             };
             /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The signed link expired or its invoice's links were revoked (`not_found`); ask the seller for a new link */
+            410: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18389,6 +18439,201 @@ export interface operations {
             };
             /** @description The request body is larger than the limit (`validation_error`) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createInvoiceDocumentLinks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "hosted_invoice_url": "100",
+                     *       "invoice_pdf_url": "100",
+                     *       "expires_at": "2030-12-31T23:59:59Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvoiceDocumentLinks"];
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the limit (`validation_error`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    revokeInvoiceDocumentLinks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; empty body */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -9,7 +9,11 @@ import { defineRoute, type RouteDef } from '../routes';
 const idParams = z.strictObject({ id: z.string().min(1).max(255) });
 const noQuery = z.strictObject({});
 const linkQuery = z.strictObject({
-  token: z.string().min(1, 'must not be empty').max(128, 'must be at most 128 characters').meta({ description: "The signed link's token (HMAC of the invoice, tenant and environment)" }),
+  token: z
+    .string()
+    .min(1, 'must not be empty')
+    .max(128, 'must be at most 128 characters')
+    .meta({ description: "The signed link's token: its expiry, the invoice's link generation and their HMAC with the invoice, tenant and environment (ADR 0059)" }),
 });
 const tag = 'Invoice documents';
 
@@ -23,6 +27,26 @@ export type TriggerCommunicationBody = z.output<typeof triggerCommunicationBody>
 export const communicationTriggeredSchema = z
   .object({ event_id: z.string().meta({ description: 'The id of the `invoice.communication.triggered` event written (the same for the same idempotency key)' }) })
   .meta({ id: 'CommunicationTriggered' });
+
+export const documentLinksSchema = z
+  .object({
+    hosted_invoice_url: z.string().meta({ description: "The invoice's HTML page, opened without an API key" }),
+    invoice_pdf_url: z.string().meta({ description: "The invoice's PDF, opened without an API key" }),
+    expires_at: z.string().meta({ description: 'When both links stop working (410): the later of the due date and now, plus DOCUMENT_LINK_TTL_DAYS_AFTER_DUE days' }),
+  })
+  .meta({ id: 'InvoiceDocumentLinks' });
+export type DocumentLinksResponse = z.output<typeof documentLinksSchema>;
+
+/**
+ * The answers every document response carries (ADR 0059), errors of the signed links included:
+ * the page runs nothing, is framed nowhere, is never sniffed as another type, sends no referrer.
+ */
+export const DOCUMENT_RESPONSE_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src https:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'private, no-store',
+};
 
 export const documentApi = {
   getInvoicePdf: defineRoute({
@@ -59,12 +83,12 @@ export const documentApi = {
     path: '/v1/hosted/invoices/:id',
     service: 'billing',
     permission: 'invoices:read',
-    summary: "The invoice's HTML page by its signed link (`hosted_invoice_url`): no API key; a wrong token: 401",
+    summary: "The invoice's HTML page by its signed link (`hosted_invoice_url`): no API key; a wrong token: 401; an expired or revoked link: 410",
     tag,
     params: idParams,
     query: linkQuery,
     status: 200,
-    errors: [404],
+    errors: [404, 410],
     streamsResponse: { contentTypes: ['text/html'] },
     signedLink: true,
   }),
@@ -74,12 +98,12 @@ export const documentApi = {
     path: '/v1/hosted/invoices/:id/pdf',
     service: 'billing',
     permission: 'invoices:read',
-    summary: "The invoice's PDF by its signed link (`invoice_pdf_url`): no API key; a wrong token: 401",
+    summary: "The invoice's PDF by its signed link (`invoice_pdf_url`): no API key; a wrong token: 401; an expired or revoked link: 410",
     tag,
     params: idParams,
     query: linkQuery,
     status: 200,
-    errors: [404],
+    errors: [404, 410],
     streamsResponse: { contentTypes: ['application/pdf'] },
     signedLink: true,
   }),
@@ -95,6 +119,32 @@ export const documentApi = {
     body: triggerCommunicationBody,
     response: communicationTriggeredSchema,
     status: 202,
+    errors: [404],
+  }),
+  createInvoiceDocumentLinks: defineRoute({
+    operationId: 'createInvoiceDocumentLinks',
+    method: 'post',
+    path: '/v1/invoices/:id/document_links',
+    service: 'billing',
+    permission: 'invoices:write',
+    summary: "New signed links to the invoice's documents, valid until the later of its due date and now plus DOCUMENT_LINK_TTL_DAYS_AFTER_DUE days; they become the invoice's `hosted_invoice_url` and `invoice_pdf_url` (draft: 400)",
+    tag,
+    params: idParams,
+    body: z.strictObject({}),
+    response: documentLinksSchema,
+    status: 201,
+    errors: [404],
+  }),
+  revokeInvoiceDocumentLinks: defineRoute({
+    operationId: 'revokeInvoiceDocumentLinks',
+    method: 'delete',
+    path: '/v1/invoices/:id/document_links',
+    service: 'billing',
+    permission: 'invoices:write',
+    summary: "Revoke every signed link given out for the invoice: they answer 410 from then on; the invoice's `hosted_invoice_url` and `invoice_pdf_url` become null until new links are made",
+    tag,
+    params: idParams,
+    status: 204,
     errors: [404],
   }),
 };

@@ -77,3 +77,14 @@ ${m.seller?.footer ? `<footer>${e(m.seller.footer)}</footer>` : ''}
 </main></body></html>
 `;
 }
+
+/** A signed link's refusal as a page a person understands (410: expired or revoked; 401: not a valid link). */
+export function renderLinkError(status: number, message: string): string {
+  const title = status === 410 ? 'This invoice link no longer works' : 'This invoice link is not valid';
+  return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${e(title)}</title><style>${CSS}</style></head>
+<body><main class="page"><h1>${e(title)}</h1><p>${e(message)}</p>
+<p class="muted">Ask the seller to send you a new link to the invoice. (HTTP ${status})</p></main></body></html>
+`;
+}

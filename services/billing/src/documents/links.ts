@@ -1,65 +1,84 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import type { Scope } from '@billstream/contracts';
-import type { Db } from '@billstream/db';
+
+const DAY_MS = 86_400_000;
+/** `{expiry, unix seconds}.{generation}.{HMAC-SHA256, base64url}` (ADR 0059). */
+const TOKEN = /^(\d{1,12})\.(\d{1,9})\.([A-Za-z0-9_-]{43})$/;
+
+export interface LinkSet {
+  hostedInvoiceUrl: string;
+  invoicePdfUrl: string;
+  expiresAt: Date;
+}
+
+/** What a token says once its HMAC is the invoice's: the generation it was signed with and its expiry. */
+export interface VerifiedToken {
+  generation: number;
+  expiresAt: Date;
+}
 
 /**
- * The signed links of invoice documents (ADR 0045): `?token=` is the HMAC-SHA256 (base64url)
- * of the invoice id, tenant and environment under one key: DOCUMENT_LINK_SECRET, or else a
- * random key made once and kept in `document_link_keys` (every replica reads the same one).
+ * The key of the signed links (ADR 0059): DOCUMENT_LINK_SECRET (`npm start` keeps a random one in
+ * DATA_DIR when it is unset), or else derived (HKDF-SHA256) from the process's INTERNAL_TOKEN,
+ * a secret the operator sets; never a key kept in the database next to the documents.
+ */
+export function documentLinkKey(secret: string | undefined, internalToken: string): Buffer {
+  if (secret) return Buffer.from(secret, 'utf8');
+  return Buffer.from(hkdfSync('sha256', internalToken, 'billstream', 'invoice-document-links:v2', 32));
+}
+
+/**
+ * The signed links of invoice documents (ADR 0045, ADR 0059): `?token=` carries the link's expiry
+ * and the invoice's link generation, with the HMAC-SHA256 of both, the invoice id, tenant and
+ * environment. A link lasts until the later of the due date and the time it is made, plus
+ * `ttlDays`; revoking an invoice's links raises its generation.
  */
 export class DocumentLinks {
-  private key?: Promise<Buffer>;
-
   constructor(
-    private readonly db: Db,
     /** The gateway's public address, without a trailing slash (PUBLIC_BASE_URL). */
     private readonly baseUrl: string,
-    private readonly secret: string | undefined,
-    private readonly clock: () => Date,
+    private readonly key: Buffer,
+    /** DOCUMENT_LINK_TTL_DAYS_AFTER_DUE. */
+    private readonly ttlDays: number,
   ) {}
 
-  /** `hosted_invoice_url` and `invoice_pdf_url` of an invoice. */
-  async urls(i: Scope & { id: string }): Promise<{ hostedInvoiceUrl: string; invoicePdfUrl: string }> {
-    const token = await this.token(i.id, i);
+  /** When a link made at `now` for an invoice due at `dueDate` expires (whole seconds). */
+  expiryOf(dueDate: Date | null, now: Date): Date {
+    const from = Math.max(dueDate?.getTime() ?? 0, now.getTime());
+    return new Date(Math.ceil((from + this.ttlDays * DAY_MS) / 1000) * 1000);
+  }
+
+  /** `hosted_invoice_url` and `invoice_pdf_url` of an invoice, signed with `generation`, valid until `expiresAt`. */
+  urls(i: Scope & { id: string }, generation: number, expiresAt: Date): LinkSet {
+    const token = this.token(i.id, i, generation, expiresAt);
     const base = `${this.baseUrl}/v1/hosted/invoices/${encodeURIComponent(i.id)}`;
-    return { hostedInvoiceUrl: `${base}?token=${token}`, invoicePdfUrl: `${base}/pdf?token=${token}` };
+    return { hostedInvoiceUrl: `${base}?token=${token}`, invoicePdfUrl: `${base}/pdf?token=${token}`, expiresAt };
   }
 
-  async token(invoiceId: string, scope: Scope): Promise<string> {
-    const mac = createHmac('sha256', await this.keyOf());
-    mac.update(`invoice-document:v1\n${invoiceId}\n${scope.tenantId}\n${scope.environmentId}`);
-    return mac.digest('base64url');
+  token(invoiceId: string, scope: Scope, generation: number, expiresAt: Date): string {
+    const exp = Math.floor(expiresAt.getTime() / 1000);
+    return `${exp}.${generation}.${this.mac(invoiceId, scope, generation, exp)}`;
   }
 
-  /** Whether `given` is the token of this invoice of this tenant and environment (constant time). */
-  async valid(invoiceId: string, scope: Scope, given: string): Promise<boolean> {
-    const expected = Buffer.from(await this.token(invoiceId, scope));
-    const actual = Buffer.from(given);
-    return expected.length === actual.length && timingSafeEqual(expected, actual);
+  /** The token's generation and expiry when it was signed for this invoice of this tenant and environment (constant time); else undefined. */
+  verify(invoiceId: string, scope: Scope, given: string): VerifiedToken | undefined {
+    const m = TOKEN.exec(given);
+    if (!m) return undefined;
+    const exp = Number(m[1]);
+    const generation = Number(m[2]);
+    const expected = Buffer.from(this.mac(invoiceId, scope, generation, exp));
+    const actual = Buffer.from(m[3]!);
+    if (expected.length !== actual.length || !timingSafeEqual(expected, actual)) return undefined;
+    return { generation, expiresAt: new Date(exp * 1000) };
   }
 
-  /**
-   * Reads (or makes) the key; the service's start calls it, before any finalization needs the
-   * key inside its transaction (the embedded database has one session: a read of its own there
-   * would wait for the transaction that waits for it).
-   */
-  async ready(): Promise<void> {
-    await this.keyOf();
+  /** What a link URL this made for the invoice says (undefined: not a valid link of it, an older format's included). */
+  verifyUrl(invoiceId: string, scope: Scope, url: string | null): VerifiedToken | undefined {
+    const token = url && URL.canParse(url) ? new URL(url).searchParams.get('token') : null;
+    return token ? this.verify(invoiceId, scope, token) : undefined;
   }
 
-  private keyOf(): Promise<Buffer> {
-    if (this.secret) return Promise.resolve(Buffer.from(this.secret, 'utf8'));
-    this.key ??= this.loadKey().catch((err: unknown) => {
-      this.key = undefined;
-      throw err;
-    });
-    return this.key;
-  }
-
-  /** Its own statements on the pool (never a caller's transaction, which may roll back). */
-  private async loadKey(): Promise<Buffer> {
-    await this.db('document_link_keys').insert({ id: 1, secret: randomBytes(32).toString('hex'), created_at: this.clock() }).onConflict('id').ignore();
-    const row = (await this.db('document_link_keys').where({ id: 1 }).first()) as { secret: string };
-    return Buffer.from(row.secret, 'hex');
+  private mac(invoiceId: string, scope: Scope, generation: number, exp: number): string {
+    return createHmac('sha256', this.key).update(`invoice-document:v2\n${invoiceId}\n${scope.tenantId}\n${scope.environmentId}\n${generation}\n${exp}`).digest('base64url');
   }
 }

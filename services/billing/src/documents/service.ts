@@ -1,7 +1,7 @@
 import { TOPICS } from '@billstream/bus';
-import type { Scope } from '@billstream/contracts';
+import type { DocumentLinksResponse, Scope } from '@billstream/contracts';
 import type { Conn, Db, Trx } from '@billstream/db';
-import { NotFoundError, UnauthenticatedError, ValidationError } from '@billstream/errors';
+import { GoneError, NotFoundError, UnauthenticatedError, ValidationError } from '@billstream/errors';
 import { newDomainEvent, writeOutbox } from '@billstream/outbox';
 import type { CreditNoteStore } from '../credit-notes/store';
 import type { CustomerStore } from '../customers/store';
@@ -12,7 +12,7 @@ import { toInvoiceView } from '../invoices/view';
 import type { PaymentStore } from '../payments/store';
 import type { SettingsStore } from '../settings/store';
 import { renderHtml } from './html';
-import type { DocumentLinks } from './links';
+import type { DocumentLinks, LinkSet } from './links';
 import { addressLines, type Buyer, type DocumentModel, type PaymentEntry } from './model';
 import { renderPdf } from './pdf';
 import type { DocumentSnapshot, DocumentStore } from './store';
@@ -45,9 +45,10 @@ const notFound = (id: string) => new NotFoundError(`Invoice ${id} not found`, { 
 export class DocumentService implements FinalizedHook {
   constructor(private readonly deps: DocumentServiceDeps) {}
 
-  // FinalizedHook: the finalizer's calls.
-  links(invoice: Invoice): Promise<{ hostedInvoiceUrl: string; invoicePdfUrl: string }> {
-    return this.deps.links.urls({ id: invoice.id, tenantId: invoice.tenantId, environmentId: invoice.environmentId });
+  // FinalizedHook: the finalizer's calls. A draft's links were never revoked: generation 0, no read.
+  async links(invoice: Invoice): Promise<{ hostedInvoiceUrl: string; invoicePdfUrl: string }> {
+    const { hostedInvoiceUrl, invoicePdfUrl } = this.deps.links.urls(invoice, 0, this.deps.links.expiryOf(invoice.dueDate, this.deps.clock()));
+    return { hostedInvoiceUrl, invoicePdfUrl };
   }
 
   async inTransaction(trx: Trx, invoices: Invoice[]): Promise<void> {
@@ -75,6 +76,33 @@ export class DocumentService implements FinalizedHook {
   }
 
   /**
+   * POST /v1/invoices/{id}/document_links (ADR 0059): new links, signed with the invoice's current
+   * generation, valid until the later of the due date and now plus the TTL; they become the
+   * invoice's `hosted_invoice_url` and `invoice_pdf_url`. The invoice's row is locked meanwhile, so
+   * a revocation at the same time cannot leave revoked links on it.
+   */
+  async newLinks(scope: Scope, id: string): Promise<DocumentLinksResponse> {
+    await this.issued(scope, id);
+    const links = await this.deps.db.transaction(async (trx) => {
+      const invoice = (await this.deps.invoices.lockRow(trx, id))!;
+      const made = this.deps.links.urls(invoice, await this.deps.documents.generationOf(trx, id), this.deps.links.expiryOf(invoice.dueDate, this.deps.clock()));
+      await this.deps.invoices.setDocumentLinks(trx, id, made, this.deps.clock());
+      return made;
+    });
+    return { hosted_invoice_url: links.hostedInvoiceUrl, invoice_pdf_url: links.invoicePdfUrl, expires_at: links.expiresAt.toISOString() };
+  }
+
+  /** DELETE /v1/invoices/{id}/document_links (ADR 0059): every link made before answers 410; the invoice's links become null. */
+  async revokeLinks(scope: Scope, id: string): Promise<void> {
+    await this.issued(scope, id);
+    await this.deps.db.transaction(async (trx) => {
+      const invoice = (await this.deps.invoices.lockRow(trx, id))!;
+      await this.deps.documents.revoke(trx, invoice, this.deps.clock());
+      await this.deps.invoices.setDocumentLinks(trx, id, null, this.deps.clock());
+    });
+  }
+
+  /**
    * POST /v1/invoices/{id}/communications/trigger: one `invoice.communication.triggered` event
    * through the outbox (per idempotency key: the same key answers the first call's event).
    */
@@ -88,7 +116,7 @@ export class DocumentService implements FinalizedHook {
     if (invoice.status === 'draft' || invoice.status === 'voided') {
       throw new ValidationError(`Cannot send an invoice that is ${invoice.status}`, { field: 'status', status: invoice.status, invoice_id: id });
     }
-    const links = invoice.hostedInvoiceUrl && invoice.invoicePdfUrl ? { hostedInvoiceUrl: invoice.hostedInvoiceUrl, invoicePdfUrl: invoice.invoicePdfUrl } : await this.links(invoice);
+    const links = await this.linksToSend(invoice);
     const customer = await this.deps.customers.getById(this.deps.db, invoice.customerId);
     const snapshot = await this.deps.documents.getById(this.deps.db, id);
     const view = { ...toInvoiceView(invoice), hosted_invoice_url: links.hostedInvoiceUrl, invoice_pdf_url: links.invoicePdfUrl };
@@ -120,13 +148,31 @@ export class DocumentService implements FinalizedHook {
     return invoice;
   }
 
-  /** The invoice a signed link names, when its token is that invoice's (401 otherwise, never the document). */
+  /**
+   * The invoice a signed link names, when its token is that invoice's (401 otherwise, never the
+   * document), of its current generation (410 once revoked) and not expired (410).
+   */
   private async linked(id: string, token: string): Promise<Invoice> {
     const invoice = await this.deps.invoices.getById(this.deps.db, id);
-    if (!invoice || invoice.status === 'draft' || !(await this.deps.links.valid(id, invoice, token))) {
-      throw new UnauthenticatedError('The link is not valid for this invoice');
+    const verified = invoice && invoice.status !== 'draft' ? this.deps.links.verify(id, invoice, token) : undefined;
+    if (!invoice || !verified) throw new UnauthenticatedError('The link is not valid for this invoice');
+    if (verified.generation < (await this.deps.documents.generationOf(this.deps.db, id))) {
+      throw new GoneError('This link was revoked: ask the seller for a new one', { reason: 'revoked' });
+    }
+    if (verified.expiresAt.getTime() <= this.deps.clock().getTime()) {
+      throw new GoneError(`This link expired on ${verified.expiresAt.toISOString().slice(0, 10)}: ask the seller for a new one`, { reason: 'expired', expired_at: verified.expiresAt.toISOString() });
     }
     return invoice;
+  }
+
+  /** The links a communication carries: the invoice's own while they are valid, else new ones (not stored). */
+  private async linksToSend(invoice: Invoice): Promise<Omit<LinkSet, 'expiresAt'>> {
+    const generation = await this.deps.documents.generationOf(this.deps.db, invoice.id);
+    const stored = this.deps.links.verifyUrl(invoice.id, invoice, invoice.hostedInvoiceUrl);
+    if (invoice.hostedInvoiceUrl && invoice.invoicePdfUrl && stored && stored.generation === generation && stored.expiresAt > this.deps.clock()) {
+      return { hostedInvoiceUrl: invoice.hostedInvoiceUrl, invoicePdfUrl: invoice.invoicePdfUrl };
+    }
+    return this.deps.links.urls(invoice, generation, this.deps.links.expiryOf(invoice.dueDate, this.deps.clock()));
   }
 
   private async pdfOf(invoice: Invoice): Promise<Buffer> {

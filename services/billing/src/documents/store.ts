@@ -1,4 +1,4 @@
-import type { InvoiceResponse } from '@billstream/contracts';
+import type { InvoiceResponse, Scope } from '@billstream/contracts';
 import type { Conn, Trx } from '@billstream/db';
 import type { InvoiceSettings } from '../settings/store';
 import type { Buyer, PaymentEntry } from './model';
@@ -41,7 +41,7 @@ const fromRow = (r: Row): DocumentSnapshot => ({
   createdAt: r.created_at,
 });
 
-/** `invoice_documents` and `invoice_communications`. */
+/** `invoice_documents`, `invoice_communications` and `invoice_document_links`. */
 export class DocumentStore {
   /** Records snapshots in one statement; one already there (a repeated finalization's) is kept as it is. */
   async insertMany(conn: Conn, snapshots: Omit<DocumentSnapshot, 'pdf'>[]): Promise<void> {
@@ -84,5 +84,21 @@ export class DocumentStore {
   async insertCommunication(trx: Trx, invoiceId: string, key: string, eventId: string, at: Date): Promise<boolean> {
     const rows = await trx('invoice_communications').insert({ invoice_id: invoiceId, idempotency_key: key, event_id: eventId, created_at: at }).onConflict(['invoice_id', 'idempotency_key']).ignore().returning('event_id');
     return rows.length > 0;
+  }
+
+  /** The generation the invoice's signed links are made with (0: never revoked; ADR 0059). */
+  async generationOf(conn: Conn, invoiceId: string): Promise<number> {
+    const row = (await conn('invoice_document_links').where({ invoice_id: invoiceId }).first('generation')) as { generation: number } | undefined;
+    return row?.generation ?? 0;
+  }
+
+  /** Raises the invoice's generation: every link made before answers 410. Answers the new generation. */
+  async revoke(trx: Trx, invoice: Scope & { id: string }, at: Date): Promise<number> {
+    const [row] = (await trx('invoice_document_links')
+      .insert({ invoice_id: invoice.id, tenant_id: invoice.tenantId, environment_id: invoice.environmentId, generation: 1, revoked_at: at })
+      .onConflict('invoice_id')
+      .merge({ generation: trx.raw('invoice_document_links.generation + 1'), revoked_at: at })
+      .returning('generation')) as Array<{ generation: number }>;
+    return row!.generation;
   }
 }

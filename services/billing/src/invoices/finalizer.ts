@@ -186,6 +186,7 @@ export class InvoiceFinalizer {
 
   /** The finalized invoice a prepared draft becomes with number `n` (nothing written). */
   private async numbered({ draft, lines, totals }: Prepared, n: number, now: Date): Promise<Invoice> {
+    const dueDate = new Date(now.getTime() + draft.paymentTermsDays * DAY_MS);
     return {
       ...draft,
       ...totals,
@@ -194,9 +195,10 @@ export class InvoiceFinalizer {
       status: totals.amountRemaining === 0 ? 'paid' : 'finalized',
       paymentStatus: paymentStatusOf(totals.amountDue, totals.amountPaid),
       finalizedAt: now,
-      dueDate: new Date(now.getTime() + draft.paymentTermsDays * DAY_MS),
+      dueDate,
       updatedAt: now,
-      ...(await this.deps.documents?.links(draft)),
+      // The links last DOCUMENT_LINK_TTL_DAYS_AFTER_DUE days after this due date (ADR 0059).
+      ...(await this.deps.documents?.links({ ...draft, dueDate })),
     };
   }
 

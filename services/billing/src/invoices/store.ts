@@ -291,6 +291,11 @@ export class InvoiceStore {
     return Number(row?.n ?? 0);
   }
 
+  /** Sets (or clears: revoked) the invoice's signed document links and bumps its version (ADR 0059). */
+  async setDocumentLinks(trx: Trx, id: string, links: { hostedInvoiceUrl: string; invoicePdfUrl: string } | null, at: Date): Promise<void> {
+    await trx('invoices').where({ id }).update({ hosted_invoice_url: links?.hostedInvoiceUrl ?? null, invoice_pdf_url: links?.invoicePdfUrl ?? null, updated_at: at, version: trx.raw('version + 1') });
+  }
+
   /** Saves the invoice's changed columns and bumps its version. */
   async save(trx: Trx, i: Invoice): Promise<Invoice> {
     const rows = await trx<InvoiceRow>('invoices')

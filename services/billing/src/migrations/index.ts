@@ -21,6 +21,7 @@ import { usageThresholdsMigration } from './018-usage-thresholds';
 import { hierarchyBillingMigration } from './019-hierarchy-billing';
 import { thresholdReturnsMigration } from './020-threshold-returns';
 import { discountPeriodAmountsMigration } from './021-discount-period-amounts';
+import { documentLinksMigration } from './022-document-links';
 
 export const SCHEMA = 'billing';
 
@@ -48,4 +49,5 @@ export const migrations: Migration[] = [
   thresholdReturnsMigration(SCHEMA),
   discountPeriodAmountsMigration(SCHEMA),
   consumerDeadLettersMigration(SCHEMA),
+  documentLinksMigration(SCHEMA),
 ];

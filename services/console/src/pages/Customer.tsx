@@ -1,10 +1,10 @@
 import { Fragment, useReducer, useState } from 'react';
 import type { Api, Page } from '../api';
 import { Loaded, useLoad } from '../data';
-import { money, when } from '../format';
+import { decimalMoney, money, quantity, when } from '../format';
+import { NameLink, useNames } from '../names';
 import { ActionPanel, ActionToggle, Done } from '../forms/action';
 import { ApplyCouponForm, ChangePlanForm, TopUpForm } from '../forms/lazy';
-import { href } from '../router';
 import type { Balance, Customer, Discount, Invoice, Subscription, Wallet } from '../types';
 import { CustomerUsage } from '../charts/CustomerUsage';
 import { CustomerLedger } from './CustomerLedger';
@@ -41,6 +41,14 @@ export function CustomerPage({ api, id }: { api: Api; id: string }) {
   }, [id, version]);
   const usage = useLoad(() => api.get<Usage>(`/v1/customers/${encodeURIComponent(id)}/usage`, { include_children: true }), [id, version]);
   const invoices = useLoad(() => api.get<Page<Invoice>>('/v1/invoices', { customer_id: id, limit: 10 }), [id, version]);
+  // Names where the API answers ids: the subscriptions' plans, the customers that pay for or use them.
+  const subs = subscriptions.state === 'done' ? subscriptions.data.map((s) => s.subscription) : [];
+  const planNames = useNames(api, 'plans', subs.map((s) => s.plan_id));
+  const customerNames = useNames(api, 'customers', [
+    ...(customer.state === 'done' && customer.data.parent_customer_id ? [customer.data.parent_customer_id] : []),
+    ...subs.flatMap((s) => (s.invoicing_customer_id ? [s.invoicing_customer_id] : [])),
+    ...(usage.state === 'done' ? usage.data.subscriptions.map((s) => s.customer_id) : []),
+  ]);
   return (
     <section aria-labelledby="customer-title">
       <Loaded load={customer}>
@@ -55,7 +63,7 @@ export function CustomerPage({ api, id }: { api: Api; id: string }) {
               <dt>Email</dt>
               <dd>{c.email ?? '–'}</dd>
               <dt>Parent</dt>
-              <dd>{c.parent_customer_id ? <a href={href({ page: 'customer', id: c.parent_customer_id })}>{c.parent_customer_id}</a> : '–'}</dd>
+              <dd>{c.parent_customer_id ? <NameLink kind="customers" id={c.parent_customer_id} names={customerNames} /> : '–'}</dd>
               <dt>Created</dt>
               <dd>{when(c.created_at)}</dd>
             </dl>
@@ -88,12 +96,8 @@ export function CustomerPage({ api, id }: { api: Api; id: string }) {
                       <td>{wallet.id}</td>
                       <td>{wallet.wallet_type}</td>
                       <td>{wallet.wallet_status}</td>
-                      <td>
-                        {balance.balance} {wallet.currency.toUpperCase()}
-                      </td>
-                      <td>
-                        {balance.real_time_balance ?? '–'} {wallet.currency.toUpperCase()}
-                      </td>
+                      <td>{decimalMoney(balance.balance, wallet.currency)}</td>
+                      <td>{decimalMoney(balance.real_time_balance, wallet.currency)}</td>
                       <td>{money(balance.unbilled_usage ?? 0, wallet.currency)}</td>
                       <td>
                         <ActionToggle label="Top up" open={open === `topup:${wallet.id}`} controls={`topup-${wallet.id}`} onToggle={() => toggle(`topup:${wallet.id}`)} />
@@ -138,9 +142,11 @@ export function CustomerPage({ api, id }: { api: Api; id: string }) {
                   <Fragment key={s.id}>
                     <tr>
                       <td>{s.id}</td>
-                      <td>{s.plan_id}</td>
+                      <td>
+                        <NameLink kind="plans" id={s.plan_id} names={planNames} />
+                      </td>
                       <td>{s.status}</td>
-                      <td>{s.invoicing_customer_id ? <a href={href({ page: 'customer', id: s.invoicing_customer_id })}>{s.invoicing_customer_id}</a> : 'itself'}</td>
+                      <td>{s.invoicing_customer_id ? <NameLink kind="customers" id={s.invoicing_customer_id} names={customerNames} /> : 'itself'}</td>
                       <td>
                         {when(s.current_period_start)} – {when(s.current_period_end)}
                       </td>
@@ -201,9 +207,11 @@ export function CustomerPage({ api, id }: { api: Api; id: string }) {
                     s.items.map((item) => (
                       <tr key={`${s.subscription_id}-${item.meter_id}`}>
                         <td>{s.subscription_id}</td>
-                        <td>{s.customer_id}</td>
+                        <td>
+                          <NameLink kind="customers" id={s.customer_id} names={customerNames} />
+                        </td>
                         <td>{item.display_name ?? item.meter_id}</td>
-                        <td>{item.quantity}</td>
+                        <td>{quantity(item.quantity)}</td>
                         <td>{money(item.amount, s.currency)}</td>
                       </tr>
                     )),
@@ -217,7 +225,7 @@ export function CustomerPage({ api, id }: { api: Api; id: string }) {
       <CustomerUsage api={api} id={id} />
       <CustomerLedger api={api} id={id} />
       <h2>Latest invoices</h2>
-      <Loaded load={invoices}>{(page) => <InvoiceTable invoices={page.items} />}</Loaded>
+      <Loaded load={invoices}>{(page) => <InvoiceTable api={api} invoices={page.items} />}</Loaded>
     </section>
   );
 }

@@ -1,10 +1,10 @@
 import { useReducer, useState } from 'react';
 import type { Api, Page } from '../api';
 import { Loaded, useLoad } from '../data';
-import { money, when } from '../format';
+import { decimalMoney, money, quantity, when } from '../format';
+import { NameLink, useNames } from '../names';
 import { ActionPanel, ActionToggle, Done } from '../forms/action';
 import { CreditNoteForm, PaymentForm, VoidInvoiceForm } from '../forms/lazy';
-import { href } from '../router';
 import { ListTable, type Column } from '../list';
 import type { CreditNote, Invoice, Payment } from '../types';
 
@@ -31,6 +31,7 @@ export function InvoicePage({ api, id }: { api: Api; id: string }) {
   const invoice = useLoad(() => api.get<Invoice>(`/v1/invoices/${encodeURIComponent(id)}`), [id, version]);
   const notes = useLoad(() => api.get<Page<CreditNote>>('/v1/credit_notes', { invoice_id: id, limit: 100 }), [id, version]);
   const payments = useLoad(() => api.get<Page<Payment>>('/v1/payments', { invoice_id: id, limit: 100 }), [id, version]);
+  const names = useNames(api, 'customers', [...(invoice.state === 'done' ? [invoice.data.customer_id] : []), ...(notes.state === 'done' ? notes.data.items.map((n) => n.customer_id) : [])]);
   const succeeded = (message: string) => () => {
     setOpen(null);
     setDone(message);
@@ -45,7 +46,7 @@ export function InvoicePage({ api, id }: { api: Api; id: string }) {
             <dl className="facts">
               <dt>Customer</dt>
               <dd>
-                <a href={href({ page: 'customer', id: i.customer_id })}>{i.customer_id}</a>
+                <NameLink kind="customers" id={i.customer_id} names={names} />
               </dd>
               <dt>Status</dt>
               <dd>
@@ -104,8 +105,8 @@ export function InvoicePage({ api, id }: { api: Api; id: string }) {
                   <tr key={l.id}>
                     <td>{l.description}</td>
                     <td>{l.line_type}</td>
-                    <td>{l.quantity}</td>
-                    <td>{l.unit_amount}</td>
+                    <td>{quantity(l.quantity)}</td>
+                    <td>{decimalMoney(l.unit_amount, i.currency)}</td>
                     <td>{money(l.amount, i.currency)}</td>
                     <td>{money(l.net_amount, i.currency)}</td>
                     <td>{money(l.prepaid_credits_applied, i.currency)}</td>
@@ -134,7 +135,7 @@ export function InvoicePage({ api, id }: { api: Api; id: string }) {
       <h2>Payments</h2>
       <Loaded load={payments}>{(page) => <ListTable rows={page.items} columns={PAYMENT_COLUMNS} empty="No payments." label="Payments" />}</Loaded>
       <h2>Credit notes</h2>
-      <Loaded load={notes}>{(page) => <ListTable rows={page.items} columns={NOTE_COLUMNS} empty="No credit notes." label="Credit notes" />}</Loaded>
+      <Loaded load={notes}>{(page) => <ListTable rows={page.items} columns={noteColumns(names)} empty="No credit notes." label="Credit notes" />}</Loaded>
     </section>
   );
 }
@@ -147,8 +148,10 @@ const PAYMENT_COLUMNS: Column<Payment>[] = [
   { header: 'Reference', cell: (p) => p.reference ?? p.provider_reference ?? '–' },
 ];
 
-const NOTE_COLUMNS: Column<CreditNote>[] = [
+/** A credit note's customer is its invoice's: shown by name. */
+const noteColumns = (names: Record<string, string>): Column<CreditNote>[] => [
   { header: 'Number', cell: (n) => n.credit_note_number },
+  { header: 'Customer', cell: (n) => <NameLink kind="customers" id={n.customer_id} names={names} /> },
   { header: 'Reason', cell: (n) => n.reason },
   { header: 'Status', cell: (n) => n.status },
   { header: 'Amount', cell: (n) => money(n.amount, n.currency) },

@@ -3,13 +3,16 @@ import type { Api, Page } from '../api';
 import { Loaded, Pager, useLoad } from '../data';
 import { ChoiceFilter, plainChoices } from '../list';
 import { money, when } from '../format';
+import { NameLink, useNames } from '../names';
 import { href } from '../router';
 import type { Invoice } from '../types';
 
 const LIMIT = 25;
 const STATUSES = ['', 'draft', 'finalized', 'paid', 'voided'] as const;
 
-export function InvoiceTable({ invoices }: { invoices: Invoice[] }) {
+/** Invoices with their customer's name (ids in the API's answer; names read once per session). */
+export function InvoiceTable({ api, invoices }: { api: Api; invoices: Invoice[] }) {
+  const names = useNames(api, 'customers', invoices.map((i) => i.customer_id));
   if (invoices.length === 0) return <p>No invoices.</p>;
   return (
     <table>
@@ -31,7 +34,7 @@ export function InvoiceTable({ invoices }: { invoices: Invoice[] }) {
               <a href={href({ page: 'invoice', id: i.id })}>{i.invoice_number ?? `draft ${i.id}`}</a>
             </td>
             <td>
-              <a href={href({ page: 'customer', id: i.customer_id })}>{i.customer_id}</a>
+              <NameLink kind="customers" id={i.customer_id} names={names} />
             </td>
             <td>{i.billing_reason}</td>
             <td>{i.status}</td>
@@ -67,7 +70,7 @@ export function InvoicesPage({ api }: { api: Api }) {
       <Loaded load={load}>
         {(page) => (
           <>
-            <InvoiceTable invoices={page.items} />
+            <InvoiceTable api={api} invoices={page.items} />
             <Pager {...page.pagination} onOffset={setOffset} />
           </>
         )}

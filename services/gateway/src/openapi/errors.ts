@@ -3,6 +3,7 @@ import type { RouteDef } from '@billstream/contracts';
 import {
   AlreadyExistsError,
   ForbiddenError,
+  GoneError,
   IdempotencyConflictError,
   NotFoundError,
   PayloadTooLargeError,
@@ -35,6 +36,7 @@ const DESCRIPTIONS: Record<number, string> = {
   403: 'The API key lacks the permission this operation needs (`permission_denied`)',
   404: 'The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`)',
   409: 'Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`)',
+  410: "The signed link expired or its invoice's links were revoked (`not_found`); ask the seller for a new link",
   413: 'The request body is larger than the limit (`validation_error`)',
   429: 'Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds',
   500: 'Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only',
@@ -171,6 +173,8 @@ function examplesFor(status: number, route: RouteDef, examples: RequestExamples)
       }
       return out;
     }
+    case 410:
+      return { gone: named('An expired or revoked signed link', new GoneError('This link expired: ask the seller for a new one', { reason: 'expired' })) };
     case 413:
       return {
         too_large: named('Body over the limit', new PayloadTooLargeError('Request body is too large', { limit_bytes: route.bodyLimitBytes ?? MiB })),
