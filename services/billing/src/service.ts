@@ -31,6 +31,7 @@ import { mountCreditNoteRoutes } from './credit-notes/routes';
 import { ThresholdReturnNotes } from './credit-notes/threshold-returns';
 import { customerScope } from './customers/hierarchy';
 import { CreditNoteIssuer } from './credit-notes/issuer';
+import { ProrationDue } from './credit-notes/proration-due';
 import { CreditNoteService } from './credit-notes/service';
 import { CreditNoteStore } from './credit-notes/store';
 import { InvoiceDiscounts } from './coupons/discounts';
@@ -197,6 +198,8 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   const coupons = new CouponService(db, couponStore, priceStore, subscriptionStore, invoiceDiscounts, clock, published);
   const creditGrants = new CreditGrantService(db, grantStore, applicationStore, planStore, subscriptionStore, grantBinder, clock);
   const subscriptions = new SubscriptionService(db, subscriptionStore, planStore, priceStore, directory, clock, published, new SubscriptionInvoices(db, maker, billing), grantBinder, coupons);
+  const creditNoteStore = new CreditNoteStore();
+  const creditNoteIssuer = new CreditNoteIssuer(creditNoteStore, invoiceStore, paymentStore, clock, settings.creditNoteNumberPrefix);
   // Plan changes (ADR 0043): one SUBSCRIPTION_UPDATE invoice per change, under the subscription's lock with the swap.
   const planChanges = new PlanChangeService({
     db,
@@ -205,15 +208,16 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     prices: priceStore,
     changes: new ChangeStore(),
     invoices: invoiceStore,
-    invoicer: new ChangeInvoicer(maker, invoiceStore),
+    invoicer: new ChangeInvoicer(maker, invoiceStore, new ProrationDue(creditNoteIssuer, paymentStore)),
     catchUp: (id, requestId) => billing.catchUp(id, requestId),
     grants: grantBinder,
+    finalizeDrafts: async (subscriptionId, requestId) => {
+      for (const draft of await invoiceStore.draftsOf(db, subscriptionId)) await finalizer.finalize(draft, requestId, 'system');
+    },
     clock,
     published,
   });
   const usage = new UsageService(db, subscriptionStore, priceStore, customerStore, meters, clock, directory);
-  const creditNoteStore = new CreditNoteStore();
-  const creditNoteIssuer = new CreditNoteIssuer(creditNoteStore, invoiceStore, paymentStore, clock, settings.creditNoteNumberPrefix);
   const excessCredits = new ExcessCredits(db, config.walletCredits ?? httpWallets, logger, clock);
   // Invoice documents (ADR 0045): the finalizer sets the signed links and snapshots what the PDF shows.
   // Their key: DOCUMENT_LINK_SECRET, or derived from the internal token (ADR 0059), never kept in the database.

@@ -159,11 +159,29 @@ describe('wallet API through the gateway (real Postgres and Kafka)', () => {
     expect(pending.body).toMatchObject({ transaction_status: 'PENDING', credits_available: '0', priority: 1 });
     const rt = await stack.api.get(`/v1/wallets/${w.id}/balance?include_real_time_balance=true`);
     expect(rt.body).toMatchObject({ credit_balance: '5', real_time_credit_balance: '25', real_time_balance: '25' });
-    const settled = await stack.api.post(`/v1/wallets/${w.id}/transactions/${pending.body.id}/settle`, { status: 'COMPLETED' });
-    expect(settled.status).toBe(200);
-    expect(settled.body).toMatchObject({ transaction_status: 'COMPLETED', credits_available: '20', credit_balance_after: '25' });
+    // An invoiced credit is settled by its invoice only (ADR 0056): the public route refuses it, nothing moves.
+    const refused = await stack.api.post(`/v1/wallets/${w.id}/transactions/${pending.body.id}/settle`, { status: 'COMPLETED' });
+    expect([refused.status, refused.body.error.internal_error, refused.body.error.details.code]).toEqual([409, 'version_conflict', 'settled_by_invoice']);
+    expect((await stack.api.get(`/v1/wallets/${w.id}/balance?include_real_time_balance=true`)).body).toMatchObject({ credit_balance: '5', real_time_credit_balance: '25' });
+    // Paying the top-up's invoice (billing made it from the wallet's event) completes the credit.
+    const invoice = await waitFor(
+      async () => {
+        const items = (await stack.api.get(`/v1/invoices?customer_id=${w.customer_id}`)).body.items as Array<{ id: string; status: string; billing_reason: string }>;
+        return items.find((i) => i.billing_reason === 'CREDIT_PURCHASE' && i.status === 'finalized');
+      },
+      { what: 'the invoice of the invoiced top-up' },
+    );
+    expect((await stack.api.post('/v1/payments', { invoice_id: invoice.id, amount: 2000, payment_method_type: 'OFFLINE' })).status).toBe(201);
+    const settled = await waitFor(
+      async () => {
+        const items = (await stack.api.get(`/v1/wallets/${w.id}/transactions?limit=100`)).body.items as Array<{ id: string; transaction_status: string }>;
+        return items.find((t) => t.id === pending.body.id && t.transaction_status === 'COMPLETED');
+      },
+      { what: 'the invoiced credit to complete' },
+    );
+    expect(settled).toMatchObject({ transaction_status: 'COMPLETED', credits_available: '20', credit_balance_after: '25' });
     const bad = await stack.api.post(`/v1/wallets/${w.id}/transactions/${pending.body.id}/settle`, { status: 'FAILED' });
-    expect(bad.status).toBe(400);
+    expect(bad.status).toBe(409);
     await stack.api.post(`/v1/wallets/${w.id}/debit`, { credits: '1' });
     const credits = await stack.api.get(`/v1/wallets/${w.id}/transactions?type=CREDIT&transaction_status=COMPLETED`);
     expect(credits.body.items.map((t: { transaction_reason: string }) => t.transaction_reason)).toEqual(['PURCHASED_CREDIT_INVOICED', 'FREE_CREDIT_GRANT']);

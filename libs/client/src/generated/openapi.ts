@@ -277,7 +277,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Complete or fail a PENDING transaction
+         * Complete or fail a PENDING transaction (an invoiced top-up's credit is settled by its invoice only: 409)
          * @description Needs the `wallets:write` permission (or `*`). Served by the wallet service.
          */
         post: operations["settleWalletTransaction"];
@@ -5532,6 +5532,15 @@ export interface operations {
             };
             /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

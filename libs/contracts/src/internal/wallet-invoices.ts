@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { isKnownCurrency, minorDigits } from '@billstream/money';
 import { defineRoute } from '../routes';
+import { settleBody, walletTransactionSchema } from '../wallets';
 
 /**
  * Internal endpoints of the wallet service that the billing service calls to move credits
@@ -176,6 +177,20 @@ export const walletInternalApi = {
     params: invoiceParams,
     body: invoicePaymentBody,
     response: invoicePaymentSchema,
+    status: 200,
+    errors: [404, 409],
+  }),
+  settleInvoicedCredit: defineRoute({
+    operationId: 'internalSettleInvoicedCredit',
+    method: 'post',
+    path: '/internal/v1/wallets/:id/transactions/:transaction_id/settle',
+    service: 'wallet',
+    permission: 'wallets:write',
+    summary: "Complete or fail the PENDING credit of an invoiced top-up (the invoice paid or voided); the same status again answers it, another one is 409",
+    tag: 'Internal',
+    params: z.strictObject({ id: z.string().min(1), transaction_id: z.string().min(1) }),
+    body: settleBody,
+    response: walletTransactionSchema,
     status: 200,
     errors: [404, 409],
   }),

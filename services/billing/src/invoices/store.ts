@@ -4,6 +4,7 @@ import type { DiscountAmount } from '../invoice-arithmetic';
 import { updateMany } from '../shared/update-many';
 import type { Invoice, InvoiceLine, InvoiceListQuery } from './domain';
 import { changeRow, discountFromRow, discountRows, fromRow, groupBy, lineFromRow, lineRow, type DiscountRow, type InvoiceRow, type LineRow } from './rows';
+import { loweredByChanges } from './proration-notes';
 
 const scoped = (conn: Conn, scope: Scope) => conn<InvoiceRow>('invoices').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId });
 
@@ -85,6 +86,9 @@ export class InvoiceStore {
     return this.withLines(conn, await conn<InvoiceRow>('invoices').whereIn('id', ids));
   }
 
+  /** A subscription's draft invoices, oldest first (a plan change with prorations finalizes them first, ADR 0056). */
+  draftsOf = async (conn: Conn, subscriptionId: string): Promise<Invoice[]> => this.withLines(conn, await conn<InvoiceRow>('invoices').where({ subscription_id: subscriptionId, status: 'draft' }).orderBy('created_at'));
+
   /** The subscriptions of the invoices that have one (the period job's grants after finalization), one statement. */
   async subscriptionsOf(conn: Conn, ids: string[]): Promise<string[]> {
     const rows = await conn('invoices').whereIn('id', ids).whereNotNull('subscription_id').distinct<Array<{ subscription_id: string }>>('subscription_id');
@@ -101,7 +105,8 @@ export class InvoiceStore {
   /**
    * What each subscription's invoices billed for the periods starting at `periodStarts`
    * (docs/api/billing.md#minimum-commitments, period charges): the `amount`s of their lines of that period on
-   * invoices not voided, negative lines included, true-ups and the invoices `except` left out.
+   * invoices not voided, negative lines included, true-ups and the invoices `except` left out, less
+   * the credit notes a plan change made instead of proration credits (ADR 0056, `loweredByChanges`).
    * Keyed `subscriptionId@periodStartMs`; a period without lines is absent (0).
    */
   async periodCharges(conn: Conn, subscriptionIds: string[], periodStarts: Date[], except: string[]): Promise<Map<string, number>> {
@@ -121,6 +126,7 @@ export class InvoiceStore {
         conn.raw('sum(l.amount) as charges'),
       );
     for (const r of rows) out.set(`${r.subscription_id}@${r.period_start.getTime()}`, Number(r.charges));
+    for (const [k, amount] of await loweredByChanges(conn, subscriptionIds, periodStarts, except)) out.set(k, (out.get(k) ?? 0) - amount);
     return out;
   }
 
@@ -129,7 +135,7 @@ export class InvoiceStore {
    * [start, end): the ADVANCE charges a plan change at a time inside it credits back
    * (docs/api/plan-changes.md). Their invoices are locked (a credit note waits), in id order.
    */
-  async linesCovering(trx: Trx, subscriptionId: string, start: Date, end: Date): Promise<InvoiceLine[]> {
+  async linesCovering(trx: Trx, subscriptionId: string, start: Date, end: Date): Promise<Array<InvoiceLine & { invoiceId: string }>> {
     const ids = await trx('invoices as i')
       .join('invoice_line_items as l', 'l.invoice_id', 'i.id')
       .where({ 'i.subscription_id': subscriptionId, 'l.line_type': 'CHARGE', 'l.price_type': 'FIXED', 'l.period_start': start, 'l.period_end': end })
@@ -143,7 +149,7 @@ export class InvoiceStore {
       .whereIn('invoice_id', locked)
       .where({ line_type: 'CHARGE', price_type: 'FIXED', period_start: start, period_end: end })
       .orderBy([{ column: 'invoice_id' }, { column: 'position' }]);
-    return rows.map(lineFromRow);
+    return rows.map((r) => ({ ...lineFromRow(r), invoiceId: r.invoice_id }));
   }
 
   /**

@@ -7,6 +7,7 @@ import { closingOf } from '../invoices/commitments';
 import { cutWindow, invoiceLines, partWindow, periodCut, wholeWindow } from '../invoices/lines';
 import type { InvoiceMaker } from '../invoices/maker';
 import type { InvoiceStore } from '../invoices/store';
+import type { UnpaidProration } from '../invoices/unpaid-proration';
 import { prorationFactor } from '../periods';
 import type { Price } from '../prices/domain';
 import { roundMinorUnits } from '@billstream/pricing';
@@ -33,6 +34,11 @@ export interface PreparedChangeInvoice {
  * - with prorations, the new plan's ADVANCE FIXED charges × (E − at) / (E − S) for [at, E);
  * - with another billing period the period ends at `at`: a commitment is trued up on [S, at)
  *   prorated, and the new period is billed whole (ADVANCE), prorations or not.
+ * The part of a credit not paid yet on the credited line's invoice (its `amount_remaining`, taken
+ * line by line in order) is no credit here: a pre-payment credit note on that invoice lowers what
+ * is due by it (ADR 0056). Only unused time already paid becomes a PRORATION_CREDIT, so excess
+ * credit in the wallet is always money received, and a void of that invoice later has nothing of
+ * the change to undo.
  * Lines of [s, E) keep their billing period S (`billing_period_start`): discounts and
  * commitments count it once. The arithmetic then offsets the credits against the charges; what
  * none absorbs is `excess_credit`, credited to the PRE_PAID wallet at finalization.
@@ -41,6 +47,7 @@ export class ChangeInvoicer {
   constructor(
     private readonly maker: InvoiceMaker,
     private readonly invoices: InvoiceStore,
+    private readonly unpaid?: UnpaidProration,
   ) {}
 
   async prepare(
@@ -87,25 +94,35 @@ export class ChangeInvoicer {
     const covering = await this.invoices.linesCovering(trx, s.id, from, end);
     const factor = prorationFactor(end.getTime() - at.getTime(), end.getTime() - from.getTime());
     const out: Array<{ line: InvoiceLine; creditedLineId: string; recorded: number }> = [];
+    // What each credited invoice still has due (read under its lock), taken by its lines' credits in order.
+    const due = new Map<string, { invoice: Invoice; left: number; lines: Array<{ invoiceLineItemId: string; amount: number }> }>();
     for (const l of covering) {
       // What the line is worth after its own discount and the credits given on it; an offset it absorbed
       // (another line's credit, placed on it by the arithmetic) does not lower it.
       const left = l.amount - l.discountAmount - l.creditedAmount;
       if (left <= 0) continue;
-      const credit = Math.min(roundMinorUnits(exact(left).times(factor)), left);
+      const unused = Math.min(roundMinorUnits(exact(left).times(factor)), left);
+      if (unused <= 0) continue;
+      const owed = await this.dueOf(trx, due, l.invoiceId);
+      const lowered = owed ? Math.min(unused, owed.left, Math.max(0, l.netAmount - l.creditedAmount)) : 0;
+      if (owed && lowered > 0) {
+        owed.left -= lowered;
+        owed.lines.push({ invoiceLineItemId: l.id, amount: lowered });
+      }
+      const credit = unused - lowered;
       if (credit <= 0) continue;
       const billingPeriod = billingPeriodOf(l);
       out.push({
         creditedLineId: l.id,
         // `credited_amount` takes what the line's net amount can hold: credit notes then find nothing left to give twice.
-        recorded: Math.min(credit, Math.max(0, l.netAmount - l.creditedAmount)),
+        recorded: Math.min(credit, Math.max(0, l.netAmount - l.creditedAmount - lowered)),
         line: {
           id: newId('invoiceLineItem'),
           position: 0,
           priceId: l.priceId,
           priceType: 'FIXED',
           meterId: null,
-          description: `Unused time on ${l.description} from ${at.toISOString()} (x ${factor} of ${left})`,
+          description: `Unused time on ${l.description} from ${at.toISOString()} (x ${factor} of ${left}${lowered > 0 ? `, ${lowered} of it off the amount due of invoice ${l.invoiceId}` : ''})`,
           quantity: '1',
           unitAmount: toDecimalString(exact(-credit).div(exact(10).pow(minorDigits(s.currency)))),
           lineType: 'PRORATION_CREDIT',
@@ -122,6 +139,24 @@ export class ChangeInvoicer {
         },
       });
     }
+    for (const { invoice, lines } of due.values()) {
+      if (lines.length > 0) await this.unpaid!.lowerDue(trx, invoice, lines, `Unused time from ${at.toISOString()} of a plan change of subscription ${s.id}, not paid yet`);
+    }
     return out;
+  }
+
+  /** The credited invoice and what it still has due, read once per change (its lock is held since `linesCovering`). */
+  private async dueOf(
+    trx: Trx,
+    due: Map<string, { invoice: Invoice; left: number; lines: Array<{ invoiceLineItemId: string; amount: number }> }>,
+    invoiceId: string,
+  ): Promise<{ invoice: Invoice; left: number; lines: Array<{ invoiceLineItemId: string; amount: number }> } | undefined> {
+    if (!this.unpaid) return undefined;
+    const known = due.get(invoiceId);
+    if (known) return known;
+    const invoice = (await this.invoices.getById(trx, invoiceId))!;
+    const entry = { invoice, left: await this.unpaid.dueLeft(trx, invoice), lines: [] };
+    due.set(invoiceId, entry);
+    return entry;
   }
 }

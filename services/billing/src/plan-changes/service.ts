@@ -35,6 +35,11 @@ export interface PlanChangeDeps {
   /** Invoices a subscription's ended periods first (the period job's catch-up). */
   catchUp: (subscriptionId: string, requestId: string) => Promise<unknown>;
   grants?: SubscriptionGrants;
+  /**
+   * Finalizes the subscription's drafts (as the period job would) before a change with
+   * prorations: the credit is then split by what the credited invoice was paid (ADR 0056).
+   */
+  finalizeDrafts?: (subscriptionId: string, requestId: string) => Promise<void>;
   clock: () => Date;
   published: () => void;
 }
@@ -143,6 +148,8 @@ export class PlanChangeService {
       const immediate = body.effective === 'immediately';
       const after = immediate ? switchedNow(current, plan.terms, billed.overrides, body, now) : withPending(current, plan.terms, billed, body, changeId, now);
       const prorate = body.proration_behavior === 'create_prorations';
+      // A draft has nothing paid nor due yet: finalized first, its unused time lowers what it has due (a preview stores nothing: it takes a draft as unpaid).
+      if (immediate && prorate && current.status === 'active' && !preview && attempt === 0) await this.deps.finalizeDrafts?.(id, ctx.requestId);
       const invoice: PreparedChangeInvoice | undefined =
         immediate && current.status === 'active'
           ? await this.deps.invoicer.prepare(current, after, await this.deps.prices.ofSubscription(this.deps.db, current, id), billed.prices, now, changeId, prorate, ctx.requestId)

@@ -1,4 +1,5 @@
 import type { Db, Trx } from '@billstream/db';
+import { DomainError } from '@billstream/errors';
 import type { Logger } from '@billstream/logger';
 import type { Invoice } from '../invoices/domain';
 import type { PaidHook } from '../invoices/paid-hook';
@@ -8,8 +9,10 @@ import type { Wallets } from '../clients/wallets/domain';
 /**
  * Paying an invoiced top-up in full settles its pending wallet credit COMPLETED, exactly once:
  * the paying transaction marks the invoice `settle_state = pending`; after the commit the wallet
- * is asked to settle (a repeat is harmless: the wallet answers "already settled", which counts as
- * done) and the invoice is marked `done`. A crash or a wallet outage in between leaves the mark,
+ * is asked to settle on its internal route (a repeat is harmless: the credit already COMPLETED
+ * answers 200) and the invoice is marked `done`. A credit the wallet settled otherwise (FAILED by
+ * a termination; clients cannot settle it, ADR 0056) is refused with 409: a failure, logged as an
+ * error, the mark kept, never taken as done. A crash or a wallet outage in between leaves the mark,
  * which the period job claims and settles. Voiding settles FAILED instead
  * (InvoiceFinalizer.completeVoid); a paid invoice cannot be voided, so the two never meet.
  */
@@ -30,7 +33,7 @@ export class TopupSettlement implements PaidHook {
     try {
       await this.settle(invoice.id, requestId);
     } catch (err) {
-      this.logger.warn('invoiced top-up paid; settling its credit failed and will be retried by the period job', { err, invoice_id: invoice.id });
+      settleFailed(this.logger, err, invoice.id);
     }
   }
 
@@ -44,6 +47,15 @@ export class TopupSettlement implements PaidHook {
     await this.wallets.settle(invoice, invoice.source.wallet_id, invoice.source.transaction_id, 'COMPLETED', requestId);
     await this.invoices.markSettled(this.db, invoiceId);
     return true;
+  }
+}
+
+/** A refusal (4xx) needs a person: logged as an error; anything else is an outage the period job retries. */
+export function settleFailed(logger: Logger, err: unknown, invoiceId: string): void {
+  if (err instanceof DomainError && (err.kind === 'validation' || err.kind === 'not_found')) {
+    logger.error('invoiced top-up paid; the wallet refused to complete its credit: the credit is not given, the invoice stays marked to settle', { err, invoice_id: invoiceId });
+  } else {
+    logger.warn('invoiced top-up paid; settling its credit failed and will be retried by the period job', { err, invoice_id: invoiceId });
   }
 }
 

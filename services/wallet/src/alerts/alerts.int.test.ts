@@ -68,7 +68,7 @@ describe('wallet alerts and auto top-up (real Postgres)', () => {
     expect(await alertEvents(w.id, 'ongoing_balance')).toEqual([]);
     await h.service.entries.debit(META, w.id, debit('6')); // credit 2 critical, real-time 12 ok
     const pending = await h.db('transactions').where({ wallet_id: w.id, transaction_status: 'PENDING' }).first();
-    await h.service.entries.settle(META, w.id, pending.id, 'FAILED'); // real-time 2 critical
+    await h.service.entries.settleInvoiced(META, w.id, pending.id, 'FAILED'); // real-time 2 critical
     expect(await alertEvents(w.id, 'ongoing_balance')).toEqual(['dropped:ok->critical']);
     expect(await alertEvents(w.id, 'credit_balance')).toEqual(['dropped:ok->warning', 'dropped:warning->critical']);
   });
@@ -111,7 +111,7 @@ describe('wallet alerts and auto top-up (real Postgres)', () => {
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(40);
     const autos = await h.db('transactions').where({ wallet_id: w.id, description: 'Auto top-up' });
     expect(autos.map((t) => [t.transaction_reason, t.transaction_status, t.credit_amount])).toEqual([['PURCHASED_CREDIT_INVOICED', 'PENDING', '50']]);
-    await h.service.entries.settle(META, w.id, autos[0].id, 'COMPLETED');
+    await h.service.entries.settleInvoiced(META, w.id, autos[0].id, 'COMPLETED');
     const wallet = await h.service.wallets.get(META, w.id);
     expect(wallet.creditBalance.toFixed()).toBe('50');
     await assertLedgerAddsUp(h.db, w.id, h.clock.now());

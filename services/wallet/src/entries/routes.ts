@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { walletApi } from '@billstream/contracts';
+import { walletApi, walletInternalApi } from '@billstream/contracts';
 import { mountRoute } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
 import { exact } from '@billstream/money';
@@ -44,6 +44,14 @@ export function mountEntryRoutes(app: Express, entries: EntryService, logger: Lo
     app,
     walletApi.settle,
     async ({ params, body, ctx }) => entryView(await entries.settle(ctx, params.id, params.transaction_id, body.status)),
+    logger,
+  );
+
+  // The billing service's (not routed by the gateway): an invoiced top-up's credit, its invoice paid or voided.
+  mountRoute(
+    app,
+    walletInternalApi.settleInvoicedCredit,
+    async ({ params, body, ctx }) => entryView(await entries.settleInvoiced(ctx, params.id, params.transaction_id, body.status)),
     logger,
   );
 

@@ -1,5 +1,5 @@
 import type { Db } from '@billstream/db';
-import { DomainError, NotFoundError, ValidationError } from '@billstream/errors';
+import { DomainError, NotFoundError, ValidationError, VersionConflictError } from '@billstream/errors';
 import { metricsEnabled, recordDebit } from '@billstream/observability';
 import { toDecimalString } from '@billstream/money';
 import type { EventContext } from '@billstream/outbox';
@@ -70,10 +70,45 @@ export class EntryService {
     }
   }
 
+  /**
+   * The public route: a PENDING transaction of a client's. An invoiced top-up's credit is the
+   * billing service's (its invoice paid settles it COMPLETED, its void FAILED; ADR 0056): 409
+   * `version_conflict`, `details.code` `settled_by_invoice`, nothing changes.
+   */
   async settle(ctx: EventContext, walletId: string, entryId: string, status: 'COMPLETED' | 'FAILED'): Promise<LedgerEntry> {
     const { result } = await this.ledger.change(ctx, walletId, async (change) => {
       const entry = await change.findEntry(entryId);
       if (!entry) throw new NotFoundError(`Transaction ${entryId} not found`, { transaction_id: entryId });
+      if (entry.reason === 'PURCHASED_CREDIT_INVOICED') {
+        throw new VersionConflictError('This credit belongs to an invoiced top-up: paying its invoice completes it, voiding the invoice fails it', {
+          field: 'transaction_id',
+          code: 'settled_by_invoice',
+          transaction_reason: entry.reason,
+          transaction_status: entry.status,
+        });
+      }
+      return settle(change, entry, status);
+    });
+    return result;
+  }
+
+  /**
+   * The billing service's route for an invoiced top-up's credit: PENDING settles; settled with
+   * the same status answers it (a retry); settled otherwise is 409 `version_conflict` with
+   * `details.transaction_status` (billing takes it as a failure, never as done).
+   */
+  async settleInvoiced(ctx: EventContext, walletId: string, entryId: string, status: 'COMPLETED' | 'FAILED'): Promise<LedgerEntry> {
+    const { result } = await this.ledger.change(ctx, walletId, async (change) => {
+      const entry = await change.findEntry(entryId);
+      if (!entry || entry.reason !== 'PURCHASED_CREDIT_INVOICED') throw new NotFoundError(`Invoiced credit ${entryId} not found`, { transaction_id: entryId });
+      if (entry.status === status) return entry;
+      if (entry.status !== 'PENDING') {
+        throw new VersionConflictError(`The invoiced credit is ${entry.status}: it cannot become ${status}`, {
+          field: 'status',
+          code: 'settled_otherwise',
+          transaction_status: entry.status,
+        });
+      }
       return settle(change, entry, status);
     });
     return result;

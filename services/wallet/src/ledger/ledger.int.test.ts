@@ -108,7 +108,7 @@ describe('wallet ledger (real Postgres)', () => {
       expect(pending.entry.creditsAvailable.toFixed()).toBe('0');
       const err = await failure(h.service.entries.debit(META, w.id, debit('6')));
       expect(err.details).toMatchObject({ available_credits: '5' });
-      await h.service.entries.settle(META, w.id, pending.entry.id, 'FAILED');
+      await h.service.entries.settleInvoiced(META, w.id, pending.entry.id, 'FAILED');
       await expect(h.service.entries.debit(META, w.id, debit('6'))).rejects.toThrow(/Insufficient/);
       await check(w.id);
     });
@@ -400,7 +400,7 @@ describe('wallet ledger (real Postgres)', () => {
         topup('5', { reason: 'PURCHASED_CREDIT_INVOICED', expiryDate: new Date(h.clock.now().getTime() + 60_000) }),
       );
       h.clock.advance(120_000);
-      await h.service.entries.settle(META, w.id, p.entry.id, 'COMPLETED');
+      await h.service.entries.settleInvoiced(META, w.id, p.entry.id, 'COMPLETED');
       const expired = await h.db('transactions').where({ wallet_id: w.id, transaction_reason: 'CREDIT_EXPIRED' });
       expect(expired.map((t) => [t.expired_credit_id, t.credit_amount])).toEqual([[p.entry.id, '5']]);
       expect(await failure(h.service.entries.debit(META, w.id, debit('2')))).toMatchObject({ details: { available_credits: '1' } });
@@ -414,14 +414,17 @@ describe('wallet ledger (real Postgres)', () => {
       let { wallet } = await h.service.wallets.balance(META, w.id);
       expect(wallet.creditBalance.toFixed()).toBe('1');
       expect(wallet.creditBalance.plus(wallet.pendingCredits).toFixed()).toBe('10');
-      const settled = await h.service.entries.settle(META, w.id, p.entry.id, 'COMPLETED');
+      const settled = await h.service.entries.settleInvoiced(META, w.id, p.entry.id, 'COMPLETED');
       expect(settled.status).toBe('COMPLETED');
       expect([settled.creditBalanceBefore.toFixed(), settled.creditBalanceAfter.toFixed(), settled.creditsAvailable.toFixed()]).toEqual(['1', '10', '9']);
       ({ wallet } = await h.service.wallets.balance(META, w.id));
       expect(wallet.creditBalance.toFixed()).toBe('10');
       expect(wallet.pendingCredits.toFixed()).toBe('0');
-      const again = await failure(h.service.entries.settle(META, w.id, p.entry.id, 'FAILED'));
-      expect(again.details).toMatchObject({ transaction_status: 'COMPLETED' });
+      // Settled otherwise already: refused, named; the same status again answers it (billing's retry); the public route refuses it (ADR 0056).
+      const again = await failure(h.service.entries.settleInvoiced(META, w.id, p.entry.id, 'FAILED'));
+      expect(again.details).toMatchObject({ transaction_status: 'COMPLETED', code: 'settled_otherwise' });
+      expect((await h.service.entries.settleInvoiced(META, w.id, p.entry.id, 'COMPLETED')).status).toBe('COMPLETED');
+      expect((await failure(h.service.entries.settle(META, w.id, p.entry.id, 'FAILED'))).details).toMatchObject({ code: 'settled_by_invoice', transaction_status: 'COMPLETED' });
       await check(w.id);
     });
   });

@@ -116,7 +116,7 @@ describe('wallet ledger properties (real Postgres, fast-check)', () => {
                 const pending = model.credits.filter((c) => c.status === 'PENDING');
                 if (pending.length === 0) break;
                 const c = pending[o.index % pending.length];
-                await tx.settle(META, w.id, c.id, o.status);
+                await tx.settleInvoiced(META, w.id, c.id, o.status);
                 model.writeOff(now);
                 c.status = o.status;
                 if (o.status === 'COMPLETED') c.left = c.amount;

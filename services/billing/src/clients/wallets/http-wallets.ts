@@ -71,11 +71,11 @@ export class HttpWallets implements Wallets, WalletCredits {
   }
 
   async settle(scope: Scope, walletId: string, transactionId: string, settled: 'COMPLETED' | 'FAILED', requestId: string): Promise<void> {
-    const path = `/v1/wallets/${encodeURIComponent(walletId)}/transactions/${encodeURIComponent(transactionId)}/settle`;
+    // The wallet's internal route (ADR 0056): the same status again answers 200 (a repeat after a crash);
+    // settled otherwise (a termination failed it) is 409, an error here: never taken as done.
+    const path = `/internal/v1/wallets/${encodeURIComponent(walletId)}/transactions/${encodeURIComponent(transactionId)}/settle`;
     const { status, text } = await this.client.call(scope, 'POST', path, requestId, { status: settled });
     if (status === 200) return;
-    // Settled already (a repeat after a crash): the wallet refuses a second settlement with 400.
-    if (status === 400 && /only a PENDING transaction/.test(text)) return;
     throw upstreamError(status, text, path);
   }
 
