@@ -1,3 +1,4 @@
+/** One file: the store of the invoices table and its lines; every query on them in one class, so a column change is made in one place. */
 import type { Scope } from '@billstream/contracts';
 import type { Conn, Db, Trx } from '@billstream/db';
 import type { DiscountAmount } from '../invoice-arithmetic';
