@@ -205,7 +205,7 @@ function generate(document) {
     '',
     'from typing import Any, Dict, List, Literal, Optional, TypeAlias, TypedDict, Union',
     '',
-    `__all__ = [${names.map((n) => JSON.stringify(n)).join(', ')}]`,
+    `__all__ = [\n${names.map((n) => `    ${JSON.stringify(n)},`).join('\n')}\n]`,
     '',
     ...defs.map(([, text]) => `\n${text}\n`),
   ].join('\n');

@@ -7,6 +7,7 @@ Buffered and in-flight events are capped: `enqueue` blocks for room (back pressu
 and `close()` return once what was enqueued before them is accepted or refused for good."""
 from __future__ import annotations
 
+import logging
 import random
 import threading
 import time
@@ -17,6 +18,7 @@ from typing import Any, Callable, Deque, Dict, List, Mapping, Optional
 from ._core import with_event_id
 from .errors import BatcherClosedError, BillstreamError, FlushTimeoutError
 
+log = logging.getLogger("billstream")
 Event = Dict[str, Any]
 #: Sends one bulk request; raises a BillstreamError when it is not accepted.
 BatchSender = Callable[[List[Event]], None]
@@ -246,6 +248,8 @@ class EventBatcher:
     def _tell(self, error: BillstreamError, entries: List[_Entry], attempt: int, will_retry: bool) -> None:
         if self.on_error is not None:
             self.on_error(error, [e.event for e in entries], attempt, will_retry)
+        elif not will_retry:
+            log.warning("billstream: %d usage event(s) refused for good: %s", len(entries), error)
 
 
 def _passing(error: BillstreamError) -> bool:
