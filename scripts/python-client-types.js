@@ -31,6 +31,8 @@ const snake = (s) =>
     .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
     .replace(/[^A-Za-z0-9]+/g, '_')
     .toLowerCase();
+/** Names of the clients' own members: an operation named so gets an `_operation` suffix. */
+const RESERVED = new Set(['call', 'close', 'events', 'base_url']);
 const identifier = (s) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(s) && !KEYWORDS.has(s);
 const py = (value) => (value === null ? 'None' : value === true ? 'True' : value === false ? 'False' : JSON.stringify(value));
 
@@ -128,11 +130,20 @@ function generate(document) {
   }
 
   const operations = [];
+  const methodNames = new Set();
+  const uniqueMethod = (name) => {
+    let n = name;
+    for (let i = 2; methodNames.has(n); i++) n = `${name}_${i}`;
+    methodNames.add(n);
+    return n;
+  };
   for (const [route, item] of Object.entries(document.paths)) {
     for (const method of METHODS) {
       const op = item[method];
       if (!op) continue;
-      const base = pascal(op.operationId);
+      // A route without an operationId still gets a method, named by its method and path.
+      const operationId = op.operationId ?? `${method} ${route}`.replace(/[{}]/g, '');
+      const base = pascal(operationId);
       const params = [...(item.parameters ?? []), ...(op.parameters ?? [])];
       const pathParams = params.filter((p) => p.in === 'path').map((p) => p.name);
       const queryParams = params.filter((p) => p.in === 'query');
@@ -141,7 +152,7 @@ function generate(document) {
         query = typedDict(
           { properties: Object.fromEntries(queryParams.map((p) => [p.name, p.schema ?? {}])), required: queryParams.filter((p) => p.required).map((p) => p.name) },
           unique(`${base}Query`),
-          `Query parameters of ${op.operationId}`,
+          `Query parameters of ${operationId}`,
         );
       }
       const content = op.requestBody?.content ?? {};
@@ -176,8 +187,8 @@ function generate(document) {
       const answerType = union(answers.length === 0 ? ['Any'] : answers);
       const response = /^"[A-Za-z0-9_]+"$/.test(answerType) ? JSON.parse(answerType) : alias(unique(`${base}Response`), answerType);
       operations.push({
-        id: op.operationId,
-        name: snake(op.operationId),
+        id: operationId,
+        name: uniqueMethod(RESERVED.has(snake(operationId)) ? `${snake(operationId)}_operation` : snake(operationId)),
         method: method.toUpperCase(),
         route,
         summary: (op.summary ?? '').replace(/"""/g, "'''").replace(/\\/g, '\\\\'),
@@ -308,6 +319,8 @@ function operationsModule(operations) {
     .concat('\n');
 }
 
+module.exports = { generate };
+
 function main() {
   const document = JSON.parse(fs.readFileSync(SOURCE, 'utf8'));
   const { types, operations } = generate(document);
@@ -338,4 +351,4 @@ function main() {
   }
 }
 
-main();
+if (require.main === module) main();
