@@ -20,7 +20,7 @@ describe('python-client-types', () => {
   });
 
   it('follows a route another branch adds: a method, its body and answer types, its idempotency key', () => {
-    const doc = structuredClone(DOCUMENT);
+    const doc = JSON.parse(JSON.stringify(DOCUMENT));
     doc.paths['/v1/refunds/{id}/approve'] = {
       post: {
         operationId: 'approveRefund',
