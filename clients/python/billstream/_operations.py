@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Dict, Mapping, NamedTuple, Optional, cast
 
 if TYPE_CHECKING:
-    from ._types import ActivateSubscriptionBody, ArchiveCouponResponse, ArchiveCreditGrantResponse, ArchiveFeatureResponse, ArchivePlanResponse, ArchivePriceResponse, AttachDiscountBody, AttachDiscountResponse, BillSubscriptionsBody, BillSubscriptionsResponse, BillingSettings, CancelSubscriptionBody, CancelTaskBody, ChangeSubscriptionBody, CheckEntitlementBody, CommunicationTriggered, CreateApiKeyBody, CreateApiKeyResponse, CreateCouponBody, CreateCouponResponse, CreateCreditGrantBody, CreateCreditGrantResponse, CreateCreditNoteBody, CreateCreditNoteResponse, CreateCustomerBody, CreateCustomerResponse, CreateEntitlementBody, CreateExportTaskBody, CreateFeatureBody, CreateImportTaskQuery, CreateMeterBody, CreateMeterResponse, CreatePaymentBody, CreatePlanBody, CreatePriceBody, CreateSubscriptionBody, CreateWalletBody, CreateWalletResponse, CreateWebhookEndpointBody, CreateWebhookEndpointResponse, CustomerUsage, DebitWalletBody, DebitWalletResponse, DeleteCustomerResponse, DeleteEntitlementResponse, DeleteWebhookEndpointResponse, DownloadTaskResponse, Entitlement, EntitlementCheck, EventMonitoringResponse, ExpireCreditsBody, ExpireCreditsResponse, FailPaymentBody, Feature, FinalizeInvoiceBody, GetBillingDailyQuery, GetBillingDailyResponse, GetCouponResponse, GetCreditGrantResponse, GetCreditNoteResponse, GetCustomerByExternalIdQuery, GetCustomerByExternalIdResponse, GetCustomerEntitlementsResponse, GetCustomerQuery, GetCustomerResponse, GetCustomerUsageQuery, GetEventsHourlyQuery, GetEventsHourlyResponse, GetHostedInvoicePdfQuery, GetHostedInvoicePdfResponse, GetHostedInvoiceQuery, GetHostedInvoiceResponse, GetInvoiceHtmlResponse, GetInvoicePdfResponse, GetMeterResponse, GetOpenApiDocumentResponse, GetSubscriptionUsageResponse, GetWalletBalanceQuery, GetWalletBalanceResponse, GetWalletResponse, GetWebhookEndpointResponse, GetWebhookFailuresQuery, GetWebhookFailuresResponse, IngestEventBody, IngestEventResponse, IngestEventsBulkBody, IngestEventsBulkResponse, Invoice, ListApiKeysQuery, ListApiKeysResponse, ListCouponsQuery, ListCouponsResponse, ListCreditGrantApplicationsQuery, ListCreditGrantApplicationsResponse, ListCreditGrantsQuery, ListCreditGrantsResponse, ListCreditNotesQuery, ListCreditNotesResponse, ListCustomerWalletsQuery, ListCustomerWalletsResponse, ListCustomersQuery, ListCustomersResponse, ListDiscountsResponse, ListEntitlementsQuery, ListEntitlementsResponse, ListFeaturesQuery, ListFeaturesResponse, ListInvoicesQuery, ListInvoicesResponse, ListMetersQuery, ListMetersResponse, ListPaymentsQuery, ListPaymentsResponse, ListPlansQuery, ListPlansResponse, ListSubscriptionsQuery, ListSubscriptionsResponse, ListTasksQuery, ListTasksResponse, ListWalletTransactionsQuery, ListWalletTransactionsResponse, ListWebhookDeliveriesQuery, ListWebhookDeliveriesResponse, ListWebhookEndpointsQuery, ListWebhookEndpointsResponse, LivenessResponse, MeterUsageBody, MeterUsageResponse, PauseSubscriptionBody, Payment, Plan, PreviewSubscriptionChangeBody, Price, QueryEventsBody, QueryEventsResponse, ReadinessResponse, RemoveDiscountResponse, ResendWebhookDeliveryBody, ResendWebhookDeliveryResponse, ResumeSubscriptionBody, RevokeApiKeyResponse, SettleWalletTransactionBody, SettleWalletTransactionResponse, Subscription, SubscriptionChange, SubscriptionChangePreview, SucceedPaymentBody, Task, TerminateWalletBody, TerminateWalletResponse, TestWebhookEndpointBody, TestWebhookEndpointResponse, TopupWalletBody, TopupWalletResponse, TriggerInvoiceCommunicationBody, UpcomingInvoice, UpdateBillingSettingsBody, UpdateCouponBody, UpdateCouponResponse, UpdateCustomerBody, UpdateCustomerByExternalIdBody, UpdateCustomerByExternalIdQuery, UpdateCustomerByExternalIdResponse, UpdateCustomerResponse, UpdateEntitlementBody, UpdateFeatureBody, UpdatePlanBody, UpdateWalletBody, UpdateWalletResponse, UpdateWebhookEndpointBody, UpdateWebhookEndpointResponse, VoidCreditNoteResponse, VoidInvoiceBody
+    from ._types import ActivateSubscriptionBody, ArchiveCouponResponse, ArchiveCreditGrantResponse, ArchiveFeatureResponse, ArchivePlanResponse, ArchivePriceResponse, AttachDiscountBody, AttachDiscountResponse, BillSubscriptionsBody, BillSubscriptionsResponse, BillingSettings, CancelSubscriptionBody, CancelTaskBody, ChangeSubscriptionBody, CheckEntitlementBody, CommunicationTriggered, CreateApiKeyBody, CreateApiKeyResponse, CreateCouponBody, CreateCouponResponse, CreateCreditGrantBody, CreateCreditGrantResponse, CreateCreditNoteBody, CreateCreditNoteResponse, CreateCustomerBody, CreateCustomerResponse, CreateEntitlementBody, CreateExportTaskBody, CreateFeatureBody, CreateImportTaskQuery, CreateInvoiceDocumentLinksBody, CreateMeterBody, CreateMeterResponse, CreatePaymentBody, CreatePlanBody, CreatePriceBody, CreateSubscriptionBody, CreateWalletBody, CreateWalletResponse, CreateWebhookEndpointBody, CreateWebhookEndpointResponse, CustomerUsage, DebitWalletBody, DebitWalletResponse, DeleteCustomerResponse, DeleteEntitlementResponse, DeleteWebhookEndpointResponse, DownloadTaskResponse, Entitlement, EntitlementCheck, EventMonitoringResponse, ExpireCreditsBody, ExpireCreditsResponse, FailPaymentBody, Feature, FinalizeInvoiceBody, GetBillingDailyQuery, GetBillingDailyResponse, GetCouponResponse, GetCreditGrantResponse, GetCreditNoteResponse, GetCustomerByExternalIdQuery, GetCustomerByExternalIdResponse, GetCustomerEntitlementsQuery, GetCustomerEntitlementsResponse, GetCustomerQuery, GetCustomerResponse, GetCustomerUsageQuery, GetEventsHourlyQuery, GetEventsHourlyResponse, GetHostedInvoicePdfQuery, GetHostedInvoicePdfResponse, GetHostedInvoiceQuery, GetHostedInvoiceResponse, GetInvoiceHtmlResponse, GetInvoicePdfResponse, GetMeterResponse, GetOpenApiDocumentResponse, GetSubscriptionUsageResponse, GetWalletBalanceQuery, GetWalletBalanceResponse, GetWalletResponse, GetWebhookEndpointResponse, GetWebhookFailuresQuery, GetWebhookFailuresResponse, IngestEventBody, IngestEventResponse, IngestEventsBulkBody, IngestEventsBulkResponse, Invoice, InvoiceDocumentLinks, ListApiKeysQuery, ListApiKeysResponse, ListCouponsQuery, ListCouponsResponse, ListCreditGrantApplicationsQuery, ListCreditGrantApplicationsResponse, ListCreditGrantsQuery, ListCreditGrantsResponse, ListCreditNotesQuery, ListCreditNotesResponse, ListCustomerWalletsQuery, ListCustomerWalletsResponse, ListCustomersQuery, ListCustomersResponse, ListDiscountsQuery, ListDiscountsResponse, ListEntitlementsQuery, ListEntitlementsResponse, ListFeaturesQuery, ListFeaturesResponse, ListInvoicesQuery, ListInvoicesResponse, ListMetersQuery, ListMetersResponse, ListPaymentsQuery, ListPaymentsResponse, ListPlansQuery, ListPlansResponse, ListSubscriptionsQuery, ListSubscriptionsResponse, ListTasksQuery, ListTasksResponse, ListWalletTransactionsQuery, ListWalletTransactionsResponse, ListWebhookDeliveriesQuery, ListWebhookDeliveriesResponse, ListWebhookEndpointsQuery, ListWebhookEndpointsResponse, LivenessResponse, MeterUsageBody, MeterUsageResponse, PauseSubscriptionBody, Payment, Plan, PreviewSubscriptionChangeBody, Price, QueryEventsBody, QueryEventsResponse, ReadinessResponse, RemoveDiscountResponse, ResendWebhookDeliveryBody, ResendWebhookDeliveryResponse, ResumeSubscriptionBody, RevokeApiKeyResponse, RevokeInvoiceDocumentLinksResponse, SettleWalletTransactionBody, SettleWalletTransactionResponse, Subscription, SubscriptionChange, SubscriptionChangePreview, SucceedPaymentBody, Task, TerminateWalletBody, TerminateWalletResponse, TestWebhookEndpointBody, TestWebhookEndpointResponse, TopupWalletBody, TopupWalletResponse, TriggerInvoiceCommunicationBody, UpcomingInvoice, UpdateBillingSettingsBody, UpdateCouponBody, UpdateCouponResponse, UpdateCustomerBody, UpdateCustomerByExternalIdBody, UpdateCustomerByExternalIdQuery, UpdateCustomerByExternalIdResponse, UpdateCustomerResponse, UpdateEntitlementBody, UpdateFeatureBody, UpdatePlanBody, UpdateWalletBody, UpdateWalletResponse, UpdateWebhookEndpointBody, UpdateWebhookEndpointResponse, VoidCreditNoteBody, VoidCreditNoteResponse, VoidInvoiceBody
 
 
 class Operation(NamedTuple):
@@ -113,7 +113,7 @@ OPERATIONS: Dict[str, Operation] = {
     "listCreditNotes": Operation("listCreditNotes", "GET", "/v1/credit_notes", "", "none"),
     "createCreditNote": Operation("createCreditNote", "POST", "/v1/credit_notes", "body", "json"),
     "getCreditNote": Operation("getCreditNote", "GET", "/v1/credit_notes/{id}", "", "none"),
-    "voidCreditNote": Operation("voidCreditNote", "POST", "/v1/credit_notes/{id}/void", "", "none"),
+    "voidCreditNote": Operation("voidCreditNote", "POST", "/v1/credit_notes/{id}/void", "", "json"),
     "listCoupons": Operation("listCoupons", "GET", "/v1/coupons", "", "none"),
     "createCoupon": Operation("createCoupon", "POST", "/v1/coupons", "", "json"),
     "getCoupon": Operation("getCoupon", "GET", "/v1/coupons/{id}", "", "none"),
@@ -132,6 +132,8 @@ OPERATIONS: Dict[str, Operation] = {
     "getHostedInvoice": Operation("getHostedInvoice", "GET", "/v1/hosted/invoices/{id}", "", "none"),
     "getHostedInvoicePdf": Operation("getHostedInvoicePdf", "GET", "/v1/hosted/invoices/{id}/pdf", "", "none"),
     "triggerInvoiceCommunication": Operation("triggerInvoiceCommunication", "POST", "/v1/invoices/{id}/communications/trigger", "body", "json"),
+    "createInvoiceDocumentLinks": Operation("createInvoiceDocumentLinks", "POST", "/v1/invoices/{id}/document_links", "", "json"),
+    "revokeInvoiceDocumentLinks": Operation("revokeInvoiceDocumentLinks", "DELETE", "/v1/invoices/{id}/document_links", "", "none"),
     "getBillingDaily": Operation("getBillingDaily", "GET", "/v1/reports/billing_daily", "", "none"),
     "liveness": Operation("liveness", "GET", "/healthz", "", "none"),
     "readiness": Operation("readiness", "GET", "/readyz", "", "none"),
@@ -218,7 +220,7 @@ class SyncOperations:
         return cast("ListWalletTransactionsResponse", self._call("listWalletTransactions", {"id": id}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
     def settle_wallet_transaction(self, id: str, transaction_id: str, body: SettleWalletTransactionBody, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> SettleWalletTransactionResponse:
-        """Complete or fail a PENDING transaction. POST /v1/wallets/{id}/transactions/{transaction_id}/settle"""
+        """Complete or fail a PENDING transaction (an invoiced top-up's credit is settled by its invoice only: 409). POST /v1/wallets/{id}/transactions/{transaction_id}/settle"""
         return cast("SettleWalletTransactionResponse", self._call("settleWalletTransaction", {"id": id, "transaction_id": transaction_id}, query=None, body=body, headers=headers, request_id=request_id, timeout=timeout))
 
     def list_customer_wallets(self, id: str, *, query: Optional[ListCustomerWalletsQuery] = None, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ListCustomerWalletsResponse:
@@ -402,11 +404,11 @@ class SyncOperations:
         return cast("Payment", self._call("createPayment", {}, query=None, body=body, headers=headers, request_id=request_id, timeout=timeout))
 
     def succeed_payment(self, id: str, body: SucceedPaymentBody, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> Payment:
-        """A pending PROVIDER payment succeeded (the processor's webhook): it pays the invoice; the same call again changes nothing. POST /v1/payments/{id}/succeed"""
+        """A pending PROVIDER payment succeeded (the processor's callback, permission payments:settle, which invoices:write does not give): it pays the invoice; the same call again changes nothing. POST /v1/payments/{id}/succeed"""
         return cast("Payment", self._call("succeedPayment", {"id": id}, query=None, body=body, headers=headers, request_id=request_id, timeout=timeout))
 
     def fail_payment(self, id: str, body: FailPaymentBody, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> Payment:
-        """A pending PROVIDER payment failed: what it reserved is free again; the same call again changes nothing. POST /v1/payments/{id}/fail"""
+        """A pending PROVIDER payment failed (the processor's callback, permission payments:settle): what it reserved is free again; the same call again changes nothing. POST /v1/payments/{id}/fail"""
         return cast("Payment", self._call("failPayment", {"id": id}, query=None, body=body, headers=headers, request_id=request_id, timeout=timeout))
 
     def list_features(self, *, query: Optional[ListFeaturesQuery] = None, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ListFeaturesResponse:
@@ -449,9 +451,9 @@ class SyncOperations:
         """Remove an entitlement: its plan stops granting the feature. DELETE /v1/entitlements/{id}"""
         return cast("DeleteEntitlementResponse", self._call("deleteEntitlement", {"id": id}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
-    def get_customer_entitlements(self, id: str, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> GetCustomerEntitlementsResponse:
-        """A customer's features over its active and trialing subscriptions, with usage so far. GET /v1/customers/{id}/entitlements"""
-        return cast("GetCustomerEntitlementsResponse", self._call("getCustomerEntitlements", {"id": id}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
+    def get_customer_entitlements(self, id: str, *, query: Optional[GetCustomerEntitlementsQuery] = None, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> GetCustomerEntitlementsResponse:
+        """A customer's features over its active and trialing subscriptions, with usage so far, a page at a time. GET /v1/customers/{id}/entitlements"""
+        return cast("GetCustomerEntitlementsResponse", self._call("getCustomerEntitlements", {"id": id}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
     def check_entitlement(self, body: CheckEntitlementBody, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> EntitlementCheck:
         """May this customer use the feature now (for this quantity)?. POST /v1/entitlements/check"""
@@ -513,9 +515,9 @@ class SyncOperations:
         """One credit note with its lines. GET /v1/credit_notes/{id}"""
         return cast("GetCreditNoteResponse", self._call("getCreditNote", {"id": id}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
-    def void_credit_note(self, id: str, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> VoidCreditNoteResponse:
+    def void_credit_note(self, id: str, body: Optional[VoidCreditNoteBody] = None, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> VoidCreditNoteResponse:
         """Void a credit note that gave no money back: what it took off the amount due is due again. POST /v1/credit_notes/{id}/void"""
-        return cast("VoidCreditNoteResponse", self._call("voidCreditNote", {"id": id}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
+        return cast("VoidCreditNoteResponse", self._call("voidCreditNote", {"id": id}, query=None, body=body, headers=headers, request_id=request_id, timeout=timeout))
 
     def list_coupons(self, *, query: Optional[ListCouponsQuery] = None, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ListCouponsResponse:
         """List coupons, oldest first, by status or code. GET /v1/coupons"""
@@ -537,9 +539,9 @@ class SyncOperations:
         """Archive a coupon: it is attached to no more subscriptions; discounts made from it go on. DELETE /v1/coupons/{id}"""
         return cast("ArchiveCouponResponse", self._call("archiveCoupon", {"id": id}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
-    def list_discounts(self, id: str, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ListDiscountsResponse:
-        """A subscription's discounts, in attach order. GET /v1/subscriptions/{id}/discounts"""
-        return cast("ListDiscountsResponse", self._call("listDiscounts", {"id": id}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
+    def list_discounts(self, id: str, *, query: Optional[ListDiscountsQuery] = None, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ListDiscountsResponse:
+        """A subscription's discounts, in attach order, a page at a time. GET /v1/subscriptions/{id}/discounts"""
+        return cast("ListDiscountsResponse", self._call("listDiscounts", {"id": id}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
     def attach_discount(self, id: str, body: Optional[AttachDiscountBody] = None, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> AttachDiscountResponse:
         """Attach a coupon to a subscription: it discounts the invoices made from now on, for its duration in billed periods. POST /v1/subscriptions/{id}/discounts"""
@@ -578,16 +580,24 @@ class SyncOperations:
         return cast("GetInvoiceHtmlResponse", self._call("getInvoiceHtml", {"id": id}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
     def get_hosted_invoice(self, id: str, *, query: GetHostedInvoiceQuery, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> GetHostedInvoiceResponse:
-        """The invoice's HTML page by its signed link (`hosted_invoice_url`): no API key; a wrong token: 401. GET /v1/hosted/invoices/{id}"""
+        """The invoice's HTML page by its signed link (`hosted_invoice_url`): no API key; a wrong token: 401; an expired or revoked link: 410. GET /v1/hosted/invoices/{id}"""
         return cast("GetHostedInvoiceResponse", self._call("getHostedInvoice", {"id": id}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
     def get_hosted_invoice_pdf(self, id: str, *, query: GetHostedInvoicePdfQuery, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> GetHostedInvoicePdfResponse:
-        """The invoice's PDF by its signed link (`invoice_pdf_url`): no API key; a wrong token: 401. GET /v1/hosted/invoices/{id}/pdf"""
+        """The invoice's PDF by its signed link (`invoice_pdf_url`): no API key; a wrong token: 401; an expired or revoked link: 410. GET /v1/hosted/invoices/{id}/pdf"""
         return cast("GetHostedInvoicePdfResponse", self._call("getHostedInvoicePdf", {"id": id}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
     def trigger_invoice_communication(self, id: str, body: Optional[TriggerInvoiceCommunicationBody] = None, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> CommunicationTriggered:
         """Ask the client's mailer to send the invoice: writes an `invoice.communication.triggered` event with its links and recipient; the same idempotency key answers the same event (draft or voided: 400). POST /v1/invoices/{id}/communications/trigger"""
         return cast("CommunicationTriggered", self._call("triggerInvoiceCommunication", {"id": id}, query=None, body=body, headers=headers, request_id=request_id, timeout=timeout))
+
+    def create_invoice_document_links(self, id: str, body: Optional[CreateInvoiceDocumentLinksBody] = None, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> InvoiceDocumentLinks:
+        """New signed links to the invoice's documents, valid until the later of its due date and now plus DOCUMENT_LINK_TTL_DAYS_AFTER_DUE days; they become the invoice's `hosted_invoice_url` and `invoice_pdf_url` (draft: 400). POST /v1/invoices/{id}/document_links"""
+        return cast("InvoiceDocumentLinks", self._call("createInvoiceDocumentLinks", {"id": id}, query=None, body=body, headers=headers, request_id=request_id, timeout=timeout))
+
+    def revoke_invoice_document_links(self, id: str, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> RevokeInvoiceDocumentLinksResponse:
+        """Revoke every signed link given out for the invoice: they answer 410 from then on; the invoice's `hosted_invoice_url` and `invoice_pdf_url` become null until new links are made. DELETE /v1/invoices/{id}/document_links"""
+        return cast("RevokeInvoiceDocumentLinksResponse", self._call("revokeInvoiceDocumentLinks", {"id": id}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
     def get_billing_daily(self, *, query: GetBillingDailyQuery, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> GetBillingDailyResponse:
         """Invoiced (finalized invoices, by finalization day) and collected (succeeded payments, by day) per UTC day and currency, in minor units, summed by the database. GET /v1/reports/billing_daily"""
@@ -685,7 +695,7 @@ class AsyncOperations:
         return cast("ListWalletTransactionsResponse", await self._call("listWalletTransactions", {"id": id}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
     async def settle_wallet_transaction(self, id: str, transaction_id: str, body: SettleWalletTransactionBody, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> SettleWalletTransactionResponse:
-        """Complete or fail a PENDING transaction. POST /v1/wallets/{id}/transactions/{transaction_id}/settle"""
+        """Complete or fail a PENDING transaction (an invoiced top-up's credit is settled by its invoice only: 409). POST /v1/wallets/{id}/transactions/{transaction_id}/settle"""
         return cast("SettleWalletTransactionResponse", await self._call("settleWalletTransaction", {"id": id, "transaction_id": transaction_id}, query=None, body=body, headers=headers, request_id=request_id, timeout=timeout))
 
     async def list_customer_wallets(self, id: str, *, query: Optional[ListCustomerWalletsQuery] = None, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ListCustomerWalletsResponse:
@@ -869,11 +879,11 @@ class AsyncOperations:
         return cast("Payment", await self._call("createPayment", {}, query=None, body=body, headers=headers, request_id=request_id, timeout=timeout))
 
     async def succeed_payment(self, id: str, body: SucceedPaymentBody, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> Payment:
-        """A pending PROVIDER payment succeeded (the processor's webhook): it pays the invoice; the same call again changes nothing. POST /v1/payments/{id}/succeed"""
+        """A pending PROVIDER payment succeeded (the processor's callback, permission payments:settle, which invoices:write does not give): it pays the invoice; the same call again changes nothing. POST /v1/payments/{id}/succeed"""
         return cast("Payment", await self._call("succeedPayment", {"id": id}, query=None, body=body, headers=headers, request_id=request_id, timeout=timeout))
 
     async def fail_payment(self, id: str, body: FailPaymentBody, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> Payment:
-        """A pending PROVIDER payment failed: what it reserved is free again; the same call again changes nothing. POST /v1/payments/{id}/fail"""
+        """A pending PROVIDER payment failed (the processor's callback, permission payments:settle): what it reserved is free again; the same call again changes nothing. POST /v1/payments/{id}/fail"""
         return cast("Payment", await self._call("failPayment", {"id": id}, query=None, body=body, headers=headers, request_id=request_id, timeout=timeout))
 
     async def list_features(self, *, query: Optional[ListFeaturesQuery] = None, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ListFeaturesResponse:
@@ -916,9 +926,9 @@ class AsyncOperations:
         """Remove an entitlement: its plan stops granting the feature. DELETE /v1/entitlements/{id}"""
         return cast("DeleteEntitlementResponse", await self._call("deleteEntitlement", {"id": id}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
-    async def get_customer_entitlements(self, id: str, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> GetCustomerEntitlementsResponse:
-        """A customer's features over its active and trialing subscriptions, with usage so far. GET /v1/customers/{id}/entitlements"""
-        return cast("GetCustomerEntitlementsResponse", await self._call("getCustomerEntitlements", {"id": id}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
+    async def get_customer_entitlements(self, id: str, *, query: Optional[GetCustomerEntitlementsQuery] = None, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> GetCustomerEntitlementsResponse:
+        """A customer's features over its active and trialing subscriptions, with usage so far, a page at a time. GET /v1/customers/{id}/entitlements"""
+        return cast("GetCustomerEntitlementsResponse", await self._call("getCustomerEntitlements", {"id": id}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
     async def check_entitlement(self, body: CheckEntitlementBody, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> EntitlementCheck:
         """May this customer use the feature now (for this quantity)?. POST /v1/entitlements/check"""
@@ -980,9 +990,9 @@ class AsyncOperations:
         """One credit note with its lines. GET /v1/credit_notes/{id}"""
         return cast("GetCreditNoteResponse", await self._call("getCreditNote", {"id": id}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
-    async def void_credit_note(self, id: str, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> VoidCreditNoteResponse:
+    async def void_credit_note(self, id: str, body: Optional[VoidCreditNoteBody] = None, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> VoidCreditNoteResponse:
         """Void a credit note that gave no money back: what it took off the amount due is due again. POST /v1/credit_notes/{id}/void"""
-        return cast("VoidCreditNoteResponse", await self._call("voidCreditNote", {"id": id}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
+        return cast("VoidCreditNoteResponse", await self._call("voidCreditNote", {"id": id}, query=None, body=body, headers=headers, request_id=request_id, timeout=timeout))
 
     async def list_coupons(self, *, query: Optional[ListCouponsQuery] = None, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ListCouponsResponse:
         """List coupons, oldest first, by status or code. GET /v1/coupons"""
@@ -1004,9 +1014,9 @@ class AsyncOperations:
         """Archive a coupon: it is attached to no more subscriptions; discounts made from it go on. DELETE /v1/coupons/{id}"""
         return cast("ArchiveCouponResponse", await self._call("archiveCoupon", {"id": id}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
-    async def list_discounts(self, id: str, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ListDiscountsResponse:
-        """A subscription's discounts, in attach order. GET /v1/subscriptions/{id}/discounts"""
-        return cast("ListDiscountsResponse", await self._call("listDiscounts", {"id": id}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
+    async def list_discounts(self, id: str, *, query: Optional[ListDiscountsQuery] = None, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ListDiscountsResponse:
+        """A subscription's discounts, in attach order, a page at a time. GET /v1/subscriptions/{id}/discounts"""
+        return cast("ListDiscountsResponse", await self._call("listDiscounts", {"id": id}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
     async def attach_discount(self, id: str, body: Optional[AttachDiscountBody] = None, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> AttachDiscountResponse:
         """Attach a coupon to a subscription: it discounts the invoices made from now on, for its duration in billed periods. POST /v1/subscriptions/{id}/discounts"""
@@ -1045,16 +1055,24 @@ class AsyncOperations:
         return cast("GetInvoiceHtmlResponse", await self._call("getInvoiceHtml", {"id": id}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
     async def get_hosted_invoice(self, id: str, *, query: GetHostedInvoiceQuery, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> GetHostedInvoiceResponse:
-        """The invoice's HTML page by its signed link (`hosted_invoice_url`): no API key; a wrong token: 401. GET /v1/hosted/invoices/{id}"""
+        """The invoice's HTML page by its signed link (`hosted_invoice_url`): no API key; a wrong token: 401; an expired or revoked link: 410. GET /v1/hosted/invoices/{id}"""
         return cast("GetHostedInvoiceResponse", await self._call("getHostedInvoice", {"id": id}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
     async def get_hosted_invoice_pdf(self, id: str, *, query: GetHostedInvoicePdfQuery, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> GetHostedInvoicePdfResponse:
-        """The invoice's PDF by its signed link (`invoice_pdf_url`): no API key; a wrong token: 401. GET /v1/hosted/invoices/{id}/pdf"""
+        """The invoice's PDF by its signed link (`invoice_pdf_url`): no API key; a wrong token: 401; an expired or revoked link: 410. GET /v1/hosted/invoices/{id}/pdf"""
         return cast("GetHostedInvoicePdfResponse", await self._call("getHostedInvoicePdf", {"id": id}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
     async def trigger_invoice_communication(self, id: str, body: Optional[TriggerInvoiceCommunicationBody] = None, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> CommunicationTriggered:
         """Ask the client's mailer to send the invoice: writes an `invoice.communication.triggered` event with its links and recipient; the same idempotency key answers the same event (draft or voided: 400). POST /v1/invoices/{id}/communications/trigger"""
         return cast("CommunicationTriggered", await self._call("triggerInvoiceCommunication", {"id": id}, query=None, body=body, headers=headers, request_id=request_id, timeout=timeout))
+
+    async def create_invoice_document_links(self, id: str, body: Optional[CreateInvoiceDocumentLinksBody] = None, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> InvoiceDocumentLinks:
+        """New signed links to the invoice's documents, valid until the later of its due date and now plus DOCUMENT_LINK_TTL_DAYS_AFTER_DUE days; they become the invoice's `hosted_invoice_url` and `invoice_pdf_url` (draft: 400). POST /v1/invoices/{id}/document_links"""
+        return cast("InvoiceDocumentLinks", await self._call("createInvoiceDocumentLinks", {"id": id}, query=None, body=body, headers=headers, request_id=request_id, timeout=timeout))
+
+    async def revoke_invoice_document_links(self, id: str, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> RevokeInvoiceDocumentLinksResponse:
+        """Revoke every signed link given out for the invoice: they answer 410 from then on; the invoice's `hosted_invoice_url` and `invoice_pdf_url` become null until new links are made. DELETE /v1/invoices/{id}/document_links"""
+        return cast("RevokeInvoiceDocumentLinksResponse", await self._call("revokeInvoiceDocumentLinks", {"id": id}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
     async def get_billing_daily(self, *, query: GetBillingDailyQuery, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> GetBillingDailyResponse:
         """Invoiced (finalized invoices, by finalization day) and collected (succeeded payments, by day) per UTC day and currency, in minor units, summed by the database. GET /v1/reports/billing_daily"""

@@ -51,6 +51,7 @@ __all__ = [
     "BillingSettingsInvoiceSettings1",
     "BillingSettings",
     "CommunicationTriggered",
+    "InvoiceDocumentLinks",
     "ListApiKeysQuery",
     "ListApiKeysResponseItemsItem",
     "ListApiKeysResponsePagination",
@@ -249,6 +250,8 @@ __all__ = [
     "CreateEntitlementBody",
     "UpdateEntitlementBody",
     "DeleteEntitlementResponse",
+    "GetCustomerEntitlementsQuery",
+    "GetCustomerEntitlementsResponsePagination",
     "GetCustomerEntitlementsResponse",
     "CheckEntitlementBody",
     "ListTasksQuery",
@@ -282,6 +285,7 @@ __all__ = [
     "CreateCreditNoteResponse",
     "GetCreditNoteResponseLinesItem",
     "GetCreditNoteResponse",
+    "VoidCreditNoteBody",
     "VoidCreditNoteResponseLinesItem",
     "VoidCreditNoteResponse",
     "ListCouponsQuery",
@@ -294,7 +298,9 @@ __all__ = [
     "UpdateCouponBody",
     "UpdateCouponResponse",
     "ArchiveCouponResponse",
+    "ListDiscountsQuery",
     "ListDiscountsResponseItemsItem",
+    "ListDiscountsResponsePagination",
     "ListDiscountsResponse",
     "AttachDiscountBody",
     "AttachDiscountResponse",
@@ -317,6 +323,8 @@ __all__ = [
     "GetHostedInvoicePdfQuery",
     "GetHostedInvoicePdfResponse",
     "TriggerInvoiceCommunicationBody",
+    "CreateInvoiceDocumentLinksBody",
+    "RevokeInvoiceDocumentLinksResponse",
     "GetBillingDailyQuery",
     "GetBillingDailyResponseDaysItem",
     "GetBillingDailyResponse",
@@ -818,6 +826,12 @@ class CommunicationTriggered(TypedDict):
     event_id: str
 
 
+class InvoiceDocumentLinks(TypedDict):
+    hosted_invoice_url: str
+    invoice_pdf_url: str
+    expires_at: str
+
+
 class ListApiKeysQuery(TypedDict, total=False):
     """Query parameters of listApiKeys"""
     limit: int
@@ -848,7 +862,7 @@ class ListApiKeysResponse(TypedDict):
 
 class _CreateApiKeyBodyRequired(TypedDict):
     name: str
-    permissions: List[Literal["*", "customers:read", "customers:write", "wallets:read", "wallets:write", "events:read", "events:write", "webhooks:read", "webhooks:write", "meters:read", "meters:write", "api_keys:read", "api_keys:write", "api_keys:tenant", "plans:read", "plans:write", "subscriptions:read", "subscriptions:write", "invoices:read", "invoices:write", "tasks:read", "tasks:write", "credit_grants:read", "credit_grants:write", "credit_notes:read", "credit_notes:write", "coupons:read", "coupons:write", "settings:read", "settings:write"]]
+    permissions: List[Literal["*", "customers:read", "customers:write", "wallets:read", "wallets:write", "events:read", "events:write", "webhooks:read", "webhooks:write", "meters:read", "meters:write", "api_keys:read", "api_keys:write", "api_keys:tenant", "plans:read", "plans:write", "subscriptions:read", "subscriptions:write", "invoices:read", "invoices:write", "payments:settle", "tasks:read", "tasks:write", "credit_grants:read", "credit_grants:write", "credit_notes:read", "credit_notes:write", "coupons:read", "coupons:write", "settings:read", "settings:write"]]
 
 
 class CreateApiKeyBody(_CreateApiKeyBodyRequired, total=False):
@@ -2503,8 +2517,21 @@ class UpdateEntitlementBody(TypedDict, total=False):
 DeleteEntitlementResponse: TypeAlias = None
 
 
+class GetCustomerEntitlementsQuery(TypedDict, total=False):
+    """Query parameters of getCustomerEntitlements"""
+    limit: int
+    offset: int
+
+
+class GetCustomerEntitlementsResponsePagination(TypedDict):
+    total: int
+    limit: int
+    offset: int
+
+
 class GetCustomerEntitlementsResponse(TypedDict):
     items: List[CustomerEntitlement]
+    pagination: GetCustomerEntitlementsResponsePagination
 
 
 class _CheckEntitlementBodyRequired(TypedDict):
@@ -2843,6 +2870,9 @@ class GetCreditNoteResponse(TypedDict):
     environment_id: str
 
 
+VoidCreditNoteBody: TypeAlias = Dict[str, Any]
+
+
 class VoidCreditNoteResponseLinesItem(TypedDict):
     id: str
     invoice_line_item_id: str
@@ -3013,6 +3043,12 @@ class UpdateCouponResponse(TypedDict):
 ArchiveCouponResponse: TypeAlias = None
 
 
+class ListDiscountsQuery(TypedDict, total=False):
+    """Query parameters of listDiscounts"""
+    limit: int
+    offset: int
+
+
 class ListDiscountsResponseItemsItem(TypedDict):
     id: str
     subscription_id: str
@@ -3023,8 +3059,15 @@ class ListDiscountsResponseItemsItem(TypedDict):
     created_at: str
 
 
+class ListDiscountsResponsePagination(TypedDict):
+    total: int
+    limit: int
+    offset: int
+
+
 class ListDiscountsResponse(TypedDict):
     items: List[ListDiscountsResponseItemsItem]
+    pagination: ListDiscountsResponsePagination
 
 
 class AttachDiscountBody(TypedDict, total=False):
@@ -3161,6 +3204,12 @@ GetHostedInvoicePdfResponse: TypeAlias = bytes
 
 class TriggerInvoiceCommunicationBody(TypedDict, total=False):
     idempotency_key: str
+
+
+CreateInvoiceDocumentLinksBody: TypeAlias = Dict[str, Any]
+
+
+RevokeInvoiceDocumentLinksResponse: TypeAlias = None
 
 
 class GetBillingDailyQuery(TypedDict):
