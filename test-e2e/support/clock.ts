@@ -38,6 +38,15 @@ export function monthlyPeriodAround(now = Date.now(), daysAgo = 10): { start: nu
  * it starts are still the months when it runs (call it in beforeAll, before computing them).
  */
 export async function awayFromMonthEnd(marginMs = 3 * 60_000): Promise<void> {
-  const left = monthStart(1) - Date.now();
-  if (left < marginMs) await new Promise((r) => setTimeout(r, left + 1_000));
+  await awayFrom(monthStart(1), marginMs);
 }
+
+/** Waits until `boundary` (plus a second) if it is closer than `marginMs`: a test then runs within one day, hour or month. */
+export async function awayFrom(boundary: number, marginMs: number): Promise<void> {
+  const left = boundary - Date.now();
+  if (left >= 0 && left < marginMs) await new Promise((r) => setTimeout(r, left + 1_000));
+}
+
+/** The next 00:00 UTC, and the next whole hour (UTC), after `now`. */
+export const nextUtcDay = (now = Date.now()): number => Math.floor(now / DAY) * DAY + DAY;
+export const nextUtcHour = (now = Date.now()): number => Math.floor(now / 3_600_000) * 3_600_000 + 3_600_000;
