@@ -11,7 +11,8 @@
  * invoices, balances, usage and the webhooks it received (signatures checked).
  *
  * Then this month, for a fourth customer (steps 12-16): a Starter plan whose fee is billed in
- * advance, subscribed from the first of the month with a 20 % coupon; a credit grant that
+ * advance, subscribed 22 days ago (anniversary, so that the upgrade always happens at the same
+ * point of the period, whatever the day the demo runs) with a 20 % coupon; a credit grant that
  * creates its PRE_PAID wallet and puts 25 credits in it; an upgrade to Growth today, previewed
  * then made, whose invoice bills Starter's usage so far, credits Starter's unused days
  * (PRORATION_CREDIT) and charges Growth's fee for the days left; the invoice finalized (the
@@ -385,13 +386,13 @@ const GRANT_CREDITS = '25';
 const MID_MONTH_EVENTS = Math.min(EVENT_COUNT, 300);
 const DAY_MS = 86_400_000;
 
-/** The current calendar month in UTC: the period the upgrade happens in. */
-function thisMonth(now) {
-  const d = new Date(now);
-  const start = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
-  const end = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
-  return { start, end, name: new Date(start).toLocaleString('en-US', { month: 'long', year: 'numeric', timeZone: 'UTC' }) };
-}
+/**
+ * How long before the upgrade the Starter subscription started. Its MONTHLY anniversary period
+ * (28 to 31 days) then has 6 to 9 days left: the same story on any day of the month (a calendar
+ * period would leave the whole month on the 1st and nothing on the 31st), and the unused Starter
+ * fee credited never leaves the usage line less than the grant's 25 credits to pay.
+ */
+const STARTED_DAYS_AGO = 22;
 
 const days = (ms) => (ms / DAY_MS).toFixed(1);
 /** Minor units times a decimal factor, rounded half up (the invoices' rounding, for positive amounts). */
@@ -449,10 +450,12 @@ const balanceOf = async (wallet) => (await must('Reading balances', () => billst
 
 /** Steps 12 to 16; `n` is the first step's number. Each step needs the ones before it. */
 async function midMonthStory(n, meters) {
-  const month = thisMonth(Date.now());
+  const started = Date.now() - STARTED_DAYS_AGO * DAY_MS;
+  // The subscription's period, from its answer (until then: from its start to a month later).
+  const period = { start: started, end: started + 30 * DAY_MS };
   const s = { customer: { ...UPGRADER, externalId: `${UPGRADER.key}-${RUN}` } };
 
-  step(n, `${month.name}: ${s.customer.name} on Starter since ${day(new Date(month.start).toISOString())}, with a ${COUPON_PERCENT} % coupon`);
+  step(n, `${s.customer.name} on Starter since ${day(new Date(started).toISOString())}, ${STARTED_DAYS_AGO} days ago, with a ${COUPON_PERCENT} % coupon`);
   const subscribed = await part(async () => {
     s.coupon = await must('Creating the coupon', () =>
       billstream.POST('/v1/coupons', {
@@ -475,8 +478,8 @@ async function midMonthStory(n, meters) {
     c.id = (await must('Creating customers', () => billstream.POST('/v1/customers', { body: customerBody }))).id;
     say(`   ✓ ${c.id}  ${c.name} (${c.externalId}), no wallet yet`);
 
-    // This month's usage so far, sent before the upgrade bills it.
-    const usage = { start: month.start, end: Math.max(month.start + 1000, Date.now() - 60_000) };
+    // The period's usage so far (22 days), sent before the upgrade bills it.
+    const usage = { start: period.start, end: Math.max(period.start + 1000, Date.now() - 60_000) };
     const window = { start_time: new Date(usage.start).toISOString(), end_time: new Date(Date.now()).toISOString() };
     const events = usageStream([{ ...c, share: 1 }], MID_MONTH_EVENTS, usage, { seed: 0xc0de, idPrefix: `demo-${RUN}-${c.key}` });
     for (const e of events) await billstream.events.enqueue(e);
@@ -489,21 +492,22 @@ async function midMonthStory(n, meters) {
     const body = {
       customer_id: c.id,
       plan_id: s.starter.id,
-      start_date: new Date(month.start).toISOString(),
-      billing_cycle: 'calendar',
+      start_date: new Date(period.start).toISOString(),
+      billing_cycle: 'anniversary',
       payment_terms_days: PAYMENT_TERMS_DAYS,
       discounts: [{ coupon_id: s.coupon.id }],
       metadata: { source: 'demo' },
     };
     s.subscription = await must('Creating subscriptions', () => billstream.POST('/v1/subscriptions', { body }));
     const sub = s.subscription;
+    period.end = Date.parse(sub.current_period_end);
     say(`   ✓ ${sub.id}  ${sub.status} on Starter, period ${day(sub.current_period_start)} → ${day(sub.current_period_end)}`);
     const list = await must('Listing invoices', () => billstream.GET('/v1/invoices', { params: { query: { subscription_id: sub.id, limit: 10 } } }));
     s.opening = list.items.find((i) => i.billing_reason !== 'SUBSCRIPTION_UPDATE');
     const fee = s.opening?.line_items.find((l) => l.price_type === 'FIXED');
     if (fee) {
       s.openingFee = fee;
-      say(`   ✓ ${s.opening.invoice_number ?? s.opening.id} (${s.opening.billing_reason}, ${s.opening.status}): the month's Starter fee in advance,`);
+      say(`   ✓ ${s.opening.invoice_number ?? s.opening.id} (${s.opening.billing_reason}, ${s.opening.status}): the period's Starter fee in advance,`);
       say(`     ${usd(fee.amount)} − ${usd(fee.discount_amount)} coupon = ${usd(fee.net_amount)}`);
     }
     return true;
@@ -533,7 +537,7 @@ async function midMonthStory(n, meters) {
     });
 
   const now = Date.now();
-  step(n + 2, `Upgrade to Growth on ${day(new Date(now).toISOString())}, ${days(month.end - now)} of ${days(month.end - month.start)} days left in ${month.name}`);
+  step(n + 2, `Upgrade to Growth on ${day(new Date(now).toISOString())}, ${days(period.end - now)} of ${days(period.end - period.start)} days left in the period`);
   if (!subscribed) say(`   ! skipped: the upgrade needs the subscription of step ${n}`);
   const upgraded =
     subscribed &&
@@ -556,19 +560,19 @@ async function midMonthStory(n, meters) {
       // What the lines should be, from the period and the instant of the change.
       const t = Date.parse(inv.period_end);
       const s0 = Date.parse(inv.period_start);
-      const left = month.end - t;
+      const left = period.end - t;
       const credit = inv.line_items.find((l) => l.line_type === 'PRORATION_CREDIT');
       if (credit && s.openingFee) {
         const r = s.openingFee.net_amount - s.openingFee.credited_amount;
-        const expected = -Math.min(times(r, credit.proration_factor ?? left / (month.end - s0)), r);
+        const expected = -Math.min(times(r, credit.proration_factor ?? left / (period.end - s0)), r);
         say(
-          `     ${credit.amount === expected ? '✓' : '✗'} proration credit ${usd(credit.amount)} = −${usd(r)} (the Starter fee after the coupon) × ${days(left)}/${days(month.end - s0)} days unused`,
+          `     ${credit.amount === expected ? '✓' : '✗'} proration credit ${usd(credit.amount)} = −${usd(r)} (the Starter fee after the coupon) × ${days(left)}/${days(period.end - s0)} days unused`,
         );
       }
       const growthFee = inv.line_items.find((l) => l.line_type === 'CHARGE' && l.price_type === 'FIXED');
       if (growthFee?.proration_factor) {
         const expected = times(Number(TIERS.growth.fee) * 100, growthFee.proration_factor);
-        say(`     ${growthFee.amount === expected ? '✓' : '✗'} Growth fee ${usd(growthFee.amount)} = $${TIERS.growth.fee}.00 × ${growthFee.proration_factor} (${days(left)} of ${days(month.end - month.start)} days)`);
+        say(`     ${growthFee.amount === expected ? '✓' : '✗'} Growth fee ${usd(growthFee.amount)} = $${TIERS.growth.fee}.00 × ${growthFee.proration_factor} (${days(left)} of ${days(period.end - period.start)} days)`);
       }
       const tokens = inv.line_items.find((l) => l.price_type === 'USAGE');
       if (tokens) say(`     ${tokens.quantity === String(s.customer.tokens) ? '✓' : '✗'} Starter tokens ${grouped(tokens.quantity)} = the Tokens meter's ${grouped(s.customer.tokens)} up to the change`);

@@ -122,7 +122,8 @@ describe('the support actions of the console, in a real browser', () => {
     const wallet = (await api.post('/v1/wallets', { customer_id: customerId, currency: 'usd' })).body;
     const subStarter = (await api.post('/v1/subscriptions', { customer_id: customerId, plan_id: starter.id })).body;
     const subSupport = (await api.post('/v1/subscriptions', { customer_id: customerId, plan_id: support.id })).body;
-    const events = Array.from({ length: 6 }, (_, i) => ({ event_name: 'actions_call', external_customer_id: 'acme-actions', event_id: `actions-${i}`, timestamp: new Date().toISOString() }));
+    const at = new Date().toISOString();
+    const events = Array.from({ length: 6 }, (_, i) => ({ event_name: 'actions_call', external_customer_id: 'acme-actions', event_id: `actions-${i}`, timestamp: at }));
     expect((await api.post('/v1/events/bulk', { events })).status).toBe(202);
     await waitFor(async () => (await api.get(`/v1/subscriptions/${subStarter.id}/usage`)).body.amount === 300, { timeoutMs: 20_000, what: 'the 6 calls stored' });
 
@@ -130,8 +131,9 @@ describe('the support actions of the console, in a real browser', () => {
     await page.getByRole('link', { name: 'Open acme-actions' }).click();
     await page.getByRole('heading', { name: 'Acme Actions' }).waitFor();
     await page.getByRole('row').filter({ hasText: subStarter.id }).filter({ hasText: meter.body.id }).first().waitFor();
-    // The 6 calls in the customer's usage chart: today's figure in its table of figures.
-    const today = new Date().toISOString().slice(0, 10);
+    // The 6 calls in the customer's usage chart: their day's figure in its table of figures (the
+    // day they were sent, so that a run across midnight UTC still finds it).
+    const today = at.slice(0, 10);
     await page.getByText(/^The figures of “Usage per day/).first().click();
     const chartRow = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: today }) });
     await chartRow.first().waitFor();

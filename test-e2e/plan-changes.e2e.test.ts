@@ -1,5 +1,6 @@
 import { createDb, type Db } from '@billstream/db';
 import { waitFor } from '@billstream/testing';
+import { isoZ, monthlyPeriodAround } from './support/clock';
 import { startProcessStack, type ProcessStack } from './support/stack';
 
 /**
@@ -11,6 +12,8 @@ import { startProcessStack, type ProcessStack } from './support/stack';
  * downgrade's excess credit reaches the wallet once though billing dies after the wallet
  * credited it (`invoices.after-excess-credit`).
  */
+/** 10 to 14 days before the run (test-e2e/support/clock.ts): the changes fall inside its MONTHLY period, 14 or more days left, on any day. */
+const START_AT = isoZ(monthlyPeriodAround().start);
 const NO_JOB = { BILLING_INTERVAL_MS: '0', BILLING_FINALIZE_DELAY_MS: '0' };
 const fixed = (amount: string) => ({ type: 'FIXED', currency: 'usd', amount, billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ADVANCE' });
 
@@ -48,7 +51,7 @@ describe('plan changes exactly once across crashes (e2e: real processes, Postgre
 
   async function subscription(planId: string): Promise<{ id: string; customerId: string }> {
     const customerId = (await stack.api.post('/v1/customers', { external_customer_id: `changes-e2e-${++n}-${Date.now()}` })).body.id as string;
-    const sub = await stack.api.post('/v1/subscriptions', { customer_id: customerId, plan_id: planId, start_date: '2026-11-01T00:00:00Z' });
+    const sub = await stack.api.post('/v1/subscriptions', { customer_id: customerId, plan_id: planId, start_date: START_AT });
     expect(sub.status).toBe(201);
     return { id: sub.body.id, customerId };
   }

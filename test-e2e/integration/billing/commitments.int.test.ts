@@ -1,16 +1,17 @@
 import { createDb, type Db } from '@billstream/db';
 import { waitFor } from '@billstream/testing';
+import { DAY, awayFromMonthEnd, iso, isoZ, monthStart, monthlyPeriodAround, ymd } from '../../support/clock';
 import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 import { fixedPrice, usagePrice } from './prices';
 
 /**
  * Minimum commitments and price overrides (docs/api/billing.md#minimum-commitments, docs/api/billing.md#price-overrides, ADR 0042) as a client meets them: through the
  * gateway, on the whole stack with real Postgres and Kafka. A backdated MONTHLY subscription
- * (from 2026-08-01) makes every past period's invoice at its creation; the period job's
+ * (from the first of the month three months before the run's, test-e2e/support/clock.ts) makes
+ * every past period's invoice at its creation; the period job's
  * schedule is off and POST /v1/cron/bill-subscriptions finalizes them (repricing their usage).
  * Prices: 49.00 ADVANCE (4900) and 0.50 a call in ARREAR.
  */
-const DAY = 86_400_000;
 
 interface Line {
   price_id: string | null;
@@ -47,6 +48,8 @@ describe('minimum commitments and price overrides through the gateway (real Post
     billingDb = createDb({ databaseUrl: stack.database.url, schema: 'billing', poolMax: 2 });
     meterId = (await stack.api.post('/v1/meters', { name: 'commit calls', event_name: 'commit_call', aggregation: { type: 'COUNT' } })).body.id;
   });
+  // The months above are computed at each use from the real clock: never across a month's end.
+  beforeEach(() => awayFromMonthEnd(30_000));
   afterAll(async () => {
     await billingDb?.destroy();
     await stack?.stop();
@@ -72,13 +75,13 @@ describe('minimum commitments and price overrides through the gateway (real Post
   const tieredUsage = { amount: undefined, billing_model: 'TIERED', tier_mode: 'VOLUME', tiers: [{ up_to: '5', unit_amount: '1' }, { up_to: null, unit_amount: '2' }] };
   /** The override's: 0.20 a call from the 6th (10 calls: 200), 0.10 up to 5 (3 calls: 30). */
   const cheapTiers = [{ up_to: '5', unit_amount: '0.1' }, { up_to: null, unit_amount: '0.2' }];
-  /** 10 calls in September 2026 (500), stored before the subscription bills them. */
+  /** 10 calls in the second month (two months before the run's; 500), stored before the subscription bills them. */
   async function septemberUsage(externalId: string): Promise<void> {
-    const at = '2026-09-10T12:00:00Z';
+    const at = isoZ(monthStart(-2) + 9.5 * DAY);
     const events = Array.from({ length: 10 }, (_, i) => ({ event_name: 'commit_call', external_customer_id: externalId, timestamp: at, event_id: `${externalId}-${i}` }));
     expect((await stack.api.post('/v1/events/bulk', { events })).status).toBe(202);
     await waitFor(
-      async () => (await stack.api.post(`/v1/meters/${meterId}/usage`, { external_customer_id: externalId, start_time: '2026-09-01T00:00:00Z', end_time: '2026-10-01T00:00:00Z' })).body.value === '10',
+      async () => (await stack.api.post(`/v1/meters/${meterId}/usage`, { external_customer_id: externalId, start_time: isoZ(monthStart(-2)), end_time: isoZ(monthStart(-1)) })).body.value === '10',
       { timeoutMs: 20_000, what: `usage of ${externalId}` },
     );
   }
@@ -102,15 +105,15 @@ describe('minimum commitments and price overrides through the gateway (real Post
     await septemberUsage(above.externalId);
     await septemberUsage(below.externalId);
 
-    // 6000 a month: August billed 4900 (ADVANCE, on the create invoice), September 4900 + 500 of usage, October 4900.
-    const sub = await subscribe({ customer_id: above.id, plan_id: p.id, start_date: '2026-08-01T00:00:00Z', commitment_amount: 6000 });
+    // 6000 a month: the first month billed 4900 (ADVANCE, on the create invoice), the second 4900 + 500 of usage, the third 4900.
+    const sub = await subscribe({ customer_id: above.id, plan_id: p.id, start_date: isoZ(monthStart(-3)), commitment_amount: 6000 });
     expect(sub.commitment_amount).toBe(6000);
     expect((await stack.api.get(`/v1/subscriptions/${sub.id}`)).body.commitment_amount).toBe(6000);
     const expected = [
-      ['SUBSCRIPTION_CREATE', '2026-08-01', 4900, []],
-      ['SUBSCRIPTION_CYCLE', '2026-08-01', 4900 + 1100, [1100]],
-      ['SUBSCRIPTION_CYCLE', '2026-09-01', 500 + 4900 + 600, [600]],
-      ['SUBSCRIPTION_CYCLE', '2026-10-01', 4900 + 1100, [1100]],
+      ['SUBSCRIPTION_CREATE', ymd(monthStart(-3)), 4900, []],
+      ['SUBSCRIPTION_CYCLE', ymd(monthStart(-3)), 4900 + 1100, [1100]],
+      ['SUBSCRIPTION_CYCLE', ymd(monthStart(-2)), 500 + 4900 + 600, [600]],
+      ['SUBSCRIPTION_CYCLE', ymd(monthStart(-1)), 4900 + 1100, [1100]],
     ];
     const drafts = await invoicesOf(sub.id);
     expect(shape(drafts)).toEqual(expected);
@@ -121,19 +124,19 @@ describe('minimum commitments and price overrides through the gateway (real Post
       line_type: 'COMMITMENT_TRUE_UP',
       amount: 600,
       net_amount: 600,
-      period_start: '2026-09-01T00:00:00.000Z',
-      period_end: '2026-10-01T00:00:00.000Z',
+      period_start: iso(monthStart(-2)),
+      period_end: iso(monthStart(-1)),
       description: expect.stringContaining('Minimum commitment true-up'),
     });
     expect(september.line_items.at(-1)!.proration_factor).toBeUndefined();
 
-    // 5000 a month: September's 5400 is above it, so it has no true-up.
-    const low = await subscribe({ customer_id: below.id, plan_id: p.id, start_date: '2026-08-01T00:00:00Z', commitment_amount: 5000 });
+    // 5000 a month: the second month's 5400 is above it, so it has no true-up.
+    const low = await subscribe({ customer_id: below.id, plan_id: p.id, start_date: isoZ(monthStart(-3)), commitment_amount: 5000 });
     expect(shape(await invoicesOf(low.id))).toEqual([
-      ['SUBSCRIPTION_CREATE', '2026-08-01', 4900, []],
-      ['SUBSCRIPTION_CYCLE', '2026-08-01', 4900 + 100, [100]],
-      ['SUBSCRIPTION_CYCLE', '2026-09-01', 500 + 4900, []],
-      ['SUBSCRIPTION_CYCLE', '2026-10-01', 4900 + 100, [100]],
+      ['SUBSCRIPTION_CREATE', ymd(monthStart(-3)), 4900, []],
+      ['SUBSCRIPTION_CYCLE', ymd(monthStart(-3)), 4900 + 100, [100]],
+      ['SUBSCRIPTION_CYCLE', ymd(monthStart(-2)), 500 + 4900, []],
+      ['SUBSCRIPTION_CYCLE', ymd(monthStart(-1)), 4900 + 100, [100]],
     ]);
 
     // Finalization reprices the usage and computes the true-up again: the same amounts, one line each.
@@ -144,19 +147,21 @@ describe('minimum commitments and price overrides through the gateway (real Post
     expect(shape(final)).toEqual(expected);
     expect(shape(await invoicesOf(low.id)).map((s) => s[3])).toEqual([[], [100], [], [100]]);
 
-    // The upcoming invoice closes November (4900 billed at its start, no usage yet): 1100 more.
+    // The upcoming invoice closes the current month (4900 billed at its start, no usage yet): 1100 more.
     const upcoming = await stack.api.get(`/v1/subscriptions/${sub.id}/upcoming-invoice`);
     expect(upcoming.status).toBe(200);
-    expect(trueUps(upcoming.body).map((l) => [l.amount, l.period_start.slice(0, 10)])).toEqual([[1100, '2026-11-01']]);
+    expect(trueUps(upcoming.body).map((l) => [l.amount, l.period_start.slice(0, 10)])).toEqual([[1100, ymd(monthStart(0))]]);
     // A subscription without a commitment has no true-up anywhere.
-    const plain = await subscribe({ customer_id: (await customer()).id, plan_id: p.id, start_date: '2026-08-01T00:00:00Z' });
+    const plain = await subscribe({ customer_id: (await customer()).id, plan_id: p.id, start_date: isoZ(monthStart(-3)) });
     expect(plain.commitment_amount).toBeNull();
     expect((await invoicesOf(plain.id)).flatMap(trueUps)).toEqual([]);
   });
 
   it('prorates the true-up of a period cut short by a cancel, and bills the true-up of a pause', async () => {
     const p = await plan();
-    const start = new Date(Date.now() - 20 * DAY);
+    // 20 to 24 days ago (more than half of the period, so that the prorated commitment is above
+    // the 4900 billed), on a day no later than the 28th: the next month has that day, whatever the run's date.
+    const start = new Date(monthlyPeriodAround(Date.now(), 20).start);
     const sub = await subscribe({ customer_id: (await customer()).id, plan_id: p.id, start_date: start.toISOString(), commitment_amount: 10_000 });
     const cancelled = await stack.api.post(`/v1/subscriptions/${sub.id}/cancel`, { cancel_at: 'immediately' });
     expect(cancelled.status).toBe(200);
@@ -189,7 +194,7 @@ describe('minimum commitments and price overrides through the gateway (real Post
       expect(res.status).toBe(201);
       return res.body.id as string;
     };
-    const every = await subscribe({ customer_id: (await customer()).id, plan_id: p.id, start_date: '2026-08-01T00:00:00Z', commitment_amount: 6000, discounts: [{ coupon_id: await coupon({}) }] });
+    const every = await subscribe({ customer_id: (await customer()).id, plan_id: p.id, start_date: isoZ(monthStart(-3)), commitment_amount: 6000, discounts: [{ coupon_id: await coupon({}) }] });
     const august = (await invoicesOf(every.id)).find((i) => i.billing_reason === 'SUBSCRIPTION_CYCLE')!;
     expect(trueUps(august).map((l) => [l.amount, l.discount_amount, l.net_amount])).toEqual([[1100, 110, 990]]);
     expect(august).toMatchObject({ subtotal: 6000, total_discount: 600, total: 5400 });
@@ -197,7 +202,7 @@ describe('minimum commitments and price overrides through the gateway (real Post
     const limited = await subscribe({
       customer_id: (await customer()).id,
       plan_id: p.id,
-      start_date: '2026-08-01T00:00:00Z',
+      start_date: isoZ(monthStart(-3)),
       commitment_amount: 6000,
       discounts: [{ coupon_id: await coupon({ applies_to_price_ids: [p.fixedId] }) }],
     });
@@ -214,7 +219,7 @@ describe('minimum commitments and price overrides through the gateway (real Post
       expect(fieldOf(await stack.api.post('/v1/subscriptions', { customer_id: cust.id, plan_id: p.id, commitment_amount: bad }))).toEqual([400, 'validation_error', 'commitment_amount']);
     }
     expect(await count()).toBe(0);
-    const zero = await subscribe({ customer_id: cust.id, plan_id: p.id, start_date: '2026-08-01T00:00:00Z', commitment_amount: 0 });
+    const zero = await subscribe({ customer_id: cust.id, plan_id: p.id, start_date: isoZ(monthStart(-3)), commitment_amount: 0 });
     expect(zero.commitment_amount).toBe(0);
     expect((await invoicesOf(zero.id)).flatMap(trueUps)).toEqual([]);
   });
@@ -227,7 +232,7 @@ describe('minimum commitments and price overrides through the gateway (real Post
       const sub = await subscribe({
         customer_id: cust.id,
         plan_id: p.id,
-        start_date: '2026-08-01T00:00:00Z',
+        start_date: isoZ(monthStart(-3)),
         price_overrides: [
           { price_id: p.fixedId, amount: '39' },
           { price_id: p.usageId, tiers: cheapTiers },
@@ -249,10 +254,10 @@ describe('minimum commitments and price overrides through the gateway (real Post
 
       const invoices = await invoicesOf(sub.id);
       expect(invoices.map((i) => [i.billing_reason, i.period_start.slice(0, 10), i.subtotal])).toEqual([
-        ['SUBSCRIPTION_CREATE', '2026-08-01', 3900],
-        ['SUBSCRIPTION_CYCLE', '2026-08-01', 3900],
-        ['SUBSCRIPTION_CYCLE', '2026-09-01', 200 + 3900],
-        ['SUBSCRIPTION_CYCLE', '2026-10-01', 3900],
+        ['SUBSCRIPTION_CREATE', ymd(monthStart(-3)), 3900],
+        ['SUBSCRIPTION_CYCLE', ymd(monthStart(-3)), 3900],
+        ['SUBSCRIPTION_CYCLE', ymd(monthStart(-2)), 200 + 3900],
+        ['SUBSCRIPTION_CYCLE', ymd(monthStart(-1)), 3900],
       ]);
       expect(invoices[2]!.line_items.map((l) => [l.price_id, l.amount])).toEqual([
         [usageOverride, 200],
@@ -262,11 +267,11 @@ describe('minimum commitments and price overrides through the gateway (real Post
       expect((await invoicesOf(sub.id))[2]).toMatchObject({ status: 'finalized', subtotal: 4100 });
 
       // The same plan without overrides still bills its own prices.
-      const plain = await subscribe({ customer_id: (await customer()).id, plan_id: p.id, start_date: '2026-08-01T00:00:00Z' });
+      const plain = await subscribe({ customer_id: (await customer()).id, plan_id: p.id, start_date: isoZ(monthStart(-3)) });
       expect(plain).toMatchObject({ price_overrides: [] });
       expect((await invoicesOf(plain.id)).map((i) => i.subtotal)).toEqual([4900, 4900, 4900, 4900]);
 
-      // The upcoming invoice and the unbilled usage of November price with the overrides: 3 calls now are 0.30, not 3.00.
+      // The upcoming invoice and the unbilled usage of the current month price with the overrides: 3 calls now are 0.30, not 3.00.
       const now = new Date().toISOString();
       const events = [0, 1, 2].map((i) => ({ event_name: 'commit_call', external_customer_id: cust.externalId, timestamp: now, event_id: `${cust.externalId}-now-${i}` }));
       expect((await stack.api.post('/v1/events/bulk', { events })).status).toBe(202);
@@ -287,7 +292,7 @@ describe('minimum commitments and price overrides through the gateway (real Post
       const sub = await subscribe({
         customer_id: (await customer()).id,
         plan_id: p.id,
-        start_date: '2026-08-01T00:00:00Z',
+        start_date: isoZ(monthStart(-3)),
         price_overrides: [{ price_id: p.fixedId, amount: '39' }],
         discounts: [{ coupon_id: c.body.id }],
       });

@@ -1,10 +1,12 @@
 import { waitFor } from '@billstream/testing';
+import { DAY, awayFromMonthEnd, isoZ, monthStart } from '../../support/clock';
 import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 
 /**
  * BILLING_FINALIZE_DELAY, the grace window for late events (docs/api/billing.md#invoices): a draft
  * waits that long before the period job finalizes it, and its usage is read again then (and a
- * commitment's true-up computed again on it, ADR 0042).
+ * commitment's true-up computed again on it, ADR 0042). The closed period is last month, computed
+ * from the real clock at each use (test-e2e/support/clock.ts), never across a month's end.
  */
 describe('the finalize delay: late events of a closed period are billed (real Postgres and Kafka)', () => {
   let stack: IntegrationStack;
@@ -12,6 +14,7 @@ describe('the finalize delay: late events of a closed period are billed (real Po
   beforeAll(async () => {
     stack = await startIntegrationStack({ extra: { env: { BILLING_INTERVAL_MS: '0', BILLING_FINALIZE_DELAY: '3s' } } });
   });
+  beforeEach(() => awayFromMonthEnd(30_000));
   afterAll(async () => {
     await stack?.stop();
   });
@@ -20,13 +23,13 @@ describe('the finalize delay: late events of a closed period are billed (real Po
     const meterId = (await stack.api.post('/v1/meters', { name: 'calls', event_name: 'api_call', aggregation: { type: 'COUNT' } })).body.id;
     const customerId = (await stack.api.post('/v1/customers', { external_customer_id: 'late' })).body.id;
     const ingest = async (ids: string[]) => {
-      const events = ids.map((id) => ({ event_id: id, event_name: 'api_call', external_customer_id: 'late', timestamp: '2026-10-15T00:00:00Z' }));
+      const events = ids.map((id) => ({ event_id: id, event_name: 'api_call', external_customer_id: 'late', timestamp: isoZ(monthStart(-1) + 14 * DAY) }));
       expect((await stack.api.post('/v1/events/bulk', { events })).status).toBe(202);
     };
     const stored = (value: string) =>
       waitFor(
         async () => {
-          const res = await stack.api.post(`/v1/meters/${meterId}/usage`, { external_customer_id: 'late', start_time: '2026-10-01T00:00:00Z', end_time: '2026-11-01T00:00:00Z' });
+          const res = await stack.api.post(`/v1/meters/${meterId}/usage`, { external_customer_id: 'late', start_time: isoZ(monthStart(-1)), end_time: isoZ(monthStart(0)) });
           return res.body.value === value;
         },
         { timeoutMs: 20_000, what: `usage ${value}` },
@@ -37,11 +40,11 @@ describe('the finalize delay: late events of a closed period are billed (real Po
       name: 'Usage',
       prices: [{ type: 'USAGE', currency: 'usd', amount: '1', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ARREAR', meter_id: meterId }],
     });
-    const sub = await stack.api.post('/v1/subscriptions', { customer_id: customerId, plan_id: plan.body.id, start_date: '2026-10-01T00:00:00Z' });
+    const sub = await stack.api.post('/v1/subscriptions', { customer_id: customerId, plan_id: plan.body.id, start_date: isoZ(monthStart(-1)) });
     const [draft] = (await stack.api.get(`/v1/invoices?subscription_id=${sub.body.id}`)).body.items;
     expect(draft).toMatchObject({ status: 'draft', subtotal: 400 });
 
-    // Late events of October arrive inside the grace window.
+    // Late events of last month arrive inside the grace window.
     await ingest(['e', 'f', 'g']);
     await stored('7');
     expect((await stack.api.post('/v1/cron/bill-subscriptions', {})).body.invoices_finalized).toBe(0);
@@ -70,14 +73,14 @@ describe('the finalize delay: late events of a closed period are billed (real Po
         { type: 'USAGE', currency: 'usd', amount: '0.5', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ARREAR', meter_id: meterId },
       ],
     });
-    // October closed with no usage yet: 6000 − 4900 (its ADVANCE charge, billed on the create invoice).
-    const sub = await stack.api.post('/v1/subscriptions', { customer_id: customerId, plan_id: plan.body.id, start_date: '2026-10-01T00:00:00Z', commitment_amount: 6000 });
+    // Last month closed with no usage yet: 6000 − 4900 (its ADVANCE charge, billed on the create invoice).
+    const sub = await stack.api.post('/v1/subscriptions', { customer_id: customerId, plan_id: plan.body.id, start_date: isoZ(monthStart(-1)), commitment_amount: 6000 });
     expect(sub.status).toBe(201);
-    const october = async () => {
+    const lastMonth = async () => {
       const items = (await stack.api.get(`/v1/invoices?subscription_id=${sub.body.id}`)).body.items as Array<{ id: string; billing_reason: string; status: string; subtotal: number; line_items: Array<{ line_type: string; amount: number }> }>;
       return items.find((i) => i.billing_reason === 'SUBSCRIPTION_CYCLE')!;
     };
-    const draft = await october();
+    const draft = await lastMonth();
     expect([draft.status, draft.line_items.map((l) => [l.line_type, l.amount])]).toEqual([
       'draft',
       [
@@ -87,16 +90,16 @@ describe('the finalize delay: late events of a closed period are billed (real Po
       ],
     ]);
 
-    // 10 calls of October (500) arrive inside the grace window: the true-up falls to 600.
-    const events = Array.from({ length: 10 }, (_, i) => ({ event_id: `late-commit-${i}`, event_name: 'committed_call', external_customer_id: 'late-commit', timestamp: '2026-10-15T00:00:00Z' }));
+    // 10 calls of last month (500) arrive inside the grace window: the true-up falls to 600.
+    const events = Array.from({ length: 10 }, (_, i) => ({ event_id: `late-commit-${i}`, event_name: 'committed_call', external_customer_id: 'late-commit', timestamp: isoZ(monthStart(-1) + 14 * DAY) }));
     expect((await stack.api.post('/v1/events/bulk', { events })).status).toBe(202);
     await waitFor(
-      async () => (await stack.api.post(`/v1/meters/${meterId}/usage`, { external_customer_id: 'late-commit', start_time: '2026-10-01T00:00:00Z', end_time: '2026-11-01T00:00:00Z' })).body.value === '10',
+      async () => (await stack.api.post(`/v1/meters/${meterId}/usage`, { external_customer_id: 'late-commit', start_time: isoZ(monthStart(-1)), end_time: isoZ(monthStart(0)) })).body.value === '10',
       { timeoutMs: 20_000, what: 'usage 10' },
     );
     await new Promise((r) => setTimeout(r, 3_200));
     await stack.api.post('/v1/cron/bill-subscriptions', {});
-    const final = await october();
+    const final = await lastMonth();
     expect(final.id).toBe(draft.id);
     expect([final.status, final.subtotal, final.line_items.map((l) => [l.line_type, l.amount])]).toEqual([
       'finalized',

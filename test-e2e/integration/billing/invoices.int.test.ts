@@ -1,5 +1,6 @@
 import { createDb, type Db } from '@billstream/db';
 import { waitFor } from '@billstream/testing';
+import { DAY, awayFromMonthEnd, iso, isoZ, monthStart, ymd } from '../../support/clock';
 import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 import { fixedPrice, usagePrice } from './prices';
 
@@ -40,6 +41,8 @@ describe('invoices, credits and payments through the gateway (real Postgres and 
     walletDb = createDb({ databaseUrl: stack.database.url, schema: 'wallet', poolMax: 2 });
     meterId = (await stack.api.post('/v1/meters', { name: 'calls', event_name: 'api_call', aggregation: { type: 'COUNT' } })).body.id;
   });
+  // The months the tests bill are computed at each use from the real clock (test-e2e/support/clock.ts): never across a month's end.
+  beforeEach(() => awayFromMonthEnd(30_000));
   afterAll(async () => {
     await billingDb?.destroy();
     await walletDb?.destroy();
@@ -86,20 +89,20 @@ describe('invoices, credits and payments through the gateway (real Postgres and 
 
   it('bills a backdated subscription every past period at once, exactly once, and finalizes with credits applied line by line', async () => {
     const cust = await customer('inv-acme');
-    await ingest('inv-acme', 10, '2026-09-10T12:00:00Z');
-    await usageStored('inv-acme', '2026-09-01T00:00:00Z', '2026-10-01T00:00:00Z', '10');
+    await ingest('inv-acme', 10, isoZ(monthStart(-2) + 9.5 * DAY));
+    await usageStored('inv-acme', isoZ(monthStart(-2)), isoZ(monthStart(-1)), '10');
     const walletId = await prepaid(cust, '20');
     const planId = await plan([fixedAdvance, usage(meterId)]);
-    const sub = await stack.api.post('/v1/subscriptions', { customer_id: cust, plan_id: planId, start_date: '2026-08-01T00:00:00Z' });
+    const sub = await stack.api.post('/v1/subscriptions', { customer_id: cust, plan_id: planId, start_date: isoZ(monthStart(-3)) });
     expect(sub.status).toBe(201);
-    expect(sub.body.current_period_start).toBe('2026-11-01T00:00:00.000Z');
+    expect(sub.body.current_period_start).toBe(iso(monthStart(0)));
 
     const drafts = await invoicesOf(sub.body.id);
     expect(drafts.map((i) => [i.billing_reason, i.period_start.slice(0, 10), i.status, i.subtotal])).toEqual([
-      ['SUBSCRIPTION_CREATE', '2026-08-01', 'draft', 4900],
-      ['SUBSCRIPTION_CYCLE', '2026-08-01', 'draft', 4900],
-      ['SUBSCRIPTION_CYCLE', '2026-09-01', 'draft', 500 + 4900],
-      ['SUBSCRIPTION_CYCLE', '2026-10-01', 'draft', 4900],
+      ['SUBSCRIPTION_CREATE', ymd(monthStart(-3)), 'draft', 4900],
+      ['SUBSCRIPTION_CYCLE', ymd(monthStart(-3)), 'draft', 4900],
+      ['SUBSCRIPTION_CYCLE', ymd(monthStart(-2)), 'draft', 500 + 4900],
+      ['SUBSCRIPTION_CYCLE', ymd(monthStart(-1)), 'draft', 4900],
     ]);
     const september = drafts[2];
     expect(september.line_items.map((l) => [l.price_type, l.quantity, l.amount, l.prepaid_credits_applied])).toEqual([
@@ -148,10 +151,10 @@ describe('invoices, credits and payments through the gateway (real Postgres and 
 
   it('finalizes one draft once under 10 concurrent calls: one 200, nine 400, the wallet debited once', async () => {
     const cust = await customer('inv-race');
-    await ingest('inv-race', 4, '2026-10-05T00:00:00Z');
-    await usageStored('inv-race', '2026-10-01T00:00:00Z', '2026-11-01T00:00:00Z', '4');
+    await ingest('inv-race', 4, isoZ(monthStart(-1) + 4 * DAY));
+    await usageStored('inv-race', isoZ(monthStart(-1)), isoZ(monthStart(0)), '4');
     const walletId = await prepaid(cust, '100');
-    const sub = await stack.api.post('/v1/subscriptions', { customer_id: cust, plan_id: await plan([usage(meterId)]), start_date: '2026-10-01T00:00:00Z' });
+    const sub = await stack.api.post('/v1/subscriptions', { customer_id: cust, plan_id: await plan([usage(meterId)]), start_date: isoZ(monthStart(-1)) });
     const [draft] = await invoicesOf(sub.body.id);
     expect(draft).toMatchObject({ status: 'draft', subtotal: 200 });
     const answers = await Promise.all(Array.from({ length: 10 }, () => stack.api.post(`/v1/invoices/${draft.id}/finalize`, {})));
@@ -169,10 +172,10 @@ describe('invoices, credits and payments through the gateway (real Postgres and 
 
   it('voids a finalized invoice once, giving its credits back to the wallet', async () => {
     const cust = await customer('inv-void');
-    await ingest('inv-void', 100, '2026-10-05T00:00:00Z');
-    await usageStored('inv-void', '2026-10-01T00:00:00Z', '2026-11-01T00:00:00Z', '100');
+    await ingest('inv-void', 100, isoZ(monthStart(-1) + 4 * DAY));
+    await usageStored('inv-void', isoZ(monthStart(-1)), isoZ(monthStart(0)), '100');
     const walletId = await prepaid(cust, '30');
-    const sub = await stack.api.post('/v1/subscriptions', { customer_id: cust, plan_id: await plan([usage(meterId)]), start_date: '2026-10-01T00:00:00Z' });
+    const sub = await stack.api.post('/v1/subscriptions', { customer_id: cust, plan_id: await plan([usage(meterId)]), start_date: isoZ(monthStart(-1)) });
     const [draft] = await invoicesOf(sub.body.id);
     const fin = await stack.api.post(`/v1/invoices/${draft.id}/finalize`, {});
     expect(fin.body).toMatchObject({ status: 'finalized', subtotal: 5000, total_prepaid_credits_applied: 3000, amount_due: 2000 });
@@ -296,10 +299,10 @@ describe('invoices, credits and payments through the gateway (real Postgres and 
 
   it('shows the invoice arithmetic (docs/api/billing.md#invoice-arithmetic) on an ordinary invoice: CHARGE lines netting their amount, the new totals 0', async () => {
     const cust = await customer('inv-arith');
-    await ingest('inv-arith', 6, '2026-10-05T00:00:00Z');
-    await usageStored('inv-arith', '2026-10-01T00:00:00Z', '2026-11-01T00:00:00Z', '6');
+    await ingest('inv-arith', 6, isoZ(monthStart(-1) + 4 * DAY));
+    await usageStored('inv-arith', isoZ(monthStart(-1)), isoZ(monthStart(0)), '6');
     await prepaid(cust, '2');
-    const sub = await stack.api.post('/v1/subscriptions', { customer_id: cust, plan_id: await plan([fixedAdvance, usage(meterId)]), start_date: '2026-10-01T00:00:00Z' });
+    const sub = await stack.api.post('/v1/subscriptions', { customer_id: cust, plan_id: await plan([fixedAdvance, usage(meterId)]), start_date: isoZ(monthStart(-1)) });
     const ordinary = { total_discount: 0, discounts: [], excess_credit: 0, pre_payment_credit_notes_amount: 0, post_payment_credit_notes_amount: 0, hosted_invoice_url: null, invoice_pdf_url: null };
     const plain = { line_type: 'CHARGE', offset_amount: 0, discount_amount: 0, credited_amount: 0 };
 

@@ -1,19 +1,20 @@
 /* One file: the plan-change scenarios share one stack, its plans and the helpers that recompute every amount from the contract's formulas. */
 import { waitFor } from '@billstream/testing';
+import { DAY, iso, isoZ, monthlyPeriodAround } from '../../support/clock';
 import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 import { fixedPrice, usagePrice } from './prices';
 
 /**
  * Plan changes (docs/api/plan-changes.md, ADR 0043) as a client meets them: through the gateway,
- * on the whole stack with real Postgres and Kafka. Subscriptions start on 2026-11-01 (MONTHLY,
- * anniversary), so a change happens inside the period [Nov 1, Dec 1) at the wall clock's now;
+ * on the whole stack with real Postgres and Kafka. Subscriptions start at START, 10 to 14 days
+ * before the run (MONTHLY, anniversary, test-e2e/support/clock.ts), so a change happens inside
+ * the period [START, END) at the wall clock's now, whatever the date of the run;
  * every expected amount is computed here from the instant the change answered (its lines'
  * windows), with the contract's formulas: a factor of 12 decimals half up, one rounding half up.
  * The period job's schedule is off; POST /v1/cron/bill-subscriptions runs it.
  */
-const DAY = 86_400_000;
-const NOV = Date.parse('2026-11-01T00:00:00Z');
-const DEC = Date.parse('2026-12-01T00:00:00Z');
+const { start: START, end: END } = monthlyPeriodAround();
+const START_AT = isoZ(START);
 
 interface Line {
   id: string;
@@ -105,7 +106,7 @@ describe('plan changes through the gateway (real Postgres and Kafka)', () => {
     await waitFor(
       async () =>
         Number(
-          (await stack.api.post(`/v1/meters/${meterId}/usage`, { external_customer_id: externalId, start_time: '2026-11-01T00:00:00Z', end_time: '2026-12-01T00:00:00Z' })).body.value,
+          (await stack.api.post(`/v1/meters/${meterId}/usage`, { external_customer_id: externalId, start_time: START_AT, end_time: isoZ(END) })).body.value,
         ) >= count,
       { timeoutMs: 20_000, what: `usage of ${externalId}` },
     );
@@ -143,8 +144,8 @@ describe('plan changes through the gateway (real Postgres and Kafka)', () => {
 
   it('upgrades mid-period: the old plan up to now, its unused time credited, the new plan for the rest, exactly once per key', async () => {
     const c = await customer();
-    const sub = await subscribe({ customer_id: c.id, plan_id: planA.id, start_date: '2026-11-01T00:00:00Z' });
-    await calls(c.externalId, 4, '2026-11-20T12:00:00Z');
+    const sub = await subscribe({ customer_id: c.id, plan_id: planA.id, start_date: START_AT });
+    await calls(c.externalId, 4, isoZ(START + 1.5 * DAY));
     const [created] = await invoicesOf(sub.id);
     expect(created).toMatchObject({ billing_reason: 'SUBSCRIPTION_CREATE', subtotal: 4900 });
     await paidInFull(sub.id);
@@ -152,17 +153,17 @@ describe('plan changes through the gateway (real Postgres and Kafka)', () => {
     const res = await change(sub.id, { plan_id: planB.id, idempotency_key: `up-${sub.id}` });
     expect(res.status).toBe(200);
     const { subscription, invoice } = res.body as { subscription: Subscription; invoice: Invoice };
-    expect(subscription).toMatchObject({ id: sub.id, plan_id: planB.id, current_period_start: '2026-11-01T00:00:00.000Z', current_period_end: '2026-12-01T00:00:00.000Z' });
+    expect(subscription).toMatchObject({ id: sub.id, plan_id: planB.id, current_period_start: iso(START), current_period_end: iso(END) });
     expect(invoice.billing_reason).toBe('SUBSCRIPTION_UPDATE');
     const t = Date.parse(invoice.period_end);
-    expect(invoice.period_start).toBe('2026-11-01T00:00:00.000Z');
-    const f = factor(DEC - t, DEC - NOV);
+    expect(invoice.period_start).toBe(iso(START));
+    const f = factor(END - t, END - START);
     const byType = (type: string, priceId: string) => invoice.line_items.filter((l) => l.line_type === type && l.price_id === priceId);
-    // The old plan's usage of [Nov 1, t): 4 calls at 0.50.
-    expect(byType('CHARGE', planA.usageId)).toEqual([expect.objectContaining({ amount: 200, quantity: '4', period_start: '2026-11-01T00:00:00.000Z', period_end: invoice.period_end })]);
-    // The new plan's ADVANCE charge for [t, Dec 1), prorated by (Dec 1 - t) / (Dec 1 - Nov 1).
-    expect(byType('CHARGE', planB.fixedId)).toEqual([expect.objectContaining({ amount: times(9900, f), period_start: invoice.period_end, period_end: '2026-12-01T00:00:00.000Z' })]);
-    // The unused time of the 49.00 billed on Nov 1, with the same factor.
+    // The old plan's usage of [START, t): 4 calls at 0.50.
+    expect(byType('CHARGE', planA.usageId)).toEqual([expect.objectContaining({ amount: 200, quantity: '4', period_start: iso(START), period_end: invoice.period_end })]);
+    // The new plan's ADVANCE charge for [t, END), prorated by (END - t) / (END - START).
+    expect(byType('CHARGE', planB.fixedId)).toEqual([expect.objectContaining({ amount: times(9900, f), period_start: invoice.period_end, period_end: iso(END) })]);
+    // The unused time of the 49.00 billed on START, with the same factor.
     expect(byType('PRORATION_CREDIT', planA.fixedId)).toEqual([expect.objectContaining({ amount: -Math.min(times(4900, f), 4900), net_amount: 0 })]);
     expect(invoice.line_items).toHaveLength(3);
     checkIdentities(invoice);
@@ -180,7 +181,7 @@ describe('plan changes through the gateway (real Postgres and Kafka)', () => {
     // The same plan and period again: nothing to change.
     expect(errorOf(await change(sub.id, { plan_id: planB.id }))).toEqual([400, 'validation_error', 'plan_id']);
 
-    // Back down at t2: B's advance line for [t, Dec 1) is credited for [t2, Dec 1) over [t, Dec 1); A's Nov 1 line never again.
+    // Back down at t2: B's advance line for [t, END) is credited for [t2, END) over [t, END); A's START line never again.
     await paidInFull(sub.id);
     const down = await change(sub.id, { plan_id: planA.id });
     expect(down.status).toBe(200);
@@ -188,12 +189,12 @@ describe('plan changes through the gateway (real Postgres and Kafka)', () => {
     const t2 = Date.parse(second.period_end);
     expect(second.period_start).toBe(invoice.period_end);
     const bLine = invoice.line_items.find((l) => l.price_id === planB.fixedId)!;
-    const f2 = factor(DEC - t2, DEC - t);
+    const f2 = factor(END - t2, END - t);
     const credits = second.line_items.filter((l) => l.line_type === 'PRORATION_CREDIT');
     // What B's line is worth (its amount less its own discount; the credit it absorbed on that invoice does not lower it).
     const worth = bLine.amount - bLine.discount_amount;
     expect(credits).toEqual([expect.objectContaining({ price_id: planB.fixedId, amount: -Math.min(times(worth, f2), worth) })]);
-    expect(second.line_items.find((l) => l.price_id === planA.fixedId && l.line_type === 'CHARGE')!.amount).toBe(times(4900, factor(DEC - t2, DEC - NOV)));
+    expect(second.line_items.find((l) => l.price_id === planA.fixedId && l.line_type === 'CHARGE')!.amount).toBe(times(4900, factor(END - t2, END - START)));
     checkIdentities(second);
     // A downgrade's surplus is excess credit: the invoice is not negative, the wallet gets it at finalization.
     expect(second.excess_credit).toBeGreaterThan(0);
@@ -216,7 +217,7 @@ describe('plan changes through the gateway (real Postgres and Kafka)', () => {
 
   it('makes one invoice for concurrent changes: the same key answers once, different keys change once', async () => {
     const c = await customer();
-    const sub = await subscribe({ customer_id: c.id, plan_id: planA.id, start_date: '2026-11-01T00:00:00Z' });
+    const sub = await subscribe({ customer_id: c.id, plan_id: planA.id, start_date: START_AT });
     const same = await Promise.all(Array.from({ length: 6 }, () => change(sub.id, { plan_id: planB.id, idempotency_key: `same-${sub.id}` })));
     expect(same.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 200]);
     expect(new Set(same.map((r) => r.body.invoice.id)).size).toBe(1);
@@ -229,7 +230,7 @@ describe('plan changes through the gateway (real Postgres and Kafka)', () => {
 
   it('previews the change without storing, debiting or publishing anything', async () => {
     const c = await customer();
-    const sub = await subscribe({ customer_id: c.id, plan_id: planA.id, start_date: '2026-11-01T00:00:00Z' });
+    const sub = await subscribe({ customer_id: c.id, plan_id: planA.id, start_date: START_AT });
     await paidInFull(sub.id);
     const before = (await stack.api.get(`/v1/subscriptions/${sub.id}`)).body as Subscription;
     const preview = await stack.api.post(`/v1/subscriptions/${sub.id}/change/preview`, { plan_id: planB.id });
@@ -242,8 +243,8 @@ describe('plan changes through the gateway (real Postgres and Kafka)', () => {
     const t = Date.parse(p.subscription.effective_at);
     expect(p.invoice.line_items.map((l) => [l.line_type, l.price_id, l.amount])).toEqual([
       ['CHARGE', planA.usageId, 0],
-      ['CHARGE', planB.fixedId, times(9900, factor(DEC - t, DEC - NOV))],
-      ['PRORATION_CREDIT', planA.fixedId, -times(4900, factor(DEC - t, DEC - NOV))],
+      ['CHARGE', planB.fixedId, times(9900, factor(END - t, END - START))],
+      ['PRORATION_CREDIT', planA.fixedId, -times(4900, factor(END - t, END - START))],
     ]);
     // Nothing stored: the subscription, its invoices and the credited line are as they were.
     expect((await stack.api.get(`/v1/subscriptions/${sub.id}`)).body).toEqual(before);
@@ -294,7 +295,7 @@ describe('plan changes through the gateway (real Postgres and Kafka)', () => {
     expect((await stack.api.post('/v1/entitlements', { plan_id: cheaper, feature_id: feature.id })).status).toBe(201);
     const c = await customer();
     const walletId = (await stack.api.post('/v1/wallets', { customer_id: c.id, currency: 'usd', initial_credits_to_load: '100' })).body.id as string;
-    const sub = await subscribe({ customer_id: c.id, plan_id: cheap, start_date: '2026-11-01T00:00:00Z' });
+    const sub = await subscribe({ customer_id: c.id, plan_id: cheap, start_date: START_AT });
     const rtb = async () => (await stack.api.get(`/v1/wallets/${walletId}/balance?include_real_time_balance=true`)).body.real_time_balance as string;
     const check = async () => (await stack.api.post('/v1/entitlements/check', { customer_id: c.id, feature_lookup_key: feature.lookup_key })).body.allowed as boolean;
     /** Milliseconds from `from` until `probe` holds. */
@@ -328,17 +329,17 @@ describe('plan changes through the gateway (real Postgres and Kafka)', () => {
     const grant = (await stack.api.post('/v1/credit_grants', { plan_id: granted.id, name: 'Monthly credits', credits: '30', cadence: 'RECURRING' })).body;
     expect(grant.id).toMatch(/^cgrant_/);
     const c = await customer();
-    const sub = await subscribe({ customer_id: c.id, plan_id: planA.id, start_date: '2026-11-01T00:00:00Z' });
+    const sub = await subscribe({ customer_id: c.id, plan_id: planA.id, start_date: START_AT });
     const res = await change(sub.id, { plan_id: granted.id });
     expect(res.status).toBe(200);
     const t = Date.parse(res.body.invoice.period_end);
     const applications = async () => (await stack.api.get(`/v1/credit_grants/${grant.id}/applications?subscription_id=${sub.id}`)).body.items as Array<{ period_start: string; credits: string; status: string }>;
-    // 30 × (Dec 1 − t) / (Dec 1 − Nov 1), 12 decimals, half up.
-    const f = factor(DEC - t, DEC - NOV);
+    // 30 × (END − t) / (END − START), 12 decimals, half up.
+    const f = factor(END - t, END - START);
     const expected = (30n * f).toString().padStart(13, '0');
     const credits = `${expected.slice(0, -12)}.${expected.slice(-12)}`.replace(/\.?0+$/, '');
     await waitFor(async () => (await applications()).some((a) => a.status === 'applied'), { timeoutMs: 10_000, what: 'the prorated grant applied' });
-    expect(await applications()).toEqual([expect.objectContaining({ period_start: '2026-11-01T00:00:00.000Z', status: 'applied', credits })]);
+    expect(await applications()).toEqual([expect.objectContaining({ period_start: iso(START), status: 'applied', credits })]);
     // Back to A and up again within the period: the period is never granted twice.
     expect((await change(sub.id, { plan_id: planA.id })).status).toBe(200);
     expect((await change(sub.id, { plan_id: granted.id })).status).toBe(200);
@@ -350,7 +351,7 @@ describe('plan changes through the gateway (real Postgres and Kafka)', () => {
 
   it('takes price overrides and a new commitment with the change; the upcoming invoice bills the new plan from the change; a cancel drops a pending change', async () => {
     const c = await customer();
-    const sub = await subscribe({ customer_id: c.id, plan_id: planA.id, start_date: '2026-11-01T00:00:00Z', commitment_amount: 5000 });
+    const sub = await subscribe({ customer_id: c.id, plan_id: planA.id, start_date: START_AT, commitment_amount: 5000 });
     const res = await change(sub.id, { plan_id: planB.id, price_overrides: [{ price_id: planB.fixedId, amount: '80' }], commitment_amount: 20_000 });
     expect(res.status).toBe(200);
     const s = res.body.subscription;
@@ -358,17 +359,17 @@ describe('plan changes through the gateway (real Postgres and Kafka)', () => {
     const overrideId = s.price_overrides[0].override_price_id as string;
     const t = Date.parse(res.body.invoice.period_end);
     // The new plan's ADVANCE charge is the override's 80.00, prorated.
-    expect(res.body.invoice.line_items.find((l: Line) => l.price_id === overrideId)).toMatchObject({ line_type: 'CHARGE', amount: times(8000, factor(DEC - t, DEC - NOV)) });
+    expect(res.body.invoice.line_items.find((l: Line) => l.price_id === overrideId)).toMatchObject({ line_type: 'CHARGE', amount: times(8000, factor(END - t, END - START)) });
     // An override of a price the new plan does not bill: 400, nothing changed.
     expect(errorOf(await change(sub.id, { plan_id: planA.id, price_overrides: [{ price_id: planB.fixedId, amount: '1' }] }))).toEqual([400, 'validation_error', 'price_overrides.0.price_id']);
     expect((await stack.api.get(`/v1/subscriptions/${sub.id}`)).body.plan_id).toBe(planB.id);
 
-    // The upcoming invoice: B's usage from the change, B's (overridden) fee for December, the commitment trued up on the whole period.
+    // The upcoming invoice: B's usage from the change, B's (overridden) fee for the next period, the commitment trued up on the whole period.
     const upcoming = (await stack.api.get(`/v1/subscriptions/${sub.id}/upcoming-invoice`)).body as Invoice;
     const usageLine = upcoming.line_items.find((l) => l.price_id === planB.usageId)!;
     expect(usageLine.period_start).toBe(res.body.invoice.period_end);
-    expect(upcoming.line_items.find((l) => l.price_id === overrideId)).toMatchObject({ amount: 8000, period_start: '2026-12-01T00:00:00.000Z' });
-    expect(upcoming.line_items.find((l) => l.line_type === 'COMMITMENT_TRUE_UP')).toMatchObject({ period_start: '2026-11-01T00:00:00.000Z', period_end: '2026-12-01T00:00:00.000Z' });
+    expect(upcoming.line_items.find((l) => l.price_id === overrideId)).toMatchObject({ amount: 8000, period_start: iso(END) });
+    expect(upcoming.line_items.find((l) => l.line_type === 'COMMITMENT_TRUE_UP')).toMatchObject({ period_start: iso(START), period_end: iso(END) });
 
     expect((await change(sub.id, { plan_id: planA.id, effective: 'period_end' })).body.subscription.pending_change).toMatchObject({ plan_id: planA.id });
     const cancelling = await stack.api.post(`/v1/subscriptions/${sub.id}/cancel`, { cancel_at: 'end_of_period' });
@@ -385,7 +386,7 @@ describe('plan changes through the gateway (real Postgres and Kafka)', () => {
     expect(swapped.body).toMatchObject({ subscription: { status: 'trialing', plan_id: planB.id }, invoice: null });
 
     const yearly = await plan('Annual', '500', '0.4', { billing_period: 'ANNUAL' });
-    const sub = await subscribe({ customer_id: c.id, plan_id: planA.id, start_date: '2026-11-01T00:00:00Z', commitment_amount: 100_000 });
+    const sub = await subscribe({ customer_id: c.id, plan_id: planA.id, start_date: START_AT, commitment_amount: 100_000 });
     await paidInFull(sub.id);
     const res = await change(sub.id, { plan_id: yearly.id });
     expect(res.status).toBe(200);
@@ -393,14 +394,14 @@ describe('plan changes through the gateway (real Postgres and Kafka)', () => {
     expect(res.body.subscription).toMatchObject({ billing_period: 'ANNUAL', plan_id: yearly.id });
     expect(Date.parse(res.body.subscription.current_period_end) - Date.parse(t)).toBe(365 * DAY);
     const lines = (res.body.invoice as Invoice).line_items;
-    // The new period billed whole in ADVANCE; the unused time of November credited.
+    // The new period billed whole in ADVANCE; the unused time of the period credited.
     expect(lines.find((l) => l.price_id === yearly.fixedId)).toMatchObject({ amount: 50000, period_start: t });
-    const credit = times(4900, factor(DEC - Date.parse(t), DEC - NOV));
+    const credit = times(4900, factor(END - Date.parse(t), END - START));
     expect(lines.find((l) => l.line_type === 'PRORATION_CREDIT')!.amount).toBe(-credit);
-    // The period ended at t: its commitment is trued up on [Nov 1, t), prorated, against what the period billed (4900 − the credit).
+    // The period ended at t: its commitment is trued up on [START, t), prorated, against what the period billed (4900 − the credit).
     expect(lines.find((l) => l.line_type === 'COMMITMENT_TRUE_UP')).toMatchObject({
-      amount: times(100_000, factor(Date.parse(t) - NOV, DEC - NOV)) - (4900 - credit),
-      period_start: '2026-11-01T00:00:00.000Z',
+      amount: times(100_000, factor(Date.parse(t) - START, END - START)) - (4900 - credit),
+      period_start: iso(START),
       period_end: t,
     });
 

@@ -1,4 +1,5 @@
 import { waitFor } from '@billstream/testing';
+import { isoZ, monthStart } from '../../support/clock';
 import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 import { usagePrice } from './prices';
 
@@ -80,7 +81,7 @@ describe('threshold returns of a fallen SUM through the gateway (real Postgres a
     expect((await stack.api.post('/v1/events/bulk', { events: [event] })).status).toBe(202);
     await waitFor(
       async () =>
-        Number((await stack.api.post(`/v1/meters/${meterId}/usage`, { external_customer_id: c.externalId, start_time: '2026-01-01T00:00:00Z', end_time: '2027-12-01T00:00:00Z' })).body.value) === c.sum,
+        Number((await stack.api.post(`/v1/meters/${meterId}/usage`, { external_customer_id: c.externalId, start_time: isoZ(monthStart(-1)), end_time: isoZ(monthStart(2)) })).body.value) === c.sum,
       { timeoutMs: 20_000, what: `SUM ${c.sum} stored` },
     );
   }

@@ -1,4 +1,5 @@
 import { waitFor } from '@billstream/testing';
+import { isoZ, monthStart } from '../../support/clock';
 import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 import { fixedPrice, usagePrice } from './prices';
 
@@ -59,7 +60,7 @@ describe('threshold billing through the gateway (real Postgres and Kafka)', () =
     expect((await stack.api.post('/v1/events/bulk', { events })).status).toBe(202);
     await waitFor(
       async () =>
-        Number((await stack.api.post(`/v1/meters/${meterId}/usage`, { external_customer_id: c.externalId, start_time: '2026-01-01T00:00:00Z', end_time: '2027-12-01T00:00:00Z' })).body.value) >= c.sent,
+        Number((await stack.api.post(`/v1/meters/${meterId}/usage`, { external_customer_id: c.externalId, start_time: isoZ(monthStart(-1)), end_time: isoZ(monthStart(2)) })).body.value) >= c.sent,
       { timeoutMs: 20_000, what: `${c.sent} calls stored` },
     );
   }
@@ -123,6 +124,9 @@ describe('threshold billing through the gateway (real Postgres and Kafka)', () =
     expect([bad.status, bad.body.error.details.field]).toEqual([400, 'usage_thresholds.1.amount']);
 
     const other = (await stack.api.post('/v1/plans', { name: 'Metered 2', prices: [{ ...fixedPrice, amount: '20' }, usagePrice(meterId, { amount: '2' })] })).body;
+    // The change happens at its call's whole second (docs/adr/0057-invoicing-edges.md): usage stamped in
+    // that second is the new plan's. The calls above are the old plan's: change in a later second.
+    await new Promise((r) => setTimeout(r, 1_010 - (Date.now() % 1_000)));
     const changed = await stack.api.post(`/v1/subscriptions/${c.id}/change`, { plan_id: other.id, usage_thresholds: [{ amount: 1000 }] });
     expect(changed.status).toBe(200);
     expect(changed.body.subscription.usage_thresholds).toEqual([{ amount: 1000 }]);

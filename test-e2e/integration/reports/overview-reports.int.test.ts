@@ -1,4 +1,5 @@
 import { waitFor } from '@billstream/testing';
+import { awayFrom, nextUtcDay, nextUtcHour } from '../../support/clock';
 import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 
 /**
@@ -19,6 +20,8 @@ describe('overview reports (through the gateway)', () => {
   const today = () => new Date().toISOString().slice(0, 10);
 
   it('sums invoiced (finalized, by day) and collected (succeeded payments, by day) per currency', async () => {
+    // Finalized and queried on one UTC day (test-e2e/support/clock.ts): never across midnight.
+    await awayFrom(nextUtcDay(), 20_000);
     const plan = await stack.api.post('/v1/plans', { name: 'Report plan', prices: [{ type: 'FIXED', currency: 'usd', amount: '12.5', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ADVANCE' }] });
     expect(plan.status).toBe(201);
     const invoices: Array<{ id: string; total: number }> = [];
@@ -63,6 +66,8 @@ describe('overview reports (through the gateway)', () => {
   });
 
   it('counts events stored per hour of receipt, duplicates once, without counting the events table', async () => {
+    // Sent and counted in one hour: never across the hour's end.
+    await awayFrom(nextUtcHour(), 20_000);
     const hour = `${new Date().toISOString().slice(0, 13)}:00:00.000Z`;
     const before = (await stack.api.get('/v1/reports/events_hourly?hours=1')).body.hours.find((h: { hour: string }) => h.hour === hour)?.events ?? 0;
     // A backdated timestamp counts in the hour it was received; a repeated event_id once.
