@@ -133,15 +133,20 @@ export class InvoiceStore {
 
   /**
    * The FIXED CHARGE lines of the subscription's invoices not voided whose window is exactly
-   * [start, end): the ADVANCE charges a plan change at a time inside it credits back
-   * (docs/api/plan-changes.md). Their invoices are locked (a credit note waits), in id order.
+   * [start, end) on the latest such invoice: the ADVANCE charges a plan change at a time inside
+   * it credits back (docs/api/plan-changes.md). Only the latest: two changes in one whole second
+   * (ADR 0057) both start their lines at that instant, and the later change already credited the
+   * earlier one's lines in full (factor 1), so they have nothing left to credit. The invoice is
+   * locked (a credit note waits).
    */
   async linesCovering(trx: Trx, subscriptionId: string, start: Date, end: Date): Promise<Array<InvoiceLine & { invoiceId: string }>> {
     const ids = await trx('invoices as i')
       .join('invoice_line_items as l', 'l.invoice_id', 'i.id')
       .where({ 'i.subscription_id': subscriptionId, 'l.line_type': 'CHARGE', 'l.price_type': 'FIXED', 'l.period_start': start, 'l.period_end': end })
       .whereNot('i.status', 'voided')
-      .distinct('i.id')
+      .groupBy('i.id', 'i.created_at')
+      .orderBy([{ column: 'i.created_at', order: 'desc' }, { column: 'i.id', order: 'desc' }])
+      .limit(1)
       .pluck('i.id');
     if (ids.length === 0) return [];
     const locked = await trx('invoices').whereIn('id', ids).whereNot('status', 'voided').orderBy('id').forUpdate().pluck('id');
