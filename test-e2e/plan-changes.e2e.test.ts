@@ -2,6 +2,7 @@ import { createDb, type Db } from '@billstream/db';
 import { waitFor } from '@billstream/testing';
 import { isoZ, monthlyPeriodAround } from './support/clock';
 import { startProcessStack, type ProcessStack } from './support/stack';
+import { paidInFull } from './support/payments';
 
 /**
  * A plan change exactly once across crashes (docs/api/plan-changes.md, ADR 0043) on six real
@@ -57,14 +58,6 @@ describe('plan changes exactly once across crashes (e2e: real processes, Postgre
   }
   const invoicesOf = async (id: string): Promise<Invoice[]> => (await stack.api.get(`/v1/invoices?subscription_id=${id}&limit=100`)).body.items;
   const updates = async (id: string) => (await invoicesOf(id)).filter((i) => i.billing_reason === 'SUBSCRIPTION_UPDATE');
-  /** Finalizes the subscription's drafts and pays every invoice in full (OFFLINE): a proration then credits paid time (ADR 0056). */
-  async function paidInFull(subscriptionId: string): Promise<void> {
-    for (const i of (await stack.api.get(`/v1/invoices?subscription_id=${subscriptionId}&limit=100`)).body.items as Array<{ id: string; status: string }>) {
-      if (i.status === 'draft') expect((await stack.api.post(`/v1/invoices/${i.id}/finalize`, {})).status).toBe(200);
-      const left = (await stack.api.get(`/v1/invoices/${i.id}`)).body.amount_remaining as number;
-      if (left > 0) expect((await stack.api.post('/v1/payments', { invoice_id: i.id, amount: left, payment_method_type: 'OFFLINE' })).status).toBe(201);
-    }
-  }
   const changesOf = (id: string) => billingDb('subscription_changes').where({ subscription_id: id }).select('id', 'invoice_id', 'idempotency_key');
   async function killedAt(point: string, subscriptionId: string, body: Record<string, unknown>): Promise<void> {
     await stack.restart('billing', { ...NO_JOB, BILLSTREAM_FAILPOINTS: point });
@@ -111,7 +104,7 @@ describe('plan changes exactly once across crashes (e2e: real processes, Postgre
   it("a downgrade's excess credit reaches the PRE_PAID wallet once though billing dies after the wallet credited it", async () => {
     const sub = await subscription(pro);
     // Paid: the unused time is money received, so it can reach the wallet (an unpaid invoice would owe less instead, ADR 0056).
-    await paidInFull(sub.id);
+    await paidInFull(stack.api, sub.id);
     const down = await stack.api.post(`/v1/subscriptions/${sub.id}/change`, { plan_id: basic });
     expect(down.status).toBe(200);
     const invoice = down.body.invoice as Invoice;

@@ -1,6 +1,7 @@
 import { createDb, type Db } from '@billstream/db';
 import { waitFor } from '@billstream/testing';
 import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
+import { paidInFull } from '../../support/payments';
 
 /**
  * Edges of invoicing a period as a client meets them, through the gateway on the whole stack
@@ -81,14 +82,6 @@ describe('invoicing edges through the gateway (real Postgres and Kafka)', () => 
     const res = await stack.api.post('/v1/subscriptions', body);
     expect(res.status).toBe(201);
     return res.body;
-  }
-  /** Finalizes the subscription's drafts and pays every invoice in full (OFFLINE): a proration then credits paid time (ADR 0056). */
-  async function paidInFull(subscriptionId: string): Promise<void> {
-    for (const i of (await stack.api.get(`/v1/invoices?subscription_id=${subscriptionId}&limit=100`)).body.items as Array<{ id: string; status: string }>) {
-      if (i.status === 'draft') expect((await stack.api.post(`/v1/invoices/${i.id}/finalize`, {})).status).toBe(200);
-      const left = (await stack.api.get(`/v1/invoices/${i.id}`)).body.amount_remaining as number;
-      if (left > 0) expect((await stack.api.post('/v1/payments', { invoice_id: i.id, amount: left, payment_method_type: 'OFFLINE' })).status).toBe(201);
-    }
   }
   const invoicesOf = async (subscriptionId: string): Promise<Invoice[]> => {
     const res = await stack.api.get(`/v1/invoices?subscription_id=${subscriptionId}&limit=100`);
@@ -198,7 +191,7 @@ describe('invoicing edges through the gateway (real Postgres and Kafka)', () => 
       const c = await customer();
       const sub = await subscribe({ customer_id: c.id, plan_id: a.id, start_date: new Date(Date.now() - 3 * DAY).toISOString() });
       // Paid, so the fee's unused time is a proration credit on the change invoice (ADR 0056).
-      await paidInFull(sub.id);
+      await paidInFull(stack.api, sub.id);
       const preview = await stack.api.post(`/v1/subscriptions/${sub.id}/change/preview`, { plan_id: b.id });
       expect(preview.status).toBe(200);
       expect(preview.body.invoice.period_end).toBe(preview.body.subscription.effective_at);

@@ -3,6 +3,7 @@ import { waitFor } from '@billstream/testing';
 import { DAY, iso, isoZ, monthlyPeriodAround } from '../../support/clock';
 import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 import { fixedPrice, usagePrice } from './prices';
+import { paidInFull } from '../../support/payments';
 
 /**
  * Plan changes (docs/api/plan-changes.md, ADR 0043) as a client meets them: through the gateway,
@@ -117,14 +118,6 @@ describe('plan changes through the gateway (real Postgres and Kafka)', () => {
     return res.body.items as Invoice[];
   };
   const change = (id: string, body: Record<string, unknown>) => stack.api.post(`/v1/subscriptions/${id}/change`, body);
-  /** Finalizes the subscription's drafts and pays every invoice in full (OFFLINE): a proration then credits paid time (ADR 0056). */
-  async function paidInFull(subscriptionId: string): Promise<void> {
-    for (const i of (await stack.api.get(`/v1/invoices?subscription_id=${subscriptionId}&limit=100`)).body.items as Array<{ id: string; status: string }>) {
-      if (i.status === 'draft') expect((await stack.api.post(`/v1/invoices/${i.id}/finalize`, {})).status).toBe(200);
-      const left = (await stack.api.get(`/v1/invoices/${i.id}`)).body.amount_remaining as number;
-      if (left > 0) expect((await stack.api.post('/v1/payments', { invoice_id: i.id, amount: left, payment_method_type: 'OFFLINE' })).status).toBe(201);
-    }
-  }
   const errorOf = (res: { status: number; body: { error?: { internal_error: string; details?: { field?: string } } } }) => [res.status, res.body.error?.internal_error, res.body.error?.details?.field];
   const cron = async () => expect((await stack.api.post('/v1/cron/bill-subscriptions', {})).status).toBe(200);
   /** Every invoice identity of docs/api/billing.md#invoice-arithmetic, and no negative amount. */
@@ -148,7 +141,7 @@ describe('plan changes through the gateway (real Postgres and Kafka)', () => {
     await calls(c.externalId, 4, isoZ(START + 1.5 * DAY));
     const [created] = await invoicesOf(sub.id);
     expect(created).toMatchObject({ billing_reason: 'SUBSCRIPTION_CREATE', subtotal: 4900 });
-    await paidInFull(sub.id);
+    await paidInFull(stack.api, sub.id);
 
     const res = await change(sub.id, { plan_id: planB.id, idempotency_key: `up-${sub.id}` });
     expect(res.status).toBe(200);
@@ -182,7 +175,7 @@ describe('plan changes through the gateway (real Postgres and Kafka)', () => {
     expect(errorOf(await change(sub.id, { plan_id: planB.id }))).toEqual([400, 'validation_error', 'plan_id']);
 
     // Back down at t2: B's advance line for [t, END) is credited for [t2, END) over [t, END); A's START line never again.
-    await paidInFull(sub.id);
+    await paidInFull(stack.api, sub.id);
     const down = await change(sub.id, { plan_id: planA.id });
     expect(down.status).toBe(200);
     const second = down.body.invoice as Invoice;
@@ -231,7 +224,7 @@ describe('plan changes through the gateway (real Postgres and Kafka)', () => {
   it('previews the change without storing, debiting or publishing anything', async () => {
     const c = await customer();
     const sub = await subscribe({ customer_id: c.id, plan_id: planA.id, start_date: START_AT });
-    await paidInFull(sub.id);
+    await paidInFull(stack.api, sub.id);
     const before = (await stack.api.get(`/v1/subscriptions/${sub.id}`)).body as Subscription;
     const preview = await stack.api.post(`/v1/subscriptions/${sub.id}/change/preview`, { plan_id: planB.id });
     expect(preview.status).toBe(200);
@@ -387,7 +380,7 @@ describe('plan changes through the gateway (real Postgres and Kafka)', () => {
 
     const yearly = await plan('Annual', '500', '0.4', { billing_period: 'ANNUAL' });
     const sub = await subscribe({ customer_id: c.id, plan_id: planA.id, start_date: START_AT, commitment_amount: 100_000 });
-    await paidInFull(sub.id);
+    await paidInFull(stack.api, sub.id);
     const res = await change(sub.id, { plan_id: yearly.id });
     expect(res.status).toBe(200);
     const t = res.body.subscription.current_period_start as string;
