@@ -302,6 +302,9 @@ describe('plan changes through the gateway (real Postgres and Kafka)', () => {
     await waitFor(async () => (await rtb()) === '95', { timeoutMs: 10_000, what: 'real-time balance 95' });
     expect(await check()).toBe(false);
 
+    // The change happens at its call's whole second (docs/adr/0057-invoicing-edges.md): usage stamped in
+    // that second is the new plan's. The calls above are the old plan's: change in a later second.
+    await new Promise((r) => setTimeout(r, 1_010 - (Date.now() % 1_000)));
     const changedAt = Date.now();
     const res = await change(sub.id, { plan_id: cheaper });
     expect(res.status).toBe(200);
