@@ -201,7 +201,8 @@ describe('npm start: the embedded default', () => {
   it('keeps one database in DATA_DIR/pglite, every service\'s tables in its own schema', async () => {
     await stop(running!);
     running = undefined;
-    expect(readdirSync(dataDir).sort()).toEqual(['dev-api-key', 'pglite']);
+    // The development key, the document links' key (kept beside the database, never in it: ADR 0059) and the database.
+    expect(readdirSync(dataDir).sort()).toEqual(['dev-api-key', 'document-link-secret', 'pglite']);
     // PGlite loads modules with dynamic import(), which Jest's sandbox refuses: read it from a process of its own.
     const script = `
       const { PGlite } = require('@electric-sql/pglite');
