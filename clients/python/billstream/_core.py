@@ -3,7 +3,7 @@ ids filled in before the first attempt, a request id kept across retries), one a
 urllib, and whether and when to try again. The rules are the TypeScript client's
 (docs/adr/0018-typed-client.md, docs/adr/0060-python-client.md): only what is safe to repeat
 is retried (a GET, or a write carrying an idempotency key or event ids), on 429 after
-Retry-After, on 503 and when no answer came, with exponential backoff and full jitter."""
+Retry-After, on any 5xx and when no answer came, with exponential backoff and full jitter."""
 from __future__ import annotations
 
 import email.utils
@@ -25,7 +25,9 @@ from .errors import BillstreamError, error_from_answer
 __version__ = "0.1.0"
 DEFAULT_BASE_URL = "http://127.0.0.1:8080"
 USER_AGENT = f"billstream-python/{__version__}"
-RETRIED_STATUSES = frozenset({429, 503})
+def is_retried_status(status: int) -> bool:
+    """The answers a call that is safe to repeat is tried again after: 429 and every 5xx."""
+    return status == 429 or 500 <= status <= 599
 EVENT_OPERATIONS = frozenset({"ingestEvent", "ingestEventsBulk"})
 
 
@@ -305,7 +307,7 @@ class Core:
         error = outcome.error
         assert error is not None
         policy = self.retry
-        retryable = prepared.safe and attempt < policy.max_attempts and (error.status == 0 or error.status in RETRIED_STATUSES)
+        retryable = prepared.safe and attempt < policy.max_attempts and (error.status == 0 or is_retried_status(error.status))
         named = retry_after_seconds(outcome.retry_after)
         named_delay = None if named is None else named + random.uniform(0, policy.base_delay)
         if not retryable or (named_delay is not None and named_delay > policy.max_retry_after):

@@ -1,7 +1,7 @@
 """The retry rules against a local server that fails on purpose (ADR 0060, the TypeScript
-client's rules): a safe call (a GET, a keyed write, usage events) is retried on 503, 429 after
-Retry-After and when no answer came, with the same idempotency key, event ids and request id;
-a create without a key is never retried; a 500 is retried only by the batcher."""
+client's rules): a safe call (a GET, a keyed write, usage events) is retried on any 5xx, 429
+after Retry-After and when no answer came, with the same idempotency key, event ids and request
+id; a create without a key is never retried."""
 from __future__ import annotations
 
 import json
@@ -112,13 +112,25 @@ class RetryTest(unittest.TestCase):
             api.create_customer({"external_customer_id": "never-twice"})
         self.assertEqual((err.exception.status, err.exception.attempts, len(server.requests), retries), (503, 1, 1, []))
 
-    def test_a_500_is_raised_with_its_envelope_and_request_id(self) -> None:
-        server, api, retries = self.serve([(500, {}, envelope("internal_error", "boom")), OK])
+    def test_every_5xx_of_a_safe_call_is_retried_with_the_same_request_id(self) -> None:
+        server, api, retries = self.serve([(500, {}, envelope("internal_error", "boom")), (502, {}, {}), (504, {}, {}), OK])
+        self.assertEqual(api.get_customer("c1", request_id="py-req-0")["id"], "thing_1")
+        self.assertEqual([r["headers"].get("X-Request-Id") for r in server.requests], ["py-req-0"] * 4)
+        self.assertEqual(len(retries), 3)
+
+    def test_a_500_that_repeats_is_raised_with_its_envelope_and_request_id(self) -> None:
+        server, api, retries = self.serve([(500, {}, envelope("internal_error", "boom"))] * 5)
         with self.assertRaises(BillstreamError) as err:
             api.get_customer("c1", request_id="py-req-1")
         e = err.exception
-        self.assertEqual((e.status, e.internal_error, e.message, e.field, e.request_id, e.attempts), (500, "internal_error", "boom", "x", "py-req-1", 1))
-        self.assertEqual(len(server.requests), 1)
+        self.assertEqual((e.status, e.internal_error, e.message, e.field, e.request_id, e.attempts), (500, "internal_error", "boom", "x", "py-req-1", 4))
+        self.assertEqual(len(server.requests), 4)
+
+    def test_a_500_of_a_create_without_a_key_is_not_retried(self) -> None:
+        server, api, retries = self.serve([(500, {}, envelope("internal_error", "boom")), OK])
+        with self.assertRaises(BillstreamError) as err:
+            api.create_customer({"external_customer_id": "never-twice-500"})
+        self.assertEqual((err.exception.status, err.exception.attempts, len(server.requests), retries), (500, 1, 1, []))
 
     def test_attempts_run_out(self) -> None:
         server, api, retries = self.serve([(503, {}, envelope("service_unavailable"))] * 5)

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { EventBatcher, type BatcherOptions, type BatchSender } from './batcher';
 import { BillstreamError, errorFromAnswer } from './errors';
 import { withIdempotency } from './idempotency';
-import { backoffMs, isSafeToRepeat, RETRIED_STATUSES, RETRY_DEFAULTS, retryAfterMs, retryAfterSeconds, sleep, type RetryOptions } from './retry';
+import { backoffMs, isSafeToRepeat, isRetriedStatus, RETRY_DEFAULTS, retryAfterMs, retryAfterSeconds, sleep, type RetryOptions } from './retry';
 import type { CallOptions, InitArgs, Method, Operation, PathsWith, ResponseBody } from './types';
 
 export interface ClientOptions {
@@ -85,7 +85,7 @@ export function createClient(options: ClientOptions): BillstreamClient {
       const outcome = await attemptOnce(doFetch, url, { method: method.toUpperCase(), headers, body: payload }, init.timeoutMs ?? timeoutMs, requestId, init.signal);
       if (outcome.ok) return outcome.body;
       const error = outcome.error;
-      const retryable = safe && attempt < retry.maxAttempts && (error.status === 0 || RETRIED_STATUSES.has(error.status));
+      const retryable = safe && attempt < retry.maxAttempts && (error.status === 0 || isRetriedStatus(error.status));
       const named = outcome.retryAfter === undefined ? undefined : retryAfterMs(outcome.retryAfter, retry.baseDelayMs);
       if (!retryable || (named !== undefined && named > retry.maxRetryAfterMs)) throw withAttempts(error, attempt);
       const delayMs = named ?? backoffMs(attempt, retry);

@@ -1,4 +1,5 @@
-import { backoffMs, isSafeToRepeat, retryAfterMs, retryAfterSeconds } from './retry';
+import { createClient } from './client';
+import { backoffMs, isRetriedStatus, isSafeToRepeat, retryAfterMs, retryAfterSeconds } from './retry';
 
 describe('isSafeToRepeat', () => {
   it.each([
@@ -39,5 +40,61 @@ describe('Retry-After', () => {
     expect(retryAfterSeconds('soon', now)).toBeUndefined();
     expect(retryAfterMs('3', 200, now, () => 0.5)).toBe(3100);
     expect(retryAfterMs(null, 200, now)).toBeUndefined();
+  });
+});
+
+describe('isRetriedStatus', () => {
+  it.each([
+    [429, true],
+    [500, true],
+    [502, true],
+    [503, true],
+    [504, true],
+    [599, true],
+    [400, false],
+    [404, false],
+    [409, false],
+    [422, false],
+  ])('%s: %s', (status, retried) => {
+    expect(isRetriedStatus(status)).toBe(retried);
+  });
+});
+
+describe('a call that is safe to repeat, through createClient (issue #53: every 5xx retried)', () => {
+  const envelope = (status: number) =>
+    new Response(JSON.stringify({ error: { code: 'error', internal_error: status === 500 ? 'internal_error' : 'service_unavailable', message: 'boom', details: {} } }), {
+      status,
+      headers: { 'content-type': 'application/json' },
+    });
+  function serve(statuses: number[]): { fetch: typeof fetch; seen: Array<{ url: string; requestId: string | null }> } {
+    const seen: Array<{ url: string; requestId: string | null }> = [];
+    const plan = [...statuses];
+    const answer = async (input: Parameters<typeof fetch>[0], init?: RequestInit): Promise<Response> => {
+      seen.push({ url: String(input instanceof Request ? input.url : input), requestId: new Headers(init?.headers).get('x-request-id') });
+      const status = plan.shift() ?? 200;
+      return status === 200 ? new Response(JSON.stringify({ id: 'cust_1' }), { status: 200, headers: { 'content-type': 'application/json' } }) : envelope(status);
+    };
+    return { fetch: answer as typeof fetch, seen };
+  }
+
+  it('is tried again after a 500, a 502 and a 504, with one request id', async () => {
+    const { fetch, seen } = serve([500, 502, 504]);
+    const retries: number[] = [];
+    const client = createClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:1', fetch, retry: { baseDelayMs: 1, maxDelayMs: 2 }, onRetry: (i) => retries.push(i.error.status) });
+    const res = await client.GET('/v1/customers/{id}', { params: { path: { id: 'cust_1' } } });
+    expect(res).toMatchObject({ id: 'cust_1' });
+    expect(retries).toEqual([500, 502, 504]);
+    expect(new Set(seen.map((s) => s.requestId)).size).toBe(1);
+  });
+
+  it('throws a 500 that repeats after its attempts, and never repeats a create without a key', async () => {
+    const repeated = serve([500, 500, 500, 500, 500]);
+    const client = createClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:1', fetch: repeated.fetch, retry: { baseDelayMs: 1, maxDelayMs: 2 } });
+    await expect(client.GET('/v1/customers/{id}', { params: { path: { id: 'cust_1' } } })).rejects.toMatchObject({ status: 500, attempts: 4 });
+    expect(repeated.seen).toHaveLength(4);
+    const once = serve([500]);
+    const creating = createClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:1', fetch: once.fetch, retry: { baseDelayMs: 1, maxDelayMs: 2 } });
+    await expect(creating.POST('/v1/customers', { body: { external_customer_id: 'c' } as never })).rejects.toMatchObject({ status: 500 });
+    expect(once.seen).toHaveLength(1);
   });
 });

@@ -1,7 +1,7 @@
 /**
- * When a call is tried again and after how long. Only answers that say nothing was done
- * (429, 503) and requests that got no answer are retried, and only when a repeat cannot
- * do the work twice: a GET, or a write that carries an idempotency key or event ids.
+ * When a call is tried again and after how long. A 429, any 5xx and a request that got no
+ * answer are retried, and only when a repeat cannot do the work twice: a GET, or a write that
+ * carries an idempotency key or event ids (ADR 0018, amended: every 5xx since issue #53).
  */
 
 export interface RetryOptions {
@@ -17,7 +17,10 @@ export interface RetryOptions {
 
 export const RETRY_DEFAULTS: RetryOptions = { maxAttempts: 4, baseDelayMs: 200, maxDelayMs: 5_000, maxRetryAfterMs: 60_000 };
 
-export const RETRIED_STATUSES = new Set([429, 503]);
+/** The answers a call that is safe to repeat is tried again after: 429 and every 5xx. */
+export function isRetriedStatus(status: number): boolean {
+  return status === 429 || (status >= 500 && status <= 599);
+}
 
 /**
  * A write is safe to repeat when the server deduplicates it: top-ups, debits and payments by
