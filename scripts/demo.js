@@ -509,6 +509,14 @@ async function midMonthStory(n, meters) {
       s.openingFee = fee;
       say(`   ✓ ${s.opening.invoice_number ?? s.opening.id} (${s.opening.billing_reason}, ${s.opening.status}): the period's Starter fee in advance,`);
       say(`     ${usd(fee.amount)} − ${usd(fee.discount_amount)} coupon = ${usd(fee.net_amount)}`);
+      // Paid now: a plan change credits only unused time that was paid (docs/api/plan-changes.md, ADR 0056).
+      const opening = s.opening.status === 'draft' ? await finalize(s.opening) : s.opening;
+      if (opening.amount_remaining > 0) {
+        const payment = { invoice_id: opening.id, amount: opening.amount_remaining, payment_method_type: 'OFFLINE', idempotency_key: `demo-opening-${RUN}-${c.key}` };
+        await must('Paying the opening invoice', () => billstream.POST('/v1/payments', { body: payment }));
+      }
+      s.opening = await must('Reading invoices', () => billstream.GET('/v1/invoices/{id}', byId(opening.id)));
+      say(`   ✓ ${s.opening.invoice_number}: ${s.opening.status}, ${usd(s.opening.amount_paid)} paid OFFLINE (a change credits back only time paid for)`);
     }
     return true;
   });
