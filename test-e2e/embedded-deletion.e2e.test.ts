@@ -1,40 +1,16 @@
-import { ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApiClient, freePort, waitFor } from '@billstream/testing';
+import { usagePrice } from './integration/billing/prices';
+import { npmStart, stop, type Started } from './support/npm-start';
 
-const ROOT = path.resolve(__dirname, '..');
-
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-}
-
-/** `npm start` as a new user runs it (no DATABASE_URL, no KAFKA_BROKERS), with `extra` settings. */
-function npmStart(dataDir: string, port: number, extra: NodeJS.ProcessEnv = {}): Started {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', ...extra };
-  delete env.DATABASE_URL;
-  delete env.KAFKA_BROKERS;
-  const child = spawn('npm', ['start', '--silent'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
-  return { child, output: () => out };
-}
 
 async function running(started: Started): Promise<void> {
   await waitFor(() => started.output().includes('Billstream is running'), { timeoutMs: 540_000, intervalMs: 250, what: 'the start' }).catch((err) => {
     throw new Error(`${String(err)}\n${started.output()}`);
   });
-}
-
-async function stop(started: Started, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
-  if (started.child.exitCode !== null || !started.child.pid) return;
-  const exited = new Promise((r) => started.child.once('exit', r));
-  process.kill(-started.child.pid, signal);
-  await exited;
 }
 
 /** The time `call` takes, in ms, and its answer. */
@@ -83,7 +59,7 @@ describe('npm start: deleting a customer with a live usage subscription (the emb
     expect(meter.status).toBe(201);
     const plan = await api.post('/v1/plans', {
       name: 'Usage',
-      prices: [{ type: 'USAGE', currency: 'usd', amount: '0.5', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ARREAR', meter_id: meter.body.id }],
+      prices: [usagePrice(meter.body.id)],
     });
     expect(plan.status).toBe(201);
     const customer = await api.post('/v1/customers', { external_customer_id: 'deleted-with-usage' });
@@ -92,17 +68,7 @@ describe('npm start: deleting a customer with a live usage subscription (the emb
     // The other tenant: a customer with a wallet and a subscription, deleted after the first one.
     const otherPlan = await other.post('/v1/plans', {
       name: 'Usage',
-      prices: [
-        {
-          type: 'USAGE',
-          currency: 'usd',
-          amount: '0.5',
-          billing_model: 'FLAT_FEE',
-          billing_period: 'MONTHLY',
-          invoice_cadence: 'ARREAR',
-          meter_id: (await other.post('/v1/meters', { name: 'calls', event_name: 'api_call', aggregation: { type: 'COUNT' } })).body.id,
-        },
-      ],
+      prices: [usagePrice((await other.post('/v1/meters', { name: 'calls', event_name: 'api_call', aggregation: { type: 'COUNT' } })).body.id)],
     });
     const otherCustomer = await other.post('/v1/customers', { external_customer_id: 'other-deleted' });
     const otherSub = await other.post('/v1/subscriptions', { customer_id: otherCustomer.body.id, plan_id: otherPlan.body.id });

@@ -1,35 +1,12 @@
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApiClient, freePort, waitFor } from '@billstream/testing';
+import { npmStart, stop, type Started } from './support/npm-start';
 
 const ROOT = path.resolve(__dirname, '..');
-
-interface Started {
-  child: ChildProcess;
-  output: () => string;
-}
-
-/** `npm start` exactly as a new user runs it: no DATABASE_URL, no KAFKA_BROKERS. */
-function npmStart(dataDir: string, port: number): Started {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
-  delete env.DATABASE_URL;
-  delete env.KAFKA_BROKERS;
-  const child = spawn('npm', ['start', '--silent'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
-  return { child, output: () => out };
-}
-
-async function stop(started: Started): Promise<void> {
-  if (started.child.exitCode !== null || !started.child.pid) return;
-  const exited = new Promise((r) => started.child.once('exit', r));
-  process.kill(-started.child.pid, 'SIGTERM');
-  await exited;
-}
 
 // A first start runs initdb inside WebAssembly: allow a slow, busy machine.
 jest.setTimeout(600_000);
