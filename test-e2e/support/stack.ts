@@ -37,7 +37,7 @@ export interface IntegrationStackOptions {
 }
 
 /**
- * All six services in this test process, on a database of their own on the local
+ * All seven services in this test process, on a database of their own on the local
  * Postgres and on the real Kafka broker (topics prefixed for this test), behind a gateway
  * on a free port, with a `*` key for TEST_TENANT/TEST_ENVIRONMENT.
  */
@@ -80,8 +80,9 @@ export async function startIntegrationStack(options: IntegrationStackOptions = {
   };
 }
 
-export type ServiceProcessName = 'gateway' | 'customer' | 'wallet' | 'ingestion-aggregator' | 'webhook-dispatcher' | 'billing';
-const SERVICES: ServiceProcessName[] = ['customer', 'wallet', 'ingestion-aggregator', 'webhook-dispatcher', 'billing', 'gateway'];
+export type ServiceProcessName = 'gateway' | 'customer' | 'wallet' | 'ingestion-aggregator' | 'webhook-dispatcher' | 'billing' | 'entitlements';
+// The entitlements service after billing: its first start seeds its projection from billing (ADR 0061).
+const SERVICES: ServiceProcessName[] = ['customer', 'wallet', 'ingestion-aggregator', 'webhook-dispatcher', 'billing', 'entitlements', 'gateway'];
 
 export interface ProcessStack {
   api: ApiClient;
@@ -122,7 +123,7 @@ export interface ProcessStackOptions {
 const ROOT = path.resolve(__dirname, '../..');
 
 /**
- * The six services as separate processes (from their build output), on real Postgres
+ * The seven services as separate processes (from their build output), on real Postgres
  * and Kafka, the way a platform team deploys them. Run `npm run build` first.
  */
 export async function startProcessStack(options: ProcessStackOptions = {}): Promise<ProcessStack> {
@@ -162,12 +163,14 @@ export async function startProcessStack(options: ProcessStackOptions = {}): Prom
     'ingestion-aggregator': {},
     'webhook-dispatcher': {},
     billing: { CUSTOMER_SERVICE_URL: urls.customer, INGESTION_SERVICE_URL: urls['ingestion-aggregator'], WALLET_SERVICE_URL: urls.wallet },
+    entitlements: { CUSTOMER_SERVICE_URL: urls.customer, INGESTION_SERVICE_URL: urls['ingestion-aggregator'], BILLING_SERVICE_URL: urls.billing },
     gateway: {
       CUSTOMER_SERVICE_URL: urls.customer,
       WALLET_SERVICE_URL: urls.wallet,
       INGESTION_SERVICE_URL: urls['ingestion-aggregator'],
       WEBHOOK_SERVICE_URL: urls['webhook-dispatcher'],
       BILLING_SERVICE_URL: urls.billing,
+      ENTITLEMENTS_SERVICE_URL: urls.entitlements,
       BOOTSTRAP_API_KEY: key,
       BOOTSTRAP_TENANT_ID: TEST_TENANT,
       BOOTSTRAP_ENVIRONMENT_ID: TEST_ENVIRONMENT,

@@ -19,6 +19,7 @@ export * from './internal/usage-batch';
 export * from './internal/unbilled-usage';
 export * from './internal/wallet-credits';
 export * from './internal/billing-payers';
+export * from './internal/entitlements-snapshot';
 
 /** Every public route, in matching order. */
 export const ALL_ROUTES: RouteDef[] = [

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { Permission } from './common';
 
 /** The services, named as their packages (`@billstream/<name>`, `services/<name>`). */
-export const SERVICE_NAMES = ['gateway', 'customer', 'wallet', 'ingestion-aggregator', 'webhook-dispatcher', 'billing'] as const;
+export const SERVICE_NAMES = ['gateway', 'customer', 'wallet', 'ingestion-aggregator', 'webhook-dispatcher', 'billing', 'entitlements'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 

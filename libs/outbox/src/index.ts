@@ -1,5 +1,5 @@
 export { outboxMigration } from './migration';
-export { outboxInsert, outboxInsertMany, writeOutbox, newDomainEvent, type EventContext } from './outbox';
+export { outboxInsert, outboxInsertMany, writeOutbox, newDomainEvent, RESOURCE_VERSION_HEADER, type EventContext, type OutboxItem } from './outbox';
 export { OutboxRelay, type OutboxRelayOptions } from './relay';
 export {
   idempotentBatchHandler,

@@ -10,16 +10,13 @@ import { subscribeCustomerEvents } from './customer-events/consumer';
 import type { CustomerLookup } from './clients/customers/domain';
 import { CustomerDirectory } from './customers/directory';
 import { HttpCustomerLookup } from './clients/customers/http-lookup';
-import { CustomerAccess } from './entitlements/access';
-import { AccessCache } from './entitlements/access-cache';
-import { AccessNotices } from './entitlements/access-notices';
-import { UsageNotices } from './entitlements/usage-notices';
 import { EntitlementStore } from './entitlements/store';
 import { EntitlementService } from './entitlements/service';
 import { FeatureStore } from './features/store';
 import { FeatureService } from './features/service';
 import { mountFeatureRoutes } from './features/routes';
 import { mountEntitlementRoutes } from './entitlements/routes';
+import { mountSnapshotRoute } from './entitlements/snapshot';
 import { CustomerStore } from './customers/store';
 import { ApplicationStore } from './credit-grants/applications-store';
 import { GrantApplier } from './credit-grants/applier';
@@ -155,15 +152,9 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   const published = () => relay.nudge();
   const planStore = new PlanStore();
   const priceStore = new PriceStore();
-  // Features and entitlements (issue #14, ADR 0022): the check's cache forgets a customer's grants once a write of its subscriptions ends,
-  // and the customer itself once its record in the projection is written (ADR 0026).
-  const accessCache = new AccessCache();
-  const customerStore = new CustomerStore((conn, scope, id) => accessCache.customerChangedAfter(conn, scope, id));
-  // Replicas tell each other of access changes (ADR 0025): grants are kept 15 s instead of 1 s while they do.
-  const accessNotices = new AccessNotices(db, accessCache, logger);
-  // Every replica hears every usage-recorded notice (ADR 0026): usage is kept 30 s instead of 1 s while it does.
-  const usageNotices = new UsageNotices(bus, accessCache, logger);
-  const subscriptionStore = new SubscriptionStore((trx, s) => accessCache.customerChangedAfter(trx, s, s.customerId));
+  // The entitlement check is the entitlements service's (ADR 0061): billing keeps no check cache.
+  const customerStore = new CustomerStore();
+  const subscriptionStore = new SubscriptionStore();
   const httpLookup = new HttpCustomerLookup(getter(config.customerServiceUrl), config.internalToken);
   const httpMeters = new HttpMeters(getter(config.ingestionServiceUrl), config.internalToken);
   const meters = config.meters ?? httpMeters;
@@ -304,9 +295,8 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   });
   const featureStore = new FeatureStore();
   const entitlementStore = new EntitlementStore();
-  const features = new FeatureService(db, featureStore, meterCheck, clock, published, accessCache);
-  const entitlements = new EntitlementService(db, planStore, featureStore, entitlementStore, clock, published, accessCache);
-  const access = new CustomerAccess(db, directory, subscriptionStore, featureStore, entitlementStore, meters, clock, accessCache);
+  const features = new FeatureService(db, featureStore, meterCheck, clock, published);
+  const entitlements = new EntitlementService(db, planStore, featureStore, entitlementStore, clock, published);
   const tasks = new TaskService(db, taskStore, clock, () => taskRunner.poke(), MAX_IMPORT_BYTES, embedded ? EMBEDDED_TASK_SIZES.inputPieceBytes : INPUT_CHUNK_BYTES);
   // Real-time balance (ADR 0024): usage-recorded notifications and a sweep recompute customers' unbilled usage for the wallets.
   const unbilledStore = new UnbilledStore();
@@ -330,8 +320,6 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     logger,
     internalToken: config.internalToken,
     ready,
-    // The entitlement check is on client systems' hot path (issue #14, ADR 0027).
-    lean: ['checkEntitlement'],
     mount: (a) => {
       mountPlanRoutes(a, plans, logger);
       mountPriceRoutes(a, prices, logger);
@@ -341,7 +329,9 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       mountPaymentRoutes(a, payments, logger);
       mountTaskRoutes(a, tasks, logger);
       mountFeatureRoutes(a, features, logger);
-      mountEntitlementRoutes(a, entitlements, access, logger);
+      mountEntitlementRoutes(a, entitlements, logger);
+      // The entitlements service seeds its projection from it (ADR 0061).
+      mountSnapshotRoute(a, db, logger);
       mountCreditGrantRoutes(a, creditGrants, logger);
       mountCreditNoteRoutes(a, creditNotes, logger, (scope, id, children) => customerScope(db, customerStore, scope, id, children));
       mountCouponRoutes(a, coupons, logger);
@@ -376,9 +366,6 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     creditNotes,
     async start() {
       await migrate(db, SCHEMA, migrations);
-      accessNotices.start();
-      // The first check that reads usage starts the notices' consumer (ADR 0026).
-      accessCache.onFirstUsage(() => usageNotices.ensureStarted());
       consumer = await subscribeCustomerEvents({ db, bus, logger, customers: customerStore, subscriptions: subscriptionStore, clock, maker, published });
       walletConsumer = await subscribeWalletEvents({ bus, logger, topups });
       relay.start();
@@ -396,9 +383,6 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       await consumer?.stop();
       await walletConsumer?.stop();
       await relay.stop();
-      await accessNotices.stop();
-      await usageNotices.stop();
-      accessCache.close();
       await httpLookup.close();
       await httpMeters.close();
       await httpWallets.close();

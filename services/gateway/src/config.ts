@@ -9,6 +9,8 @@ export const gatewayEnv = {
   INGESTION_SERVICE_URL: z.string().url(),
   WEBHOOK_SERVICE_URL: z.string().url(),
   BILLING_SERVICE_URL: z.string().url(),
+  /** The entitlement check and a customer's entitlements (ADR 0061). */
+  ENTITLEMENTS_SERVICE_URL: z.string().url().default('http://127.0.0.1:8086'),
   RATE_LIMIT_RPS: env.number(1000, 0.001),
   RATE_LIMIT_BURST: env.number(2000, 1),
   API_KEY_CACHE_TTL_MS: env.int(5000),
@@ -32,6 +34,7 @@ export const gatewaySettingsEnv = z.object(gatewayEnv).omit({
   INGESTION_SERVICE_URL: true,
   WEBHOOK_SERVICE_URL: true,
   BILLING_SERVICE_URL: true,
+  ENTITLEMENTS_SERVICE_URL: true,
 });
 
 export type GatewaySettings = Omit<GatewayConfig, 'internalToken' | 'serviceUrls' | 'serviceRoutes'>;
@@ -65,5 +68,6 @@ export function gatewayServiceUrls(config: z.output<z.ZodObject<typeof gatewayEn
     'ingestion-aggregator': config.INGESTION_SERVICE_URL,
     'webhook-dispatcher': config.WEBHOOK_SERVICE_URL,
     billing: config.BILLING_SERVICE_URL,
+    entitlements: config.ENTITLEMENTS_SERVICE_URL,
   };
 }

@@ -31,9 +31,9 @@ describe('ServiceProxy.forwardLean against a real HTTP server', () => {
       res.writeHead(409, { 'content-type': 'application/json', etag: '"v3"', 'retry-after': '2', 'x-other': 'not passed' });
       res.end(JSON.stringify({ error: { code: 'conflict' } }));
     };
-    const proxy = new ServiceProxy({ billing: url }, 'internal-token-123456');
+    const proxy = new ServiceProxy({ entitlements: url }, 'internal-token-123456');
     try {
-      const answer = await proxy.forwardLean('billing', ctx, 'POST', '/v1/entitlements/check', { customer_id: 'cus_1' }, { 'idempotency-key': 'idem-1', cookie: 'no' });
+      const answer = await proxy.forwardLean('entitlements', ctx, 'POST', '/v1/entitlements/check', { customer_id: 'cus_1' }, { 'idempotency-key': 'idem-1', cookie: 'no' });
       expect(answer.status).toBe(409);
       expect(answer.headers).toEqual({ 'content-type': 'application/json', etag: '"v3"', 'retry-after': '2' });
       expect(JSON.parse(answer.payload.toString())).toEqual({ error: { code: 'conflict' } });

@@ -5,6 +5,7 @@ import { InProcessBus, KafkaBus, type Bus, type KafkaTiming } from '@billstream/
 import { migrate, openServiceDatabases, type Db } from '@billstream/db';
 import { billingSettingsFrom, createBillingService } from '@billstream/billing';
 import { createCustomerService } from '@billstream/customer';
+import { createEntitlementsService, entitlementsSettingsFrom } from '@billstream/entitlements';
 import { createGateway, gatewaySettingsFrom, logEnsuredKey, type Gateway, type GatewayConfig } from '@billstream/gateway';
 import { listen, routeTableOf, type Listening } from '@billstream/http';
 import { createIngestionService, ingestionSettingsFrom } from '@billstream/ingestion-aggregator';
@@ -65,7 +66,7 @@ export interface Embedded {
 }
 
 /**
- * The embedded default: the six services in one process, each on a schema of its own
+ * The embedded default: the seven services in one process, each on a schema of its own
  * in one database (embedded PGlite in dataDir, or DATABASE_URL) and one bus.
  */
 export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded> {
@@ -81,7 +82,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   // internal token is new at every start), never in the database next to the documents it protects.
   if (!env.DOCUMENT_LINK_SECRET) env.DOCUMENT_LINK_SECRET = documentLinkSecretOf(dataDir);
   const gatewaySettings = gatewaySettingsFrom(env);
-  const settings = { ingestion: ingestionSettingsFrom(env), webhook: webhookSettingsFromEnv(env), wallet: walletSettingsFrom(env), billing: billingSettingsFrom(env) };
+  const settings = { ingestion: ingestionSettingsFrom(env), webhook: webhookSettingsFromEnv(env), wallet: walletSettingsFrom(env), billing: billingSettingsFrom(env), entitlements: entitlementsSettingsFrom(env) };
   // One database: schemas of DATABASE_URL, or of the embedded PGlite database in dataDir.
   const databases = await openServiceDatabases({
     databaseUrl: options.databaseUrl,
@@ -109,6 +110,14 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
   // Consumers start before producers, so the in-process bus loses nothing at start.
   const services: Service[] = [
     createWebhookService(deps('webhook', 'webhook-dispatcher'), { internalToken, ...settings.webhook }),
+    // Before billing and customer: it consumes their events (ADR 0061); its seed asks billing's loopback address.
+    createEntitlementsService(deps('entitlements', 'entitlements'), {
+      internalToken,
+      customerServiceUrl: serviceUrl('customer'),
+      ingestionServiceUrl: serviceUrl('ingestion-aggregator'),
+      billingServiceUrl: serviceUrl('billing'),
+      settings: settings.entitlements,
+    }),
     createBillingService(deps('billing', 'billing'), {
       internalToken,
       customerServiceUrl: serviceUrl('customer'),
@@ -137,6 +146,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
     'ingestion-aggregator': urls['ingestion-aggregator'],
     'webhook-dispatcher': urls['webhook-dispatcher'],
     billing: urls['billing'],
+    entitlements: urls['entitlements'],
   };
   const bootstrap = options.bootstrap ?? gatewaySettings.bootstrap;
   const gateway = createGateway(deps('gateway', 'gateway'), {
@@ -152,6 +162,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
             'ingestion-aggregator': routeTableOf(appOf('ingestion-aggregator')),
             'webhook-dispatcher': routeTableOf(appOf('webhook-dispatcher')),
             billing: routeTableOf(appOf('billing')),
+            entitlements: routeTableOf(appOf('entitlements')),
           },
     rateLimitRps: options.rateLimitRps ?? gatewaySettings.rateLimitRps,
     rateLimitBurst: options.rateLimitBurst ?? gatewaySettings.rateLimitBurst,

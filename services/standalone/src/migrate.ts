@@ -1,6 +1,7 @@
 import * as billing from '@billstream/billing';
 import { migrate, openServiceDatabases } from '@billstream/db';
 import * as customer from '@billstream/customer';
+import * as entitlements from '@billstream/entitlements';
 import * as gateway from '@billstream/gateway';
 import * as ingestion from '@billstream/ingestion-aggregator';
 import * as wallet from '@billstream/wallet';
@@ -10,7 +11,7 @@ import * as webhook from '@billstream/webhook-dispatcher';
 async function main(): Promise<void> {
   const databases = await openServiceDatabases({ databaseUrl: process.env.DATABASE_URL, dataDir: process.env.DATA_DIR ?? '.data' });
   try {
-    for (const m of [gateway, customer, wallet, ingestion, webhook, billing]) {
+    for (const m of [gateway, customer, wallet, ingestion, webhook, billing, entitlements]) {
       await migrate(databases.forSchema(m.SCHEMA), m.SCHEMA, m.migrations);
       process.stdout.write(`migrated ${m.SCHEMA}\n`);
     }

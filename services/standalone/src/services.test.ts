@@ -5,6 +5,7 @@ import { createBillingService } from '@billstream/billing';
 import { InProcessBus } from '@billstream/bus';
 import { ALL_ROUTES, SERVICE_NAMES } from '@billstream/contracts';
 import { createCustomerService } from '@billstream/customer';
+import { createEntitlementsService } from '@billstream/entitlements';
 import { createDb } from '@billstream/db';
 import { createGateway } from '@billstream/gateway';
 import { routeTableOf } from '@billstream/http';
@@ -17,7 +18,7 @@ import { documentLinkSecretOf } from './embedded';
 
 const SERVICES_DIR = path.resolve(__dirname, '../..');
 
-describe('the six services', () => {
+describe('the seven services', () => {
   it('are named as their packages: ServiceName is services/<name>, package @billstream/<name>', () => {
     // A deployable service has a main; the standalone app runs them all.
     const dirs = readdirSync(SERVICES_DIR).filter(
@@ -44,6 +45,7 @@ describe('the six services', () => {
       createIngestionService(deps, { internalToken: 't' }),
       createWebhookService(deps, { internalToken: 't', ...webhookSettingsFromEnv({}) }),
       createBillingService(deps, { internalToken: 't', customerServiceUrl: 'http://127.0.0.1:1', ingestionServiceUrl: 'http://127.0.0.1:1', walletServiceUrl: 'http://127.0.0.1:1' }),
+      createEntitlementsService(deps, { internalToken: 't', customerServiceUrl: 'http://127.0.0.1:1', ingestionServiceUrl: 'http://127.0.0.1:1' }),
       createGateway(deps, { internalToken: 't', serviceUrls: {}, rateLimitRps: 1, rateLimitBurst: 1 }),
     ];
     expect(services.map((s) => s.name).sort()).toEqual([...SERVICE_NAMES].sort());

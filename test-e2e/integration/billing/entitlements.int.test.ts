@@ -51,7 +51,20 @@ describe('features, entitlements and the check through the gateway', () => {
   async function subscribe(customerId: string, planId: string, extra: Record<string, unknown> = {}) {
     const res = await stack.api.post('/v1/subscriptions', { customer_id: customerId, plan_id: planId, ...extra });
     expect([res.status, res.body.error]).toEqual([201, undefined]);
+    await granting(customerId, res.body.id, true);
     return res.body;
+  }
+  /**
+   * Subscription changes reach the check through billing-events (ADR 0061,
+   * docs/api/entitlements.md#post-v1entitlementscheck): waits until the customer's view (the
+   * check's grants, one cache) lists the subscription among its sources, or no longer does.
+   */
+  async function granting(customerId: string, subscriptionId: string, present: boolean) {
+    await waitFor(async () => {
+      const res = await stack.api.get(`/v1/customers/${customerId}/entitlements?limit=1000`);
+      const listed = (res.body.items ?? []).some((i: { sources: Array<{ subscription_id: string }> }) => i.sources.some((s) => s.subscription_id === subscriptionId));
+      return res.status === 200 && listed === present;
+    }, { what: `subscription ${subscriptionId} ${present ? 'granting' : 'no longer granting'} in the check` });
   }
   /** Posts api_call events at these times and waits until the aggregator stored them all. */
   async function usage(external: string, times: Date[]) {
@@ -302,16 +315,19 @@ describe('features, entitlements and the check through the gateway', () => {
       expect((await stack.api.get(`/v1/customers/${c.id}/entitlements?feature=x`)).body.error.details.field).toBe('feature');
       // A cancelled subscription grants nothing; a paused one neither.
       expect((await stack.api.post(`/v1/subscriptions/${subOn.id}/cancel`, { cancel_at: 'immediately' })).status).toBe(200);
+      await granting(c.id, subOn.id, false);
       expect((await check({ customer_id: c.id, feature_lookup_key: b.lookup_key })).body.allowed).toBe(false);
       const again = await subscribe(c.id, on);
       expect((await check({ customer_id: c.id, feature_lookup_key: b.lookup_key })).body.allowed).toBe(true);
       expect((await stack.api.post(`/v1/subscriptions/${again.id}/pause`, {})).status).toBe(200);
+      await granting(c.id, again.id, false);
       expect((await check({ customer_id: c.id, feature_lookup_key: b.lookup_key })).body.allowed).toBe(false);
-      // Entitlement changes count at once.
+      // Entitlement changes count once billing-events bring them (ADR 0061).
+      const boolCheck = { customer_id: c.id, feature_lookup_key: b.lookup_key };
       expect((await stack.api.put(`/v1/entitlements/${eOff.id}`, { is_enabled: true })).status).toBe(200);
-      expect((await check({ customer_id: c.id, feature_lookup_key: b.lookup_key })).body.allowed).toBe(true);
+      await checkShows(boolCheck, { allowed: true });
       expect((await stack.api.delete(`/v1/entitlements/${eOff.id}`)).status).toBe(204);
-      expect((await check({ customer_id: c.id, feature_lookup_key: b.lookup_key })).body.allowed).toBe(false);
+      await checkShows(boolCheck, { allowed: false });
     });
 
     it('an archived feature stops granting: the check gives 404 and the customer view leaves it out', async () => {
@@ -322,7 +338,10 @@ describe('features, entitlements and the check through the gateway', () => {
       await subscribe(c.id, p);
       expect((await check({ customer_id: c.id, feature_lookup_key: f.lookup_key })).body.allowed).toBe(true);
       expect((await stack.api.delete(`/v1/features/${f.id}`)).status).toBe(204);
-      const res = await check({ customer_id: c.id, feature_lookup_key: f.lookup_key });
+      const res = await waitFor(async () => {
+        const r = await check({ customer_id: c.id, feature_lookup_key: f.lookup_key });
+        return r.status === 404 && r;
+      }, { what: 'the archived feature gone from the check' });
       expect([res.status, res.body.error.internal_error, res.body.error.details.field]).toEqual([404, 'not_found', 'feature_lookup_key']);
       expect((await stack.api.get(`/v1/customers/${c.id}/entitlements`)).body.items).toEqual([]);
     });
@@ -400,6 +419,7 @@ describe('features, entitlements and the check through the gateway', () => {
           { allowed: true, feature_lookup_key: f.lookup_key, type: 'METERED', usage: String(counted), limit: '100', remaining: String(100 - counted), is_soft_limit: false, period_start: from.toISOString(), period_end: to ? to.toISOString() : null },
         ]);
         await stack.api.post(`/v1/subscriptions/${sub.id}/cancel`, { cancel_at: 'immediately' });
+        await granting(c.id, sub.id, false);
       }
     });
 
@@ -499,32 +519,33 @@ describe('features, entitlements and the check through the gateway', () => {
       }
     });
 
-    it('cache: a check right after an entitlement, feature or subscription change sees it; new usage within the usage lifetime', async () => {
+    it('an entitlement, feature or subscription change reaches the check (through billing-events, ADR 0061); new usage within the usage lifetime', async () => {
       const f = await feature('METERED');
       const [p, q] = [await plan(), await plan()];
       const e = await entitle(p, f.id, { usage_limit: '5', usage_reset_period: 'NEVER' });
       const c = await customer();
       const sub = await subscribe(c.id, p);
-      const ask = () => check({ customer_id: c.id, feature_lookup_key: f.lookup_key });
+      const body = { customer_id: c.id, feature_lookup_key: f.lookup_key };
+      const ask = () => check(body);
       expect((await ask()).body).toMatchObject({ allowed: true, limit: '5' });
       expect((await ask()).body).toMatchObject({ allowed: true, limit: '5' });
       expect((await stack.api.put(`/v1/entitlements/${e.id}`, { usage_limit: '0' })).status).toBe(200);
-      expect((await ask()).body).toMatchObject({ allowed: false, limit: '0', remaining: '0' });
+      expect((await checkShows(body, { limit: '0' })).body).toMatchObject({ allowed: false, limit: '0', remaining: '0' });
       await entitle(q, f.id, { usage_limit: '7', usage_reset_period: 'NEVER' });
       expect((await ask()).body).toMatchObject({ allowed: false, limit: '0' });
       const second = await subscribe(c.id, q);
       expect((await ask()).body).toMatchObject({ allowed: true, limit: '7' });
       expect((await stack.api.post(`/v1/subscriptions/${second.id}/cancel`, { cancel_at: 'immediately' })).status).toBe(200);
-      expect((await ask()).body).toMatchObject({ allowed: false, limit: '0' });
+      expect((await checkShows(body, { limit: '0' })).body).toMatchObject({ allowed: false, limit: '0' });
       expect((await stack.api.put(`/v1/entitlements/${e.id}`, { usage_limit: '5' })).status).toBe(200);
       await usage(c.external, [now()]);
-      expect((await checkShows({ customer_id: c.id, feature_lookup_key: f.lookup_key }, { usage: '1' })).body).toMatchObject({ allowed: true, limit: '5', remaining: '4' });
+      expect((await checkShows(body, { usage: '1', limit: '5' })).body).toMatchObject({ allowed: true, limit: '5', remaining: '4' });
       expect((await stack.api.post(`/v1/subscriptions/${sub.id}/pause`, {})).status).toBe(200);
-      expect((await ask()).body).toMatchObject({ allowed: false, usage: null, limit: '0' });
+      expect((await checkShows(body, { limit: '0' })).body).toMatchObject({ allowed: false, usage: null, limit: '0' });
       expect((await stack.api.post(`/v1/subscriptions/${sub.id}/resume`, {})).status).toBe(200);
-      expect((await ask()).body).toMatchObject({ allowed: true, limit: '5' });
+      expect((await checkShows(body, { limit: '5' })).body).toMatchObject({ allowed: true, limit: '5' });
       expect((await stack.api.delete(`/v1/features/${f.id}`)).status).toBe(204);
-      expect((await ask()).status).toBe(404);
+      await waitFor(async () => (await ask()).status === 404, { what: 'the archived feature gone from the check' });
     });
 
     it('cache (ADR 0026): kept usage is dropped by the aggregator\'s usage-recorded notice, a kept customer by its deletion', async () => {

@@ -107,8 +107,11 @@ describe('customer hierarchy billing through the gateway (real Postgres and Kafk
     const usage = (await stack.api.get(`/v1/subscriptions/${made.body.id}/usage`)).body;
     expect(usage).toMatchObject({ customer_id: g.id, amount: 200 });
 
-    // Entitlements are the child's.
-    const childGrants = (await stack.api.get(`/v1/customers/${g.id}/entitlements`)).body.items;
+    // Entitlements are the child's (the subscription reaches the check through billing-events, ADR 0061).
+    const childGrants = await waitFor(async () => {
+      const items = (await stack.api.get(`/v1/customers/${g.id}/entitlements`)).body.items;
+      return items?.length > 0 && items;
+    }, { what: "the child's entitlements in the check" });
     expect(childGrants.map((e: { feature_lookup_key: string; is_enabled: boolean }) => [e.feature_lookup_key, e.is_enabled])).toEqual([[featureKey, true]]);
     expect((await stack.api.get(`/v1/customers/${r.id}/entitlements`)).body.items).toEqual([]);
     expect((await stack.api.post('/v1/entitlements/check', { customer_id: g.id, feature_lookup_key: featureKey })).body.allowed).toBe(true);

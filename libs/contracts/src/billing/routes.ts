@@ -381,7 +381,10 @@ export const invoiceApi = {
   }),
 };
 
-/** Features, entitlements on plans and the check (issue #14), owned by the billing service. */
+/**
+ * Features, entitlements on plans and the check (issue #14): billing owns the catalog (features
+ * and entitlements), the entitlements service the check and a customer's entitlements (ADR 0061).
+ */
 export const entitlementApi = {
   createFeature: defineRoute({
     operationId: 'createFeature',
@@ -515,7 +518,7 @@ export const entitlementApi = {
     operationId: 'getCustomerEntitlements',
     method: 'get',
     path: '/v1/customers/:id/entitlements',
-    service: 'billing',
+    service: 'entitlements',
     permission: 'plans:read',
     summary: "A customer's features over its active and trialing subscriptions, with usage so far, a page at a time",
     tag: 'Entitlements',
@@ -529,7 +532,7 @@ export const entitlementApi = {
     operationId: 'checkEntitlement',
     method: 'post',
     path: '/v1/entitlements/check',
-    service: 'billing',
+    service: 'entitlements',
     permission: 'plans:read',
     summary: 'May this customer use the feature now (for this quantity)?',
     tag: 'Entitlements',

@@ -2,7 +2,6 @@ import type { Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { NotFoundError } from '@billstream/errors';
 import type { CustomerLookup, CustomerRef } from '../clients/customers/domain';
-import { Coalescer } from '../shared/coalescer';
 import type { CustomerStore, KnownCustomer } from './store';
 
 function notFound(ref: CustomerRef): NotFoundError {
@@ -22,8 +21,6 @@ const live = (c: KnownCustomer | undefined, scope: Scope) =>
  * (created a moment ago, its event still on the way) the customer service itself.
  */
 export class CustomerDirectory {
-  private readonly projectionLoaders = new Map<string, Coalescer<CustomerRef, KnownCustomer | undefined>>();
-
   constructor(
     private readonly db: Db,
     private readonly store: CustomerStore,
@@ -43,29 +40,6 @@ export class CustomerDirectory {
     const remembered = await this.store.getById(this.db, found.id);
     if (!live(remembered, scope)) throw notFound(ref);
     return remembered!;
-  }
-
-  /**
-   * `resolve`, with the projection reads of concurrent calls of the tenant and environment in
-   * at most two statements (the entitlement check's hot path, ADR 0025). A customer the
-   * projection does not hold live goes the way of `resolve`.
-   */
-  async resolveCoalesced(scope: Scope, ref: CustomerRef, requestId: string): Promise<KnownCustomer> {
-    const key = `${scope.tenantId}|${scope.environmentId}`;
-    let loader = this.projectionLoaders.get(key);
-    if (!loader) {
-      loader = new Coalescer((refs) => this.readProjection(scope, refs));
-      this.projectionLoaders.set(key, loader);
-    }
-    const known = await loader.load(ref);
-    return known && live(known, scope) ? known : this.resolve(scope, ref, requestId);
-  }
-
-  private async readProjection(scope: Scope, refs: CustomerRef[]): Promise<Array<KnownCustomer | undefined>> {
-    const ids = refs.flatMap((r) => ('id' in r ? [r.id] : []));
-    const externalIds = refs.flatMap((r) => ('externalId' in r ? [r.externalId] : []));
-    const [byId, byExternalId] = await Promise.all([this.store.getByIds(this.db, ids), this.store.getByExternalIds(this.db, scope, externalIds)]);
-    return refs.map((r) => ('id' in r ? byId.get(r.id) : byExternalId.get(r.externalId)));
   }
 
   /**

@@ -45,13 +45,8 @@ const fromRow = (r: CustomerRow): KnownCustomer => ({
 /** How deep `descendants` walks (the customer service refuses cycles; this only bounds a moment's inconsistency). */
 const MAX_DEPTH = 64;
 
-/** Told of every write of a customer's record, on the connection that wrote it (the check's cache, ADR 0026). */
-export type CustomerWritten = (conn: Conn, scope: Scope, customerId: string) => void;
-
 /** Billing's projection of customers (from customer-events and lookups): id, scope, external id. */
 export class CustomerStore {
-  constructor(private readonly written: CustomerWritten = () => undefined) {}
-
   async getById(conn: Conn, id: string): Promise<KnownCustomer | undefined> {
     const row = await conn<CustomerRow>('customers').where({ id }).first();
     return row && fromRow(row);
@@ -62,15 +57,6 @@ export class CustomerStore {
     if (ids.length === 0) return new Map();
     const rows = await conn<CustomerRow>('customers').whereIn('id', [...new Set(ids)]);
     return new Map(rows.map((r) => [r.id, fromRow(r as CustomerRow)]));
-  }
-
-  /** Known live customers of the tenant and environment by external id (the entitlement check's batch). */
-  async getByExternalIds(conn: Conn, scope: Scope, externalIds: string[]): Promise<Map<string, KnownCustomer>> {
-    if (externalIds.length === 0) return new Map();
-    const rows = await conn<CustomerRow>('customers')
-      .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId, deleted_at: null })
-      .whereIn('external_id', [...new Set(externalIds)]);
-    return new Map(rows.map((r) => [r.external_id, fromRow(r as CustomerRow)]));
   }
 
   async getByExternalId(conn: Conn, scope: Scope, externalId: string): Promise<KnownCustomer | undefined> {
@@ -93,7 +79,6 @@ export class CustomerStore {
       .insert({ id, tenant_id: scope.tenantId, environment_id: scope.environmentId, external_id: externalId, updated_at: at, ...known })
       .onConflict('id')
       .merge({ external_id: externalId, updated_at: at, ...known });
-    this.written(conn, scope, id);
   }
 
   /**
@@ -121,6 +106,5 @@ export class CustomerStore {
       .insert({ id, tenant_id: scope.tenantId, environment_id: scope.environmentId, external_id: externalId, deleted_at: at, updated_at: at })
       .onConflict('id')
       .merge({ deleted_at: at, updated_at: at });
-    this.written(conn, scope, id);
   }
 }

@@ -1,9 +1,8 @@
 import type { Express } from 'express';
-import { entitlementApi, pageOf } from '@billstream/contracts';
+import { entitlementApi } from '@billstream/contracts';
 import { etagOf, HttpResult, mountRoute, type RequestContext } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
 import type { Entitlement, GrantInput } from './domain';
-import type { CustomerAccess } from './access';
 import type { EntitlementService } from './service';
 import { toEntitlementView } from './view';
 
@@ -17,12 +16,11 @@ const grantOf = (b: { is_enabled?: boolean; usage_limit?: string | null; usage_r
   staticValue: b.static_value,
 });
 
-const iso = (d: Date | null | undefined) => (d ? d.toISOString() : null);
-
 /** An entitlement's view with its ETag (`"<version>"`), for If-Match on a later PUT. */
 const entitlementAnswer = (e: Entitlement) => new HttpResult(toEntitlementView(e), undefined, { ETag: etagOf(e.version) });
 
-export function mountEntitlementRoutes(app: Express, entitlements: EntitlementService, access: CustomerAccess, logger: Logger): void {
+/** The entitlement catalog's writes and reads; the check and a customer's entitlements are the entitlements service's (ADR 0061). */
+export function mountEntitlementRoutes(app: Express, entitlements: EntitlementService, logger: Logger): void {
   mountRoute(
     app,
     entitlementApi.createEntitlement,
@@ -47,47 +45,4 @@ export function mountEntitlementRoutes(app: Express, entitlements: EntitlementSe
   );
   mountRoute(app, entitlementApi.deleteEntitlement, async ({ params, ctx }) => entitlements.delete(eventContextOf(ctx), params.id), logger);
 
-  mountRoute(
-    app,
-    entitlementApi.customerEntitlements,
-    async ({ params, query, ctx }) =>
-      pageOf(
-        (await access.ofCustomer(ctx, params.id, ctx.requestId)).map((c) => ({
-          feature_id: c.feature.id,
-          feature_lookup_key: c.feature.lookupKey,
-          type: c.feature.type,
-          is_enabled: c.isEnabled,
-          usage_limit: c.usageLimit,
-          usage: c.usage,
-          is_soft_limit: c.isSoftLimit,
-          static_value: c.staticValue,
-          usage_reset_period: c.usageResetPeriod,
-          period_start: iso(c.window?.start),
-          period_end: iso(c.window?.end),
-          sources: c.sources.map((s) => ({ subscription_id: s.subscription.id, entitlement_id: s.entitlement.id })),
-        })),
-        query,
-      ),
-    logger,
-  );
-  mountRoute(
-    app,
-    entitlementApi.checkEntitlement,
-    async ({ body, ctx }) => {
-      const ref = body.customer_id !== undefined ? { id: body.customer_id } : { externalId: body.external_customer_id! };
-      const r = await access.check(ctx, ref, body.feature_lookup_key, body.quantity, ctx.requestId);
-      return {
-        allowed: r.allowed,
-        feature_lookup_key: r.feature.lookupKey,
-        type: r.feature.type,
-        usage: r.usage,
-        limit: r.limit,
-        remaining: r.remaining,
-        is_soft_limit: r.isSoftLimit,
-        period_start: iso(r.window?.start),
-        period_end: iso(r.window?.end),
-      };
-    },
-    logger,
-  );
 }

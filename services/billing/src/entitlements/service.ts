@@ -4,7 +4,6 @@ import { AlreadyExistsError, NotFoundError, PG_UNIQUE_VIOLATION, ValidationError
 import { assertIfMatch } from '@billstream/http';
 import { newId } from '@billstream/ids';
 import type { EventContext } from '@billstream/outbox';
-import type { AccessCache } from './access-cache';
 import { planNotFound } from '../plans/service';
 import type { PlanStore } from '../plans/store';
 import type { Entitlement, EntitlementListQuery, GrantInput } from './domain';
@@ -20,7 +19,7 @@ function entitlementNotFound(id: string): NotFoundError {
   return new NotFoundError(`Entitlement ${id} not found`, { field: 'id', entitlement_id: id });
 }
 
-/** Entitlements: a plan grants a feature; each change announced through the outbox. */
+/** Entitlements: a plan grants a feature; each change announced through the outbox (the entitlements service's check hears it, ADR 0061). */
 export class EntitlementService {
   constructor(
     private readonly db: Db,
@@ -29,7 +28,6 @@ export class EntitlementService {
     private readonly entitlements: EntitlementStore,
     private readonly clock: () => Date,
     private readonly published: () => void,
-    private readonly cache: AccessCache,
   ) {}
 
   async create(ctx: Ctx, planId: string, featureId: string, input: GrantInput): Promise<Entitlement> {
@@ -60,7 +58,6 @@ export class EntitlementService {
         return e;
       });
       this.published();
-      this.cache.scopeChanged(ctx);
       return entitlement;
     } catch (err) {
       if (pgErrorCode(err) === PG_UNIQUE_VIOLATION) {
@@ -92,7 +89,6 @@ export class EntitlementService {
       return e;
     });
     this.published();
-    this.cache.scopeChanged(ctx);
     return updated;
   }
 
@@ -105,6 +101,5 @@ export class EntitlementService {
       await announceEntitlement(trx, ctx, 'entitlement.deleted', current);
     });
     this.published();
-    this.cache.scopeChanged(ctx);
   }
 }

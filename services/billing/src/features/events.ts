@@ -6,7 +6,7 @@ import { toFeatureView } from './view';
 
 export type FeatureEventType = 'feature.created' | 'feature.updated' | 'feature.deleted';
 
-/** Records a feature event in the outbox, keyed by the feature id (payload `feature`, as it is after the change). */
+/** Records a feature event in the outbox, keyed by the feature id (payload `feature`, as it is after the change; its version in the `resource-version` header). */
 export async function announceFeature(trx: Trx, ctx: EventContext, type: FeatureEventType, f: Feature): Promise<void> {
-  await writeOutbox(trx, TOPICS.billingEvents, f.id, newDomainEvent(type, ctx, { feature: toFeatureView(f) }));
+  await writeOutbox(trx, TOPICS.billingEvents, f.id, newDomainEvent(type, ctx, { feature: toFeatureView(f) }), f.version);
 }

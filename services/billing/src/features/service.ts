@@ -20,19 +20,11 @@ export interface NewFeature {
 
 type Ctx = EventContext & { requestId: string };
 
-/**
- * Told of every feature change once it committed: the entitlement check's cache
- * (entitlements/access-cache.ts, a layer above) forgets what it holds of the tenant and environment.
- */
-export interface FeatureChangeListener {
-  scopeChanged(scope: Scope): void;
-}
-
 export function featureNotFound(id: string, field = 'id'): NotFoundError {
   return new NotFoundError(`Feature ${id} not found`, { field, feature_id: id });
 }
 
-/** Features: created, read, renamed, archived; each change announced through the outbox. */
+/** Features: created, read, renamed, archived; each change announced through the outbox (the entitlements service's check hears it, ADR 0061). */
 export class FeatureService {
   constructor(
     private readonly db: Db,
@@ -40,7 +32,6 @@ export class FeatureService {
     private readonly meters: MeterCheck,
     private readonly clock: () => Date,
     private readonly published: () => void,
-    private readonly cache: FeatureChangeListener,
   ) {}
 
   async create(ctx: Ctx, input: NewFeature): Promise<Feature> {
@@ -59,7 +50,6 @@ export class FeatureService {
       throw err;
     }
     this.published();
-    this.cache.scopeChanged(ctx);
     return feature;
   }
 
@@ -98,7 +88,6 @@ export class FeatureService {
       return updated;
     });
     this.published();
-    this.cache.scopeChanged(ctx);
     return feature;
   }
 }

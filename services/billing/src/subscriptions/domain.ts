@@ -76,12 +76,6 @@ export interface Subscription {
   updatedAt: Date;
 }
 
-/**
- * What an entitlement check needs of a subscription that grants features: which customer and
- * plan, and where its usage windows start and end. The check cache keeps these for seconds per
- * customer (ADR 0028), so it keeps only these (ADR 0029, amended).
- */
-export type GrantingSubscription = Pick<Subscription, 'id' | 'customerId' | 'planId' | 'startDate' | 'currentPeriodStart' | 'currentPeriodEnd' | 'createdAt'>;
 
 export const SUBSCRIPTION_EVENTS = {
   created: 'subscription.created',

@@ -11,12 +11,12 @@ export function subscriptionNotFound(id: string): NotFoundError {
 
 /** Records a subscription event in the outbox, keyed by the subscription id (its events keep their order). */
 export async function announce(trx: Trx, ctx: EventContext, type: SubscriptionEventType, s: Subscription): Promise<void> {
-  const { key, event } = announcement(ctx, type, s);
-  await writeOutbox(trx, TOPICS.billingEvents, key, event);
+  const { key, event, version } = announcement(ctx, type, s);
+  await writeOutbox(trx, TOPICS.billingEvents, key, event, version);
 }
 
-/** A subscription event and its outbox key, to insert with others in one statement. */
+/** A subscription event, its outbox key and the subscription's version (the `resource-version` header), to insert with others in one statement. */
 export function announcement(ctx: EventContext, type: SubscriptionEventType, s: Subscription) {
-  return { key: s.id, event: newDomainEvent(type, ctx, { subscription: toSubscriptionView(s) }) };
+  return { key: s.id, event: newDomainEvent(type, ctx, { subscription: toSubscriptionView(s) }), version: s.version };
 }
 

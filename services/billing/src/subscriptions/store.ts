@@ -1,6 +1,6 @@
 import type { Scope } from '@billstream/contracts';
 import type { Conn, Db, Trx } from '@billstream/db';
-import type { GrantingSubscription, PendingChange, Subscription, SubscriptionListQuery } from './domain';
+import type { PendingChange, Subscription, SubscriptionListQuery } from './domain';
 import { updateMany } from '../shared/update-many';
 
 interface SubscriptionRow {
@@ -122,14 +122,8 @@ function changeRow(s: Subscription) {
 const scoped = (conn: Conn, scope: Scope) =>
   conn<SubscriptionRow>('subscriptions').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId });
 
-/** Told of every subscription a transaction writes (the entitlement cache forgets the customer's grants, ADR 0022). */
-export type SubscriptionWritten = (trx: Trx, s: Subscription) => void;
-
 export class SubscriptionStore {
-  constructor(private readonly written: SubscriptionWritten = () => undefined) {}
-
   async insert(trx: Trx, s: Subscription, priceIds: string[]): Promise<void> {
-    this.written(trx, s);
     await trx('subscriptions').insert({
       id: s.id,
       tenant_id: s.tenantId,
@@ -211,25 +205,6 @@ export class SubscriptionStore {
     return { items: rows.map(fromRow), total: Number(count[0].n) };
   }
 
-  /** The active and trialing subscriptions of any of `customerIds` (the entitlement check's batch). */
-  async grantingOfCustomers(conn: Conn, scope: Scope, customerIds: string[]): Promise<GrantingSubscription[]> {
-    if (customerIds.length === 0) return [];
-    const rows = await scoped(conn, scope)
-      .select('id', 'customer_id', 'plan_id', 'start_date', 'current_period_start', 'current_period_end', 'created_at')
-      .whereIn('customer_id', [...new Set(customerIds)])
-      .whereIn('status', ['active', 'trialing'])
-      .orderBy('id');
-    return rows.map((r) => ({
-      id: r.id,
-      customerId: r.customer_id,
-      planId: r.plan_id,
-      startDate: r.start_date,
-      currentPeriodStart: r.current_period_start,
-      currentPeriodEnd: r.current_period_end,
-      createdAt: r.created_at,
-    }));
-  }
-
   /** The running (active and trialing) subscriptions of several customers of one scope, by id (a customer's usage, ADR 0047). */
   async runningOf(conn: Conn, scope: Scope, customerIds: string[]): Promise<Subscription[]> {
     if (customerIds.length === 0) return [];
@@ -268,7 +243,6 @@ export class SubscriptionStore {
       .where({ id: s.id })
       .update({ invoicing_customer_id: null, updated_at: at, version: trx.raw('version + 1') })
       .returning('*');
-    this.written(trx, s);
     return fromRow(rows[0] as SubscriptionRow);
   }
 
@@ -289,7 +263,6 @@ export class SubscriptionStore {
       .where({ id: s.id })
       .update({ ...changeRow(s), work_lease_until: null, version: trx.raw('version + 1') })
       .returning('*');
-    this.written(trx, s);
     return fromRow(rows[0] as SubscriptionRow);
   }
 
@@ -301,7 +274,6 @@ export class SubscriptionStore {
       return { id: s.id, ...row, price_overrides: json(row.price_overrides), usage_thresholds: json(row.usage_thresholds), pending_change: json(row.pending_change) };
     });
     const byId = new Map((await updateMany<SubscriptionRow>(trx, 'subscriptions', records, ['work_lease_until = NULL', 'version = t.version + 1'])).map((r) => [r.id, r]));
-    for (const s of subscriptions) this.written(trx, s);
     return subscriptions.map((s) => fromRow(byId.get(s.id)!));
   }
 

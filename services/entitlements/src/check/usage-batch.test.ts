@@ -1,5 +1,5 @@
 import { NotFoundError, ServiceUnavailableError } from '@billstream/errors';
-import type { Meters, UsageQuery } from '../clients/meters/domain';
+import type { Meters, UsageQuery } from '../upstreams/meters';
 import { usageInBatch, type AskedUsage } from './usage-batch';
 
 const scope = { tenantId: 't', environmentId: 'e' };
@@ -17,8 +17,6 @@ function fakeMeters() {
     return `${meterId}:${q.externalCustomerId}`;
   };
   const meters: Meters = {
-    exists: async () => true,
-    aggregation: async () => 'COUNT',
     usage: async (_s, meterId, q, requestId) => {
       calls.push({ kind: 'one', queries: [`${meterId}:${q.externalCustomerId}`], requestId });
       return value(meterId, q);

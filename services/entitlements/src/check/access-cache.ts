@@ -7,7 +7,6 @@
  */
 import type { ConsumingState } from '@billstream/bus';
 import type { Scope } from '@billstream/contracts';
-import type { Conn, Trx } from '@billstream/db';
 import {
   GRANTS_TTL_MS,
   GRANTS_TTL_NOTIFIED_MS,
@@ -405,21 +404,13 @@ export class AccessCache {
   }
 
   /**
-   * `customerChanged` now and again once the transaction that wrote the subscription or the
-   * customer has ended (committed or not): a load between the two saw the old rows and is not
-   * kept. A write outside a transaction is announced at once.
+   * A change of the customer's subscriptions or record committed to the projection (its
+   * consumer, after the batch's commit): nothing read of it before counts here, and the other
+   * replicas hear of it (`AccessNotices`).
    */
-  customerChangedAfter(conn: Conn, scope: Scope, customerId: string): void {
-    const changed = () => this.customerChanged(scope, customerId);
-    changed();
-    // The other replicas hear of it once it is committed (or rolled back: a harmless reload).
-    const ended = () => {
-      changed();
-      this.announce(scope, customerId);
-    };
-    const execution = (conn as Partial<Trx>).executionPromise;
-    if (execution) execution.then(ended, ended);
-    else this.announce(scope, customerId);
+  customerChangedCommitted(scope: Scope, customerId: string): void {
+    this.customerChanged(scope, customerId);
+    this.announce(scope, customerId);
   }
 
   private generation(scope: Scope, customerId: string | null): number {

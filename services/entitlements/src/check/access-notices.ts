@@ -3,8 +3,8 @@ import { listenChannel, notifyChannelMany, type ChannelListener, type Db } from 
 import type { Logger } from '@billstream/logger';
 import type { AccessCache } from './access-cache';
 
-/** The Postgres channel of billing's access changes (one per database: each stack has its own). */
-export const ACCESS_CHANNEL = 'billing_access';
+/** The Postgres channel of the check's projection changes (one per database: each stack has its own). */
+export const ACCESS_CHANNEL = 'entitlements_access';
 
 interface Notice {
   t: string;
@@ -14,7 +14,7 @@ interface Notice {
 }
 
 /**
- * Tells every billing replica of a change of features, entitlements or a customer's
+ * Tells every entitlements replica of a change of features, entitlements or a customer's
  * subscriptions made on one of them, over Postgres LISTEN/NOTIFY (ADR 0025), so that the
  * check's cache (`AccessCache`) can keep grants for `GRANTS_TTL_NOTIFIED_MS` instead of 1 s.
  * While the channel is down the cache is back to 1 s and forgets what it held.

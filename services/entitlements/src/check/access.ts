@@ -2,19 +2,13 @@ import type { Scope, UsageResetPeriod } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { NotFoundError } from '@billstream/errors';
 import { exact, exactSum, toDecimalString } from '@billstream/money';
-import type { CustomerRef } from '../clients/customers/domain';
-import type { CustomerDirectory } from '../customers/directory';
-import type { KnownCustomer } from '../customers/store';
-import type { Meters } from '../clients/meters/domain';
-import type { GrantingSubscription } from '../subscriptions/domain';
-import type { SubscriptionStore } from '../subscriptions/store';
+import type { CustomerDirectory } from '../projection/directory';
+import type { CustomerRef, Entitlement, Feature, GrantingSubscription, KnownCustomer } from '../projection/domain';
+import type { ProjectionStore } from '../projection/store';
+import type { Meters } from '../upstreams/meters';
 import type { AccessCache } from './access-cache';
 import { Coalescer } from '../shared/coalescer';
 import { usageInBatch, type AskedUsage, type MeterQuery } from './usage-batch';
-import type { Feature } from '../features/domain';
-import type { Entitlement } from './domain';
-import type { EntitlementStore } from './store';
-import type { FeatureStore } from '../features/store';
 import { combinedWindow, resetWindow, type UsageWindow } from './windows';
 
 /** One entitlement of one of the customer's active or trialing subscriptions. */
@@ -109,7 +103,8 @@ export interface CheckResult {
 }
 
 /**
- * What a customer may use: `GET /v1/customers/{id}/entitlements` and `POST /v1/entitlements/check`.
+ * What a customer may use: `GET /v1/customers/{id}/entitlements` and `POST /v1/entitlements/check`,
+ * from the service's projection (ADR 0061) and the aggregator's usage.
  * The check's reads that miss the cache go in batches per tenant and environment (`Coalescer`,
  * ADR 0025): the grants of many customers in two statements, the usage of many in one call to
  * the aggregator.
@@ -121,9 +116,7 @@ export class CustomerAccess {
   constructor(
     private readonly db: Db,
     private readonly customers: CustomerDirectory,
-    private readonly subscriptions: SubscriptionStore,
-    private readonly features: FeatureStore,
-    private readonly entitlements: EntitlementStore,
+    private readonly projection: ProjectionStore,
     private readonly meters: Meters,
     private readonly clock: () => Date,
     private readonly cache: AccessCache,
@@ -134,7 +127,7 @@ export class CustomerAccess {
     const now = this.clock();
     const grants = await this.grants(scope, customer);
     const featureIds = grants.featureIds();
-    const features = new Map((await this.features.getMany(this.db, scope, featureIds)).filter((f) => f.status === 'active').map((f) => [f.id, f]));
+    const features = new Map((await this.projection.features(this.db, scope, featureIds)).filter((f) => f.status === 'active').map((f) => [f.id, f]));
     const combined = featureIds
       .filter((featureId) => features.has(featureId))
       .map((featureId) => combine(features.get(featureId)!, grants.of(featureId), now))
@@ -147,12 +140,12 @@ export class CustomerAccess {
 
   /** allowed = enabled and (no limit, soft limit, or usage + quantity <= limit); remaining = limit − usage. */
   async check(scope: Scope, ref: CustomerRef, lookupKey: string, quantity: string, requestId: string): Promise<CheckResult> {
-    const feature = await this.cache.get(scope, null, `feature|${lookupKey}`, this.cache.grantsTtlMs(), () => this.features.getByLookupKey(this.db, scope, lookupKey));
+    const feature = await this.cache.get(scope, null, `feature|${lookupKey}`, this.cache.grantsTtlMs(), () => this.projection.featureByLookupKey(this.db, scope, lookupKey));
     if (!feature || feature.status === 'archived') {
       throw new NotFoundError(`Feature with lookup_key "${lookupKey}" not found`, { field: 'feature_lookup_key', feature_lookup_key: lookupKey });
     }
     const refKey = 'id' in ref ? `id|${ref.id}` : `ext|${ref.externalId}`;
-    const customer = await this.cache.getCustomer(scope, refKey, () => this.customers.resolveCoalesced(scope, ref, requestId));
+    const customer = await this.cache.getCustomer(scope, refKey, () => this.customers.resolve(scope, ref, requestId));
     const sources = (await this.grants(scope, customer)).of(feature.id);
     const c = combine(feature, sources, this.clock());
     if (feature.type !== 'METERED') {
@@ -190,8 +183,8 @@ export class CustomerAccess {
 
   /** The grants of each customer of `customerIds`, in their order: two statements for all. */
   private async loadGrants(scope: Scope, customerIds: string[]): Promise<CustomerGrants[]> {
-    const subscriptions = await this.subscriptions.grantingOfCustomers(this.db, scope, customerIds);
-    const entitlements = await this.entitlements.ofPlans(this.db, scope, [...new Set(subscriptions.map((s) => s.planId))]);
+    const subscriptions = await this.projection.grantingOfCustomers(this.db, scope, customerIds);
+    const entitlements = await this.projection.entitlementsOfPlans(this.db, scope, [...new Set(subscriptions.map((s) => s.planId))]);
     const ofPlan = new Map<string, Map<string, Entitlement[]>>();
     for (const e of entitlements) {
       let byFeature = ofPlan.get(e.planId);
@@ -217,4 +210,5 @@ export class CustomerAccess {
       this.usageLoaders.set(key, loader);
     }
     return loader;
-  }}
+  }
+}

@@ -5,7 +5,7 @@ import { GRANTS_TTL_MS, GRANTS_TTL_NOTIFIED_MS } from './access-cache-timing';
 import { AccessNotices } from './access-notices';
 
 /**
- * Two billing replicas' check caches on one real Postgres (ADR 0025): a change made on one is
+ * Two entitlements replicas' check caches on one real Postgres (ADR 0025): a change made on one is
  * heard by the other at once through LISTEN/NOTIFY, so grants are kept 15 s instead of 1 s;
  * when the channel is lost a replica forgets what it held and is back to 1 s until it listens
  * again.
@@ -13,7 +13,7 @@ import { AccessNotices } from './access-notices';
 const scope = { tenantId: 'ten_notices', environmentId: 'production' };
 const other = { tenantId: 'ten_notices', environmentId: 'sandbox' };
 
-describe('access change notices between billing replicas (real Postgres)', () => {
+describe('access change notices between entitlements replicas (real Postgres)', () => {
   let database: TestDatabase;
   let dbA: Db;
   let dbB: Db;
@@ -33,8 +33,8 @@ describe('access change notices between billing replicas (real Postgres)', () =>
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    dbA = createDb({ databaseUrl: database.url, schema: 'billing' });
-    dbB = createDb({ databaseUrl: database.url, schema: 'billing' });
+    dbA = createDb({ databaseUrl: database.url, schema: 'entitlements' });
+    dbB = createDb({ databaseUrl: database.url, schema: 'entitlements' });
     a = replica(dbA);
     b = replica(dbB);
     await waitFor(() => a.cache.grantsTtlMs() === GRANTS_TTL_NOTIFIED_MS && b.cache.grantsTtlMs() === GRANTS_TTL_NOTIFIED_MS, {
@@ -57,11 +57,8 @@ describe('access change notices between billing replicas (real Postgres)', () =>
     const ttl = b.cache.grantsTtlMs();
     expect(await b.cache.get(scope, 'cus_1', 'grants', ttl, load('old-1'))).toBe('old-1');
     expect(await b.cache.get(scope, 'cus_2', 'grants', ttl, load('old-2'))).toBe('old-2');
-    // Replica A writes a subscription of cus_1 in a transaction: the notice goes once it commits.
-    await dbA.transaction(async (trx) => {
-      a.cache.customerChangedAfter(trx, scope, 'cus_1');
-      await trx.raw('select 1');
-    });
+    // Replica A's consumer committed a subscription of cus_1: the notice goes out.
+    a.cache.customerChangedCommitted(scope, 'cus_1');
     await waitFor(async () => (await b.cache.get(scope, 'cus_1', 'grants', ttl, load('new-1'))) === 'new-1', {
       timeoutMs: 2000,
       intervalMs: 10,
@@ -88,7 +85,7 @@ describe('access change notices between billing replicas (real Postgres)', () =>
   it('a lost channel makes a replica forget what it held and keep grants 1 s until it listens again', async () => {
     await b.cache.get(scope, 'cus_3', 'grants', b.cache.grantsTtlMs(), load('before'));
     // Postgres ends the listening sessions (as a restart or a network cut would).
-    await dbA.raw("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'billstream-listen-billing_access' AND datname = current_database()");
+    await dbA.raw("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'billstream-listen-entitlements_access' AND datname = current_database()");
     await waitFor(() => b.cache.grantsTtlMs() === GRANTS_TTL_MS, { timeoutMs: 5000, intervalMs: 5, what: 'replica B to notice the loss' }).catch(() => undefined);
     // Whether or not the 1 s phase was seen (it may reconnect within milliseconds), what it held is gone.
     expect(await b.cache.get(scope, 'cus_3', 'grants', b.cache.grantsTtlMs(), load('after'))).toBe('after');

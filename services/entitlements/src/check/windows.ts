@@ -1,5 +1,5 @@
 import type { UsageResetPeriod } from '@billstream/contracts';
-import type { GrantingSubscription } from '../subscriptions/domain';
+import type { GrantingSubscription } from '../projection/domain';
 
 /** A usage window: half-open [start, end); end null when usage never resets. */
 export interface UsageWindow {

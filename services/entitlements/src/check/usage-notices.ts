@@ -6,14 +6,14 @@ import type { Logger } from '@billstream/logger';
 import type { AccessCache } from './access-cache';
 
 /** Each replica's own group on usage-recorded (a suffix per process): every replica hears every notice. */
-export const USAGE_NOTICES_GROUP_PREFIX = 'billing.check-usage.';
+export const USAGE_NOTICES_GROUP_PREFIX = 'entitlements.check-usage.';
 /** A notice heard this long after its usage was stored says the notices' path lags. */
 export const USAGE_NOTICE_LATE_MS = 1000;
 
 /**
  * Drops the entitlement check's cached usage of a customer when the aggregator announces its
  * stored usage (`usage-recorded`, ADR 0026), so that usage can be kept `USAGE_TTL_NOTIFIED_MS`
- * instead of 1 s. Every billing replica reads every notice with a group of its own that commits
+ * instead of 1 s. Every entitlements replica reads every notice with a group of its own that commits
  * no offsets (it reads only what comes while it runs; Kafka drops the group once it left).
  * A reset, a message it cannot read or a notice that came late forgets all usage; while the
  * consumer is not consuming (or after a late notice, for a while) usage is kept 1 s.

@@ -267,18 +267,10 @@ describe('AccessCache', () => {
     expect(await cache.get(scope, 'c1', 'grants', 1000, load('new'))).toBe('new');
   });
 
-  it('forgets the customer again when the writing transaction ends, committed or rolled back', async () => {
-    for (const outcome of ['commit', 'rollback'] as const) {
-      let end!: () => void;
-      const executionPromise = new Promise<void>((resolve, reject) => (end = outcome === 'commit' ? resolve : () => reject(new Error('rolled back'))));
-      const trx = { executionPromise } as unknown as Parameters<AccessCache['customerChangedAfter']>[0];
-      cache.customerChangedAfter(trx, scope, 'c1');
-      await cache.get(scope, 'c1', 'grants', 1000, load(`during-${outcome}`));
-      end();
-      await executionPromise.catch(() => undefined);
-      await Promise.resolve();
-      expect(await cache.get(scope, 'c1', 'grants', 1000, load(`after-${outcome}`))).toBe(`after-${outcome}`);
-    }
+  it('forgets the customer once its consumer committed a change of it', async () => {
+    await cache.get(scope, 'c1', 'grants', 1000, load('before'));
+    cache.customerChangedCommitted(scope, 'c1');
+    expect(await cache.get(scope, 'c1', 'grants', 1000, load('after'))).toBe('after');
   });
 
   it('concurrent reads of one key share one load; a read after a change loads anew', async () => {
@@ -334,10 +326,10 @@ describe('AccessCache', () => {
       expect((await cache.getCustomer(scope, 'id|c3', customer('c3', 'ok'))).tag).toBe('ok');
     });
 
-    it('a write outside a transaction is announced at once to the other replicas', () => {
+    it('a committed change is announced at once to the other replicas', () => {
       const announced: Array<string | undefined> = [];
       cache.connect((_s, c) => announced.push(c));
-      cache.customerChangedAfter({} as unknown as Parameters<AccessCache['customerChangedAfter']>[0], scope, 'c1');
+      cache.customerChangedCommitted(scope, 'c1');
       expect(announced).toEqual(['c1']);
     });
   });

@@ -1,6 +1,6 @@
 import type { Scope } from '@billstream/contracts';
 import { NotFoundError } from '@billstream/errors';
-import type { Meters, UsageQuery } from '../clients/meters/domain';
+import type { Meters, UsageQuery } from '../upstreams/meters';
 
 export type MeterQuery = UsageQuery & { meterId: string };
 
