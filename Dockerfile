@@ -1,7 +1,7 @@
 #
 # One multi-stage build for every Billstream service; pick one with --target:
 #   docker build --target gateway -t billstream/gateway .
-# Targets: gateway, customer, wallet, ingestion-aggregator, webhook-dispatcher, billing, standalone.
+# Targets: gateway, customer, wallet, ingestion-aggregator, webhook-dispatcher, billing, entitlements, standalone.
 # Each runtime image: Node 20 slim, production dependencies only, the built libs and the one
 # service, a non-root user, and a HEALTHCHECK on the service's /healthz.
 
@@ -95,9 +95,16 @@ FROM runtime AS billing
 COPY --from=app /app/services/billing ./services/billing
 ENV PORT=8085
 EXPOSE 8085
-CMD ["node", "--heap-growing-percent=300", "services/billing/dist/main.js"]
+CMD ["node", "services/billing/dist/main.js"]
 
-# All six in one process (the embedded default: PGlite in /data and the in-process bus,
+FROM runtime AS entitlements
+COPY --from=app /app/services/entitlements ./services/entitlements
+ENV PORT=8086
+EXPOSE 8086
+# The check's cache promotes what it reloads in the background: its old generation grows 4x its live size before a full GC (ADR 0031, ADR 0061).
+CMD ["node", "--heap-growing-percent=300", "services/entitlements/dist/main.js"]
+
+# All seven in one process (the embedded default: PGlite in /data and the in-process bus,
 # or DATABASE_URL and KAFKA_BROKERS). `docker run -p 8080:8080 -v billstream:/data billstream/standalone`
 FROM runtime AS standalone
 COPY --from=app /app/services ./services

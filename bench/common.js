@@ -240,6 +240,7 @@ function gatewayEnv(url, key, tenant, environment) {
     WALLET_SERVICE_URL: url('wallet'),
     INGESTION_SERVICE_URL: url('ingestion-aggregator'),
     BILLING_SERVICE_URL: url('billing'),
+    ENTITLEMENTS_SERVICE_URL: url('entitlements'),
     WEBHOOK_SERVICE_URL: 'http://127.0.0.1:9',
     BOOTSTRAP_API_KEY: key,
     BOOTSTRAP_TENANT_ID: tenant,

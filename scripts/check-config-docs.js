@@ -22,7 +22,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..');
-const SERVICES = ['gateway', 'customer', 'wallet', 'ingestion-aggregator', 'webhook-dispatcher', 'billing'];
+const SERVICES = ['gateway', 'customer', 'wallet', 'ingestion-aggregator', 'webhook-dispatcher', 'billing', 'entitlements'];
 /** Each service's own schema shape, exported by its package. */
 const SERVICE_ENV_EXPORT = {
   gateway: 'gatewayEnv',
@@ -31,6 +31,7 @@ const SERVICE_ENV_EXPORT = {
   'ingestion-aggregator': 'ingestionEnv',
   'webhook-dispatcher': 'webhookEnv',
   billing: 'billingEnv',
+  entitlements: 'entitlementsEnv',
 };
 /** Variables read outside the zod schemas, and the file that reads them (or the prefix it names). */
 const OUTSIDE_SCHEMAS = {

@@ -5,7 +5,7 @@ const { configDocProblems, loadSchemas } = require('./check-config-docs');
 const ROOT = path.resolve(__dirname, '..');
 const read = (file) => fs.readFileSync(path.join(ROOT, file), 'utf8');
 
-const SERVICES = ['gateway', 'customer', 'wallet', 'ingestion-aggregator', 'webhook-dispatcher', 'billing'];
+const SERVICES = ['gateway', 'customer', 'wallet', 'ingestion-aggregator', 'webhook-dispatcher', 'billing', 'entitlements'];
 const operations = (rows, paragraph = 'The embedded default (`npm start`) reads `DATA_DIR`.') =>
   ['## Configuration', '', '| variable | services | default | meaning |', '|---|---|---|---|', ...rows, '', paragraph, ''].join('\n');
 const readme = (rows) => ['## Configuration', '', '| variable | default | used by | meaning |', '|---|---|---|---|', ...rows, ''].join('\n');

@@ -22,6 +22,7 @@ const SERVICES = {
   'ingestion-aggregator': { port: 8083, schema: 'ingestion' },
   'webhook-dispatcher': { port: 8084, schema: 'webhook' },
   billing: { port: 8085, schema: 'billing' },
+  entitlements: { port: 8086, schema: 'entitlements' },
 };
 /** Variables holding a secret: compose must require them (`${X:?...}`) and never give a default (ADR 0034). */
 const SECRET_NAME = /(TOKEN|PASSWORD|API_KEY|SECRET)$/;

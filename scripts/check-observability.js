@@ -17,7 +17,7 @@ const YAML = require('yaml');
 
 const ROOT = path.resolve(__dirname, '..');
 const DIR = path.join(ROOT, 'deploy', 'observability');
-const SERVICES = { gateway: 8080, customer: 8081, wallet: 8082, 'ingestion-aggregator': 8083, 'webhook-dispatcher': 8084, billing: 8085 };
+const SERVICES = { gateway: 8080, customer: 8081, wallet: 8082, 'ingestion-aggregator': 8083, 'webhook-dispatcher': 8084, billing: 8085, entitlements: 8086 };
 const problems = [];
 let checks = 0;
 const check = (ok, message) => {

@@ -90,12 +90,12 @@ const ENV = 'production';
 const P99_GOAL_MS = 10;
 const STALENESS_GOAL_MS = 2000;
 
-/** The four services on database `dbName`, as separate processes (STACK=processes) or one (STACK=standalone). */
+/** The five services (the check is the entitlements service's, ADR 0061) on database `dbName`, as separate processes (STACK=processes) or one (STACK=standalone). */
 async function startStack(dbName, key, profileDir) {
   const dbUrl = new URL(ADMIN_URL);
   dbUrl.pathname = `/${dbName}`;
   if (STACK === 'standalone') return startStandalone(dbUrl, dbName, key, profileDir);
-  const names = ['customer', 'ingestion-aggregator', 'billing', 'gateway'];
+  const names = ['customer', 'ingestion-aggregator', 'billing', 'entitlements', 'gateway'];
   const ports = {};
   for (const n of names) ports[n] = await freePort();
   const url = (n) => `http://127.0.0.1:${ports[n]}`;
@@ -111,11 +111,13 @@ async function startStack(dbName, key, profileDir) {
       // The period job does nothing here (subscriptions renew in a month); keep it out of the way.
       BILLING_INTERVAL_MS: '3600000',
     },
+    entitlements: { CUSTOMER_SERVICE_URL: url('customer'), INGESTION_SERVICE_URL: url('ingestion-aggregator'), BILLING_SERVICE_URL: url('billing') },
     gateway: {
       CUSTOMER_SERVICE_URL: url('customer'),
       WALLET_SERVICE_URL: unused,
       INGESTION_SERVICE_URL: url('ingestion-aggregator'),
       BILLING_SERVICE_URL: url('billing'),
+      ENTITLEMENTS_SERVICE_URL: url('entitlements'),
       WEBHOOK_SERVICE_URL: unused,
       BOOTSTRAP_API_KEY: key,
       BOOTSTRAP_TENANT_ID: TENANT,

@@ -1,12 +1,12 @@
 /**
  * CPU per request of three routes through the gateway (issue #34 item 3), beside the proxied
- * floor of the same run: the entitlement check (billing), a wallet debit (wallet, a write) and a
+ * floor of the same run: the entitlement check (entitlements), a wallet debit (wallet, a write) and a
  * customer read (customer). The per-request work every route shares (the gateway's HTTP, key,
  * rate limit, forward; the owner's HTTP, token, validation, answer) shows in all three.
  *
  *   npx tsc -b tsconfig.build.json && KAFKA_BROKERS=127.0.0.1:9092 node bench/limits/routes.js
  *
- * Starts customer, wallet, ingestion-aggregator, billing and gateway as separate processes (their
+ * Starts customer, wallet, ingestion-aggregator, billing, entitlements and gateway as separate processes (their
  * dist/main.js with the Dockerfile's node flags) on a fresh database and Kafka. Set-up through the
  * gateway: a BOOLEAN feature on a plan, CUSTOMERS customers with a subscription and a prepaid
  * wallet of 1,000,000 credits each. Then per run: the proxied floor (bench/limits/ceilings.js) at
@@ -52,7 +52,7 @@ async function measureRoute(name, stack, key, customers) {
   try {
     await openLoop(send, RATE, WARMUP_S);
     wrong = 0;
-    const owner = { check: 'billing', debit: 'wallet', customer: 'customer' }[name];
+    const owner = { check: 'entitlements', debit: 'wallet', customer: 'customer' }[name];
     const meter = cpuMeter({ gateway: stack.pids.gateway, [owner]: stack.pids[owner] });
     const latencies = await openLoop(send, RATE, SECONDS);
     const cpu = meter.perOp(latencies.length);

@@ -1,6 +1,6 @@
 /**
- * The process stack of bench/limits/routes.js and bench/soak/soak.js: customer, wallet,
- * ingestion-aggregator, billing and gateway as separate processes (their dist/main.js with the
+ * The process stack of bench/limits/routes.js, check-isolation.js and bench/soak/soak.js: customer,
+ * wallet, ingestion-aggregator, billing, entitlements and gateway as separate processes (their dist/main.js with the
  * Dockerfile's node flags) on database `dbName` and Kafka (KAFKA_BROKERS, default
  * 127.0.0.1:9092), and its set-up through the gateway.
  */
@@ -13,7 +13,7 @@ const TENANT = 'bench-tenant';
 async function startStack(dbName, key, extraEnv = {}) {
   const dbUrl = new URL(ADMIN_URL);
   dbUrl.pathname = `/${dbName}`;
-  const names = ['customer', 'wallet', 'ingestion-aggregator', 'billing', 'gateway'];
+  const names = ['customer', 'wallet', 'ingestion-aggregator', 'billing', 'entitlements', 'gateway'];
   const ports = {};
   for (const n of names) ports[n] = await freePort();
   const url = (n) => `http://127.0.0.1:${ports[n]}`;
@@ -22,6 +22,7 @@ async function startStack(dbName, key, extraEnv = {}) {
     wallet: { CUSTOMER_SERVICE_URL: url('customer') },
     'ingestion-aggregator': {},
     billing: { CUSTOMER_SERVICE_URL: url('customer'), INGESTION_SERVICE_URL: url('ingestion-aggregator'), WALLET_SERVICE_URL: url('wallet'), BILLING_INTERVAL_MS: '3600000' },
+    entitlements: { CUSTOMER_SERVICE_URL: url('customer'), INGESTION_SERVICE_URL: url('ingestion-aggregator'), BILLING_SERVICE_URL: url('billing') },
     gateway: gatewayEnv(url, key, TENANT, 'production'),
   };
   const common = commonServiceEnv({ dbUrl, dbName, brokers: BROKERS });
@@ -37,7 +38,7 @@ async function startStack(dbName, key, extraEnv = {}) {
 
 /**
  * A BOOLEAN feature `sso` on a plan, and `count` customers (`rc-<i>`) with a subscription to it
- * and a prepaid wallet of 1,000,000 credits each; waits until billing's check allows the last.
+ * and a prepaid wallet of 1,000,000 credits each; waits until the check (the entitlements service) allows the last.
  * Answers the customers as `{ id, wallet }`.
  */
 async function setUp(api, count) {
@@ -53,7 +54,7 @@ async function setUp(api, count) {
   await inParallel(count, 8, async (i) => {
     await api.must('POST', '/v1/subscriptions', { customer_id: customers[i].id, plan_id: plan.id }, 201);
   });
-  // The check answers from billing's cache once it knows the subscriptions (events through Kafka).
+  // The check answers once its projection knows the subscriptions (billing-events through Kafka, ADR 0061).
   for (let tries = 0; ; tries += 1) {
     const res = await api.call('POST', '/v1/entitlements/check', { customer_id: customers[count - 1].id, feature_lookup_key: 'sso' });
     if (res.status === 200 && res.body.allowed === true) break;

@@ -87,7 +87,7 @@ async function run(runNo, key) {
   await admin(`CREATE DATABASE "${dbName}"`);
   const preload = TRACE_DIR ? { NODE_OPTIONS: `--require ${path.join(__dirname, '../entitlements/trace/preload.js')}`, TRACE_DIR: path.join(TRACE_DIR, `run${runNo}`) } : {};
   if (TRACE_DIR) fs.mkdirSync(preload.TRACE_DIR, { recursive: true });
-  const all = Object.fromEntries(['customer', 'wallet', 'ingestion-aggregator', 'billing', 'gateway'].map((n) => [n, preload]));
+  const all = Object.fromEntries(['customer', 'wallet', 'ingestion-aggregator', 'billing', 'entitlements', 'gateway'].map((n) => [n, preload]));
   const stack = await startStack(dbName, key, all);
   const client = leanClient(stack.url, { headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, connections: 64 });
   const pgStatements = await statements(ADMIN_URL);

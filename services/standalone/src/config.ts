@@ -6,6 +6,7 @@ import { metricsEnv } from '@billstream/runtime';
 import { walletSettingsEnv } from '@billstream/wallet';
 import { webhookEnv } from '@billstream/webhook-dispatcher';
 import { billingSettingsEnv } from '@billstream/billing';
+import { entitlementsSettingsEnv } from '@billstream/entitlements';
 
 /**
  * Variables of the embedded default itself (`npm start`). The services' own settings are read
@@ -46,4 +47,5 @@ export const embeddedServiceSettings = {
   'ingestion-aggregator': ingestionEnv,
   'webhook-dispatcher': webhookEnv,
   billing: billingSettingsEnv.shape,
+  entitlements: entitlementsSettingsEnv.shape,
 };

@@ -1180,7 +1180,7 @@ export interface paths {
         };
         /**
          * A customer's features over its active and trialing subscriptions, with usage so far, a page at a time
-         * @description Needs the `plans:read` permission (or `*`). Served by the billing service.
+         * @description Needs the `plans:read` permission (or `*`). Served by the entitlements service.
          */
         get: operations["getCustomerEntitlements"];
         put?: never;
@@ -1202,7 +1202,7 @@ export interface paths {
         put?: never;
         /**
          * May this customer use the feature now (for this quantity)?
-         * @description Needs the `plans:read` permission (or `*`). Served by the billing service.
+         * @description Needs the `plans:read` permission (or `*`). Served by the entitlements service.
          */
         post: operations["checkEntitlement"];
         delete?: never;

@@ -1,0 +1,151 @@
+/**
+ * Issue #48 part 3: the entitlement check is not slowed by billing's work. On the process stack
+ * (customer, wallet, ingestion-aggregator, billing, entitlements, gateway as separate processes,
+ * their dist/main.js with the Dockerfile's node flags), per run:
+ *
+ * 1. the check open loop at RATE for SECONDS (after WARMUP_S of it), billing idle: p50/p99/max;
+ * 2. the proxied floor (ceilings.js: the minimal proxied request) at RATE for SECONDS;
+ * 3. the check again at RATE for SECONDS while billing closes SUBSCRIPTIONS subscriptions' period
+ *    (their DAILY period moved back in SQL so that it ended a second ago; the period job, every
+ *    second, takes them all): p50/p99/max, and how many invoices the close made meanwhile;
+ *    then it waits until the close made every invoice before the next run.
+ *
+ * Reported per run: both p99s and their ratio (goal: during / idle <= 1.5), CPU µs per check
+ * per process (gateway, entitlements; billing's beside it) of both windows beside the floor's
+ * server + proxy, the CPU model; worst of RUNS.
+ *
+ *   npm run build && KAFKA_BROKERS=127.0.0.1:9092 node bench/limits/check-isolation.js
+ *   # RUNS (3), RATE (1000), SECONDS (20), WARMUP_S (5), CUSTOMERS (1000), SUBSCRIPTIONS (10000)
+ *   # a quick end-to-end try: RUNS=1 RATE=200 SECONDS=5 CUSTOMERS=50 SUBSCRIPTIONS=300
+ */
+const { randomBytes } = require('node:crypto');
+const { Client } = require('pg');
+const { apiClient, adminQuery: admin, percentile, inParallel, ADMIN_URL, sleep } = require('../common');
+const { startStack, setUp } = require('./stack');
+const { leanClient } = require('../lean-client');
+const { proxiedFloor, openLoop } = require('./ceilings');
+const { cpuMeter, cpuModel, ratio } = require('./report');
+
+const RUNS = Number(process.env.RUNS || 3);
+const RATE = Number(process.env.RATE || 1000);
+const SECONDS = Number(process.env.SECONDS || 20);
+const WARMUP_S = Number(process.env.WARMUP_S || 5);
+const CUSTOMERS = Number(process.env.CUSTOMERS || 1000);
+const SUBSCRIPTIONS = Number(process.env.SUBSCRIPTIONS || 10_000);
+
+const round = (v, d = 2) => Number(v.toFixed(d));
+
+/** SUBSCRIPTIONS customers, each with a subscription to a DAILY plan of one fixed fee: the close's work. */
+async function setUpClose(api) {
+  const plan = await api.must('POST', '/v1/plans', { name: 'Daily', prices: [{ type: 'FIXED', amount: '1', currency: 'usd', billing_model: 'FLAT_FEE', billing_period: 'DAILY', invoice_cadence: 'ADVANCE' }] }, 201);
+  await inParallel(SUBSCRIPTIONS, 16, async (i) => {
+    const c = await api.must('POST', '/v1/customers', { external_customer_id: `close-${i}` }, 201);
+    await api.must('POST', '/v1/subscriptions', { customer_id: c.id, plan_id: plan.id }, 201);
+  });
+  return plan.id;
+}
+
+/** The plan's subscriptions moved back so that their current period ended a second ago. */
+async function endPeriodNow(pg, planId) {
+  await pg.query(
+    `WITH s AS (SELECT max(current_period_end) - now() + interval '1 second' AS shift FROM billing.subscriptions WHERE plan_id = $1)
+     UPDATE billing.subscriptions SET start_date = start_date - s.shift, billing_anchor = billing_anchor - s.shift,
+       current_period_start = current_period_start - s.shift, current_period_end = current_period_end - s.shift
+     FROM s WHERE plan_id = $1`,
+    [planId],
+  );
+}
+
+const invoicesOf = async (pg, planId) =>
+  (await pg.query(`SELECT count(*)::int AS n FROM billing.invoices i JOIN billing.subscriptions s ON s.id = i.subscription_id WHERE s.plan_id = $1`, [planId])).rows[0].n;
+
+async function measureCheck(stack, key, customers) {
+  const client = leanClient(stack.url, { headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, connections: 64 });
+  let i = 0;
+  let wrong = 0;
+  const send = async () => {
+    const c = customers[(i += 1) % customers.length];
+    const res = await client.call('POST', '/v1/entitlements/check', JSON.stringify({ customer_id: c.id, feature_lookup_key: 'sso' }));
+    if (res.status !== 200) wrong += 1;
+  };
+  try {
+    await openLoop(send, RATE, WARMUP_S);
+    wrong = 0;
+    const meter = cpuMeter({ gateway: stack.pids.gateway, entitlements: stack.pids.entitlements, billing: stack.pids.billing });
+    const latencies = await openLoop(send, RATE, SECONDS);
+    const cpu = meter.perOp(latencies.length);
+    latencies.sort((a, b) => a - b);
+    return {
+      requests: latencies.length,
+      wrong_status: wrong,
+      p50_ms: round(percentile(latencies, 50)),
+      p99_ms: round(percentile(latencies, 99)),
+      max_ms: round(latencies[latencies.length - 1]),
+      cpu_us_per_check: { gateway: cpu.gateway, entitlements: cpu.entitlements, gateway_and_entitlements: round(cpu.gateway + cpu.entitlements, 1), billing: cpu.billing, postgres: cpu.postgres, kafka: cpu.kafka },
+    };
+  } finally {
+    await client.close();
+  }
+}
+
+async function main() {
+  const dbName = `bench_isolation_${Date.now().toString(36)}`;
+  const key = `bsk_bench_${randomBytes(18).toString('base64url')}`;
+  await admin(`CREATE DATABASE "${dbName}"`);
+  console.log(`CPU: ${cpuModel()}; ${RUNS} runs; checks at ${RATE}/s for ${SECONDS} s; ${CUSTOMERS} checked customers; a close of ${SUBSCRIPTIONS} subscriptions`);
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${dbName}`;
+  const pg = new Client({ connectionString: url.toString() });
+  const results = [];
+  let stack;
+  try {
+    // The period job every second; no renewal notices (DAILY periods are always within 3 days of one).
+    stack = await startStack(dbName, key, { billing: { BILLING_INTERVAL_MS: '1000', SUBSCRIPTION_RENEWAL_NOTICE_DAYS: '0' } });
+    await pg.connect();
+    const api = apiClient(stack.url, key, { connections: 16 });
+    const customers = await setUp(api, CUSTOMERS);
+    const planId = await setUpClose(api);
+    await api.pool.close();
+    for (let run = 1; run <= RUNS; run += 1) {
+      const idle = await measureCheck(stack, key, customers);
+      const floor = await proxiedFloor({ rate: RATE, seconds: SECONDS });
+      const before = await invoicesOf(pg, planId);
+      await endPeriodNow(pg, planId);
+      const during = await measureCheck(stack, key, customers);
+      const madeDuring = (await invoicesOf(pg, planId)) - before;
+      const started = Date.now();
+      while ((await invoicesOf(pg, planId)) - before < SUBSCRIPTIONS) {
+        if (Date.now() - started > 3_600_000) throw new Error('the close did not make every invoice within an hour');
+        await sleep(1000);
+      }
+      const floorCpu = floor.cpu_us_per_request.server + floor.cpu_us_per_request.proxy;
+      const result = {
+        run,
+        idle,
+        during_close: { ...during, invoices_made_meanwhile: madeDuring, close_still_running_at_end: madeDuring < SUBSCRIPTIONS },
+        close_seconds: round((Date.now() - started) / 1000 + WARMUP_S + SECONDS, 1),
+        floor,
+        p99_during_vs_idle: ratio(during.p99_ms, idle.p99_ms).ratio,
+        cpu_vs_floor: { idle: ratio(idle.cpu_us_per_check.gateway_and_entitlements, floorCpu).ratio, during_close: ratio(during.cpu_us_per_check.gateway_and_entitlements, floorCpu).ratio },
+      };
+      results.push(result);
+      console.log(JSON.stringify(result));
+    }
+  } finally {
+    await pg.end().catch(() => undefined);
+    if (stack) await stack.stop();
+    await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);
+  }
+  const worst = (pick) => Math.max(...results.map(pick));
+  console.log('\n| figure (worst of runs) | idle | during the close | floor |');
+  console.log('|---|---|---|---|');
+  console.log(`| check p99 ms | ${worst((r) => r.idle.p99_ms)} | ${worst((r) => r.during_close.p99_ms)} | ${worst((r) => r.floor.p99_ms)} |`);
+  console.log(`| CPU µs a check, gateway + entitlements | ${worst((r) => r.idle.cpu_us_per_check.gateway_and_entitlements)} | ${worst((r) => r.during_close.cpu_us_per_check.gateway_and_entitlements)} | ${worst((r) => r.floor.cpu_us_per_request.server + r.floor.cpu_us_per_request.proxy)} (server + proxy) |`);
+  console.log(`| p99 during / idle (goal <= 1.5) | | ${worst((r) => r.p99_during_vs_idle)} | |`);
+  console.log(`| invoices the close made in the window (of ${SUBSCRIPTIONS}) | | ${Math.min(...results.map((r) => r.during_close.invoices_made_meanwhile))} (fewest) | |`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
