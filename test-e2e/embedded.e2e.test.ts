@@ -192,14 +192,15 @@ describe('npm start: the embedded default', () => {
     expect(result.status).toBe(0);
     const tables = JSON.parse(result.stdout) as Array<{ table_schema: string; table_name: string }>;
     const schemaOf = (table: string) => tables.filter((t) => t.table_name === table).map((t) => t.table_schema);
-    expect([...new Set(tables.map((t) => t.table_schema))].sort()).toEqual(['billing', 'customer', 'gateway', 'ingestion', 'wallet', 'webhook']);
+    expect([...new Set(tables.map((t) => t.table_schema))].sort()).toEqual(['billing', 'customer', 'entitlements', 'gateway', 'ingestion', 'wallet', 'webhook']);
     expect(schemaOf('wallets')).toEqual(['wallet']);
     expect(schemaOf('api_keys')).toEqual(['gateway']);
     expect(schemaOf('endpoints')).toEqual(['webhook']);
     expect(schemaOf('meters')).toEqual(['ingestion']);
-    expect(schemaOf('subscriptions')).toEqual(['billing']);
+    // The entitlements service's projection holds the granting subscriptions too (ADR 0061).
+    expect(schemaOf('subscriptions')).toEqual(['billing', 'entitlements']);
     for (const table of ['outbox', 'processed_messages', 'knex_migrations']) {
-      expect(schemaOf(table).sort()).toEqual(['billing', 'customer', 'gateway', 'ingestion', 'wallet', 'webhook']);
+      expect(schemaOf(table).sort()).toEqual(['billing', 'customer', 'entitlements', 'gateway', 'ingestion', 'wallet', 'webhook']);
     }
   });
 
