@@ -17,6 +17,13 @@ function notFound(ref: CustomerRef): NotFoundError {
 const live = (c: KnownCustomer | undefined, scope: Scope) =>
   !!c && !c.deleted && c.tenantId === scope.tenantId && c.environmentId === scope.environmentId;
 
+export interface CustomerDirectoryDeps {
+  db: Db;
+  store: CustomerStore;
+  lookup: CustomerLookup;
+  clock: () => Date;
+}
+
 /**
  * A customer by id or external id: the local projection first, and for one not seen yet
  * (created a moment ago, its event still on the way) the customer service itself.
@@ -24,23 +31,18 @@ const live = (c: KnownCustomer | undefined, scope: Scope) =>
 export class CustomerDirectory {
   private readonly projectionLoaders = new Map<string, Coalescer<CustomerRef, KnownCustomer | undefined>>();
 
-  constructor(
-    private readonly db: Db,
-    private readonly store: CustomerStore,
-    private readonly lookup: CustomerLookup,
-    private readonly clock: () => Date,
-  ) {}
+  constructor(private readonly deps: CustomerDirectoryDeps) {}
 
   async resolve(scope: Scope, ref: CustomerRef, requestId: string): Promise<KnownCustomer> {
-    const known = 'id' in ref ? await this.store.getById(this.db, ref.id) : await this.store.getByExternalId(this.db, scope, ref.externalId);
+    const known = 'id' in ref ? await this.deps.store.getById(this.deps.db, ref.id) : await this.deps.store.getByExternalId(this.deps.db, scope, ref.externalId);
     if (known) {
       if (!live(known, scope)) throw notFound(ref);
       return known;
     }
-    const found = await this.lookup.find(scope, ref, requestId);
+    const found = await this.deps.lookup.find(scope, ref, requestId);
     if (!found) throw notFound(ref);
-    await this.store.remember(this.db, scope, found.id, found.externalId, this.clock(), undefined, found.parentCustomerId);
-    const remembered = await this.store.getById(this.db, found.id);
+    await this.deps.store.remember(this.deps.db, scope, found.id, found.externalId, this.deps.clock(), undefined, found.parentCustomerId);
+    const remembered = await this.deps.store.getById(this.deps.db, found.id);
     if (!live(remembered, scope)) throw notFound(ref);
     return remembered!;
   }
@@ -64,7 +66,7 @@ export class CustomerDirectory {
   private async readProjection(scope: Scope, refs: CustomerRef[]): Promise<Array<KnownCustomer | undefined>> {
     const ids = refs.flatMap((r) => ('id' in r ? [r.id] : []));
     const externalIds = refs.flatMap((r) => ('externalId' in r ? [r.externalId] : []));
-    const [byId, byExternalId] = await Promise.all([this.store.getByIds(this.db, ids), this.store.getByExternalIds(this.db, scope, externalIds)]);
+    const [byId, byExternalId] = await Promise.all([this.deps.store.getByIds(this.deps.db, ids), this.deps.store.getByExternalIds(this.deps.db, scope, externalIds)]);
     return refs.map((r) => ('id' in r ? byId.get(r.id) : byExternalId.get(r.externalId)));
   }
 
@@ -77,9 +79,9 @@ export class CustomerDirectory {
   async isAncestor(scope: Scope, customerId: string, ancestorId: string, requestId: string): Promise<boolean> {
     let at = customerId;
     for (let hop = 0; hop < 64; hop++) {
-      const found = await this.lookup.find(scope, { id: at }, requestId);
+      const found = await this.deps.lookup.find(scope, { id: at }, requestId);
       if (!found) return false;
-      await this.store.remember(this.db, scope, found.id, found.externalId, this.clock(), undefined, found.parentCustomerId);
+      await this.deps.store.remember(this.deps.db, scope, found.id, found.externalId, this.deps.clock(), undefined, found.parentCustomerId);
       if (!found.parentCustomerId) return false;
       if (found.parentCustomerId === ancestorId) return true;
       at = found.parentCustomerId;
@@ -89,6 +91,6 @@ export class CustomerDirectory {
 
   /** The projection's record of a customer the service already knows (a subscription's). */
   async known(id: string): Promise<KnownCustomer | undefined> {
-    return this.store.getById(this.db, id);
+    return this.deps.store.getById(this.deps.db, id);
   }
 }
