@@ -2,10 +2,9 @@
 import { TOPICS, type Subscription as BusSubscription } from '@billstream/bus';
 import { migrate, pingDb } from '@billstream/db';
 import { OutboxRelay } from '@billstream/outbox';
-import { createServiceApp, type Service, type ServiceDeps } from '@billstream/runtime';
-import { billingSettingsFrom, type BillingSettings } from './config';
+import { createServiceApp, type ServiceDeps } from '@billstream/runtime';
+import { billingSettingsFrom } from './config';
 import { subscribeCustomerEvents } from './customer-events/consumer';
-import type { CustomerLookup } from './clients/customers/domain';
 import { CustomerDirectory } from './customers/directory';
 import { HttpCustomerLookup } from './clients/customers/http-lookup';
 import { CustomerAccess } from './entitlements/access';
@@ -51,7 +50,6 @@ import { PlanChangeService } from './plan-changes/service';
 import { ChangeStore } from './plan-changes/store';
 import { CouponService } from './coupons/service';
 import { CouponStore } from './coupons/store';
-import type { Meters } from './clients/meters/domain';
 import { HttpMeters } from './clients/meters/http-meters';
 import { migrations, SCHEMA } from './migrations';
 import { mountPlanRoutes } from './plans/routes';
@@ -61,7 +59,6 @@ import { MeterCheck } from './prices/new-price';
 import { mountPriceRoutes } from './prices/routes';
 import { PriceService } from './prices/service';
 import { PriceStore } from './prices/store';
-import type { PeriodJob } from './renewals/period-job';
 import { composePeriodJob } from './composition/periods';
 import { composeTasks } from './composition/tasks';
 import { mountRenewalRoutes } from './renewals/routes';
@@ -83,70 +80,13 @@ import { UpcomingInvoices } from './invoices/upcoming';
 import { subscribeWalletEvents } from './topups/consumer';
 import { TopupInvoicer } from './topups/invoicer';
 import { TopupSettlement } from './topups/settlement';
-import type { WalletCredits, Wallets } from './clients/wallets/domain';
 import { HttpWallets } from './clients/wallets/http-wallets';
 import { mountTaskRoutes } from './tasks/routes';
-import type { TaskService } from './tasks/service';
-import { UnbilledCalculator } from './unbilled/calculator';
 import { subscribeUsageRecorded } from './unbilled/consumer';
-import { UnbilledRefresher } from './unbilled/refresher';
-import { UnbilledStore } from './unbilled/store';
+import { composeUnbilled } from './composition/unbilled';
+import type { BillingServiceConfig, BillingServiceHandle, Url } from './composition/handle';
 
-type Url = string | (() => string | undefined);
-
-export interface BillingServiceConfig {
-  internalToken: string;
-  /** Base URL of the customer service (or a getter, when it is known only once it listens). */
-  customerServiceUrl: Url;
-  /** Base URL of the ingestion-aggregator, whose meter API gives usage. */
-  ingestionServiceUrl: Url;
-  /** Base URL of the wallet service (credits on invoices, CREDITS payments, invoiced top-ups). */
-  walletServiceUrl: Url;
-  /** Period job interval and renewal notice; default from `env` (BILLING_INTERVAL_MS, SUBSCRIPTION_RENEWAL_NOTICE_DAYS). */
-  settings?: Partial<BillingSettings>;
-  env?: NodeJS.ProcessEnv;
-  clock?: () => Date;
-  /** Replace the HTTP clients (tests of the service alone). */
-  customerLookup?: CustomerLookup;
-  meters?: Meters;
-  wallets?: Wallets;
-  /** Replaces the wallet's credit by key (credit grants) in tests of the service alone. */
-  walletCredits?: WalletCredits;
-}
-
-/**
- * The service and its use cases, for tests of the service alone (src/testing/): each member is
- * something a client, a job or a consumer does, never a store or a maker (ADR 0063).
- */
-export interface BillingServiceHandle extends Service {
-  plans: PlanService;
-  prices: PriceService;
-  subscriptions: SubscriptionService;
-  /** The period job: one round of the "close a period" workflow (`runOnce`). */
-  periods: Pick<PeriodJob, 'runOnce'>;
-  invoices: InvoiceFinalizer;
-  payments: PaymentService;
-  /** A subscription's ended periods invoiced now (what the period job and any write of it do first). */
-  invoiceEndedPeriods(subscriptionId: string, requestId: string): Promise<unknown>;
-  /** Progressive billing (ADR 0046): the threshold checks of a subscription, and of customers whose usage was recorded. */
-  thresholds: Pick<ThresholdBilling, 'check' | 'checkCustomers'>;
-  /** The customer-events consumer on `bus` (its group's subscription, to stop). */
-  consumeCustomerEvents(bus: ServiceDeps['bus']): Promise<BusSubscription>;
-  /** Invoiced top-ups (the wallet-events consumer's work, callable directly by tests). */
-  topups: TopupInvoicer;
-  /** Export and import tasks (ADR 0019). */
-  tasks: TaskService;
-  /** Unbilled usage for the wallets' real-time balances (ADR 0024): a customer noted, the notes flushed, the sweep. */
-  unbilled: Pick<UnbilledRefresher, 'touch' | 'flush' | 'sweep' | 'stop'>;
-  /** Credit grants (ADR 0039). */
-  creditGrants: CreditGrantService;
-  /** Plan changes (ADR 0043). */
-  planChanges: PlanChangeService;
-  /** Coupons and discounts (ADR 0040). */
-  coupons: CouponService;
-  /** Credit notes (ADR 0041). */
-  creditNotes: CreditNoteService;
-}
+export type { BillingServiceConfig, BillingServiceHandle } from './composition/handle';
 
 const getter = (url: Url) => (typeof url === 'string' ? () => url : url);
 
@@ -289,17 +229,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   const entitlements = new EntitlementService(db, planStore, featureStore, entitlementStore, clock, published, accessCache);
   const access = new CustomerAccess(db, directory, subscriptionStore, featureStore, entitlementStore, meters, clock, accessCache);
   // Real-time balance (ADR 0024): usage-recorded notifications and a sweep recompute customers' unbilled usage for the wallets.
-  const unbilledStore = new UnbilledStore();
-  const unbilled = new UnbilledRefresher({
-    db,
-    store: unbilledStore,
-    calculator: new UnbilledCalculator({ db, subscriptions: subscriptionStore, customers: customerStore, maker, store: unbilledStore, meters, clock }),
-    sink: (scope, body, requestId) => wallets.reportUnbilled(scope, body, requestId),
-    logger,
-    clock,
-    settings: { debounceMs: settings.unbilledDebounceMs, sweepMs: settings.unbilledSweepMs },
-    beforeCompute: (scope, customerIds, requestId) => thresholds.checkCustomers(scope, customerIds, requestId),
-  });
+  const unbilled = composeUnbilled({ db, logger, clock, settings }, { subscriptions: subscriptionStore, customers: customerStore, maker, meters, wallets, thresholds });
   const customerEventsDeps = (on: ServiceDeps['bus']) => ({ db, bus: on, logger, customers: customerStore, subscriptions: subscriptionStore, clock, maker, published });
   let consumer: BusSubscription | undefined;
   let walletConsumer: BusSubscription | undefined;

@@ -1,4 +1,4 @@
-import type { CreateCouponBody, DiscountRef, Scope } from '@billstream/contracts';
+import type { Scope } from '@billstream/contracts';
 import type { Db, Trx } from '@billstream/db';
 import { AlreadyExistsError, NotFoundError, PG_UNIQUE_VIOLATION, pgErrorCode, ValidationError } from '@billstream/errors';
 import { assertIfMatch } from '@billstream/http';
@@ -6,11 +6,11 @@ import { newId } from '@billstream/ids';
 import type { EventContext } from '@billstream/outbox';
 import type { PriceStore } from '../prices/store';
 import { SUBSCRIPTION_EVENTS, type Subscription } from '../subscriptions/domain';
-import type { SubscriptionDiscounts } from '../subscriptions/discounts';
+import type { CouponRef, SubscriptionDiscounts } from '../subscriptions/discounts';
 import { announce, subscriptionNotFound } from '../subscriptions/events';
 import type { SubscriptionStore } from '../subscriptions/store';
 import type { InvoiceDiscounts } from './discounts';
-import { discountProgress, plainPercent, type Coupon, type CouponListQuery, type DiscountState } from './domain';
+import { discountProgress, plainPercent, type Coupon, type CouponListQuery, type DiscountState, type NewCoupon } from './domain';
 import type { CouponStore } from './store';
 
 export function couponNotFound(id: string, field = 'id'): NotFoundError {
@@ -38,25 +38,15 @@ export interface CouponServiceDeps {
 export class CouponService implements SubscriptionDiscounts {
   constructor(private readonly deps: CouponServiceDeps) {}
 
-  async create(scope: Scope, body: CreateCouponBody): Promise<Coupon> {
+  async create(scope: Scope, input: NewCoupon): Promise<Coupon> {
     const now = this.deps.clock();
     const coupon: Coupon = {
       id: newId('coupon'),
       tenantId: scope.tenantId,
       environmentId: scope.environmentId,
-      name: body.name,
-      code: body.code ?? null,
-      type: body.type,
-      percentOff: body.percent_off === undefined ? null : plainPercent(body.percent_off),
-      amountOff: body.amount_off ?? null,
-      currency: body.currency ?? null,
-      duration: body.duration,
-      durationInPeriods: body.duration_in_periods ?? null,
-      appliesToPriceIds: body.applies_to_price_ids ?? null,
-      maxRedemptions: body.max_redemptions ?? null,
-      redeemBy: body.redeem_by ? new Date(body.redeem_by) : null,
+      ...input,
+      percentOff: input.percentOff === null ? null : plainPercent(input.percentOff),
       timesRedeemed: 0,
-      metadata: body.metadata ?? {},
       status: 'active',
       archivedAt: null,
       version: 1,
@@ -100,7 +90,7 @@ export class CouponService implements SubscriptionDiscounts {
   }
 
   /** POST /v1/subscriptions/{id}/discounts: attaches one coupon, under the subscription's row lock; `subscription.updated`. */
-  async attach(ctx: EventContext, subscriptionId: string, ref: DiscountRef): Promise<DiscountView> {
+  async attach(ctx: EventContext, subscriptionId: string, ref: CouponRef): Promise<DiscountView> {
     const now = this.deps.clock();
     const discountId = await this.deps.db.transaction(async (trx) => {
       const s = await this.deps.subscriptions.getForUpdate(trx, ctx, subscriptionId);
@@ -114,7 +104,7 @@ export class CouponService implements SubscriptionDiscounts {
   }
 
   /** The creation's discounts, in order (the port of subscriptions/). */
-  async attachAll(trx: Trx, _ctx: EventContext, subscription: Subscription, refs: DiscountRef[], now: Date): Promise<void> {
+  async attachAll(trx: Trx, _ctx: EventContext, subscription: Subscription, refs: CouponRef[], now: Date): Promise<void> {
     for (const ref of refs) await this.attachOne(trx, subscription, ref, now);
   }
 
@@ -142,9 +132,9 @@ export class CouponService implements SubscriptionDiscounts {
    * One coupon attached, its redemption counted under the coupon's row lock (max_redemptions
    * exact under concurrency). The caller holds the subscription's row (or just made it).
    */
-  private async attachOne(trx: Trx, s: Subscription, ref: DiscountRef, now: Date): Promise<string> {
-    const c = await this.deps.coupons.lock(trx, s, ref.coupon_id !== undefined ? { id: ref.coupon_id } : { code: ref.code! });
-    if (!c) throw couponNotFound(ref.coupon_id ?? ref.code!, ref.coupon_id !== undefined ? 'coupon_id' : 'code');
+  private async attachOne(trx: Trx, s: Subscription, ref: CouponRef, now: Date): Promise<string> {
+    const c = await this.deps.coupons.lock(trx, s, ref);
+    if (!c) throw 'id' in ref ? couponNotFound(ref.id, 'coupon_id') : couponNotFound(ref.code, 'code');
     if (s.status === 'cancelled') throw new ValidationError(`Subscription ${s.id} is cancelled: it takes no discount`, { field: 'coupon_id', subscription_id: s.id });
     if (c.status === 'archived') throw refused(c, 'is archived');
     if (c.redeemBy && c.redeemBy.getTime() < now.getTime()) throw refused(c, `could be redeemed until ${c.redeemBy.toISOString()}`);

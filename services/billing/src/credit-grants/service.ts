@@ -1,15 +1,14 @@
-import type { CreateCreditGrantBody, Scope } from '@billstream/contracts';
+import type { Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { NotFoundError, ValidationError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
-import { exact } from '@billstream/money';
 import type { EventContext } from '@billstream/outbox';
 import { planNotFound } from '../plans/service';
 import type { PlanStore } from '../plans/store';
 import type { SubscriptionStore } from '../subscriptions/store';
 import type { ApplicationStore } from './applications-store';
 import type { CreditGrantBinder } from './binder';
-import type { Application, ApplicationListQuery, CreditGrant, CreditGrantListQuery } from './domain';
+import type { Application, ApplicationListQuery, CreditGrant, CreditGrantListQuery, NewCreditGrant } from './domain';
 import { currentPeriodStart } from './schedule';
 import type { CreditGrantStore } from './store';
 
@@ -37,22 +36,13 @@ export class CreditGrantService {
    * when it runs (that period is credited now), from its activation when a draft, from its
    * resume when paused; a cancelled subscription takes none.
    */
-  async create(ctx: EventContext & { requestId: string }, body: CreateCreditGrantBody): Promise<CreditGrant> {
+  async create(ctx: EventContext & { requestId: string }, input: NewCreditGrant): Promise<CreditGrant> {
     const now = this.deps.clock();
     const grant: CreditGrant = {
       id: newId('creditGrant'),
       tenantId: ctx.tenantId,
       environmentId: ctx.environmentId,
-      planId: body.plan_id ?? null,
-      subscriptionId: body.subscription_id ?? null,
-      name: body.name,
-      credits: exact(body.credits),
-      cadence: body.cadence,
-      period: body.period ?? null,
-      expireInDays: body.expire_in_days ?? null,
-      priority: body.priority ?? null,
-      conversionRate: body.conversion_rate ? exact(body.conversion_rate) : null,
-      metadata: body.metadata ?? {},
+      ...input,
       status: 'active',
       archivedAt: null,
       createdAt: now,

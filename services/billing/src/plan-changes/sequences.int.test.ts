@@ -146,11 +146,19 @@ describe('invoice arithmetic over random sequences of plan changes, coupons, pay
         plain = false;
         const coupon = await h.service.coupons.create(CTX, {
           name: 'c',
+          code: null,
           type: o.percent ? 'PERCENTAGE' : 'FIXED_AMOUNT',
-          ...(o.percent ? { percent_off: o.percent } : { amount_off: o.amountOff, currency: 'usd' }),
+          percentOff: o.percent ? o.percent : null,
+          amountOff: o.percent ? null : (o.amountOff ?? null),
+          currency: o.percent ? null : 'usd',
           duration: 'FOREVER',
-        } as never);
-        await h.service.coupons.attach(CTX, sub.id, { coupon_id: coupon.id });
+          durationInPeriods: null,
+          appliesToPriceIds: null,
+          maxRedemptions: null,
+          redeemBy: null,
+          metadata: {},
+        });
+        await h.service.coupons.attach(CTX, sub.id, { id: coupon.id });
       } else if (o.kind === 'usage') {
         h.meters.known.set('meter_calls', String(o.calls));
       } else {

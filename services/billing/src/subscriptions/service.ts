@@ -1,4 +1,4 @@
-import type { DiscountRef, Scope } from '@billstream/contracts';
+import type { Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { ServiceUnavailableError, ValidationError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
@@ -12,7 +12,7 @@ import type { PriceStore } from '../prices/store';
 import type { CancelAt, Subscription, SubscriptionListQuery } from './domain';
 import { SUBSCRIPTION_EVENTS } from './domain';
 import { announce, subscriptionNotFound } from './events';
-import type { SubscriptionDiscounts } from './discounts';
+import type { CouponRef, SubscriptionDiscounts } from './discounts';
 import type { SubscriptionGrants } from './grants';
 import type { SubscriptionInvoicing } from './invoicing';
 import { activate, cancel, pause, resume, start, stepsUntil, type Change } from './lifecycle';
@@ -39,7 +39,7 @@ export interface NewSubscription {
   draft: boolean;
   metadata: Record<string, string>;
   /** Coupons to attach, in order (docs/api/coupons.md). */
-  discounts?: DiscountRef[];
+  discounts?: CouponRef[];
   /** The minimum each period bills, in minor units (docs/api/billing.md#minimum-commitments). */
   commitmentAmount?: number;
   /** Prices it bills at its own amount or tiers (docs/api/billing.md#price-overrides). */
