@@ -10,7 +10,7 @@
  * The billing service's folders, bottom up (services/billing/README.md, "Layers"). A folder
  * imports only its own files and the folders of the layers below its own: never a folder of
  * its own layer, never one above, never the composition (src/*.ts: service.ts, main.ts,
- * config.ts, index.ts). Tests (`*.test.ts`) are exempt: they may drive a folder through the
+ * config.ts, index.ts, src/composition/). Tests (`*.test.ts`) are exempt: they may drive a folder through the
  * harness of src/testing/, which builds the whole service; src/testing/ is for tests only.
  */
 const BILLING_SRC = '^services/billing/src/';

@@ -1,13 +1,10 @@
 /** One file: billing's composition root: every part of the service constructed and wired in dependency order, in one place to read. */
-import { TOPICS, UsageEventPublisher, type Subscription as BusSubscription } from '@billstream/bus';
-import { MAX_IMPORT_BYTES } from '@billstream/contracts';
-import { InternalClient } from '@billstream/http';
-import { isEmbedded, migrate, pingDb } from '@billstream/db';
+import { TOPICS, type Subscription as BusSubscription } from '@billstream/bus';
+import { migrate, pingDb } from '@billstream/db';
 import { OutboxRelay } from '@billstream/outbox';
-import { createServiceApp, type Service, type ServiceDeps } from '@billstream/runtime';
-import { billingSettingsFrom, type BillingSettings } from './config';
+import { createServiceApp, type ServiceDeps } from '@billstream/runtime';
+import { billingSettingsFrom } from './config';
 import { subscribeCustomerEvents } from './customer-events/consumer';
-import type { CustomerLookup } from './clients/customers/domain';
 import { CustomerDirectory } from './customers/directory';
 import { HttpCustomerLookup } from './clients/customers/http-lookup';
 import { EntitlementStore } from './entitlements/store';
@@ -50,7 +47,6 @@ import { PlanChangeService } from './plan-changes/service';
 import { ChangeStore } from './plan-changes/store';
 import { CouponService } from './coupons/service';
 import { CouponStore } from './coupons/store';
-import type { Meters } from './clients/meters/domain';
 import { HttpMeters } from './clients/meters/http-meters';
 import { migrations, SCHEMA } from './migrations';
 import { mountPlanRoutes } from './plans/routes';
@@ -60,7 +56,8 @@ import { MeterCheck } from './prices/new-price';
 import { mountPriceRoutes } from './prices/routes';
 import { PriceService } from './prices/service';
 import { PriceStore } from './prices/store';
-import { PeriodJob } from './renewals/period-job';
+import { composePeriodJob } from './composition/periods';
+import { composeTasks } from './composition/tasks';
 import { mountRenewalRoutes } from './renewals/routes';
 import { mountSubscriptionRoutes } from './subscriptions/routes';
 import { SubscriptionService } from './subscriptions/service';
@@ -80,68 +77,13 @@ import { UpcomingInvoices } from './invoices/upcoming';
 import { subscribeWalletEvents } from './topups/consumer';
 import { TopupInvoicer } from './topups/invoicer';
 import { TopupSettlement } from './topups/settlement';
-import type { WalletCredits, Wallets } from './clients/wallets/domain';
 import { HttpWallets } from './clients/wallets/http-wallets';
-import { customerSource, eventSource, invoiceSource } from './tasks/exports';
-import { customerImportSink, eventImportSink } from './tasks/imports';
 import { mountTaskRoutes } from './tasks/routes';
-import { TaskRunner } from './tasks/runner';
-import { EMBEDDED_TASK_SIZES, INPUT_CHUNK_BYTES, TaskService } from './tasks/service';
-import { TaskStore } from './tasks/store';
-import { UnbilledCalculator } from './unbilled/calculator';
 import { subscribeUsageRecorded } from './unbilled/consumer';
-import { UnbilledRefresher } from './unbilled/refresher';
-import { UnbilledStore } from './unbilled/store';
+import { composeUnbilled } from './composition/unbilled';
+import type { BillingServiceConfig, BillingServiceHandle, Url } from './composition/handle';
 
-type Url = string | (() => string | undefined);
-
-export interface BillingServiceConfig {
-  internalToken: string;
-  /** Base URL of the customer service (or a getter, when it is known only once it listens). */
-  customerServiceUrl: Url;
-  /** Base URL of the ingestion-aggregator, whose meter API gives usage. */
-  ingestionServiceUrl: Url;
-  /** Base URL of the wallet service (credits on invoices, CREDITS payments, invoiced top-ups). */
-  walletServiceUrl: Url;
-  /** Period job interval and renewal notice; default from `env` (BILLING_INTERVAL_MS, SUBSCRIPTION_RENEWAL_NOTICE_DAYS). */
-  settings?: Partial<BillingSettings>;
-  env?: NodeJS.ProcessEnv;
-  clock?: () => Date;
-  /** Replace the HTTP clients (tests of the service alone). */
-  customerLookup?: CustomerLookup;
-  meters?: Meters;
-  wallets?: Wallets;
-  /** Replaces the wallet's credit by key (credit grants) in tests of the service alone. */
-  walletCredits?: WalletCredits;
-}
-
-export interface BillingServiceHandle extends Service {
-  plans: PlanService;
-  prices: PriceService;
-  subscriptions: SubscriptionService;
-  periods: PeriodJob;
-  invoices: InvoiceFinalizer;
-  payments: PaymentService;
-  billing: PeriodBilling;
-  maker: InvoiceMaker;
-  /** Invoiced top-ups (the wallet-events consumer's work, callable directly by tests). */
-  topups: TopupInvoicer;
-  /** Export and import tasks, and this process's runner of them (ADR 0019). */
-  tasks: TaskService;
-  taskRunner: TaskRunner;
-  /** Unbilled usage for the wallets' real-time balances (ADR 0024). */
-  unbilled: UnbilledRefresher;
-  /** Credit grants (ADR 0039). */
-  creditGrants: CreditGrantService;
-  /** Plan changes (ADR 0043). */
-  planChanges: PlanChangeService;
-  /** Progressive billing (ADR 0046). */
-  thresholds: ThresholdBilling;
-  /** Coupons and discounts (ADR 0040). */
-  coupons: CouponService;
-  /** Credit notes (ADR 0041). */
-  creditNotes: CreditNoteService;
-}
+export type { BillingServiceConfig, BillingServiceHandle } from './composition/handle';
 
 const getter = (url: Url) => (typeof url === 'string' ? () => url : url);
 
@@ -159,14 +101,14 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   const httpMeters = new HttpMeters(getter(config.ingestionServiceUrl), config.internalToken);
   const meters = config.meters ?? httpMeters;
   const meterCheck = new MeterCheck(meters);
-  const directory = new CustomerDirectory(db, customerStore, config.customerLookup ?? httpLookup, clock);
-  const plans = new PlanService(db, planStore, priceStore, meterCheck, clock);
-  const prices = new PriceService(db, planStore, priceStore, meterCheck, clock);
+  const directory = new CustomerDirectory({ db, store: customerStore, lookup: config.customerLookup ?? httpLookup, clock });
+  const plans = new PlanService({ db, plans: planStore, prices: priceStore, meters: meterCheck, clock });
+  const prices = new PriceService({ db, plans: planStore, prices: priceStore, meters: meterCheck, clock });
   const httpWallets = new HttpWallets(getter(config.walletServiceUrl), config.internalToken);
   const wallets = config.wallets ?? httpWallets;
   const invoiceStore = new InvoiceStore();
   const paymentStore = new PaymentStore();
-  const settlement = new TopupSettlement(db, invoiceStore, wallets, logger);
+  const settlement = new TopupSettlement({ db, invoices: invoiceStore, wallets, logger });
   // Coupons (ADR 0040): the maker prices new invoices with the subscriptions' discounts.
   const couponStore = new CouponStore();
   const invoiceDiscounts = new InvoiceDiscounts(couponStore);
@@ -183,32 +125,26 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   // Credit grants (ADR 0039): subscriptions bind them through the SubscriptionGrants port; the wallet credits them by key.
   const grantStore = new CreditGrantStore();
   const applicationStore = new ApplicationStore();
-  const grantApplier = new GrantApplier(db, applicationStore, config.walletCredits ?? httpWallets, logger, clock);
-  const grantBinder = new CreditGrantBinder(db, grantStore, applicationStore, subscriptionStore, grantApplier, logger, clock);
+  const grantApplier = new GrantApplier({ db, applications: applicationStore, wallets: config.walletCredits ?? httpWallets, logger, clock });
+  const grantBinder = new CreditGrantBinder({ db, grants: grantStore, applications: applicationStore, subscriptions: subscriptionStore, applier: grantApplier, logger, clock });
   const billing = new PeriodBilling(db, subscriptionStore, invoiceStore, maker, clock, published, priceStore, grantBinder);
-  const coupons = new CouponService(db, couponStore, priceStore, subscriptionStore, invoiceDiscounts, clock, published);
-  const creditGrants = new CreditGrantService(db, grantStore, applicationStore, planStore, subscriptionStore, grantBinder, clock);
-  const subscriptions = new SubscriptionService(db, subscriptionStore, planStore, priceStore, directory, clock, published, new SubscriptionInvoices(db, maker, billing), grantBinder, coupons);
-  const creditNoteStore = new CreditNoteStore();
-  const creditNoteIssuer = new CreditNoteIssuer(creditNoteStore, invoiceStore, paymentStore, clock, settings.creditNoteNumberPrefix);
-  // Plan changes (ADR 0043): one SUBSCRIPTION_UPDATE invoice per change, under the subscription's lock with the swap.
-  const planChanges = new PlanChangeService({
+  const coupons = new CouponService({ db, coupons: couponStore, prices: priceStore, subscriptions: subscriptionStore, invoiceDiscounts, clock, published });
+  const creditGrants = new CreditGrantService({ db, grants: grantStore, applications: applicationStore, plans: planStore, subscriptions: subscriptionStore, binder: grantBinder, clock });
+  const subscriptions = new SubscriptionService({
     db,
     subscriptions: subscriptionStore,
     plans: planStore,
     prices: priceStore,
-    changes: new ChangeStore(),
-    invoices: invoiceStore,
-    invoicer: new ChangeInvoicer(maker, invoiceStore, new ProrationDue(creditNoteIssuer, paymentStore)),
-    catchUp: (id, requestId) => billing.catchUp(id, requestId),
-    grants: grantBinder,
-    finalizeDrafts: async (subscriptionId, requestId) => {
-      for (const draft of await invoiceStore.draftsOf(db, subscriptionId)) await finalizer.finalize(draft, requestId, 'system');
-    },
+    customers: directory,
     clock,
     published,
+    invoicing: new SubscriptionInvoices(db, maker, billing),
+    grants: grantBinder,
+    discounts: coupons,
   });
-  const usage = new UsageService(db, subscriptionStore, priceStore, customerStore, meters, clock, directory);
+  const creditNoteStore = new CreditNoteStore();
+  const creditNoteIssuer = new CreditNoteIssuer(creditNoteStore, invoiceStore, paymentStore, clock, settings.creditNoteNumberPrefix);
+  const usage = new UsageService({ db, subscriptions: subscriptionStore, prices: priceStore, customers: customerStore, meters, clock, directory });
   const excessCredits = new ExcessCredits(db, config.walletCredits ?? httpWallets, logger, clock);
   // Invoice documents (ADR 0045): the finalizer sets the signed links and snapshots what the PDF shows.
   // Their key: DOCUMENT_LINK_SECRET, or derived from the internal token (ADR 0059), never kept in the database.
@@ -242,6 +178,21 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     thresholdReturns: { afterCommit: (i, requestId) => thresholdReturns.afterCommit(i, requestId) },
     documents,
   });
+  // Plan changes (ADR 0043): one SUBSCRIPTION_UPDATE invoice per change, under the subscription's lock with the swap.
+  const planChanges = new PlanChangeService({
+    db,
+    subscriptions: subscriptionStore,
+    plans: planStore,
+    prices: priceStore,
+    changes: new ChangeStore(),
+    invoices: invoiceStore,
+    invoicer: new ChangeInvoicer(maker, invoiceStore, new ProrationDue(creditNoteIssuer, paymentStore)),
+    billing,
+    finalizer,
+    grants: grantBinder,
+    clock,
+    published,
+  });
   const payments = new PaymentService({ db, invoices: invoiceStore, payments: paymentStore, wallets, logger, clock, published, paid: settlement });
   // Billing settings and dunning (ADR 0044): overdue invoices retried as PENDING PROVIDER payments, once per attempt by key.
   const settingsStore = new SettingsStore();
@@ -255,61 +206,21 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   // Progressive billing (ADR 0046): threshold invoices from the period job and the usage notices, once per crossing.
   const thresholds = new ThresholdBilling(db, subscriptionStore, invoiceStore, maker, meters, clock, published, logger);
   const upcoming = new UpcomingInvoices(db, subscriptionStore, maker, wallets, clock);
-  const periods = new PeriodJob(
-    db,
-    subscriptionStore,
-    {
-      billing,
-      finalizer,
-      invoices: invoiceStore,
-      completePendingPayments: (scope) => payments.completePending('period-job', scope),
-      creditNoteRefunds: (requestId, scope) => creditNotes.retryPending(requestId, scope),
-      excessCredits: async (requestId, scope) => (await excessCredits.retryOwed(requestId, scope)) + (await thresholdReturns.retryOwed(requestId, scope)),
-      dunning: (requestId, scope) => dunning.runOnce(requestId, scope),
-      thresholds: (requestId, scope) => thresholds.runOnce(requestId, scope),
-      settleTopup: (id, requestId) => settlement.settle(id, requestId),
-      creditGrants: async (requestId, leaseMs, scope) => (await grantBinder.runOnce(requestId, leaseMs, scope)).applied,
-      creditGrantsOf: async (subscriptionIds, requestId, leaseMs) => (await grantBinder.runFor(subscriptionIds, requestId, leaseMs)).applied,
-    },
-    logger,
-    clock,
-    published,
-    settings,
+  const periods = composePeriodJob(
+    { db, logger, clock, published, settings },
+    { subscriptions: subscriptionStore, invoices: invoiceStore, billing, finalizer, grants: grantBinder, topups: settlement, payments, creditNotes, excessCredits, thresholdReturns, dunning, thresholds },
   );
-  // Tasks (ADR 0019): files in billing's schema; exports read the owners' data, imports write through them.
-  // On the embedded database every statement holds the one session: smaller steps (ADR 0036).
-  const embedded = isEmbedded(db);
-  const batchRows = embedded ? Math.min(settings.tasksBatchRows, EMBEDDED_TASK_SIZES.batchRows) : settings.tasksBatchRows;
-  const taskStore = new TaskStore();
-  const tasksIngestion = new InternalClient({ service: 'ingestion-aggregator', baseUrl: getter(config.ingestionServiceUrl), internalToken: config.internalToken, actor: 'billing-tasks', timeoutMs: 60_000 });
-  const tasksCustomers = new InternalClient({ service: 'customer', baseUrl: getter(config.customerServiceUrl), internalToken: config.internalToken, actor: 'billing-tasks', timeoutMs: 30_000 });
-  const taskPublisher = new UsageEventPublisher(bus, logger, { queueTimeoutMs: 30_000 });
-  const taskRunner = new TaskRunner({
-    db,
-    store: taskStore,
-    exports: { EVENTS: eventSource(tasksIngestion, batchRows), CUSTOMERS: customerSource(tasksCustomers), INVOICES: invoiceSource(db, invoiceStore, Math.min(2000, batchRows)) },
-    imports: { EVENTS: eventImportSink(taskPublisher, batchRows), CUSTOMERS: customerImportSink(tasksCustomers, Math.min(500, batchRows), 8) },
-    logger,
-    clock,
-    settings: { pollMs: settings.tasksPollMs, leaseMs: settings.tasksLeaseMs, maxAttempts: 5 },
-  });
+  const { tasks, taskRunner, close: closeTaskClients } = composeTasks(
+    { db, bus, logger, clock, settings },
+    { internalToken: config.internalToken, ingestionUrl: getter(config.ingestionServiceUrl), customerUrl: getter(config.customerServiceUrl), invoices: invoiceStore },
+  );
   const featureStore = new FeatureStore();
   const entitlementStore = new EntitlementStore();
   const features = new FeatureService(db, featureStore, meterCheck, clock, published);
   const entitlements = new EntitlementService(db, planStore, featureStore, entitlementStore, clock, published);
-  const tasks = new TaskService(db, taskStore, clock, () => taskRunner.poke(), MAX_IMPORT_BYTES, embedded ? EMBEDDED_TASK_SIZES.inputPieceBytes : INPUT_CHUNK_BYTES);
   // Real-time balance (ADR 0024): usage-recorded notifications and a sweep recompute customers' unbilled usage for the wallets.
-  const unbilledStore = new UnbilledStore();
-  const unbilled = new UnbilledRefresher(
-    db,
-    unbilledStore,
-    new UnbilledCalculator(db, subscriptionStore, customerStore, maker, unbilledStore, meters, clock),
-    (scope, body, requestId) => wallets.reportUnbilled(scope, body, requestId),
-    logger,
-    clock,
-    { debounceMs: settings.unbilledDebounceMs, sweepMs: settings.unbilledSweepMs },
-    (scope, customerIds, requestId) => thresholds.checkCustomers(scope, customerIds, requestId),
-  );
+  const unbilled = composeUnbilled({ db, logger, clock, settings }, { subscriptions: subscriptionStore, customers: customerStore, maker, meters, wallets, thresholds });
+  const customerEventsDeps = (on: ServiceDeps['bus']) => ({ db, bus: on, logger, customers: customerStore, subscriptions: subscriptionStore, clock, maker, published });
   let consumer: BusSubscription | undefined;
   let walletConsumer: BusSubscription | undefined;
   let usageConsumer: BusSubscription | undefined;
@@ -353,20 +264,19 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     periods,
     invoices: finalizer,
     payments,
-    billing,
-    maker,
+    invoiceEndedPeriods: (id, requestId) => billing.catchUp(id, requestId),
+    thresholds,
+    consumeCustomerEvents: (on) => subscribeCustomerEvents(customerEventsDeps(on)),
     topups,
     tasks,
-    taskRunner,
     unbilled,
     creditGrants,
     planChanges,
-    thresholds,
     coupons,
     creditNotes,
     async start() {
       await migrate(db, SCHEMA, migrations);
-      consumer = await subscribeCustomerEvents({ db, bus, logger, customers: customerStore, subscriptions: subscriptionStore, clock, maker, published });
+      consumer = await subscribeCustomerEvents(customerEventsDeps(bus));
       walletConsumer = await subscribeWalletEvents({ bus, logger, topups });
       relay.start();
       periods.start();
@@ -386,8 +296,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       await httpLookup.close();
       await httpMeters.close();
       await httpWallets.close();
-      await tasksIngestion.close();
-      await tasksCustomers.close();
+      await closeTaskClients();
     },
   };
 }

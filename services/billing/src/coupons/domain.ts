@@ -32,6 +32,12 @@ export interface Coupon {
   updatedAt: Date;
 }
 
+/** A coupon as the service takes it to make one (the route maps the wire body to it, ADR 0063). */
+export type NewCoupon = Pick<
+  Coupon,
+  'name' | 'code' | 'type' | 'percentOff' | 'amountOff' | 'currency' | 'duration' | 'durationInPeriods' | 'appliesToPriceIds' | 'maxRedemptions' | 'redeemBy' | 'metadata'
+>;
+
 export interface CouponListQuery {
   status?: CouponStatus;
   code?: string;

@@ -1,16 +1,34 @@
 import type { Express } from 'express';
-import { couponApi, pageOf } from '@billstream/contracts';
+import { couponApi, pageOf, type CreateCouponBody } from '@billstream/contracts';
 import { etagOf, HttpResult, mountRoute } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
-import type { Coupon } from './domain';
+import { couponRefOf } from '../subscriptions/discounts';
+import type { Coupon, NewCoupon } from './domain';
 import type { CouponService } from './service';
 import { toCouponView, toDiscountView } from './view';
 
 /** The coupon's view with its ETag (`"<version>"`), for If-Match on a later PUT. */
 const withEtag = (c: Coupon) => new HttpResult(toCouponView(c), undefined, { ETag: etagOf(c.version) });
 
+function newCouponOf(b: CreateCouponBody): NewCoupon {
+  return {
+    name: b.name,
+    code: b.code ?? null,
+    type: b.type,
+    percentOff: b.percent_off ?? null,
+    amountOff: b.amount_off ?? null,
+    currency: b.currency ?? null,
+    duration: b.duration,
+    durationInPeriods: b.duration_in_periods ?? null,
+    appliesToPriceIds: b.applies_to_price_ids ?? null,
+    maxRedemptions: b.max_redemptions ?? null,
+    redeemBy: b.redeem_by ? new Date(b.redeem_by) : null,
+    metadata: b.metadata ?? {},
+  };
+}
+
 export function mountCouponRoutes(app: Express, coupons: CouponService, logger: Logger): void {
-  mountRoute(app, couponApi.createCoupon, async ({ body, ctx }) => withEtag(await coupons.create(ctx, body)), logger);
+  mountRoute(app, couponApi.createCoupon, async ({ body, ctx }) => withEtag(await coupons.create(ctx, newCouponOf(body))), logger);
   mountRoute(
     app,
     couponApi.listCoupons,
@@ -28,7 +46,7 @@ export function mountCouponRoutes(app: Express, coupons: CouponService, logger: 
     logger,
   );
   mountRoute(app, couponApi.archiveCoupon, async ({ params, ctx }) => coupons.archive(ctx, params.id), logger);
-  mountRoute(app, couponApi.attachDiscount, async ({ params, body, ctx }) => toDiscountView(await coupons.attach(ctx, params.id, body)), logger);
+  mountRoute(app, couponApi.attachDiscount, async ({ params, body, ctx }) => toDiscountView(await coupons.attach(ctx, params.id, couponRefOf(body))), logger);
   mountRoute(app, couponApi.listDiscounts, async ({ params, query, ctx }) => pageOf((await coupons.discountsOf(ctx, params.id)).map(toDiscountView), query), logger);
   mountRoute(app, couponApi.removeDiscount, async ({ params, ctx }) => coupons.remove(ctx, params.id, params.discount_id), logger);
 }

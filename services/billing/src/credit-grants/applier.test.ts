@@ -65,7 +65,7 @@ class FakeApplications {
 }
 
 function applierWith(wallet: FakeWallet, store: FakeApplications): GrantApplier {
-  return new GrantApplier({} as Db, store as unknown as ApplicationStore, wallet, createLogger({ service: 'test', level: 'silent' }), () => NOW);
+  return new GrantApplier({ db: {} as Db, applications: store as unknown as ApplicationStore, wallets: wallet, logger: createLogger({ service: 'test', level: 'silent' }), clock: () => NOW });
 }
 
 describe('GrantApplier: pending applications credited in chunks', () => {

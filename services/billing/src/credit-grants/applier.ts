@@ -9,6 +9,14 @@ import { SKIP_REASONS, type Application } from './domain';
 
 export type ApplyOutcome = 'applied' | 'skipped' | 'pending';
 
+export interface GrantApplierDeps {
+  db: Db;
+  applications: ApplicationStore;
+  wallets: WalletCredits;
+  logger: Logger;
+  clock: () => Date;
+}
+
 /**
  * Credits pending applications through the wallet service (ADR 0039, 0048): the wallet credits
  * the payer's PRE_PAID wallet once per idempotency key (`cgrant:{grant}:{subscription}:{period_start}`),
@@ -20,13 +28,7 @@ export type ApplyOutcome = 'applied' | 'skipped' | 'pending';
  * wallet leaves its row pending.
  */
 export class GrantApplier {
-  constructor(
-    private readonly db: Db,
-    private readonly applications: ApplicationStore,
-    private readonly wallets: WalletCredits,
-    private readonly logger: Logger,
-    private readonly clock: () => Date,
-  ) {}
+  constructor(private readonly deps: GrantApplierDeps) {}
 
   /** Applies the pending ones, a chunk at a time; answers each one's outcome in order. A failed chunk is logged and stays pending. */
   async applyAll(applications: Application[], requestId: string): Promise<ApplyOutcome[]> {
@@ -44,7 +46,7 @@ export class GrantApplier {
           const outcomes = await this.applyChunk(chunk.map((i) => applications[i]), requestId);
           for (const [n, i] of chunk.entries()) out[i] = outcomes[n];
         } catch (err) {
-          this.logger.warn('credit grant: the wallet did not take the credits now; the period job retries them', { err, application_ids: chunk.map((i) => applications[i].id) });
+          this.deps.logger.warn('credit grant: the wallet did not take the credits now; the period job retries them', { err, application_ids: chunk.map((i) => applications[i].id) });
         }
       }
     }
@@ -54,7 +56,7 @@ export class GrantApplier {
   /** One wallet call for pending applications of one tenant and environment, then one statement marks them. */
   private async applyChunk(chunk: Application[], requestId: string): Promise<ApplyOutcome[]> {
     const scope: Scope = { tenantId: chunk[0].tenantId, environmentId: chunk[0].environmentId };
-    const outcomes = await this.wallets.creditMany(scope, chunk.map(creditRequest), requestId);
+    const outcomes = await this.deps.wallets.creditMany(scope, chunk.map(creditRequest), requestId);
     // Crash point of the exactly-once proof (ADR 0017): the wallet credited, billing has not recorded it.
     failpoint('grants.after-credit');
     const marks: ApplicationMark[] = [];
@@ -68,10 +70,10 @@ export class GrantApplier {
         marks.push({ id, status: 'skipped', reason: SKIP_REASONS[outcome.reason === 'expired' ? 'expired' : 'customerDeleted'] });
         return 'skipped';
       }
-      this.logger.warn('credit grant: the wallet refused the credit for now; the period job retries it', { application_id: id, reason: outcome.message });
+      this.deps.logger.warn('credit grant: the wallet refused the credit for now; the period job retries it', { application_id: id, reason: outcome.message });
       return 'pending';
     });
-    await this.applications.markMany(this.db, marks, this.clock());
+    await this.deps.applications.markMany(this.deps.db, marks, this.deps.clock());
     return answers;
   }
 }

@@ -24,6 +24,16 @@ export interface GrantRunResult {
   skipped: number;
 }
 
+export interface CreditGrantBinderDeps {
+  db: Db;
+  grants: CreditGrantStore;
+  applications: ApplicationStore;
+  subscriptions: SubscriptionStore;
+  applier: GrantApplier;
+  logger: Logger;
+  clock: () => Date;
+}
+
 /**
  * Which grants a subscription takes and which of their periods are due (ADR 0039). Every write
  * runs under the subscription's row lock, then the bindings' (the order the subscription
@@ -33,19 +43,11 @@ export interface GrantRunResult {
  * by `GrantApplier` after the commit.
  */
 export class CreditGrantBinder implements SubscriptionGrants {
-  constructor(
-    private readonly db: Db,
-    private readonly grants: CreditGrantStore,
-    private readonly applications: ApplicationStore,
-    private readonly subscriptions: SubscriptionStore,
-    private readonly applier: GrantApplier,
-    private readonly logger: Logger,
-    private readonly clock: () => Date,
-  ) {}
+  constructor(private readonly deps: CreditGrantBinderDeps) {}
 
   async created(trx: Trx, subscription: Subscription, now: Date): Promise<void> {
-    const ofPlan = await this.grants.activeOfPlanForShare(trx, subscription, subscription.planId);
-    await this.grants.insertBindings(trx, subscription, subscription.id, ofPlan.map((g) => ({ grantId: g.id, startsFrom: null })), now);
+    const ofPlan = await this.deps.grants.activeOfPlanForShare(trx, subscription, subscription.planId);
+    await this.deps.grants.insertBindings(trx, subscription, subscription.id, ofPlan.map((g) => ({ grantId: g.id, startsFrom: null })), now);
     await this.record(trx, [subscription], now);
   }
 
@@ -56,18 +58,18 @@ export class CreditGrantBinder implements SubscriptionGrants {
   async planChanged(trx: Trx, before: Subscription, after: Subscription, at: Date, prorate: boolean): Promise<void> {
     await this.record(trx, [before], at);
     if (before.planId === after.planId) return;
-    await this.grants.unbindPlan(trx, before.id, before.planId);
-    const ofPlan = await this.grants.activeOfPlanForShare(trx, after, after.planId);
-    await this.grants.insertBindings(trx, after, after.id, ofPlan.map((g) => ({ grantId: g.id, startsFrom: at })), at);
-    const now = this.clock();
+    await this.deps.grants.unbindPlan(trx, before.id, before.planId);
+    const ofPlan = await this.deps.grants.activeOfPlanForShare(trx, after, after.planId);
+    await this.deps.grants.insertBindings(trx, after, after.id, ofPlan.map((g) => ({ grantId: g.id, startsFrom: at })), at);
+    const now = this.deps.clock();
     const made: Application[] = [];
     for (const grant of ofPlan) {
       const period = grantPeriodAt(after, grant, at);
       if (!period) continue;
       if (grant.cadence === 'ONETIME') {
         made.push(this.application(grant, after, period, now));
-        const [binding] = (await this.grants.bindingsForUpdate(trx, after.id)).filter((b) => b.grantId === grant.id);
-        if (binding) await this.grants.saveCursor(trx, { ...binding, appliedThrough: period.start, nextDue: null });
+        const [binding] = (await this.deps.grants.bindingsForUpdate(trx, after.id)).filter((b) => b.grantId === grant.id);
+        if (binding) await this.deps.grants.saveCursor(trx, { ...binding, appliedThrough: period.start, nextDue: null });
       } else if (prorate && period.start.getTime() < at.getTime()) {
         // The part of the grant's current period left after the change, 12 decimals, half up (docs/api/credit-grants.md).
         const factor = exact(period.end.getTime() - at.getTime()).div(period.end.getTime() - period.start.getTime()).toDecimalPlaces(12, Exact.ROUND_HALF_UP);
@@ -75,18 +77,18 @@ export class CreditGrantBinder implements SubscriptionGrants {
         if (credits.gt(0)) made.push({ ...this.application(grant, after, period, now), credits, description: `Credit grant ${grant.name} (${grant.id}) for subscription ${after.id}, prorated x ${factor.toFixed(12)} from ${at.toISOString()}` });
       }
     }
-    await this.applications.insertMany(trx, made);
+    await this.deps.applications.insertMany(trx, made);
     await this.record(trx, [after], at);
   }
 
   async settle(scope: Scope, subscriptionId: string, requestId: string): Promise<void> {
-    const pending = await this.applications.pendingOfSubscription(this.db, scope, subscriptionId);
-    await this.applier.applyAll(pending, requestId);
+    const pending = await this.deps.applications.pendingOfSubscription(this.deps.db, scope, subscriptionId);
+    await this.deps.applier.applyAll(pending, requestId);
   }
 
   /** Binds a grant made for one subscription (the caller holds the subscription's lock) from `startsFrom`, and records what is due. */
   async bindOne(trx: Trx, subscription: Subscription, grantId: string, startsFrom: Date | null, now: Date): Promise<void> {
-    await this.grants.insertBindings(trx, subscription, subscription.id, [{ grantId, startsFrom }], now);
+    await this.deps.grants.insertBindings(trx, subscription, subscription.id, [{ grantId, startsFrom }], now);
     await this.record(trx, [subscription], now);
   }
 
@@ -97,12 +99,12 @@ export class CreditGrantBinder implements SubscriptionGrants {
    */
   async record(trx: Trx, states: Subscription[], now: Date): Promise<number> {
     const last = states.at(-1)!;
-    const bindings = await this.grants.bindingsForUpdate(trx, last.id);
+    const bindings = await this.deps.grants.bindingsForUpdate(trx, last.id);
     if (bindings.length === 0) return 0;
-    const grants = await this.grants.getByIds(trx, bindings.map((b) => b.grantId));
+    const grants = await this.deps.grants.getByIds(trx, bindings.map((b) => b.grantId));
     const { made, cursors } = this.due(states, bindings, grants, now);
-    for (const cursor of cursors) await this.grants.saveCursor(trx, cursor);
-    await this.applications.insertMany(trx, made);
+    for (const cursor of cursors) await this.deps.grants.saveCursor(trx, cursor);
+    await this.deps.applications.insertMany(trx, made);
     return made.length;
   }
 
@@ -113,12 +115,12 @@ export class CreditGrantBinder implements SubscriptionGrants {
    * applications were recorded.
    */
   async recordMany(subscriptionIds: string[]): Promise<number> {
-    return this.db.transaction(async (trx) => {
-      const locked = await this.subscriptions.lockMany(trx, subscriptionIds);
-      const bindings = await this.grants.bindingsOfForUpdate(trx, locked.map((s) => s.id));
+    return this.deps.db.transaction(async (trx) => {
+      const locked = await this.deps.subscriptions.lockMany(trx, subscriptionIds);
+      const bindings = await this.deps.grants.bindingsOfForUpdate(trx, locked.map((s) => s.id));
       if (bindings.length === 0) return 0;
-      const grants = await this.grants.getByIds(trx, [...new Set(bindings.map((b) => b.grantId))]);
-      const at = this.clock();
+      const grants = await this.deps.grants.getByIds(trx, [...new Set(bindings.map((b) => b.grantId))]);
+      const at = this.deps.clock();
       const made: Application[] = [];
       const cursors: Binding[] = [];
       for (const s of locked) {
@@ -126,8 +128,8 @@ export class CreditGrantBinder implements SubscriptionGrants {
         made.push(...due.made);
         cursors.push(...due.cursors);
       }
-      await this.grants.saveCursors(trx, cursors);
-      await this.applications.insertMany(trx, made);
+      await this.deps.grants.saveCursors(trx, cursors);
+      await this.deps.applications.insertMany(trx, made);
       return made.length;
     });
   }
@@ -201,11 +203,11 @@ export class CreditGrantBinder implements SubscriptionGrants {
    */
   async runOnce(requestId: string, leaseMs: number, scope?: Scope): Promise<GrantRunResult> {
     const result: GrantRunResult = { recorded: 0, applied: 0, skipped: 0 };
-    for (let ids = await this.grants.claimDue(this.db, this.clock(), leaseMs, CLAIM_BATCH, scope); ids.length > 0; ids = await this.grants.claimDue(this.db, this.clock(), leaseMs, CLAIM_BATCH, scope)) {
+    for (let ids = await this.deps.grants.claimDue(this.deps.db, this.deps.clock(), leaseMs, CLAIM_BATCH, scope); ids.length > 0; ids = await this.deps.grants.claimDue(this.deps.db, this.deps.clock(), leaseMs, CLAIM_BATCH, scope)) {
       result.recorded += await this.recordChunks(ids);
     }
-    for (let ids = await this.applications.claimPending(this.db, this.clock(), leaseMs, CLAIM_BATCH, scope); ids.length > 0; ids = await this.applications.claimPending(this.db, this.clock(), leaseMs, CLAIM_BATCH, scope)) {
-      count(result, await this.applier.applyAll(await this.applications.getByIds(this.db, ids), requestId));
+    for (let ids = await this.deps.applications.claimPending(this.deps.db, this.deps.clock(), leaseMs, CLAIM_BATCH, scope); ids.length > 0; ids = await this.deps.applications.claimPending(this.deps.db, this.deps.clock(), leaseMs, CLAIM_BATCH, scope)) {
+      count(result, await this.deps.applier.applyAll(await this.deps.applications.getByIds(this.deps.db, ids), requestId));
     }
     return result;
   }
@@ -217,10 +219,10 @@ export class CreditGrantBinder implements SubscriptionGrants {
    */
   async runFor(subscriptionIds: string[], requestId: string, leaseMs: number): Promise<GrantRunResult> {
     const result: GrantRunResult = { recorded: 0, applied: 0, skipped: 0 };
-    const claimed = await this.grants.claimDueOf(this.db, subscriptionIds, this.clock(), leaseMs);
+    const claimed = await this.deps.grants.claimDueOf(this.deps.db, subscriptionIds, this.deps.clock(), leaseMs);
     result.recorded = await this.recordChunks(claimed);
-    const pending = await this.applications.claimPendingOf(this.db, subscriptionIds, this.clock(), leaseMs);
-    count(result, await this.applier.applyAll(pending, requestId));
+    const pending = await this.deps.applications.claimPendingOf(this.deps.db, subscriptionIds, this.deps.clock(), leaseMs);
+    count(result, await this.deps.applier.applyAll(pending, requestId));
     return result;
   }
 
@@ -232,7 +234,7 @@ export class CreditGrantBinder implements SubscriptionGrants {
       try {
         recorded += await this.recordMany(chunk);
       } catch (err) {
-        this.logger.warn('credit grants: recording due periods failed; retried when the claim expires', { err, subscription_ids: chunk });
+        this.deps.logger.warn('credit grants: recording due periods failed; retried when the claim expires', { err, subscription_ids: chunk });
       }
     }
     return recorded;

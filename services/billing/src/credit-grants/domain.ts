@@ -23,6 +23,9 @@ export interface CreditGrant {
   updatedAt: Date;
 }
 
+/** A grant as the service takes it to make one (the route maps the wire body to it, ADR 0063): on a plan or on a subscription. */
+export type NewCreditGrant = Pick<CreditGrant, 'planId' | 'subscriptionId' | 'name' | 'credits' | 'cadence' | 'period' | 'expireInDays' | 'priority' | 'conversionRate' | 'metadata'>;
+
 /** A grant a subscription takes, with the period job's cursor. */
 export interface Binding {
   subscriptionId: string;

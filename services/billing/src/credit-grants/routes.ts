@@ -1,12 +1,29 @@
 import type { Express } from 'express';
-import { creditGrantApi } from '@billstream/contracts';
+import { creditGrantApi, type CreateCreditGrantBody } from '@billstream/contracts';
 import { mountRoute } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
+import { exact } from '@billstream/money';
+import type { NewCreditGrant } from './domain';
 import type { CreditGrantService } from './service';
 import { toApplicationView, toCreditGrantView } from './view';
 
+function newCreditGrantOf(b: CreateCreditGrantBody): NewCreditGrant {
+  return {
+    planId: b.plan_id ?? null,
+    subscriptionId: b.subscription_id ?? null,
+    name: b.name,
+    credits: exact(b.credits),
+    cadence: b.cadence,
+    period: b.period ?? null,
+    expireInDays: b.expire_in_days ?? null,
+    priority: b.priority ?? null,
+    conversionRate: b.conversion_rate ? exact(b.conversion_rate) : null,
+    metadata: b.metadata ?? {},
+  };
+}
+
 export function mountCreditGrantRoutes(app: Express, grants: CreditGrantService, logger: Logger): void {
-  mountRoute(app, creditGrantApi.createCreditGrant, async ({ body, ctx }) => toCreditGrantView(await grants.create(ctx, body)), logger);
+  mountRoute(app, creditGrantApi.createCreditGrant, async ({ body, ctx }) => toCreditGrantView(await grants.create(ctx, newCreditGrantOf(body))), logger);
   mountRoute(
     app,
     creditGrantApi.listCreditGrants,

@@ -1,15 +1,14 @@
-import type { CreateCreditGrantBody, Scope } from '@billstream/contracts';
+import type { Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { NotFoundError, ValidationError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
-import { exact } from '@billstream/money';
 import type { EventContext } from '@billstream/outbox';
 import { planNotFound } from '../plans/service';
 import type { PlanStore } from '../plans/store';
 import type { SubscriptionStore } from '../subscriptions/store';
 import type { ApplicationStore } from './applications-store';
 import type { CreditGrantBinder } from './binder';
-import type { Application, ApplicationListQuery, CreditGrant, CreditGrantListQuery } from './domain';
+import type { Application, ApplicationListQuery, CreditGrant, CreditGrantListQuery, NewCreditGrant } from './domain';
 import { currentPeriodStart } from './schedule';
 import type { CreditGrantStore } from './store';
 
@@ -17,17 +16,19 @@ export function creditGrantNotFound(id: string): NotFoundError {
   return new NotFoundError(`Credit grant ${id} not found`, { field: 'id', credit_grant_id: id });
 }
 
+export interface CreditGrantServiceDeps {
+  db: Db;
+  grants: CreditGrantStore;
+  applications: ApplicationStore;
+  plans: PlanStore;
+  subscriptions: SubscriptionStore;
+  binder: CreditGrantBinder;
+  clock: () => Date;
+}
+
 /** The credit grant API (docs/api/credit-grants.md): create on a plan or a subscription, list, get, archive, applications. */
 export class CreditGrantService {
-  constructor(
-    private readonly db: Db,
-    private readonly grants: CreditGrantStore,
-    private readonly applications: ApplicationStore,
-    private readonly plans: PlanStore,
-    private readonly subscriptions: SubscriptionStore,
-    private readonly binder: CreditGrantBinder,
-    private readonly clock: () => Date,
-  ) {}
+  constructor(private readonly deps: CreditGrantServiceDeps) {}
 
   /**
    * A plan's grant binds the plan's subscriptions created from now on (as its prices do). A
@@ -35,69 +36,60 @@ export class CreditGrantService {
    * when it runs (that period is credited now), from its activation when a draft, from its
    * resume when paused; a cancelled subscription takes none.
    */
-  async create(ctx: EventContext & { requestId: string }, body: CreateCreditGrantBody): Promise<CreditGrant> {
-    const now = this.clock();
+  async create(ctx: EventContext & { requestId: string }, input: NewCreditGrant): Promise<CreditGrant> {
+    const now = this.deps.clock();
     const grant: CreditGrant = {
       id: newId('creditGrant'),
       tenantId: ctx.tenantId,
       environmentId: ctx.environmentId,
-      planId: body.plan_id ?? null,
-      subscriptionId: body.subscription_id ?? null,
-      name: body.name,
-      credits: exact(body.credits),
-      cadence: body.cadence,
-      period: body.period ?? null,
-      expireInDays: body.expire_in_days ?? null,
-      priority: body.priority ?? null,
-      conversionRate: body.conversion_rate ? exact(body.conversion_rate) : null,
-      metadata: body.metadata ?? {},
+      ...input,
       status: 'active',
       archivedAt: null,
       createdAt: now,
       updatedAt: now,
     };
-    await this.db.transaction(async (trx) => {
+    await this.deps.db.transaction(async (trx) => {
       if (grant.planId) {
-        const plan = await this.plans.getForShare(trx, ctx, grant.planId);
+        const plan = await this.deps.plans.getForShare(trx, ctx, grant.planId);
         if (!plan) throw planNotFound(grant.planId, 'plan_id');
         if (plan.status === 'archived') throw new ValidationError(`Plan ${plan.id} is archived: it takes no new subscriptions to grant to`, { field: 'plan_id', plan_id: plan.id });
-        await this.grants.insert(trx, grant);
+        await this.deps.grants.insert(trx, grant);
         return;
       }
       const id = grant.subscriptionId!;
-      const s = await this.subscriptions.getForUpdate(trx, ctx, id);
+      const s = await this.deps.subscriptions.getForUpdate(trx, ctx, id);
       if (!s) throw new NotFoundError(`Subscription ${id} not found`, { field: 'subscription_id', subscription_id: id });
       if (s.status === 'cancelled') throw new ValidationError(`Subscription ${id} is cancelled: it takes no grant`, { field: 'subscription_id', subscription_id: id, status: s.status });
-      await this.grants.insert(trx, grant);
+      await this.deps.grants.insert(trx, grant);
       const live = s.status === 'active' || s.status === 'trialing';
       const startsFrom = s.status === 'draft' ? null : live ? (currentPeriodStart(s, grant, now) ?? now) : now;
-      await this.binder.bindOne(trx, s, grant.id, startsFrom, now);
+      await this.deps.binder.bindOne(trx, s, grant.id, startsFrom, now);
     });
-    if (grant.subscriptionId) await this.binder.settle(ctx, grant.subscriptionId, ctx.requestId);
+    if (grant.subscriptionId) await this.deps.binder.settle(ctx, grant.subscriptionId, ctx.requestId);
     return grant;
   }
 
   async get(scope: Scope, id: string): Promise<CreditGrant> {
-    const grant = await this.grants.get(this.db, scope, id);
+    const grant = await this.deps.grants.get(this.deps.db, scope, id);
     if (!grant) throw creditGrantNotFound(id);
     return grant;
   }
 
   list(scope: Scope, q: CreditGrantListQuery): Promise<{ items: CreditGrant[]; total: number }> {
-    return this.grants.list(this.db, scope, q);
+    return this.deps.grants.list(this.deps.db, scope, q);
   }
 
   /** Archives the grant: periods starting from now on are not granted; credits given stay, and periods already due are still credited. */
   async archive(scope: Scope, id: string): Promise<void> {
-    await this.db.transaction(async (trx) => {
-      const grant = await this.grants.getForUpdate(trx, scope, id);
+    await this.deps.db.transaction(async (trx) => {
+      const grant = await this.deps.grants.getForUpdate(trx, scope, id);
       if (!grant) throw creditGrantNotFound(id);
-      if (grant.status === 'active') await this.grants.archive(trx, id, this.clock());
+      if (grant.status === 'active') await this.deps.grants.archive(trx, id, this.deps.clock());
     });
   }
 
   async applicationsOf(scope: Scope, id: string, q: ApplicationListQuery): Promise<{ items: Application[]; total: number }> {
     await this.get(scope, id);
-    return this.applications.listOfGrant(this.db, scope, id, q);
+    return this.deps.applications.listOfGrant(this.deps.db, scope, id, q);
   }
 }

@@ -1,10 +1,7 @@
 import { InProcessBus, TOPICS, type Subscription as BusSubscription } from '@billstream/bus';
 import type { WebhookEventName } from '@billstream/contracts';
 import { newDomainEvent } from '@billstream/outbox';
-import { testLogger } from '@billstream/testing';
 import { CTX, ENVIRONMENT, TENANT, monthlyFixed, startBillingHarness, type BillingHarness } from '../testing/harness';
-import { subscribeCustomerEvents } from './consumer';
-import { SubscriptionStore } from '../subscriptions/store';
 import { CustomerStore } from '../customers/store';
 
 function customerEvent(type: WebhookEventName, id: string, externalId: string, parent: string | null = null) {
@@ -24,16 +21,7 @@ describe('customer projection from customer-events (real Postgres)', () => {
     h = await startBillingHarness('2026-03-01T00:00:00Z');
     bus = new InProcessBus();
     await bus.start();
-    consumer = await subscribeCustomerEvents({
-      db: h.db,
-      bus,
-      logger: testLogger('billing'),
-      customers: new CustomerStore(),
-      subscriptions: new SubscriptionStore(),
-      clock: h.clock.now,
-      maker: h.service.maker,
-      published: () => undefined,
-    });
+    consumer = await h.service.consumeCustomerEvents(bus);
     planId = (await h.service.plans.create(CTX, { name: 'P', lookupKey: null, description: null, metadata: {}, prices: [monthlyFixed] }, 'r')).id;
   });
   afterAll(async () => {

@@ -16,28 +16,30 @@ function notFound(ref: CustomerRef): NotFoundError {
 const live = (c: KnownCustomer | undefined, scope: Scope) =>
   !!c && !c.deleted && c.tenantId === scope.tenantId && c.environmentId === scope.environmentId;
 
+export interface CustomerDirectoryDeps {
+  db: Db;
+  store: CustomerStore;
+  lookup: CustomerLookup;
+  clock: () => Date;
+}
+
 /**
  * A customer by id or external id: the local projection first, and for one not seen yet
  * (created a moment ago, its event still on the way) the customer service itself.
  */
 export class CustomerDirectory {
-  constructor(
-    private readonly db: Db,
-    private readonly store: CustomerStore,
-    private readonly lookup: CustomerLookup,
-    private readonly clock: () => Date,
-  ) {}
+  constructor(private readonly deps: CustomerDirectoryDeps) {}
 
   async resolve(scope: Scope, ref: CustomerRef, requestId: string): Promise<KnownCustomer> {
-    const known = 'id' in ref ? await this.store.getById(this.db, ref.id) : await this.store.getByExternalId(this.db, scope, ref.externalId);
+    const known = 'id' in ref ? await this.deps.store.getById(this.deps.db, ref.id) : await this.deps.store.getByExternalId(this.deps.db, scope, ref.externalId);
     if (known) {
       if (!live(known, scope)) throw notFound(ref);
       return known;
     }
-    const found = await this.lookup.find(scope, ref, requestId);
+    const found = await this.deps.lookup.find(scope, ref, requestId);
     if (!found) throw notFound(ref);
-    await this.store.remember(this.db, scope, found.id, found.externalId, this.clock(), undefined, found.parentCustomerId);
-    const remembered = await this.store.getById(this.db, found.id);
+    await this.deps.store.remember(this.deps.db, scope, found.id, found.externalId, this.deps.clock(), undefined, found.parentCustomerId);
+    const remembered = await this.deps.store.getById(this.deps.db, found.id);
     if (!live(remembered, scope)) throw notFound(ref);
     return remembered!;
   }
@@ -51,9 +53,9 @@ export class CustomerDirectory {
   async isAncestor(scope: Scope, customerId: string, ancestorId: string, requestId: string): Promise<boolean> {
     let at = customerId;
     for (let hop = 0; hop < 64; hop++) {
-      const found = await this.lookup.find(scope, { id: at }, requestId);
+      const found = await this.deps.lookup.find(scope, { id: at }, requestId);
       if (!found) return false;
-      await this.store.remember(this.db, scope, found.id, found.externalId, this.clock(), undefined, found.parentCustomerId);
+      await this.deps.store.remember(this.deps.db, scope, found.id, found.externalId, this.deps.clock(), undefined, found.parentCustomerId);
       if (!found.parentCustomerId) return false;
       if (found.parentCustomerId === ancestorId) return true;
       at = found.parentCustomerId;
@@ -63,6 +65,6 @@ export class CustomerDirectory {
 
   /** The projection's record of a customer the service already knows (a subscription's). */
   async known(id: string): Promise<KnownCustomer | undefined> {
-    return this.store.getById(this.db, id);
+    return this.deps.store.getById(this.deps.db, id);
   }
 }

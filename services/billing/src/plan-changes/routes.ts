@@ -5,6 +5,7 @@ import type { Logger } from '@billstream/logger';
 import { toInvoiceView } from '../invoices/view';
 import { toSubscriptionView } from '../subscriptions/view';
 import type { PlanChangeService } from './service';
+import { planChangeOf } from './wire';
 
 const eventContextOf = (ctx: RequestContext) => ({ tenantId: ctx.tenantId, environmentId: ctx.environmentId, actor: ctx.actor, requestId: ctx.requestId });
 
@@ -14,7 +15,7 @@ export function mountPlanChangeRoutes(app: Express, changes: PlanChangeService, 
     app,
     planChangeApi.changeSubscription,
     async ({ params, body, ctx }) => {
-      const r = await changes.change(eventContextOf(ctx), params.id, body);
+      const r = await changes.change(eventContextOf(ctx), params.id, planChangeOf(params.id, body));
       return { subscription: r.subscription, invoice: r.invoice && toInvoiceView(r.invoice) };
     },
     logger,
@@ -23,7 +24,7 @@ export function mountPlanChangeRoutes(app: Express, changes: PlanChangeService, 
     app,
     planChangeApi.previewSubscriptionChange,
     async ({ params, body, ctx }) => {
-      const r = await changes.preview(eventContextOf(ctx), params.id, body);
+      const r = await changes.preview(eventContextOf(ctx), params.id, planChangeOf(params.id, body));
       const asOf = r.effectiveAt.toISOString();
       let invoice = null;
       if (r.invoice) {

@@ -3,6 +3,7 @@ import type { Allocation, Wallets } from '../clients/wallets/domain';
 import { billingPeriodOf, type Invoice } from '../invoices/domain';
 import type { NewPrice } from '../prices/domain';
 import { CTX, monthlyFixed, startBillingHarness, type BillingHarness } from '../testing/harness';
+import { planChangeOf } from './wire';
 
 /**
  * Issue #31, item 1 (docs/api/billing.md#invoice-arithmetic, ADR 0038 and 0043): over random sequences of plan
@@ -133,8 +134,8 @@ describe('invoice arithmetic over random sequences of plan changes, coupons, pay
         at = next;
         h.clock.set(new Date(at).toISOString());
         const body = { plan_id: plans[o.plan]!, proration_behavior: o.prorate ? ('create_prorations' as const) : ('none' as const), effective: 'immediately' as const };
-        const preview = await h.service.planChanges.preview(CTX, sub.id, body);
-        const made = await h.service.planChanges.change(CTX, sub.id, body);
+        const preview = await h.service.planChanges.preview(CTX, sub.id, planChangeOf(sub.id, body));
+        const made = await h.service.planChanges.change(CTX, sub.id, planChangeOf(sub.id, body));
         expect(preview.invoice && money(preview.invoice)).toEqual(made.invoice && money(made.invoice));
         expect({ ...preview.subscription, updated_at: null }).toEqual({ ...made.subscription, updated_at: null });
         if (!o.prorate) plain = false;
@@ -145,11 +146,19 @@ describe('invoice arithmetic over random sequences of plan changes, coupons, pay
         plain = false;
         const coupon = await h.service.coupons.create(CTX, {
           name: 'c',
+          code: null,
           type: o.percent ? 'PERCENTAGE' : 'FIXED_AMOUNT',
-          ...(o.percent ? { percent_off: o.percent } : { amount_off: o.amountOff, currency: 'usd' }),
+          percentOff: o.percent ? o.percent : null,
+          amountOff: o.percent ? null : (o.amountOff ?? null),
+          currency: o.percent ? null : 'usd',
           duration: 'FOREVER',
-        } as never);
-        await h.service.coupons.attach(CTX, sub.id, { coupon_id: coupon.id });
+          durationInPeriods: null,
+          appliesToPriceIds: null,
+          maxRedemptions: null,
+          redeemBy: null,
+          metadata: {},
+        });
+        await h.service.coupons.attach(CTX, sub.id, { id: coupon.id });
       } else if (o.kind === 'usage') {
         h.meters.known.set('meter_calls', String(o.calls));
       } else {

@@ -21,24 +21,26 @@ export function planNotFound(id: string, field = 'id'): NotFoundError {
   return new NotFoundError(`Plan ${id} not found`, { field, plan_id: id });
 }
 
+export interface PlanServiceDeps {
+  db: Db;
+  plans: PlanStore;
+  prices: PriceStore;
+  meters: MeterCheck;
+  clock: () => Date;
+}
+
 /** Plans and the prices created with them. */
 export class PlanService {
-  constructor(
-    private readonly db: Db,
-    private readonly plans: PlanStore,
-    private readonly prices: PriceStore,
-    private readonly meters: MeterCheck,
-    private readonly clock: () => Date,
-  ) {}
+  constructor(private readonly deps: PlanServiceDeps) {}
 
   /** The plan and its prices in one transaction, after every meter was found in the caller's tenant. */
   async create(scope: Scope, input: NewPlan, requestId: string): Promise<PlanWithPrices> {
-    await this.meters.ensureAll(
+    await this.deps.meters.ensureAll(
       scope,
       input.prices.map((p, i) => ({ meterId: p.meterId, field: `prices.${i}.meter_id` })),
       requestId,
     );
-    const now = this.clock();
+    const now = this.deps.clock();
     const plan: Plan = {
       id: newId('plan'),
       ...scope,
@@ -53,9 +55,9 @@ export class PlanService {
     };
     const prices: Price[] = input.prices.map((p) => priceOf(scope, plan.id, p, now));
     try {
-      await this.db.transaction(async (trx) => {
-        await this.plans.insert(trx, plan);
-        await this.prices.insert(trx, prices);
+      await this.deps.db.transaction(async (trx) => {
+        await this.deps.plans.insert(trx, plan);
+        await this.deps.prices.insert(trx, prices);
       });
     } catch (err) {
       if (pgErrorCode(err) === PG_UNIQUE_VIOLATION) {
@@ -70,32 +72,32 @@ export class PlanService {
   }
 
   async get(scope: Scope, id: string): Promise<PlanWithPrices> {
-    const plan = await this.plans.get(this.db, scope, id);
+    const plan = await this.deps.plans.get(this.deps.db, scope, id);
     if (!plan) throw planNotFound(id);
-    const prices = await this.prices.ofPlans(this.db, scope, [id]);
+    const prices = await this.deps.prices.ofPlans(this.deps.db, scope, [id]);
     return { ...plan, prices: prices.get(id) ?? [] };
   }
 
   async list(scope: Scope, q: PlanListQuery): Promise<{ items: PlanWithPrices[]; total: number }> {
-    const page = await this.plans.list(this.db, scope, q);
-    const prices = await this.prices.ofPlans(this.db, scope, page.items.map((p) => p.id));
+    const page = await this.deps.plans.list(this.deps.db, scope, q);
+    const prices = await this.deps.prices.ofPlans(this.deps.db, scope, page.items.map((p) => p.id));
     return { items: page.items.map((p) => ({ ...p, prices: prices.get(p.id) ?? [] })), total: page.total };
   }
 
   /** `ifMatch` (the If-Match header) must name the current ETag, or be `*` or absent; else version_conflict and nothing changes. */
   async update(scope: Scope, id: string, changes: PlanChanges, ifMatch?: string): Promise<PlanWithPrices> {
-    await this.db.transaction(async (trx) => {
-      const current = await this.plans.getForUpdate(trx, scope, id);
+    await this.deps.db.transaction(async (trx) => {
+      const current = await this.deps.plans.getForUpdate(trx, scope, id);
       if (!current) throw planNotFound(id);
       assertIfMatch(ifMatch, current.version, `Plan ${id}`);
-      await this.plans.update(trx, scope, id, changes, this.clock());
+      await this.deps.plans.update(trx, scope, id, changes, this.deps.clock());
     });
     return this.get(scope, id);
   }
 
   /** Archives the plan: new subscriptions to it are refused; running ones go on. */
   async archive(scope: Scope, id: string): Promise<void> {
-    const archived = await this.plans.update(this.db, scope, id, { status: 'archived' }, this.clock());
+    const archived = await this.deps.plans.update(this.deps.db, scope, id, { status: 'archived' }, this.deps.clock());
     if (!archived) throw planNotFound(id);
   }
 }

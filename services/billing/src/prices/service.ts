@@ -18,36 +18,38 @@ export interface PlanLocks {
   getForShare(trx: Trx, scope: Scope, id: string): Promise<{ status: 'active' | 'archived' } | undefined>;
 }
 
+export interface PriceServiceDeps {
+  db: Db;
+  plans: PlanLocks;
+  prices: PriceStore;
+  meters: MeterCheck;
+  clock: () => Date;
+}
+
 /** Prices: created on a plan, read, archived; never updated (a change is a new price). */
 export class PriceService {
-  constructor(
-    private readonly db: Db,
-    private readonly plans: PlanLocks,
-    private readonly prices: PriceStore,
-    private readonly meters: MeterCheck,
-    private readonly clock: () => Date,
-  ) {}
+  constructor(private readonly deps: PriceServiceDeps) {}
 
   async create(scope: Scope, planId: string, input: NewPrice, requestId: string): Promise<Price> {
-    await this.meters.ensureAll(scope, [{ meterId: input.meterId, field: 'meter_id' }], requestId);
-    return this.db.transaction(async (trx) => {
-      const plan = await this.plans.getForShare(trx, scope, planId);
+    await this.deps.meters.ensureAll(scope, [{ meterId: input.meterId, field: 'meter_id' }], requestId);
+    return this.deps.db.transaction(async (trx) => {
+      const plan = await this.deps.plans.getForShare(trx, scope, planId);
       if (!plan) throw new NotFoundError(`Plan ${planId} not found`, { field: 'plan_id', plan_id: planId });
       if (plan.status === 'archived') throw new ValidationError(`Plan ${planId} is archived`, { field: 'plan_id', plan_id: planId });
-      const price = priceOf(scope, planId, input, this.clock());
-      await this.prices.insert(trx, [price]);
+      const price = priceOf(scope, planId, input, this.deps.clock());
+      await this.deps.prices.insert(trx, [price]);
       return price;
     });
   }
 
   async get(scope: Scope, id: string): Promise<Price> {
-    const price = await this.prices.get(this.db, scope, id);
+    const price = await this.deps.prices.get(this.deps.db, scope, id);
     if (!price) throw priceNotFound(id);
     return price;
   }
 
   /** Archives the price: subscriptions that bill it keep billing it. */
   async archive(scope: Scope, id: string): Promise<void> {
-    if (!(await this.prices.archive(this.db, scope, id, this.clock()))) throw priceNotFound(id);
+    if (!(await this.deps.prices.archive(this.deps.db, scope, id, this.deps.clock()))) throw priceNotFound(id);
   }
 }

@@ -2,6 +2,7 @@ import type { Express } from 'express';
 import { billingPayersInternalApi, billingApi, type CreateSubscriptionBody, type SubscriptionUsageResponse } from '@billstream/contracts';
 import { mountRoute, type RequestContext } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
+import { couponRefOf } from './discounts';
 import type { NewSubscription, SubscriptionService } from './service';
 import type { SubscriptionUsage, UsageService } from './usage';
 import { toSubscriptionView } from './view';
@@ -21,7 +22,7 @@ function newSubscriptionOf(b: CreateSubscriptionBody): NewSubscription {
     paymentTermsDays: b.payment_terms_days,
     draft: b.draft,
     metadata: b.metadata ?? {},
-    discounts: b.discounts,
+    discounts: b.discounts?.map(couponRefOf),
     commitmentAmount: b.commitment_amount,
     usageThresholds: b.usage_thresholds?.map((t) => t.amount),
     invoicingCustomerId: b.invoicing_customer_id,

@@ -1,4 +1,4 @@
-import type { DiscountRef, Scope } from '@billstream/contracts';
+import type { Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { ServiceUnavailableError, ValidationError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
@@ -12,7 +12,7 @@ import type { PriceStore } from '../prices/store';
 import type { CancelAt, Subscription, SubscriptionListQuery } from './domain';
 import { SUBSCRIPTION_EVENTS } from './domain';
 import { announce, subscriptionNotFound } from './events';
-import type { SubscriptionDiscounts } from './discounts';
+import type { CouponRef, SubscriptionDiscounts } from './discounts';
 import type { SubscriptionGrants } from './grants';
 import type { SubscriptionInvoicing } from './invoicing';
 import { activate, cancel, pause, resume, start, stepsUntil, type Change } from './lifecycle';
@@ -39,7 +39,7 @@ export interface NewSubscription {
   draft: boolean;
   metadata: Record<string, string>;
   /** Coupons to attach, in order (docs/api/coupons.md). */
-  discounts?: DiscountRef[];
+  discounts?: CouponRef[];
   /** The minimum each period bills, in minor units (docs/api/billing.md#minimum-commitments). */
   commitmentAmount?: number;
   /** Prices it bills at its own amount or tiers (docs/api/billing.md#price-overrides). */
@@ -50,19 +50,21 @@ export interface NewSubscription {
   invoicingCustomerId?: string;
 }
 
+export interface SubscriptionServiceDeps {
+  db: Db;
+  subscriptions: SubscriptionStore;
+  plans: PlanStore;
+  prices: PriceStore;
+  customers: CustomerDirectory;
+  clock: () => Date;
+  published: () => void;
+  invoicing: SubscriptionInvoicing;
+  grants?: SubscriptionGrants;
+  discounts?: SubscriptionDiscounts;
+}
+
 export class SubscriptionService {
-  constructor(
-    private readonly db: Db,
-    private readonly subscriptions: SubscriptionStore,
-    private readonly plans: PlanStore,
-    private readonly prices: PriceStore,
-    private readonly customers: CustomerDirectory,
-    private readonly clock: () => Date,
-    private readonly published: () => void,
-    private readonly invoicing: SubscriptionInvoicing,
-    private readonly grants?: SubscriptionGrants,
-    private readonly discounts?: SubscriptionDiscounts,
-  ) {}
+  constructor(private readonly deps: SubscriptionServiceDeps) {}
 
   /**
    * Creates a subscription. One that starts active gets its SUBSCRIPTION_CREATE invoice (the
@@ -71,16 +73,16 @@ export class SubscriptionService {
    */
   async create(ctx: EventContext & { requestId: string }, input: NewSubscription): Promise<Subscription> {
     const timezone = assertTimeZone(input.timezone);
-    const customer = await this.customers.resolve(ctx, input.customer, ctx.requestId);
+    const customer = await this.deps.customers.resolve(ctx, input.customer, ctx.requestId);
     if (input.invoicingCustomerId !== undefined) await this.requirePayer(ctx, customer.id, input.invoicingCustomerId, ctx.requestId);
     // The plan's terms and the invoices of periods that already ended (their usage read from
     // the aggregator) are made before the transaction; it checks the plan again under a share lock.
-    const plan = await this.plans.get(this.db, ctx, input.planId);
+    const plan = await this.deps.plans.get(this.deps.db, ctx, input.planId);
     if (!plan) throw planNotFound(input.planId, 'plan_id');
     if (plan.status === 'archived') throw planArchived(plan.id);
-    const active = ((await this.prices.ofPlans(this.db, ctx, [plan.id])).get(plan.id) ?? []).filter((p) => p.status === 'active');
+    const active = ((await this.deps.prices.ofPlans(this.deps.db, ctx, [plan.id])).get(plan.id) ?? []).filter((p) => p.status === 'active');
     const terms = termsOf(plan.id, active, input.currency, input.billingPeriod);
-    const now = this.clock();
+    const now = this.deps.clock();
     const id = newId('subscription');
     // Refused before anything is read further or written: a price it does not bill, a second override, amount for tiers.
     const billed = withOverrides(id, terms.prices, input.priceOverrides ?? []);
@@ -119,24 +121,24 @@ export class SubscriptionService {
     };
     const started = input.draft ? draft : start(draft, input.startDate ?? now, input.startDate ?? now, now);
     const steps = started.status === 'draft' ? [] : stepsUntil(started, now);
-    const invoices = await this.invoicing.forCreate(started, steps, billed.prices, now, ctx.requestId);
+    const invoices = await this.deps.invoicing.forCreate(started, steps, billed.prices, now, ctx.requestId);
     const subscription = steps.at(-1)?.subscription ?? started;
-    await this.db.transaction(async (trx) => {
-      const locked = await this.plans.getForShare(trx, ctx, input.planId);
+    await this.deps.db.transaction(async (trx) => {
+      const locked = await this.deps.plans.getForShare(trx, ctx, input.planId);
       if (!locked) throw planNotFound(input.planId, 'plan_id');
       if (locked.status === 'archived') throw planArchived(locked.id);
-      await this.prices.insert(trx, billed.made);
-      await this.subscriptions.insert(trx, subscription, billed.prices.map((p) => p.id));
+      await this.deps.prices.insert(trx, billed.made);
+      await this.deps.subscriptions.insert(trx, subscription, billed.prices.map((p) => p.id));
       await announce(trx, ctx, input.draft ? SUBSCRIPTION_EVENTS.draftCreated : SUBSCRIPTION_EVENTS.created, subscription);
       if (input.discounts?.length) {
-        if (!this.discounts) throw new ValidationError('Discounts are not available', { field: 'discounts' });
-        await this.discounts.attachAll(trx, ctx, subscription, input.discounts, now);
+        if (!this.deps.discounts) throw new ValidationError('Discounts are not available', { field: 'discounts' });
+        await this.deps.discounts.attachAll(trx, ctx, subscription, input.discounts, now);
       }
       await invoices.write(trx);
-      await this.grants?.created(trx, subscription, now);
+      await this.deps.grants?.created(trx, subscription, now);
     });
-    this.published();
-    await this.grants?.settle(ctx, subscription.id, ctx.requestId);
+    this.deps.published();
+    await this.deps.grants?.settle(ctx, subscription.id, ctx.requestId);
     return subscription;
   }
 
@@ -147,36 +149,36 @@ export class SubscriptionService {
    * the documents' buyer).
    */
   private async requirePayer(scope: Scope, customerId: string, payerId: string, requestId: string): Promise<void> {
-    if (!(await this.customers.isAncestor(scope, customerId, payerId, requestId))) {
+    if (!(await this.deps.customers.isAncestor(scope, customerId, payerId, requestId))) {
       throw new ValidationError(`Customer ${payerId} is not an ancestor of customer ${customerId}: only a parent, grandparent, ... can pay a customer's subscription`, {
         field: 'invoicing_customer_id',
         invoicing_customer_id: payerId,
         customer_id: customerId,
       });
     }
-    await this.customers.resolve(scope, { id: payerId }, requestId);
+    await this.deps.customers.resolve(scope, { id: payerId }, requestId);
   }
 
   /** The live subscriptions of other customers that `payerId` pays (the customer service's deletion rule, ADR 0047). */
   payingFor(scope: Scope, payerId: string): Promise<{ ids: string[]; count: number }> {
-    return this.subscriptions.liveThatPays(this.db, scope, payerId, 100);
+    return this.deps.subscriptions.liveThatPays(this.deps.db, scope, payerId, 100);
   }
 
   /** The subscription after its ended periods were invoiced (itself when none had ended). */
   private async caughtUp(s: Subscription, requestId: string): Promise<Subscription> {
-    if (stepsUntil(s, this.clock()).length === 0) return s;
-    await this.invoicing.catchUp(s.id, requestId);
-    return (await this.subscriptions.get(this.db, s, s.id)) ?? s;
+    if (stepsUntil(s, this.deps.clock()).length === 0) return s;
+    await this.deps.invoicing.catchUp(s.id, requestId);
+    return (await this.deps.subscriptions.get(this.deps.db, s, s.id)) ?? s;
   }
 
   async get(scope: Scope, id: string): Promise<Subscription> {
-    const s = await this.subscriptions.get(this.db, scope, id);
+    const s = await this.deps.subscriptions.get(this.deps.db, scope, id);
     if (!s) throw subscriptionNotFound(id);
     return s;
   }
 
   list(scope: Scope, q: SubscriptionListQuery) {
-    return this.subscriptions.list(this.db, scope, q);
+    return this.deps.subscriptions.list(this.deps.db, scope, q);
   }
 
   activate(ctx: EventContext & { requestId: string }, id: string): Promise<Subscription> {
@@ -204,26 +206,26 @@ export class SubscriptionService {
    */
   private async change(ctx: EventContext & { requestId: string }, id: string, transition: (s: Subscription, now: Date) => Change): Promise<Subscription> {
     for (let attempt = 0; attempt < 5; attempt++) {
-      const found = await this.subscriptions.get(this.db, ctx, id);
+      const found = await this.deps.subscriptions.get(this.deps.db, ctx, id);
       if (!found) throw subscriptionNotFound(id);
       const current = await this.caughtUp(found, ctx.requestId);
-      const now = this.clock();
+      const now = this.deps.clock();
       if (stepsUntil(current, now).length > 0) continue;
       const { subscription, event } = transition(current, now);
-      const invoice = await this.invoicing.forChange(current, subscription, now, ctx.requestId);
-      const saved = await this.db.transaction(async (trx) => {
-        const locked = await this.subscriptions.getForUpdate(trx, ctx, id);
+      const invoice = await this.deps.invoicing.forChange(current, subscription, now, ctx.requestId);
+      const saved = await this.deps.db.transaction(async (trx) => {
+        const locked = await this.deps.subscriptions.getForUpdate(trx, ctx, id);
         if (!locked) throw subscriptionNotFound(id);
         if (locked.version !== current.version) return undefined;
-        const stored = await this.subscriptions.save(trx, subscription);
+        const stored = await this.deps.subscriptions.save(trx, subscription);
         await announce(trx, ctx, event, stored);
         await invoice.write(trx);
-        await this.grants?.changed(trx, current, stored, now);
+        await this.deps.grants?.changed(trx, current, stored, now);
         return stored;
       });
       if (!saved) continue;
-      this.published();
-      await this.grants?.settle(ctx, id, ctx.requestId);
+      this.deps.published();
+      await this.deps.grants?.settle(ctx, id, ctx.requestId);
       return this.caughtUp(saved, ctx.requestId);
     }
     throw new ServiceUnavailableError(`Subscription ${id} kept changing; retry`);

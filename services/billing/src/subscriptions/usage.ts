@@ -41,6 +41,16 @@ export interface CustomerUsage {
   totals: Array<{ currency: string; amount: number }>;
 }
 
+export interface UsageServiceDeps {
+  db: Db;
+  subscriptions: SubscriptionStore;
+  prices: PriceStore;
+  customers: CustomerStore;
+  meters: Meters;
+  clock: () => Date;
+  directory?: CustomerDirectory;
+}
+
 /**
  * The current period's usage of subscriptions: each USAGE price's meter aggregated by the
  * ingestion-aggregator over [period start, period end) for the subscription's customer,
@@ -48,18 +58,10 @@ export interface CustomerUsage {
  * aggregator call per 1,000 queries). A trial bills nothing: its amounts are 0.
  */
 export class UsageService {
-  constructor(
-    private readonly db: Db,
-    private readonly subscriptions: SubscriptionStore,
-    private readonly prices: PriceStore,
-    private readonly customers: CustomerStore,
-    private readonly meters: Meters,
-    private readonly clock: () => Date,
-    private readonly directory?: CustomerDirectory,
-  ) {}
+  constructor(private readonly deps: UsageServiceDeps) {}
 
   async current(scope: Scope, id: string, requestId: string): Promise<SubscriptionUsage> {
-    const s = await this.subscriptions.get(this.db, scope, id);
+    const s = await this.deps.subscriptions.get(this.deps.db, scope, id);
     if (!s) throw subscriptionNotFound(id);
     if (!s.currentPeriodStart || !s.currentPeriodEnd) {
       throw new ValidationError(`Subscription ${id} is a draft: it has no period yet`, { field: 'status', status: s.status });
@@ -75,24 +77,24 @@ export class UsageService {
    * id; totals per currency, never mixed. An unknown or deleted customer is a 404.
    */
   async ofCustomer(scope: Scope, customerId: string, includeChildren: boolean, requestId: string): Promise<CustomerUsage> {
-    if (this.directory) await this.directory.resolve(scope, { id: customerId }, requestId);
-    const ids = includeChildren ? [customerId, ...(await this.customers.descendants(this.db, scope, customerId))] : [customerId];
-    const running = (await this.subscriptions.runningOf(this.db, scope, ids)).filter((s) => s.currentPeriodStart && s.currentPeriodEnd);
+    if (this.deps.directory) await this.deps.directory.resolve(scope, { id: customerId }, requestId);
+    const ids = includeChildren ? [customerId, ...(await this.deps.customers.descendants(this.deps.db, scope, customerId))] : [customerId];
+    const running = (await this.deps.subscriptions.runningOf(this.deps.db, scope, ids)).filter((s) => s.currentPeriodStart && s.currentPeriodEnd);
     const subscriptions = await this.usageOf(scope, running, requestId);
     const totals = new Map<string, number>();
     for (const u of subscriptions) totals.set(u.currency, sumAmounts([{ amount: totals.get(u.currency) ?? 0 }, u]));
     return {
       customerId,
-      asOf: subscriptions[0]?.asOf ?? this.clock(),
+      asOf: subscriptions[0]?.asOf ?? this.deps.clock(),
       subscriptions,
       totals: [...totals].sort(([a], [b]) => a.localeCompare(b)).map(([currency, amount]) => ({ currency, amount })),
     };
   }
 
   private async usageOf(scope: Scope, subs: Subscription[], requestId: string): Promise<SubscriptionUsage[]> {
-    const asOf = this.clock();
-    const known = await this.customers.getByIds(this.db, subs.map((s) => s.customerId));
-    const billed = await Promise.all(subs.map(async (s) => this.prices.getMany(this.db, scope, await this.subscriptions.priceIds(this.db, s.id))));
+    const asOf = this.deps.clock();
+    const known = await this.deps.customers.getByIds(this.deps.db, subs.map((s) => s.customerId));
+    const billed = await Promise.all(subs.map(async (s) => this.deps.prices.getMany(this.deps.db, scope, await this.deps.subscriptions.priceIds(this.deps.db, s.id))));
     const queries: Array<UsageQuery & { meterId: string }> = [];
     const at: Array<{ sub: number; price: Price }> = [];
     subs.forEach((s, i) => {
@@ -105,7 +107,7 @@ export class UsageService {
     });
     const quantities: string[] = [];
     for (let from = 0; from < queries.length; from += MAX_QUERIES) {
-      quantities.push(...(await this.meters.usageMany(scope, queries.slice(from, from + MAX_QUERIES), requestId)));
+      quantities.push(...(await this.deps.meters.usageMany(scope, queries.slice(from, from + MAX_QUERIES), requestId)));
     }
     const items = subs.map((): PriceUsage[] => []);
     at.forEach(({ sub, price }, i) => {

@@ -20,22 +20,24 @@ export const EMBEDDED_TASK_SIZES = { inputPieceBytes: 256 * 1024, batchRows: 250
 
 const CONTENT_TYPES: Record<TaskFileType, string> = { CSV: 'text/csv; charset=utf-8', JSONL: 'application/x-ndjson' };
 
+export interface TaskServiceDeps {
+  db: Db;
+  store: TaskStore;
+  clock: () => Date;
+  /** Tells this process's runner that work is waiting. */
+  created: () => void;
+  maxImportBytes: number;
+  /** Bytes of the upload stored per row of `task_chunks`. */
+  inputPieceBytes?: number;
+}
+
 export class TaskService {
-  constructor(
-    private readonly db: Db,
-    private readonly store: TaskStore,
-    private readonly clock: () => Date,
-    /** Tells this process's runner that work is waiting. */
-    private readonly created: () => void,
-    private readonly maxImportBytes: number,
-    /** Bytes of the upload stored per row of `task_chunks`. */
-    private readonly inputPieceBytes = INPUT_CHUNK_BYTES,
-  ) {}
+  constructor(private readonly deps: TaskServiceDeps) {}
 
   /** Needs the entity's read permission (ADR 0058): an export hands out its records. */
   async createExport(scope: RequestContext, actor: string, body: { entity_type: TaskEntity; file_type: TaskFileType; filters?: TaskFilters }): Promise<TaskResponse> {
     assertContextPermits(scope, taskCreatePermission('EXPORT', body.entity_type));
-    const row = await this.store.insert(this.db, {
+    const row = await this.deps.store.insert(this.deps.db, {
       id: newId('task'),
       tenant_id: scope.tenantId,
       environment_id: scope.environmentId,
@@ -44,9 +46,9 @@ export class TaskService {
       file_type: body.file_type,
       filters: body.filters ?? {},
       created_by: actor,
-      now: this.clock(),
+      now: this.deps.clock(),
     });
-    this.created();
+    this.deps.created();
     return toTaskView(row);
   }
 
@@ -65,7 +67,7 @@ export class TaskService {
     body: Readable,
     declaredLength: number | undefined,
   ): Promise<TaskResponse> {
-    const limit = this.maxImportBytes;
+    const limit = this.deps.maxImportBytes;
     try {
       assertContextPermits(scope, taskCreatePermission('IMPORT', q.entity_type));
     } catch (err) {
@@ -77,7 +79,7 @@ export class TaskService {
       throw tooLarge(limit);
     }
     const id = newId('task');
-    await this.store.insert(this.db, {
+    await this.deps.store.insert(this.deps.db, {
       id,
       tenant_id: scope.tenantId,
       environment_id: scope.environmentId,
@@ -86,7 +88,7 @@ export class TaskService {
       file_type: q.file_type,
       filters: {},
       created_by: actor,
-      now: this.clock(),
+      now: this.deps.clock(),
       uploading: true,
     });
     let row: TaskRow;
@@ -97,7 +99,7 @@ export class TaskService {
       let pendingBytes = 0;
       const flush = async () => {
         if (pendingBytes === 0) return;
-        await this.store.addChunk(this.db, id, 'input', seq, Buffer.concat(pending, pendingBytes));
+        await this.deps.store.addChunk(this.deps.db, id, 'input', seq, Buffer.concat(pending, pendingBytes));
         seq += 1;
         pending = [];
         pendingBytes = 0;
@@ -111,15 +113,15 @@ export class TaskService {
         }
         pending.push(buf);
         pendingBytes += buf.length;
-        if (pendingBytes >= this.inputPieceBytes) await flush();
+        if (pendingBytes >= (this.deps.inputPieceBytes ?? INPUT_CHUNK_BYTES)) await flush();
       }
       await flush();
-      row = await this.store.uploaded(this.db, id, seq, size, this.clock());
+      row = await this.deps.store.uploaded(this.deps.db, id, seq, size, this.deps.clock());
     } catch (err) {
-      await this.store.dropUploads(this.db, { id });
+      await this.deps.store.dropUploads(this.deps.db, { id });
       throw err;
     }
-    this.created();
+    this.deps.created();
     return toTaskView(row);
   }
 
@@ -128,7 +130,7 @@ export class TaskService {
   }
 
   private async row(scope: RequestContext, id: string): Promise<TaskRow> {
-    const row = await this.store.get(this.db, scope, id);
+    const row = await this.deps.store.get(this.deps.db, scope, id);
     if (!row) throw new NotFoundError(`Task ${id} not found`, { field: 'id', id });
     return row;
   }
@@ -148,7 +150,7 @@ export class TaskService {
     if (q.entity_type) assertContextPermits(scope, TASK_ENTITY_PERMISSIONS[q.entity_type].read);
     const entityTypes = TASK_EXPORT_ENTITIES.filter((e) => contextPermits(scope, TASK_ENTITY_PERMISSIONS[e].read));
     const { items, total } =
-      entityTypes.length === 0 ? { items: [], total: 0 } : await this.store.list(this.db, scope, q, entityTypes.length === TASK_EXPORT_ENTITIES.length ? undefined : entityTypes);
+      entityTypes.length === 0 ? { items: [], total: 0 } : await this.deps.store.list(this.deps.db, scope, q, entityTypes.length === TASK_EXPORT_ENTITIES.length ? undefined : entityTypes);
     return { items: items.map(toTaskView), pagination: { total, limit: q.limit, offset: q.offset } };
   }
 
@@ -157,9 +159,9 @@ export class TaskService {
     const task = await this.row(scope, id);
     assertContextPermits(scope, TASK_ENTITY_PERMISSIONS[task.entity_type].read);
     assertContextPermits(scope, taskCreatePermission(task.task_type, task.entity_type));
-    const cancelled = await this.store.cancel(this.db, scope, id, this.clock());
+    const cancelled = await this.deps.store.cancel(this.deps.db, scope, id, this.deps.clock());
     if (cancelled) {
-      if (cancelled.task_type === 'IMPORT') await this.store.dropInput(this.db, id);
+      if (cancelled.task_type === 'IMPORT') await this.deps.store.dropInput(this.deps.db, id);
       return toTaskView(cancelled);
     }
     const row = await this.row(scope, id);
@@ -188,7 +190,7 @@ export class TaskService {
       },
       write: async (out) => {
         for (let seq = 0; seq < row.chunks; seq += 1) {
-          const data = await this.store.chunk(this.db, row.id, 'output', seq);
+          const data = await this.deps.store.chunk(this.deps.db, row.id, 'output', seq);
           if (!data) throw new Error(`task ${row.id} lost output chunk ${seq}`);
           if (out.destroyed) return;
           if (!out.write(data)) await Promise.race([once(out, 'drain'), once(out, 'close')]);

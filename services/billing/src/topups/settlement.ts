@@ -6,6 +6,13 @@ import type { PaidHook } from '../invoices/paid-hook';
 import type { InvoiceStore } from '../invoices/store';
 import type { Wallets } from '../clients/wallets/domain';
 
+export interface TopupSettlementDeps {
+  db: Db;
+  invoices: InvoiceStore;
+  wallets: Wallets;
+  logger: Logger;
+}
+
 /**
  * Paying an invoiced top-up in full settles its pending wallet credit COMPLETED, exactly once:
  * the paying transaction marks the invoice `settle_state = pending`; after the commit the wallet
@@ -17,15 +24,10 @@ import type { Wallets } from '../clients/wallets/domain';
  * (InvoiceFinalizer.completeVoid); a paid invoice cannot be voided, so the two never meet.
  */
 export class TopupSettlement implements PaidHook {
-  constructor(
-    private readonly db: Db,
-    private readonly invoices: InvoiceStore,
-    private readonly wallets: Wallets,
-    private readonly logger: Logger,
-  ) {}
+  constructor(private readonly deps: TopupSettlementDeps) {}
 
   async inTransaction(trx: Trx, invoice: Invoice): Promise<void> {
-    if (isTopup(invoice)) await this.invoices.markSettlePending(trx, invoice.id);
+    if (isTopup(invoice)) await this.deps.invoices.markSettlePending(trx, invoice.id);
   }
 
   async afterCommit(invoice: Invoice, requestId: string): Promise<void> {
@@ -33,19 +35,19 @@ export class TopupSettlement implements PaidHook {
     try {
       await this.settle(invoice.id, requestId);
     } catch (err) {
-      settleFailed(this.logger, err, invoice.id);
+      settleFailed(this.deps.logger, err, invoice.id);
     }
   }
 
   /** Settles the credit of an invoice marked pending (the period job's retry too); true when it did. */
   async settle(invoiceId: string, requestId: string): Promise<boolean> {
-    const invoice = await this.invoices.getById(this.db, invoiceId);
+    const invoice = await this.deps.invoices.getById(this.deps.db, invoiceId);
     if (!invoice || invoice.settleState !== 'pending' || !invoice.source) {
-      if (invoice) await this.invoices.releaseLease(this.db, invoiceId);
+      if (invoice) await this.deps.invoices.releaseLease(this.deps.db, invoiceId);
       return false;
     }
-    await this.wallets.settle(invoice, invoice.source.wallet_id, invoice.source.transaction_id, 'COMPLETED', requestId);
-    await this.invoices.markSettled(this.db, invoiceId);
+    await this.deps.wallets.settle(invoice, invoice.source.wallet_id, invoice.source.transaction_id, 'COMPLETED', requestId);
+    await this.deps.invoices.markSettled(this.deps.db, invoiceId);
     return true;
   }
 }

@@ -12,6 +12,16 @@ import type { UnbilledStore } from './store';
 /** The aggregator's batch limit (ADR 0014, amendment). */
 const MAX_QUERIES = 1000;
 
+export interface UnbilledCalculatorDeps {
+  db: Db;
+  subscriptions: SubscriptionStore;
+  customers: CustomerStore;
+  maker: InvoiceMaker;
+  store: UnbilledStore;
+  meters: Meters;
+  clock: () => Date;
+}
+
 /**
  * The unbilled usage charges of customers of one scope (ADR 0024), in minor units per currency:
  * the usage lines the current period of each running subscription would bill now (what the
@@ -22,28 +32,20 @@ const MAX_QUERIES = 1000;
  * `asOf`, so it holds at least every event stored by `asOf`.
  */
 export class UnbilledCalculator {
-  constructor(
-    private readonly db: Db,
-    private readonly subscriptions: SubscriptionStore,
-    private readonly customers: CustomerStore,
-    private readonly maker: InvoiceMaker,
-    private readonly store: UnbilledStore,
-    private readonly meters: Meters,
-    private readonly clock: () => Date,
-  ) {}
+  constructor(private readonly deps: UnbilledCalculatorDeps) {}
 
   async compute(scope: Scope, customerIds: string[], requestId: string): Promise<UnbilledUsageBody> {
-    const asOf = this.clock();
-    const { running, drafts } = await this.db.transaction(
+    const asOf = this.deps.clock();
+    const { running, drafts } = await this.deps.db.transaction(
       async (trx) => ({
-        running: (await this.subscriptions.runningPaidBy(trx, scope, customerIds)).filter((s) => s.status === 'active' && s.currentPeriodStart && s.currentPeriodEnd),
-        drafts: await this.store.draftUsage(trx, scope, customerIds),
+        running: (await this.deps.subscriptions.runningPaidBy(trx, scope, customerIds)).filter((s) => s.status === 'active' && s.currentPeriodStart && s.currentPeriodEnd),
+        drafts: await this.deps.store.draftUsage(trx, scope, customerIds),
       }),
       { isolationLevel: 'repeatable read' },
     );
-    const prices = await this.maker.pricesOfMany(this.db, running);
+    const prices = await this.deps.maker.pricesOfMany(this.deps.db, running);
     // Usage is each subscription's own customer's; the amounts are its payer's (ADR 0047).
-    const known = await this.customers.getByIds(this.db, running.map((s) => s.customerId));
+    const known = await this.deps.customers.getByIds(this.deps.db, running.map((s) => s.customerId));
     const queries: Array<UsageQuery & { meterId: string }> = [];
     const into: Array<{ subscriptionId: string; priceId: string }> = [];
     for (const s of running) {
@@ -57,7 +59,7 @@ export class UnbilledCalculator {
     }
     const usage = new Map<string, UsageByPrice>();
     for (let at = 0; at < queries.length; at += MAX_QUERIES) {
-      const values = await this.meters.usageMany(scope, queries.slice(at, at + MAX_QUERIES), requestId);
+      const values = await this.deps.meters.usageMany(scope, queries.slice(at, at + MAX_QUERIES), requestId);
       values.forEach((v, i) => {
         const { subscriptionId, priceId } = into[at + i];
         const of = usage.get(subscriptionId) ?? new Map<string, string>();
@@ -74,8 +76,8 @@ export class UnbilledCalculator {
       return found;
     };
     // What threshold invoices already billed of the periods (they are invoices: a draft one is counted below, a finalized one was paid).
-    const thresholdBilled = await this.maker.thresholdBilled(
-      this.db,
+    const thresholdBilled = await this.deps.maker.thresholdBilled(
+      this.deps.db,
       running.filter((s) => s.usageThresholds.length > 0).map((s) => s.id),
       running.filter((s) => s.usageThresholds.length > 0).map((s) => s.currentPeriodStart!),
     );

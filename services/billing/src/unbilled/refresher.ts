@@ -23,6 +23,18 @@ interface Pending {
   externalIds: Set<string>;
 }
 
+export interface UnbilledRefresherDeps {
+  db: Db;
+  store: UnbilledStore;
+  calculator: UnbilledCalculator;
+  sink: UnbilledSink;
+  logger: Logger;
+  clock: () => Date;
+  settings: UnbilledSettings;
+  /** Runs first for each batch of notified customers: their threshold checks (ADR 0046), so a threshold invoice made now is counted. */
+  beforeCompute?: (scope: Scope, customerIds: string[], requestId: string) => Promise<unknown>;
+}
+
 /**
  * Keeps the wallets' unbilled usage fresh (ADR 0024). Notified customers (usage stored, or a
  * sweep) are collected for `debounceMs` from the first one, then recomputed in batches of 200
@@ -40,24 +52,14 @@ export class UnbilledRefresher {
   private lastSweep: Date | undefined;
   private stopped = false;
 
-  constructor(
-    private readonly db: Db,
-    private readonly store: UnbilledStore,
-    private readonly calculator: UnbilledCalculator,
-    private readonly sink: UnbilledSink,
-    private readonly logger: Logger,
-    private readonly clock: () => Date,
-    private readonly settings: UnbilledSettings,
-    /** Runs first for each batch of notified customers: their threshold checks (ADR 0046), so a threshold invoice made now is counted. */
-    private readonly beforeCompute?: (scope: Scope, customerIds: string[], requestId: string) => Promise<unknown>,
-  ) {}
+  constructor(private readonly deps: UnbilledRefresherDeps) {}
 
   start(): void {
     this.stopped = false;
-    if (this.settings.sweepMs > 0) {
+    if (this.deps.settings.sweepMs > 0) {
       this.sweepTimer = setInterval(() => {
-        this.sweep().catch((err) => this.logger.warn('unbilled usage sweep failed', { err }));
-      }, this.settings.sweepMs);
+        this.sweep().catch((err) => this.deps.logger.warn('unbilled usage sweep failed', { err }));
+      }, this.deps.settings.sweepMs);
       this.sweepTimer.unref();
     }
   }
@@ -85,7 +87,7 @@ export class UnbilledRefresher {
    * The first note waits `debounceMs` for others; notes that arrive while a round runs have
    * waited for it already, so the next round starts as soon as it ends.
    */
-  private schedule(delayMs = this.settings.debounceMs): void {
+  private schedule(delayMs = this.deps.settings.debounceMs): void {
     if (this.timer || this.running || this.stopped) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
@@ -107,9 +109,9 @@ export class UnbilledRefresher {
 
   /** Every customer with running usage subscriptions or drafts, and those changed since the last sweep. */
   async sweep(): Promise<void> {
-    const now = this.clock();
-    const since = this.lastSweep ?? new Date(now.getTime() - 2 * Math.max(this.settings.sweepMs, 60_000));
-    const customers = await this.store.sweepCustomers(this.db, since);
+    const now = this.deps.clock();
+    const since = this.lastSweep ?? new Date(now.getTime() - 2 * Math.max(this.deps.settings.sweepMs, 60_000));
+    const customers = await this.deps.store.sweepCustomers(this.deps.db, since);
     this.lastSweep = now;
     for (const c of customers) this.touch(c, { customerIds: [c.customerId] });
   }
@@ -119,29 +121,29 @@ export class UnbilledRefresher {
     this.pending = new Map();
     const started = process.hrtime.bigint();
     let customers = 0;
-    const requestId = `unbilled-${this.clock().getTime()}`;
+    const requestId = `unbilled-${this.deps.clock().getTime()}`;
     for (const { scope, customerIds, externalIds } of work) {
       try {
-        const ids = new Set([...customerIds, ...(await this.store.customerIdsOf(this.db, scope, [...externalIds]))]);
+        const ids = new Set([...customerIds, ...(await this.deps.store.customerIdsOf(this.deps.db, scope, [...externalIds]))]);
         const all = [...ids];
         customers += all.length;
         for (let at = 0; at < all.length; at += BATCH) {
           const batch = all.slice(at, at + BATCH);
           try {
-            if (this.beforeCompute) {
-              await this.beforeCompute(scope, batch, requestId).catch((err: unknown) =>
-                this.logger.warn('threshold checks of notified customers failed; the period job checks them again', { err, tenant_id: scope.tenantId }),
+            if (this.deps.beforeCompute) {
+              await this.deps.beforeCompute(scope, batch, requestId).catch((err: unknown) =>
+                this.deps.logger.warn('threshold checks of notified customers failed; the period job checks them again', { err, tenant_id: scope.tenantId }),
               );
             }
-            await this.sink(scope, await this.calculator.compute(scope, batch, requestId), requestId);
+            await this.deps.sink(scope, await this.deps.calculator.compute(scope, batch, requestId), requestId);
           } catch (err) {
-            this.logger.warn('unbilled usage not refreshed; the next notification or sweep retries', { err, tenant_id: scope.tenantId, customers: batch.length });
+            this.deps.logger.warn('unbilled usage not refreshed; the next notification or sweep retries', { err, tenant_id: scope.tenantId, customers: batch.length });
           }
         }
       } catch (err) {
-        this.logger.warn('unbilled usage customers not resolved', { err, tenant_id: scope.tenantId });
+        this.deps.logger.warn('unbilled usage customers not resolved', { err, tenant_id: scope.tenantId });
       }
     }
-    this.logger.info('unbilled usage refreshed', { scopes: work.length, customers, duration_ms: Number(process.hrtime.bigint() - started) / 1e6 });
+    this.deps.logger.info('unbilled usage refreshed', { scopes: work.length, customers, duration_ms: Number(process.hrtime.bigint() - started) / 1e6 });
   }
 }

@@ -48,7 +48,7 @@ describe('unbilled usage reports (real Postgres, fake aggregator and wallet)', (
     const customer = await h.customer('cust_u2');
     const sub = await h.service.subscriptions.create(CTX, { ...base, planId, customer: { id: customer } });
     h.clock.set('2026-02-01T00:00:05Z');
-    await h.service.billing.catchUp(sub.id, 'r');
+    await h.service.invoiceEndedPeriods(sub.id, 'r');
     const [draft] = await h.db('invoices').where({ subscription_id: sub.id, status: 'draft', billing_reason: 'SUBSCRIPTION_CYCLE' });
     expect(Number(draft.subtotal)).toBe(1000 + 3000);
     h.service.unbilled.touch(SCOPE, { externalIds: ['ext-cust_u2'] });
