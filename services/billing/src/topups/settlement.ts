@@ -6,6 +6,13 @@ import type { PaidHook } from '../invoices/paid-hook';
 import type { InvoiceStore } from '../invoices/store';
 import type { Wallets } from '../clients/wallets/domain';
 
+export interface TopupSettlementDeps {
+  db: Db;
+  invoices: InvoiceStore;
+  wallets: Wallets;
+  logger: Logger;
+}
+
 /**
  * Paying an invoiced top-up in full settles its pending wallet credit COMPLETED, exactly once:
  * the paying transaction marks the invoice `settle_state = pending`; after the commit the wallet
@@ -17,12 +24,14 @@ import type { Wallets } from '../clients/wallets/domain';
  * (InvoiceFinalizer.completeVoid); a paid invoice cannot be voided, so the two never meet.
  */
 export class TopupSettlement implements PaidHook {
-  constructor(
-    private readonly db: Db,
-    private readonly invoices: InvoiceStore,
-    private readonly wallets: Wallets,
-    private readonly logger: Logger,
-  ) {}
+  private readonly db: Db;
+  private readonly invoices: InvoiceStore;
+  private readonly wallets: Wallets;
+  private readonly logger: Logger;
+
+  constructor(deps: TopupSettlementDeps) {
+    ({ db: this.db, invoices: this.invoices, wallets: this.wallets, logger: this.logger } = deps);
+  }
 
   async inTransaction(trx: Trx, invoice: Invoice): Promise<void> {
     if (isTopup(invoice)) await this.invoices.markSettlePending(trx, invoice.id);
