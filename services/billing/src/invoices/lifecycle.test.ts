@@ -25,7 +25,7 @@ describe('invoice lifecycle (ADR 0062)', () => {
   it('allocates credits and a postpaid payment on a draft, still a draft with no event', () => {
     const t = lifecycle.allocate(draftOf([1000, 500]), new Map([['line_0', 300]]), 200);
     expect(t.events).toEqual([]);
-    expect(t.invoice).toMatchObject({ status: 'draft', totalPrepaidCreditsApplied: 300, total: 1200, amountDue: 1200, amountPaid: 200, amountRemaining: 1000, paymentStatus: 'partially_paid' });
+    expect(t.invoice).toMatchObject({ status: 'draft', totalPrepaidCreditsApplied: 300, total: 1200, amountDue: 1200, amountPaid: 200, amountRemaining: 1000, paymentStatus: 'pending' });
     expect(() => lifecycle.allocate(draftOf([1000]), new Map([['line_0', 1001]]), 0)).toThrow('applies 1001 to line line_0');
   });
 

@@ -103,7 +103,9 @@ function settledStatus(i: Invoice, amountRemaining: number): InvoiceStatus {
 /** The one place an invoice becomes its next value: the status change checked against the table. */
 function moved(before: Invoice, after: Invoice, events: InvoiceEventType[]): Transition {
   if (!STATUS_TRANSITIONS[before.status].includes(after.status)) throw new Error(`invoice ${before.id}: ${before.status} -> ${after.status} is no transition`);
-  return { invoice: own({ ...after, paymentStatus: paymentStatusOf(after.amountDue, after.amountPaid) }), events };
+  // A draft's payment status stays as made (pending): it follows the money from finalization on.
+  const paymentStatus = after.status === 'draft' ? after.paymentStatus : paymentStatusOf(after.amountDue, after.amountPaid);
+  return { invoice: own({ ...after, paymentStatus }), events };
 }
 
 /**
