@@ -81,7 +81,7 @@ describe('invoice available_actions through the gateway (real Postgres and Kafka
           expect([200, 201]).toContain(res.status);
         } else {
           expect({ action, status: res.status }).toEqual({ action, status: 400 });
-          expect(res.body.error.code).toBe('validation_error');
+          expect(res.body.error.internal_error).toBe('validation_error');
           expect(res.body.error.details).toMatchObject({ field: REFUSED_FIELD[action] });
           expect(await written(i)).toEqual(before);
         }

@@ -397,11 +397,7 @@ function eventsOf(saved: Invoice, types: lifecycle.Transition['events'], payment
   return events.map((event) => ({ key: saved.id, event }));
 }
 
-function notDraft(i: Invoice): Error {
-  try {
-    lifecycle.assertCan('finalize', i);
-  } catch (refused) {
-    return refused as Error;
-  }
-  return new ValidationError(`Cannot finalize an invoice that is ${i.status}`, { field: 'status', status: i.status, invoice_id: i.id });
+/** The 400 of a finalization that found no draft (another call finalized or voided it first). */
+function notDraft(i: Invoice): ValidationError {
+  return lifecycle.refusalOf('finalize', i) ?? new ValidationError(`Invoice ${i.id} was not finalized by this call`, { field: 'status', status: i.status, invoice_id: i.id });
 }

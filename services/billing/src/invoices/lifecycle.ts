@@ -73,9 +73,14 @@ const REFUSALS: Record<InvoiceAction, (i: Invoice) => ValidationError | undefine
   void: refuseVoid,
 };
 
+/** The action's 400 when the invoice's status does not take it now (a credit's amount is the credit-note split's to check). */
+export function refusalOf(action: InvoiceAction, i: Invoice): ValidationError | undefined {
+  return action === 'credit' ? refuseCredit(i) : REFUSALS[action](i);
+}
+
 /** Throws the action's 400 when the invoice does not take it now. */
 export function assertCan(action: InvoiceAction, i: Invoice): void {
-  const refused = action === 'credit' ? refuseCredit(i) : REFUSALS[action](i);
+  const refused = refusalOf(action, i);
   if (refused) throw refused;
 }
 
