@@ -26,6 +26,7 @@ const BILLING_LAYERS = [
   ['payments'],
   ['credit-notes', 'plan-changes'],
   ['topups', 'renewals', 'unbilled', 'tasks', 'customer-events', 'documents', 'reports'],
+  ['workflows'],
 ];
 const TEST_FILE = '\\.test\\.ts$';
 
@@ -46,6 +47,14 @@ const billingLayerRules = BILLING_LAYERS.flatMap((layer, level) => {
 module.exports = {
   forbidden: [
     ...billingLayerRules,
+    {
+      name: 'billing-invoice-owner',
+      severity: 'error',
+      comment:
+        "Only billing/src/invoices/lifecycle.ts makes an OwnedInvoice, the one value the invoice store's writes of status and money take (ADR 0062): nothing else imports invoices/owned.ts, tests included.",
+      from: { path: BILLING_SRC, pathNot: `${BILLING_SRC}invoices/lifecycle\\.ts$` },
+      to: { path: `${BILLING_SRC}invoices/owned\\.ts$` },
+    },
     {
       name: 'billing-testing-only-for-tests',
       severity: 'error',

@@ -19,10 +19,12 @@ const TREE = {
   'services/billing/src/prices/domain.ts': ['../periods'],
   'services/billing/src/prices/service.ts': ['./domain', '../plans/store'], // up: plans is above prices
   'services/billing/src/plans/store.ts': ['../prices/domain'],
-  'services/billing/src/invoices/store.ts': ['../prices/domain'],
+  'services/billing/src/invoices/store.ts': ['../prices/domain', './lifecycle'],
+  'services/billing/src/invoices/owned.ts': [],
+  'services/billing/src/invoices/lifecycle.ts': ['./owned'],
+  'services/billing/src/payments/service.ts': ['./store', '../invoices/finalizer', '../invoices/owned'], // mints an owned invoice: only lifecycle may
   'services/billing/src/invoices/finalizer.ts': ['./store', '../payments/store'], // up: payments is above invoices
   'services/billing/src/payments/store.ts': ['../invoices/store'],
-  'services/billing/src/payments/service.ts': ['./store', '../invoices/finalizer'],
   'services/billing/src/topups/consumer.ts': ['../renewals/period-job', '../invoices/store'], // sideways: renewals is a sibling
   'services/billing/src/renewals/period-job.ts': ['../invoices/store', '../service'], // up: the composition
   'services/billing/src/unbilled/store.ts': ['../testing/harness'], // the harness outside a test
@@ -61,9 +63,10 @@ function eslint(filePath, code) {
 }
 
 describe('import rules (npm run lint)', () => {
-  it('dependency-cruiser refuses upward and sideways imports of billing folders, the harness outside tests, and a service importing another', () => {
+  it('dependency-cruiser refuses upward and sideways imports of billing folders, an owned invoice made outside lifecycle.ts, the harness outside tests, and a service importing another', () => {
     expect(cruise()).toEqual(
       [
+        'billing-invoice-owner: services/billing/src/payments/service.ts -> services/billing/src/invoices/owned.ts',
         'billing-layer-invoices: services/billing/src/invoices/finalizer.ts -> services/billing/src/payments/store.ts',
         'billing-layer-prices: services/billing/src/prices/service.ts -> services/billing/src/plans/store.ts',
         'billing-layer-renewals: services/billing/src/renewals/period-job.ts -> services/billing/src/service.ts',

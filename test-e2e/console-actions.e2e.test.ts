@@ -190,6 +190,9 @@ describe('the support actions of the console, in a real browser', () => {
     expect(payments.map((p) => [p.amount, p.reference])).toEqual([[remaining, 'wire 2026-11-28']]);
     expect((await api.get(`/v1/invoices/${billed.id}`)).body.status).toBe('paid');
     await page.getByText('paid, payment').waitFor();
+    // Its actions are the invoice's available_actions (ADR 0062): a paid invoice takes credit notes only.
+    expect((await api.get(`/v1/invoices/${billed.id}`)).body.available_actions).toEqual(['credit']);
+    expect(await page.locator('.actions').getByRole('button').allTextContents()).toEqual(['Issue a credit note']);
     // The invoice page lists it, once.
     const paymentRows = page.getByRole('table', { name: 'Payments' }).getByRole('row').filter({ hasText: 'wire 2026-11-28' });
     await paymentRows.first().waitFor();
@@ -209,6 +212,7 @@ describe('the support actions of the console, in a real browser', () => {
     await status(page, 'Invoice voided.');
     expect((await api.get(`/v1/invoices/${other.id}`)).body.status).toBe('voided');
     await page.getByText('voided, payment').waitFor();
+    expect(await page.locator('.actions').getByRole('button').count()).toBe(0);
 
     // The Starter subscription moves to Pro: the preview first, then the change.
     // The invoice names its customer (issue #47 item 6).

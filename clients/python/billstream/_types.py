@@ -538,6 +538,7 @@ class Invoice(TypedDict):
     hosted_invoice_url: Optional[str]
     invoice_pdf_url: Optional[str]
     line_items: List[InvoiceLineItem]
+    available_actions: List[Literal["finalize", "pay", "credit", "void"]]
     finalized_at: Optional[str]
     voided_at: Optional[str]
     created_at: str

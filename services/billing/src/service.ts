@@ -77,6 +77,7 @@ import { UpcomingInvoices } from './invoices/upcoming';
 import { subscribeWalletEvents } from './topups/consumer';
 import { TopupInvoicer } from './topups/invoicer';
 import { TopupSettlement } from './topups/settlement';
+import { FinalizeInvoiceWorkflow } from './workflows/finalize-invoice';
 import { HttpWallets } from './clients/wallets/http-wallets';
 import { mountTaskRoutes } from './tasks/routes';
 import { subscribeUsageRecorded } from './unbilled/consumer';
@@ -127,7 +128,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   const applicationStore = new ApplicationStore();
   const grantApplier = new GrantApplier({ db, applications: applicationStore, wallets: config.walletCredits ?? httpWallets, logger, clock });
   const grantBinder = new CreditGrantBinder({ db, grants: grantStore, applications: applicationStore, subscriptions: subscriptionStore, applier: grantApplier, logger, clock });
-  const billing = new PeriodBilling(db, subscriptionStore, invoiceStore, maker, clock, published, priceStore, grantBinder);
+  const billing = new PeriodBilling({ db, subscriptions: subscriptionStore, invoices: invoiceStore, maker, clock, published, prices: priceStore, grants: grantBinder });
   const coupons = new CouponService({ db, coupons: couponStore, prices: priceStore, subscriptions: subscriptionStore, invoiceDiscounts, clock, published });
   const creditGrants = new CreditGrantService({ db, grants: grantStore, applications: applicationStore, plans: planStore, subscriptions: subscriptionStore, binder: grantBinder, clock });
   const subscriptions = new SubscriptionService({
@@ -143,9 +144,9 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     discounts: coupons,
   });
   const creditNoteStore = new CreditNoteStore();
-  const creditNoteIssuer = new CreditNoteIssuer(creditNoteStore, invoiceStore, paymentStore, clock, settings.creditNoteNumberPrefix);
+  const creditNoteIssuer = new CreditNoteIssuer({ notes: creditNoteStore, invoices: invoiceStore, payments: paymentStore, clock, numberPrefix: settings.creditNoteNumberPrefix });
   const usage = new UsageService({ db, subscriptions: subscriptionStore, prices: priceStore, customers: customerStore, meters, clock, directory });
-  const excessCredits = new ExcessCredits(db, config.walletCredits ?? httpWallets, logger, clock);
+  const excessCredits = new ExcessCredits({ db, wallets: config.walletCredits ?? httpWallets, logger, clock });
   // Invoice documents (ADR 0045): the finalizer sets the signed links and snapshots what the PDF shows.
   // Their key: DOCUMENT_LINK_SECRET, or derived from the internal token (ADR 0059), never kept in the database.
   const documentLinks = new DocumentLinks(settings.publicBaseUrl, documentLinkKey(settings.documentLinkSecret, config.internalToken), settings.documentLinkTtlDays);
@@ -164,19 +165,23 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   const finalizer = new InvoiceFinalizer({
     db,
     invoices: invoiceStore,
-    postpaid: new PostpaidPayments(paymentStore),
     wallets,
     logger,
     clock,
     published,
     invoiceNumberPrefix: settings.invoiceNumberPrefix,
-    // Drafts wait BILLING_FINALIZE_DELAY for late events: their usage is read again at finalization.
-    reprice: settings.finalizeDelayMs > 0 ? (draft, requestId) => billing.reprice(draft, requestId) : undefined,
-    paid: settlement,
+    // Finalizing an invoice, step by step (ADR 0062). Drafts wait BILLING_FINALIZE_DELAY for late events: their usage is read again at finalization.
+    steps: new FinalizeInvoiceWorkflow({
+      repricing: settings.finalizeDelayMs > 0 ? billing : null,
+      postpaid: new PostpaidPayments(paymentStore),
+      documents,
+      settlement,
+      excess: excessCredits,
+      get thresholdReturns() {
+        return thresholdReturns;
+      },
+    }),
     voidNote: creditNoteIssuer,
-    excess: excessCredits,
-    thresholdReturns: { afterCommit: (i, requestId) => thresholdReturns.afterCommit(i, requestId) },
-    documents,
   });
   // Plan changes (ADR 0043): one SUBSCRIPTION_UPDATE invoice per change, under the subscription's lock with the swap.
   const planChanges = new PlanChangeService({
@@ -197,15 +202,23 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   // Billing settings and dunning (ADR 0044): overdue invoices retried as PENDING PROVIDER payments, once per attempt by key.
   const settingsStore = new SettingsStore();
   const billingSettings = new SettingsService(db, settingsStore, clock);
-  const dunning = new Dunning(db, settingsStore, paymentStore, payments, logger, clock);
+  const dunning = new Dunning({ db, settings: settingsStore, payments: paymentStore, service: payments, logger, clock });
   // Credit notes (ADR 0041): written under the invoice's lock; what goes back to a wallet is credited by key `credit_note:{id}`.
   const creditNotes = new CreditNoteService({ db, notes: creditNoteStore, invoices: invoiceStore, issuer: creditNoteIssuer, wallets: config.walletCredits ?? httpWallets, logger, clock, published });
   // A fallen SUM (ADR 0046): what threshold invoices billed beyond the closing invoice's usage returns by credit notes.
-  const thresholdReturns = new ThresholdReturnNotes(db, invoiceStore, creditNoteIssuer, (note, requestId) => creditNotes.creditWallet(note, requestId), logger, clock, published);
+  const thresholdReturns = new ThresholdReturnNotes({
+    db,
+    invoices: invoiceStore,
+    issuer: creditNoteIssuer,
+    creditWallet: (note, requestId) => creditNotes.creditWallet(note, requestId),
+    logger,
+    clock,
+    published,
+  });
   const topups = new TopupInvoicer({ db, invoices: invoiceStore, wallets, finalizer, logger, clock, published });
   // Progressive billing (ADR 0046): threshold invoices from the period job and the usage notices, once per crossing.
-  const thresholds = new ThresholdBilling(db, subscriptionStore, invoiceStore, maker, meters, clock, published, logger);
-  const upcoming = new UpcomingInvoices(db, subscriptionStore, maker, wallets, clock);
+  const thresholds = new ThresholdBilling({ db, subscriptions: subscriptionStore, invoices: invoiceStore, maker, meters, clock, published, logger });
+  const upcoming = new UpcomingInvoices({ db, subscriptions: subscriptionStore, maker, wallets, clock });
   const periods = composePeriodJob(
     { db, logger, clock, published, settings },
     { subscriptions: subscriptionStore, invoices: invoiceStore, billing, finalizer, grants: grantBinder, topups: settlement, payments, creditNotes, excessCredits, thresholdReturns, dunning, thresholds },

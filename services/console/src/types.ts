@@ -69,6 +69,8 @@ export interface Invoice {
   hosted_invoice_url: string | null;
   created_at: string;
   line_items: InvoiceLine[];
+  /** What the invoice takes now, decided by billing (docs/api/billing.md#available-actions). */
+  available_actions: Array<'finalize' | 'pay' | 'credit' | 'void'>;
 }
 
 export interface CreditNote {

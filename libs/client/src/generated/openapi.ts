@@ -2026,6 +2026,8 @@ export interface components {
             hosted_invoice_url: string | null;
             invoice_pdf_url: string | null;
             line_items: components["schemas"]["InvoiceLineItem"][];
+            /** @description What the invoice takes now, from its status and amounts (docs/api/billing.md#available-actions): finalize (a draft), pay (finalized with money remaining), credit (finalized or paid with something creditable, not a purchase of credits), void (draft or finalized). An action not listed is refused with 400 */
+            available_actions: ("finalize" | "pay" | "credit" | "void")[];
             finalized_at: string | null;
             voided_at: string | null;
             created_at: string;
@@ -10954,6 +10956,9 @@ export interface operations {
                      *               "period_end": "100"
                      *             }
                      *           ],
+                     *           "available_actions": [
+                     *             "finalize"
+                     *           ],
                      *           "finalized_at": "2026-01-15T10:30:00Z",
                      *           "voided_at": "2026-01-15T10:30:00Z",
                      *           "created_at": "2026-01-15T10:30:00Z",
@@ -11109,6 +11114,9 @@ export interface operations {
                      *           "period_end": "100"
                      *         }
                      *       ],
+                     *       "available_actions": [
+                     *         "finalize"
+                     *       ],
                      *       "finalized_at": "2026-01-15T10:30:00Z",
                      *       "voided_at": "2026-01-15T10:30:00Z",
                      *       "created_at": "2026-01-15T10:30:00Z",
@@ -11263,6 +11271,9 @@ export interface operations {
                      *           "period_start": "100",
                      *           "period_end": "100"
                      *         }
+                     *       ],
+                     *       "available_actions": [
+                     *         "finalize"
                      *       ],
                      *       "finalized_at": "2026-01-15T10:30:00Z",
                      *       "voided_at": "2026-01-15T10:30:00Z",
@@ -11427,6 +11438,9 @@ export interface operations {
                      *           "period_start": "100",
                      *           "period_end": "100"
                      *         }
+                     *       ],
+                     *       "available_actions": [
+                     *         "finalize"
                      *       ],
                      *       "finalized_at": "2026-01-15T10:30:00Z",
                      *       "voided_at": "2026-01-15T10:30:00Z",
@@ -17207,6 +17221,9 @@ export interface operations {
                      *             "period_start": "100",
                      *             "period_end": "100"
                      *           }
+                     *         ],
+                     *         "available_actions": [
+                     *           "finalize"
                      *         ],
                      *         "finalized_at": "2026-01-15T10:30:00Z",
                      *         "voided_at": "2026-01-15T10:30:00Z",

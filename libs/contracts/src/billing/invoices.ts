@@ -4,6 +4,13 @@ import { paginationQuery, queryBoolean } from '../common';
 /** Invoices and payments (docs/api/billing.md#invoices, docs/api/billing.md#credits-on-invoices, docs/api/billing.md#payments): request and response schemas. */
 export const INVOICE_STATUSES = ['draft', 'finalized', 'paid', 'voided'] as const;
 export type InvoiceStatus = (typeof INVOICE_STATUSES)[number];
+/**
+ * What can be done to an invoice now (docs/api/billing.md#available-actions), derived by billing
+ * from the one module that makes its transitions: `finalize` (POST /v1/invoices/{id}/finalize),
+ * `pay` (POST /v1/payments), `credit` (POST /v1/credit_notes), `void` (POST /v1/invoices/{id}/void).
+ */
+export const INVOICE_ACTIONS = ['finalize', 'pay', 'credit', 'void'] as const;
+export type InvoiceAction = (typeof INVOICE_ACTIONS)[number];
 export const INVOICE_PAYMENT_STATUSES = ['pending', 'partially_paid', 'succeeded'] as const;
 export type InvoicePaymentStatus = (typeof INVOICE_PAYMENT_STATUSES)[number];
 export const BILLING_REASONS = [
@@ -100,6 +107,10 @@ export const invoiceSchema = z
     hosted_invoice_url: z.string().nullable(),
     invoice_pdf_url: z.string().nullable(),
     line_items: z.array(invoiceLineItemSchema),
+    available_actions: z.array(z.enum(INVOICE_ACTIONS)).meta({
+      description:
+        'What the invoice takes now, from its status and amounts (docs/api/billing.md#available-actions): finalize (a draft), pay (finalized with money remaining), credit (finalized or paid with something creditable, not a purchase of credits), void (draft or finalized). An action not listed is refused with 400',
+    }),
     finalized_at: z.string().nullable(),
     voided_at: z.string().nullable(),
     created_at: z.string(),
@@ -112,7 +123,7 @@ export type InvoiceResponse = z.infer<typeof invoiceSchema>;
 
 /** The invoice the current period's end would make; nothing of it is stored. */
 export const upcomingInvoiceSchema = invoiceSchema
-  .omit({ id: true, invoice_number: true, finalized_at: true, voided_at: true, created_at: true, updated_at: true })
+  .omit({ id: true, invoice_number: true, available_actions: true, finalized_at: true, voided_at: true, created_at: true, updated_at: true })
   .extend({ as_of: z.string() })
   .meta({ id: 'UpcomingInvoice' });
 

@@ -2,9 +2,12 @@ import type { Scope } from '@billstream/contracts';
 import type { Trx } from '@billstream/db';
 import { ValidationError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
-import { INVOICE_EVENTS, paymentStatusOf, type Invoice } from '../invoices/domain';
-import { announceInvoice } from '../invoices/maker';
+import type { Invoice } from '../invoices/domain';
+import * as lifecycle from '../invoices/lifecycle';
+import { invoiceEvent } from '../invoices/maker';
 import type { InvoiceStore } from '../invoices/store';
+import { outboxInsertMany } from '@billstream/outbox';
+import { TOPICS } from '@billstream/bus';
 import type { VoidCreditNote } from '../invoices/void-credit-note';
 import type { PaymentStore } from '../payments/store';
 import { sumAmounts } from '@billstream/pricing';
@@ -21,14 +24,24 @@ export type NoteInput = Pick<CreditNote, 'reason' | 'memo' | 'refund' | 'origin'
  * notes for `CreditNoteService`, and the one `INVOICE_VOID` note of an invoice's void (the
  * `VoidCreditNote` port of `invoices/`).
  */
+export interface CreditNoteIssuerDeps {
+  notes: CreditNoteStore;
+  invoices: InvoiceStore;
+  payments: PaymentStore;
+  clock: () => Date;
+  numberPrefix: string;
+}
+
 export class CreditNoteIssuer implements VoidCreditNote {
-  constructor(
-    private readonly notes: CreditNoteStore,
-    private readonly invoices: InvoiceStore,
-    private readonly payments: PaymentStore,
-    private readonly clock: () => Date,
-    private readonly numberPrefix: string,
-  ) {}
+  private readonly notes: CreditNoteStore;
+  private readonly invoices: InvoiceStore;
+  private readonly payments: PaymentStore;
+  private readonly clock: () => Date;
+  private readonly numberPrefix: string;
+
+  constructor(deps: CreditNoteIssuerDeps) {
+    ({ notes: this.notes, invoices: this.invoices, payments: this.payments, clock: this.clock, numberPrefix: this.numberPrefix } = deps);
+  }
 
   /** What is still due, wallet money and money paid that notes have not given back yet (under the invoice's lock). */
   async moneyOf(trx: Trx, invoice: Invoice): Promise<InvoiceMoney> {
@@ -45,14 +58,30 @@ export class CreditNoteIssuer implements VoidCreditNote {
   }
 
   /**
-   * Writes a note on a locked invoice: the lines' credited amounts, the invoice's totals (the
-   * pre-payment part lowers what is due; nothing left: paid), the number (gap-free: rolled back
-   * with the transaction) and the events (`invoice.update` unless the void announces the
-   * invoice). Answers undefined when the idempotency key is taken.
+   * Writes a note on a locked invoice: the lines' credited amounts, the invoice's totals
+   * (`lifecycle.applyCreditNote`: the pre-payment part lowers what is due; nothing left: paid),
+   * the number (gap-free: rolled back with the transaction) and the events (`credit_note.created`,
+   * then the transition's `invoice.update`). Answers undefined when the idempotency key is taken.
    */
   async issue(trx: Trx, ctx: Scope & { actor: string }, invoice: Invoice, n: NoteInput): Promise<{ note: CreditNote; invoice: Invoice } | undefined> {
-    const number = await this.notes.nextNumber(trx, ctx);
     const now = this.clock();
+    lifecycle.assertCan('credit', invoice);
+    const note = await this.write(trx, ctx, invoice, n, now);
+    if (!note) return undefined;
+    const t = lifecycle.applyCreditNote(invoice, noteMoney(note), now);
+    const saved = await this.invoices.save(trx, t.invoice);
+    await announceCreditNote(trx, CREDIT_NOTE_EVENTS.created, note, ctx.actor);
+    await outboxInsertMany(
+      trx,
+      TOPICS.billingEvents,
+      t.events.map((type) => ({ key: saved.id, event: invoiceEvent(type, saved, ctx.actor) })),
+    );
+    return { note, invoice: saved };
+  }
+
+  /** The note's rows: its number, the note and its lines, and the lines' credited amounts; undefined when its idempotency key is taken. */
+  private async write(trx: Trx, ctx: Scope, invoice: Invoice, n: NoteInput, now: Date): Promise<CreditNote | undefined> {
+    const number = await this.notes.nextNumber(trx, ctx);
     const note: CreditNote = {
       ...n,
       id: newId('creditNote'),
@@ -74,22 +103,7 @@ export class CreditNoteIssuer implements VoidCreditNote {
     };
     if (!(await this.notes.insert(trx, note))) return undefined;
     await this.notes.addCredited(trx, note.lines, 1);
-    const amountDue = invoice.amountDue - note.prePaymentAmount;
-    const amountRemaining = invoice.amountRemaining - note.prePaymentAmount;
-    const saved = await this.invoices.save(trx, {
-      ...invoice,
-      lines: invoice.lines.map((l) => ({ ...l, creditedAmount: l.creditedAmount + (note.lines.find((x) => x.invoiceLineItemId === l.id)?.amount ?? 0) })),
-      prePaymentCreditNotesAmount: invoice.prePaymentCreditNotesAmount + note.prePaymentAmount,
-      postPaymentCreditNotesAmount: invoice.postPaymentCreditNotesAmount + note.walletAmount + note.refundAmount,
-      amountDue,
-      amountRemaining,
-      paymentStatus: paymentStatusOf(amountDue, invoice.amountPaid),
-      status: invoice.status === 'finalized' && amountRemaining === 0 ? 'paid' : invoice.status,
-      updatedAt: now,
-    });
-    await announceCreditNote(trx, CREDIT_NOTE_EVENTS.created, note, ctx.actor);
-    if (n.origin === 'MANUAL') await announceInvoice(trx, INVOICE_EVENTS.updated, saved, ctx.actor);
-    return { note, invoice: saved };
+    return note;
   }
 
   /**
@@ -99,15 +113,15 @@ export class CreditNoteIssuer implements VoidCreditNote {
    * (it stays recorded). Nothing left to credit, or a CREDIT_PURCHASE invoice: no note. Wallet
    * money that manual notes already gave back would be refunded a second time by the wallet's
    * refund of every debit: such an invoice cannot be voided (400); its rest is credited with a
-   * note instead.
+   * note instead. Answers the note's money for the void's transition (null: no note).
    */
-  async onVoid(trx: Trx, invoice: Invoice, actor: string): Promise<Invoice> {
+  async onVoid(trx: Trx, invoice: Invoice, actor: string): Promise<lifecycle.NoteMoney | null> {
     const pending = await this.payments.pendingAmount(trx, invoice.id);
     if (pending > 0) {
       throw new ValidationError(`Invoice ${invoice.id} has a payment in progress: void it once the payment is done`, { field: 'status', pending_payment_amount: pending });
     }
     // A purchase of credits takes no credit notes (its void fails the pending credit instead).
-    if (invoice.billingReason === 'CREDIT_PURCHASE') return invoice;
+    if (invoice.billingReason === 'CREDIT_PURCHASE') return null;
     const credited = await this.notes.creditedOf(trx, invoice.id);
     if (credited.walletAmount > 0) {
       throw new ValidationError(`Credit notes gave wallet money of invoice ${invoice.id} back: voiding it would refund that money twice`, {
@@ -120,11 +134,14 @@ export class CreditNoteIssuer implements VoidCreditNote {
       .map((l) => ({ invoiceLineItemId: l.id, amount: creditableOf(l) }))
       .filter((l) => l.amount > 0);
     const amount = sumAmounts(lines);
-    if (amount === 0) return invoice;
+    if (amount === 0) return null;
     const split = splitAmount(amount, await this.moneyOf(trx, invoice), 'OFFLINE');
     const scope = { tenantId: invoice.tenantId, environmentId: invoice.environmentId, actor };
     const noteInput: NoteInput = { reason: 'OTHER', memo: null, refund: 'OFFLINE', origin: 'INVOICE_VOID', idempotencyKey: null, requestHash: null, metadata: {}, lines, ...split };
-    return (await this.issue(trx, scope, invoice, noteInput))!.invoice;
+    const note = (await this.write(trx, scope, invoice, noteInput, this.clock()))!;
+    // The void announces the invoice (`invoice.update.voided`): the note only its own event.
+    await announceCreditNote(trx, CREDIT_NOTE_EVENTS.created, note, actor);
+    return noteMoney(note);
   }
 
   /** The void's wallet refund is done: the INVOICE_VOID note's wallet part with it (`credit_note.updated`). */
@@ -134,4 +151,9 @@ export class CreditNoteIssuer implements VoidCreditNote {
     const saved = await this.notes.save(trx, { ...note, refundStatus: 'succeeded', updatedAt: this.clock() });
     await announceCreditNote(trx, CREDIT_NOTE_EVENTS.updated, saved);
   }
+}
+
+/** A note's money as its invoice takes it (`lifecycle`). */
+export function noteMoney(n: Pick<CreditNote, 'lines' | 'prePaymentAmount' | 'walletAmount' | 'refundAmount'>): lifecycle.NoteMoney {
+  return { lines: n.lines, prePaymentAmount: n.prePaymentAmount, postPaymentAmount: n.walletAmount + n.refundAmount };
 }

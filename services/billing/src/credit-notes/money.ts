@@ -1,13 +1,11 @@
 import type { CreateCreditNoteBody, CreditNoteRefund } from '@billstream/contracts';
 import { NotFoundError, ValidationError } from '@billstream/errors';
 import { spreadByLargestRemainder } from '../invoice-arithmetic';
-import type { Invoice, InvoiceLine } from '../invoices/domain';
+import type { Invoice } from '../invoices/domain';
+import { creditableOf } from '../invoices/lifecycle';
 
-/** What a line can still give back: `net_amount − credited_amount`; a negative line nothing. */
-export function creditableOf(l: InvoiceLine): number {
-  if (l.lineType === 'PRORATION_CREDIT' || l.lineType === 'THRESHOLD_DEDUCTION' || l.amount < 0) return 0;
-  return Math.max(0, l.netAmount - l.creditedAmount);
-}
+/** What a line can still give back (`lifecycle.creditableOf`: the invoice's owner decides it). */
+export { creditableOf } from '../invoices/lifecycle';
 
 /**
  * The lines a request takes back: as given (each at most what its line can take; an unknown

@@ -7,12 +7,13 @@ import type { Logger } from '@billstream/logger';
 import { exact, toDecimalString } from '@billstream/money';
 import { failpoint } from '@billstream/runtime';
 import type { WalletCredits } from '../clients/wallets/domain';
-import { INVOICE_EVENTS, paymentStatusOf, type Invoice } from '../invoices/domain';
+import type { Invoice } from '../invoices/domain';
+import * as lifecycle from '../invoices/lifecycle';
 import { announceInvoice } from '../invoices/maker';
 import type { InvoiceStore } from '../invoices/store';
 import { sumAmounts } from '@billstream/pricing';
 import { CREDIT_NOTE_EVENTS, walletCreditOf, type CreditNote, type CreditNoteListQuery } from './domain';
-import type { CreditNoteIssuer } from './issuer';
+import { noteMoney, type CreditNoteIssuer } from './issuer';
 import { requestedLines, splitAmount } from './money';
 import { announceCreditNote, type CreditNoteStore } from './store';
 
@@ -108,12 +109,7 @@ export class CreditNoteService {
     if (!invoice || invoice.tenantId !== scope.tenantId || invoice.environmentId !== scope.environmentId) {
       throw new NotFoundError(`Invoice ${invoiceId} not found`, { field: 'invoice_id', invoice_id: invoiceId });
     }
-    if (invoice.billingReason === 'CREDIT_PURCHASE') {
-      throw new ValidationError(`Invoice ${invoiceId} is a purchase of credits: it takes no credit notes`, { field: 'invoice_id', billing_reason: invoice.billingReason });
-    }
-    if (invoice.status !== 'finalized' && invoice.status !== 'paid') {
-      throw new ValidationError(`Invoice ${invoiceId} is ${invoice.status}: only a finalized or paid invoice takes credit notes`, { field: 'invoice_id', status: invoice.status });
-    }
+    lifecycle.assertCan('credit', invoice);
     return invoice;
   }
 
@@ -205,25 +201,13 @@ export class CreditNoteService {
           refund_amount: note.refundAmount,
         });
       }
-      if (invoice.status !== 'finalized' && invoice.status !== 'paid') {
-        throw new ValidationError(`Invoice ${invoice.id} is ${invoice.status}: its credit notes stay as they are`, { field: 'status', invoice_status: invoice.status });
-      }
       const now = this.deps.clock();
+      const t = lifecycle.removeCreditNote(invoice, noteMoney(note), now);
       await this.deps.notes.addCredited(trx, note.lines, -1);
-      const amountDue = invoice.amountDue + note.prePaymentAmount;
-      const amountRemaining = invoice.amountRemaining + note.prePaymentAmount;
-      const saved = await this.deps.invoices.save(trx, {
-        ...invoice,
-        prePaymentCreditNotesAmount: invoice.prePaymentCreditNotesAmount - note.prePaymentAmount,
-        amountDue,
-        amountRemaining,
-        paymentStatus: paymentStatusOf(amountDue, invoice.amountPaid),
-        status: amountRemaining > 0 ? 'finalized' : invoice.status,
-        updatedAt: now,
-      });
+      const saved = await this.deps.invoices.save(trx, t.invoice);
       const out = await this.deps.notes.save(trx, { ...note, status: 'void', voidedAt: now, updatedAt: now });
       await announceCreditNote(trx, CREDIT_NOTE_EVENTS.updated, out, ctx.actor);
-      await announceInvoice(trx, INVOICE_EVENTS.updated, saved, ctx.actor);
+      for (const type of t.events) await announceInvoice(trx, type, saved, ctx.actor);
       return out;
     });
     this.deps.published();

@@ -10,6 +10,16 @@ import { creditableOf, splitAmount } from './money';
 
 const BATCH = 100;
 
+export interface ThresholdReturnNotesDeps {
+  db: Db;
+  invoices: InvoiceStore;
+  issuer: CreditNoteIssuer;
+  creditWallet: (note: CreditNote, requestId: string) => Promise<unknown>;
+  logger: Logger;
+  clock: () => Date;
+  published: () => void;
+}
+
 /**
  * Gives back what threshold invoices billed beyond the usage the closing invoice found (a SUM
  * that fell; docs/api/thresholds.md, ADR 0046 amended): once the closing invoice is finalized,
@@ -21,15 +31,17 @@ const BATCH = 100;
  * the period job while pending.
  */
 export class ThresholdReturnNotes {
-  constructor(
-    private readonly db: Db,
-    private readonly invoices: InvoiceStore,
-    private readonly issuer: CreditNoteIssuer,
-    private readonly creditWallet: (note: CreditNote, requestId: string) => Promise<unknown>,
-    private readonly logger: Logger,
-    private readonly clock: () => Date,
-    private readonly published: () => void,
-  ) {}
+  private readonly db: Db;
+  private readonly invoices: InvoiceStore;
+  private readonly issuer: CreditNoteIssuer;
+  private readonly creditWallet: (note: CreditNote, requestId: string) => Promise<unknown>;
+  private readonly logger: Logger;
+  private readonly clock: () => Date;
+  private readonly published: () => void;
+
+  constructor(deps: ThresholdReturnNotesDeps) {
+    ({ db: this.db, invoices: this.invoices, issuer: this.issuer, creditWallet: this.creditWallet, logger: this.logger, clock: this.clock, published: this.published } = deps);
+  }
 
   /** After a finalization's commit: writes the notes an invoice owes; a failure is logged and left to the period job. */
   async afterCommit(i: Invoice, requestId: string): Promise<void> {

@@ -31,6 +31,7 @@ const invoice: InvoiceResponse = {
   amount_remaining: 123000,
   hosted_invoice_url: null,
   invoice_pdf_url: null,
+  available_actions: ['pay', 'credit', 'void'],
   line_items: [
     {
       id: 'li_1',

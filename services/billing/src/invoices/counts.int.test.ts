@@ -1,6 +1,7 @@
 import { newId } from '@billstream/ids';
 import { CTX, startBillingHarness, type BillingHarness } from '../testing/harness';
 import type { Invoice } from './domain';
+import * as lifecycle from './lifecycle';
 import { InvoiceStore } from './store';
 
 /**
@@ -96,11 +97,13 @@ describe('invoice list totals (real Postgres)', () => {
     await expectTotals(other);
 
     await h.db.transaction(async (trx) => {
-      await store.save(trx, { ...made[0], status: 'finalized' });
-      await store.save(trx, { ...made[1], status: 'paid', amountPaid: 100, amountRemaining: 0, paymentStatus: 'succeeded' });
-      await store.save(trx, { ...made[2], status: 'voided' });
+      const at = new Date('2026-03-01T00:00:00Z');
+      const finalized = (i: Invoice) => lifecycle.finalize(lifecycle.allocate(i, new Map(), 0).invoice, { invoiceNumber: `N-${i.id}`, now: at }).invoice;
+      await store.save(trx, finalized(made[0]!));
+      await store.save(trx, lifecycle.applyPayment(finalized(made[1]!), 100, at).invoice);
+      await store.save(trx, lifecycle.voidInvoice(made[2]!, at).invoice);
       // A change that keeps the status (a reprice, an overdue mark) counts nothing.
-      await store.save(trx, { ...made[3], overdue: true });
+      await store.save(trx, lifecycle.reprice(made[3]!, made[3]!, at).invoice);
     });
     await store.claim(h.db, 'drafts', new Date('2026-03-02T00:00:00Z'), 60_000, 10);
     await expectTotals(CTX);

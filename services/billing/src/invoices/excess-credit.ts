@@ -9,6 +9,13 @@ import type { Invoice } from './domain';
 
 const BATCH = 200;
 
+export interface ExcessCreditsDeps {
+  db: Db;
+  wallets: WalletCredits;
+  logger: Logger;
+  clock: () => Date;
+}
+
 /**
  * An invoice's `excess_credit` (docs/api/billing.md#invoice-arithmetic: what its negative lines left after
  * offsetting every line, a downgrade's surplus) goes to the customer's PRE_PAID wallet once it
@@ -18,12 +25,14 @@ const BATCH = 200;
  * the period job credits it again (`retryOwed`), the key keeps it once (ADR 0043).
  */
 export class ExcessCredits {
-  constructor(
-    private readonly db: Db,
-    private readonly wallets: WalletCredits,
-    private readonly logger: Logger,
-    private readonly clock: () => Date,
-  ) {}
+  private readonly db: Db;
+  private readonly wallets: WalletCredits;
+  private readonly logger: Logger;
+  private readonly clock: () => Date;
+
+  constructor(deps: ExcessCreditsDeps) {
+    ({ db: this.db, wallets: this.wallets, logger: this.logger, clock: this.clock } = deps);
+  }
 
   /** After a finalization's commit: credits what the invoice owes; a failure is logged and left to the period job. */
   async afterCommit(i: Invoice, requestId: string): Promise<void> {

@@ -8,16 +8,13 @@ import type { Logger } from '@billstream/logger';
 import { outboxInsertMany } from '@billstream/outbox';
 import { failpoint } from '@billstream/runtime';
 import type { Allocation, AllocationRequest, Wallets } from '../clients/wallets/domain';
-import type { InvoiceTotals } from '../invoice-arithmetic';
-import { INVOICE_EVENTS, netLines, paymentStatusOf, settleInvoice, type Invoice } from './domain';
-import { announceInvoice, invoiceEvent } from './maker';
-import type { FinalizedHook } from './finalized-hook';
-import type { PaidHook } from './paid-hook';
-import type { PostpaidPayment, PostpaidRecorder } from './postpaid-recorder';
+import { netLines, type Invoice } from './domain';
+import { invoiceEvent } from './maker';
+import type { FinalizationSteps } from './finalization-steps';
+import * as lifecycle from './lifecycle';
+import type { PostpaidPayment } from './postpaid-recorder';
 import type { VoidCreditNote } from './void-credit-note';
 import type { InvoiceStore } from './store';
-
-const DAY_MS = 86_400_000;
 
 export function invoiceNotFound(id: string, field = 'id'): NotFoundError {
   return new NotFoundError(`Invoice ${id} not found`, { field, invoice_id: id });
@@ -26,24 +23,15 @@ export function invoiceNotFound(id: string, field = 'id'): NotFoundError {
 export interface FinalizerDeps {
   db: Db;
   invoices: InvoiceStore;
-  postpaid: PostpaidRecorder;
   wallets: Wallets;
   logger: Logger;
   clock: () => Date;
   published: () => void;
   invoiceNumberPrefix: string;
-  /** Reprices a draft's usage lines with the usage known now (a draft made before its grace window ended). */
-  reprice?: (draft: Invoice, requestId: string) => Promise<Invoice | undefined>;
-  /** What follows an invoice paid in full at finalization (an invoiced top-up of nothing due settles its credit). */
-  paid?: PaidHook;
+  /** What finalization does besides the invoice's transition, in order (`workflows/finalize-invoice.ts`, ADR 0062). */
+  steps: FinalizationSteps;
   /** The INVOICE_VOID credit note of a finalized invoice's void (ADR 0041). */
-  voidNote?: VoidCreditNote;
-  /** Credits a finalized invoice's excess credit to the PRE_PAID wallet after the commit (ADR 0043). */
-  excess?: { afterCommit(i: Invoice, requestId: string): Promise<void> };
-  /** Writes the credit notes of a finalized closing invoice's threshold returns after the commit (ADR 0046). */
-  thresholdReturns?: { afterCommit(i: Invoice, requestId: string): Promise<void> };
-  /** The documents' links and snapshot of a finalized invoice (ADR 0045). */
-  documents?: FinalizedHook;
+  voidNote: VoidCreditNote;
 }
 
 /** `{prefix}-{YYYYMM, UTC}-{n, 5 digits at least}`. */
@@ -89,8 +77,8 @@ export class InvoiceFinalizer {
   private async run(draft: Invoice, requestId: string, actor: string): Promise<{ invoice: Invoice; wrote: boolean }> {
     let current = draft;
     if (current.status !== 'draft') return { invoice: current, wrote: false };
-    if (!current.frozenAt && this.deps.reprice) {
-      const frozen = await this.deps.reprice(current, requestId);
+    if (!current.frozenAt && this.deps.steps.reprices) {
+      const frozen = await this.deps.steps.reprice(current, requestId);
       if (!frozen) return { invoice: (await this.deps.invoices.getById(this.deps.db, draft.id))!, wrote: false };
       current = frozen;
     }
@@ -114,9 +102,7 @@ export class InvoiceFinalizer {
     });
     if (wrote) {
       this.deps.published();
-      if (invoice.status === 'paid') await this.deps.paid?.afterCommit(invoice, requestId);
-      await this.deps.excess?.afterCommit(invoice, requestId);
-      await this.deps.thresholdReturns?.afterCommit(invoice, requestId);
+      await this.deps.steps.afterCommit(invoice, requestId);
     }
     return { invoice, wrote };
   }
@@ -148,58 +134,42 @@ export class InvoiceFinalizer {
   }
 
   /**
-   * The lines with their credits, the totals and the CREDITS payment an allocation gives a draft
-   * (checked: a line takes at most its net amount, the payment at most what is due).
+   * The draft with the allocation's credits on its lines and what a postpaid wallet paid
+   * (`lifecycle.allocate`: a line takes at most its net amount, the payment at most what is due).
    */
   private preparedOf(draft: Invoice, allocation: Allocation | undefined): Prepared {
-    const applied = new Map((allocation?.prepaid?.lines ?? []).map((l) => [l.id, l.amount]));
-    const lines = draft.lines.map((l) => {
-      const credit = applied.get(l.id) ?? 0;
-      if (credit < 0 || credit > l.netAmount) throw new Error(`allocation of ${draft.id} applies ${credit} to line ${l.id} of net amount ${l.netAmount}`);
-      return { ...l, prepaidCreditsApplied: credit };
-    });
-    const paidByWallet = allocation?.postpaid?.amount ?? 0;
-    const totals = settleInvoice(draft, lines, paidByWallet);
+    const credits = new Map((allocation?.prepaid?.lines ?? []).map((l) => [l.id, l.amount]));
+    const { invoice } = lifecycle.allocate(draft, credits, allocation?.postpaid?.amount ?? 0);
     const postpaid =
       allocation?.postpaid && allocation.postpaid.amount > 0
         ? { walletId: allocation.postpaid.wallet_id, transactionId: allocation.postpaid.transaction_id, amount: allocation.postpaid.amount, at: this.deps.clock() }
         : undefined;
-    return { draft, lines, totals, postpaid };
+    return { allocated: invoice, postpaid };
   }
 
   /** The lines' credits of all (one statement) and their CREDITS payments (each answers its event). */
   private async writePrepared(trx: Trx, prepared: Prepared[], actor: string): Promise<void> {
     await this.deps.invoices.updateApplied(
       trx,
-      prepared.flatMap((p) => p.lines),
+      prepared.map((p) => p.allocated),
     );
-    for (const p of prepared) if (p.postpaid) p.paymentEvents = await this.deps.postpaid.record(trx, p.draft, p.postpaid, actor);
+    for (const p of prepared) if (p.postpaid) p.paymentEvents = await this.deps.steps.postpaid.record(trx, p.allocated, p.postpaid, actor);
   }
 
   /** Saves the numbered invoice and writes its events (after the number's lock). */
   private async complete(trx: Trx, prepared: Prepared, n: number, now: Date, actor: string): Promise<Invoice> {
-    const [saved] = await this.saveNumbered(trx, [await this.numbered(prepared, n, now)]);
-    await outboxInsertMany(trx, TOPICS.billingEvents, eventsOf(saved!, prepared.paymentEvents, actor));
-    if (saved!.status === 'paid') await this.deps.paid?.inTransaction(trx, saved!);
+    const finalized = await this.numbered(prepared, n, now);
+    const [saved] = await this.saveNumbered(trx, [finalized.invoice]);
+    await outboxInsertMany(trx, TOPICS.billingEvents, eventsOf(saved!, finalized.events, prepared.paymentEvents, actor));
+    if (saved!.status === 'paid') await this.deps.steps.paidInTransaction(trx, saved!);
     return saved!;
   }
 
-  /** The finalized invoice a prepared draft becomes with number `n` (nothing written). */
-  private async numbered({ draft, lines, totals }: Prepared, n: number, now: Date): Promise<Invoice> {
-    const dueDate = new Date(now.getTime() + draft.paymentTermsDays * DAY_MS);
-    return {
-      ...draft,
-      ...totals,
-      lines,
-      invoiceNumber: invoiceNumber(this.deps.invoiceNumberPrefix, now, n),
-      status: totals.amountRemaining === 0 ? 'paid' : 'finalized',
-      paymentStatus: paymentStatusOf(totals.amountDue, totals.amountPaid),
-      finalizedAt: now,
-      dueDate,
-      updatedAt: now,
-      // The links last DOCUMENT_LINK_TTL_DAYS_AFTER_DUE days after this due date (ADR 0059).
-      ...(await this.deps.documents?.links({ ...draft, dueDate })),
-    };
+  /** The finalized invoice a prepared draft becomes with number `n` (`lifecycle.finalize`; nothing written). */
+  private async numbered({ allocated }: Prepared, n: number, now: Date): Promise<lifecycle.Transition> {
+    // The links last DOCUMENT_LINK_TTL_DAYS_AFTER_DUE days after this due date (ADR 0059).
+    const links = await this.deps.steps.documents.links({ ...allocated, dueDate: lifecycle.dueDateOf(allocated, now) });
+    return lifecycle.finalize(allocated, { invoiceNumber: invoiceNumber(this.deps.invoiceNumberPrefix, now, n), now, links });
   }
 
   /**
@@ -207,9 +177,9 @@ export class InvoiceFinalizer {
    * fixed number of statements whatever their count (the number's lock is held meanwhile).
    * Answers them saved, in the order given.
    */
-  private async saveNumbered(trx: Trx, numbered: Invoice[]): Promise<Invoice[]> {
+  private async saveNumbered(trx: Trx, numbered: lifecycle.OwnedInvoice[]): Promise<Invoice[]> {
     const saved = await this.deps.invoices.saveMany(trx, numbered);
-    await this.deps.documents?.inTransaction(trx, saved);
+    await this.deps.steps.documents.inTransaction(trx, saved);
     return saved;
   }
 
@@ -227,7 +197,7 @@ export class InvoiceFinalizer {
     const drafts = (await this.deps.invoices.getByIds(this.deps.db, ids)).filter((d) => d.status === 'draft');
     const byScope = new Map<string, Invoice[]>();
     for (const d of drafts) {
-      if (!d.frozenAt && this.deps.reprice) {
+      if (!d.frozenAt && this.deps.steps.reprices) {
         alone.push(d);
         continue;
       }
@@ -305,23 +275,23 @@ export class InvoiceFinalizer {
       const first = await this.deps.invoices.nextNumbers(trx, scope, prepared.length);
       // Read after the number's lock: numbers increase with finalized_at.
       const now = this.deps.clock();
-      const out = await this.saveNumbered(trx, await Promise.all(prepared.map((p, k) => this.numbered(p, first + k, now))));
+      const finalized = await Promise.all(prepared.map((p, k) => this.numbered(p, first + k, now)));
+      const out = await this.saveNumbered(
+        trx,
+        finalized.map((f) => f.invoice),
+      );
       // Every event of the chunk in one statement, in each invoice's order.
       await outboxInsertMany(
         trx,
         TOPICS.billingEvents,
-        out.flatMap((saved, k) => eventsOf(saved, prepared[k]!.paymentEvents, actor)),
+        out.flatMap((saved, k) => eventsOf(saved, finalized[k]!.events, prepared[k]!.paymentEvents, actor)),
       );
-      for (const saved of out) if (saved.status === 'paid') await this.deps.paid?.inTransaction(trx, saved);
+      for (const saved of out) if (saved.status === 'paid') await this.deps.steps.paidInTransaction(trx, saved);
       failpoint('finalize.before-commit');
       return out;
     });
     if (saved.length > 0) this.deps.published();
-    for (const invoice of saved) if (invoice.status === 'paid') await this.deps.paid?.afterCommit(invoice, requestId);
-    for (const invoice of saved) {
-      await this.deps.excess?.afterCommit(invoice, requestId);
-      await this.deps.thresholdReturns?.afterCommit(invoice, requestId);
-    }
+    for (const invoice of saved) await this.deps.steps.afterCommit(invoice, requestId);
     return new Set(saved.map((i) => i.id));
   }
 
@@ -330,14 +300,10 @@ export class InvoiceFinalizer {
     const voided = await this.deps.db.transaction(async (trx) => {
       const locked = await this.deps.invoices.getForUpdate(trx, id);
       if (!locked || locked.tenantId !== scope.tenantId || locked.environmentId !== scope.environmentId) throw invoiceNotFound(id);
-      if (locked.status !== 'draft' && locked.status !== 'finalized') {
-        throw new ValidationError(`Cannot void an invoice that is ${locked.status}`, { field: 'status', status: locked.status, invoice_id: id });
-      }
-      const noted = locked.status === 'finalized' && this.deps.voidNote ? await this.deps.voidNote.onVoid(trx, locked, actor) : locked;
-      const now = this.deps.clock();
-      const saved = await this.deps.invoices.save(trx, { ...noted, status: 'voided', voidedAt: now, refundState: 'pending', updatedAt: now });
-      await announceInvoice(trx, INVOICE_EVENTS.voided, saved, actor);
-      return saved;
+      lifecycle.assertCan('void', locked);
+      const note = locked.status === 'finalized' ? await this.deps.voidNote.onVoid(trx, locked, actor) : null;
+      const t = lifecycle.voidInvoice(locked, this.deps.clock(), note);
+      return this.saveAnnounced(trx, t, actor);
     });
     this.deps.published();
     try {
@@ -361,9 +327,20 @@ export class InvoiceFinalizer {
     return this.deps.db.transaction(async (trx) => {
       const locked = (await this.deps.invoices.getForUpdate(trx, voided.id))!;
       if (locked.refundState !== 'pending') return locked;
-      await this.deps.voidNote?.refunded(trx, locked);
-      return this.deps.invoices.save(trx, { ...locked, refundState: 'done', updatedAt: this.deps.clock() });
+      await this.deps.voidNote.refunded(trx, locked);
+      return this.deps.invoices.save(trx, lifecycle.refunded(locked, this.deps.clock()).invoice);
     });
+  }
+
+  /** Saves a transition's invoice and writes its events with the invoice as saved. */
+  private async saveAnnounced(trx: Trx, t: lifecycle.Transition, actor: string): Promise<Invoice> {
+    const saved = await this.deps.invoices.save(trx, t.invoice);
+    await outboxInsertMany(
+      trx,
+      TOPICS.billingEvents,
+      t.events.map((type) => ({ key: saved.id, event: invoiceEvent(type, saved, actor) })),
+    );
+    return saved;
   }
 
   /** The period job: marks a finalized invoice past its due date overdue, once, with its event. */
@@ -371,12 +348,11 @@ export class InvoiceFinalizer {
     const marked = await this.deps.db.transaction(async (trx) => {
       const locked = await this.deps.invoices.getForUpdate(trx, id);
       const now = this.deps.clock();
-      if (!locked || locked.status !== 'finalized' || locked.overdue || !locked.dueDate || locked.dueDate > now) {
+      if (!locked || !lifecycle.isOverdue(locked, now)) {
         if (locked) await this.deps.invoices.releaseLease(trx, id);
         return false;
       }
-      const saved = await this.deps.invoices.save(trx, { ...locked, overdue: true, updatedAt: now });
-      await announceInvoice(trx, INVOICE_EVENTS.overdue, saved);
+      await this.saveAnnounced(trx, lifecycle.markOverdue(locked, now), 'system');
       return true;
     });
     if (marked) this.deps.published();
@@ -395,9 +371,8 @@ class AllocationFailed extends Error {
 const FINALIZE_CHUNK = 100;
 
 interface Prepared {
-  draft: Invoice;
-  lines: Invoice['lines'];
-  totals: InvoiceTotals;
+  /** The draft with its credits and totals (`lifecycle.allocate`). */
+  allocated: lifecycle.OwnedInvoice;
   postpaid: PostpaidPayment | undefined;
   /** The postpaid payment's event, once it is written. */
   paymentEvents?: DomainEvent[];
@@ -412,13 +387,17 @@ function allocationRequest(i: Invoice): AllocationRequest {
   };
 }
 
-/** A finalized invoice's events, keyed by its id, in this order: finalized, then its payment's and the payment update. */
-function eventsOf(saved: Invoice, paymentEvents: DomainEvent[] | undefined, actor: string): Array<{ key: string; event: DomainEvent }> {
-  const events: DomainEvent[] = [invoiceEvent(INVOICE_EVENTS.finalized, saved, actor)];
-  if (paymentEvents) events.push(...paymentEvents, invoiceEvent(INVOICE_EVENTS.payment, saved, actor));
+/**
+ * A finalized invoice's events, keyed by its id, in this order: finalized (the transition's
+ * first), then its postpaid payment's, then the payment update (the transition's second).
+ */
+function eventsOf(saved: Invoice, types: lifecycle.Transition['events'], paymentEvents: DomainEvent[] | undefined, actor: string): Array<{ key: string; event: DomainEvent }> {
+  const [first, ...rest] = types.map((t) => invoiceEvent(t, saved, actor));
+  const events: DomainEvent[] = [first!, ...(paymentEvents ?? []), ...rest];
   return events.map((event) => ({ key: saved.id, event }));
 }
 
+/** The 400 of a finalization that found no draft (another call finalized or voided it first). */
 function notDraft(i: Invoice): ValidationError {
-  return new ValidationError(`Cannot finalize an invoice that is ${i.status}`, { field: 'status', status: i.status, invoice_id: i.id });
+  return lifecycle.refusalOf('finalize', i) ?? new ValidationError(`Invoice ${i.id} was not finalized by this call`, { field: 'status', status: i.status, invoice_id: i.id });
 }

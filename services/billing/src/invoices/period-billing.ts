@@ -11,6 +11,7 @@ import type { InvoiceMaker } from './maker';
 import { trueUpAgain } from './commitments';
 import { withThresholdDeductions } from './threshold-deductions';
 import type { InvoiceStore } from './store';
+import { reprice } from './lifecycle';
 import type { PriceStore } from '../prices/store';
 import type { SubscriptionGrants } from '../subscriptions/grants';
 
@@ -24,6 +25,18 @@ const ATTEMPTS = 5;
 /** Subscriptions written per transaction by `catchUpMany`. */
 const WRITE_CHUNK = 50;
 
+export interface PeriodBillingDeps {
+  db: Db;
+  subscriptions: SubscriptionStore;
+  invoices: InvoiceStore;
+  maker: InvoiceMaker;
+  clock: () => Date;
+  published: () => void;
+  prices: PriceStore;
+  /** Credit grants follow a plan change applied at a period end (ADR 0039, 0043). */
+  grants?: SubscriptionGrants;
+}
+
 /**
  * Invoices the periods of a subscription that ended and moves it to its current period, in one
  * transaction (ADR 0016). Usage is read first; the transaction then checks the subscription
@@ -31,17 +44,18 @@ const WRITE_CHUNK = 50;
  * several replicas: the period advance and the invoices' unique keys commit together.
  */
 export class PeriodBilling {
-  constructor(
-    private readonly db: Db,
-    private readonly subscriptions: SubscriptionStore,
-    private readonly invoices: InvoiceStore,
-    private readonly maker: InvoiceMaker,
-    private readonly clock: () => Date,
-    private readonly published: () => void,
-    private readonly prices: PriceStore,
-    /** Credit grants follow a plan change applied at a period end (ADR 0039, 0043). */
-    private readonly grants?: SubscriptionGrants,
-  ) {}
+  private readonly db: Db;
+  private readonly subscriptions: SubscriptionStore;
+  private readonly invoices: InvoiceStore;
+  private readonly maker: InvoiceMaker;
+  private readonly clock: () => Date;
+  private readonly published: () => void;
+  private readonly prices: PriceStore;
+  private readonly grants: SubscriptionGrants | undefined;
+
+  constructor(deps: PeriodBillingDeps) {
+    ({ db: this.db, subscriptions: this.subscriptions, invoices: this.invoices, maker: this.maker, clock: this.clock, published: this.published, prices: this.prices, grants: this.grants } = deps);
+  }
 
   async catchUp(id: string, requestId: string): Promise<CatchUp> {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
@@ -188,7 +202,7 @@ export class PeriodBilling {
       const lines = await trueUpAgain(trx, this.invoices, s, locked, deducted!.lines);
       const now = this.clock();
       // The discounts it carries, recomputed on the new lines: their stored amounts are replaced, never added to.
-      const repriced = { ...(await this.maker.repriced(trx, { ...locked, lines })), frozenAt: now, updatedAt: now };
+      const { invoice: repriced } = reprice(locked, await this.maker.repriced(trx, { ...locked, lines }), now);
       await this.invoices.replaceLines(trx, repriced);
       return this.invoices.save(trx, repriced);
     });

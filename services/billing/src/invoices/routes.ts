@@ -52,7 +52,7 @@ export function mountInvoiceRoutes(app: Express, deps: InvoiceRouteDeps, logger:
     invoiceApi.upcomingInvoice,
     async ({ params, ctx }) => {
       const u = await deps.upcoming.of(ctx, params.id, ctx.requestId);
-      const { id: _id, invoice_number: _n, finalized_at: _f, voided_at: _v, created_at: _c, updated_at: _u, ...view }: InvoiceResponse = toInvoiceView(u);
+      const { id: _id, invoice_number: _n, available_actions: _a, finalized_at: _f, voided_at: _v, created_at: _c, updated_at: _u, ...view }: InvoiceResponse = toInvoiceView(u);
       return { ...view, as_of: u.asOf.toISOString() };
     },
     logger,

@@ -6,6 +6,7 @@ import { updateMany } from '../shared/update-many';
 import type { Invoice, InvoiceLine, InvoiceListQuery } from './domain';
 import { changeRow, discountFromRow, discountRows, fromRow, groupBy, lineFromRow, lineRow, type DiscountRow, type InvoiceRow, type LineRow } from './rows';
 import { loweredByChanges } from './proration-notes';
+import type { OwnedInvoice } from './lifecycle';
 
 const scoped = (conn: Conn, scope: Scope) => conn<InvoiceRow>('invoices').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId });
 
@@ -308,8 +309,8 @@ export class InvoiceStore {
     await trx('invoices').where({ id }).update({ hosted_invoice_url: links?.hostedInvoiceUrl ?? null, invoice_pdf_url: links?.invoicePdfUrl ?? null, updated_at: at, version: trx.raw('version + 1') });
   }
 
-  /** Saves the invoice's changed columns and bumps its version. */
-  async save(trx: Trx, i: Invoice): Promise<Invoice> {
+  /** Saves the invoice's changed columns and bumps its version: only what a transition of lifecycle.ts made (ADR 0062). */
+  async save(trx: Trx, i: OwnedInvoice): Promise<Invoice> {
     const rows = await trx<InvoiceRow>('invoices')
       .where({ id: i.id })
       .update({ ...changeRow(i), work_lease_until: null, version: trx.raw('version + 1') } as never)
@@ -322,7 +323,7 @@ export class InvoiceStore {
    * columns (`changeRow`) as one JSON record typed by the table itself, the version bumped and
    * the lease cleared as `save` does. Answers them in the order given.
    */
-  async saveMany(trx: Trx, invoices: Invoice[]): Promise<Invoice[]> {
+  async saveMany(trx: Trx, invoices: OwnedInvoice[]): Promise<Invoice[]> {
     const records = invoices.map((i) => {
       const row = changeRow(i);
       return { id: i.id, ...row, threshold_returns: JSON.parse(row.threshold_returns) as unknown };
@@ -332,24 +333,24 @@ export class InvoiceStore {
   }
 
   /**
-   * Rewrites the lines of a recomputed draft (a reprice) and its discounts' amounts: one stored
+   * Rewrites the lines of a recomputed draft (`lifecycle.reprice`) and its discounts' amounts: one stored
    * amount per (invoice, discount), replaced, never added to.
    */
-  async replaceLines(trx: Trx, i: Pick<Invoice, 'id' | 'lines' | 'discounts'>): Promise<void> {
+  async replaceLines(trx: Trx, i: OwnedInvoice): Promise<void> {
     await trx('invoice_line_items').where({ invoice_id: i.id }).delete();
     if (i.lines.length > 0) await trx('invoice_line_items').insert(i.lines.map((l) => lineRow(i.id, l)));
     await this.replaceDiscounts(trx, i.id, i.discounts);
   }
 
   /** Replaces an invoice's discount amounts (a recompute or a retry writes them again, never twice). */
-  async replaceDiscounts(trx: Trx, invoiceId: string, discounts: DiscountAmount[]): Promise<void> {
+  private async replaceDiscounts(trx: Trx, invoiceId: string, discounts: DiscountAmount[]): Promise<void> {
     await trx('invoice_discounts').where({ invoice_id: invoiceId }).delete();
     if (discounts.length > 0) await trx('invoice_discounts').insert(discountRows(invoiceId, discounts));
   }
 
-  /** Records the credits applied to each line (finalization), in one statement: one round trip per invoice, not per line. */
-  async updateApplied(trx: Trx, lines: InvoiceLine[]): Promise<void> {
-    const applied = lines.filter((l) => l.prepaidCreditsApplied > 0);
+  /** Records the credits applied to each line of allocated drafts (`lifecycle.allocate`), in one statement: one round trip per invoice, not per line. */
+  async updateApplied(trx: Trx, allocated: OwnedInvoice[]): Promise<void> {
+    const applied = allocated.flatMap((i) => i.lines).filter((l) => l.prepaidCreditsApplied > 0);
     if (applied.length === 0) return;
     await trx.raw(
       `UPDATE invoice_line_items l SET prepaid_credits_applied = v.applied

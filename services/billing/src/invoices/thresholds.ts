@@ -25,6 +25,17 @@ export function thresholdEligible(p: Price, aggregation: string | undefined): bo
   return p.billingModel === 'FLAT_FEE' || p.billingModel === 'PACKAGE' || (p.billingModel === 'TIERED' && p.tierMode === 'SLAB');
 }
 
+export interface ThresholdBillingDeps {
+  db: Db;
+  subscriptions: SubscriptionStore;
+  invoices: InvoiceStore;
+  maker: InvoiceMaker;
+  meters: Meters;
+  clock: () => Date;
+  published: () => void;
+  logger: Logger;
+}
+
 /**
  * Progressive billing (docs/api/thresholds.md, ADR 0046): while a subscription is `active`, its
  * period-to-date usage amount (its usage lines from the period start, or the last plan change,
@@ -36,19 +47,21 @@ export function thresholdEligible(p: Price, aggregation: string | undefined): bo
  * not move meanwhile), so two replicas and the usage notices racing make one invoice.
  */
 export class ThresholdBilling {
+  private readonly db: Db;
+  private readonly subscriptions: SubscriptionStore;
+  private readonly invoices: InvoiceStore;
+  private readonly maker: InvoiceMaker;
+  private readonly meters: Meters;
+  private readonly clock: () => Date;
+  private readonly published: () => void;
+  private readonly logger: Logger;
+
+  constructor(deps: ThresholdBillingDeps) {
+    ({ db: this.db, subscriptions: this.subscriptions, invoices: this.invoices, maker: this.maker, meters: this.meters, clock: this.clock, published: this.published, logger: this.logger } = deps);
+  }
+
   /** A meter's aggregation never changes: asked once per meter. */
   private readonly aggregations = new Map<string, string | undefined>();
-
-  constructor(
-    private readonly db: Db,
-    private readonly subscriptions: SubscriptionStore,
-    private readonly invoices: InvoiceStore,
-    private readonly maker: InvoiceMaker,
-    private readonly meters: Meters,
-    private readonly clock: () => Date,
-    private readonly published: () => void,
-    private readonly logger: Logger,
-  ) {}
 
   /** The period job: every active subscription with thresholds (of `scope` only when given); answers how many invoices were made. */
   async runOnce(requestId: string, scope?: Scope): Promise<number> {

@@ -9,19 +9,29 @@ import type { Wallets } from '../clients/wallets/domain';
 import { netLines, settleInvoice, type Invoice } from './domain';
 import type { InvoiceMaker } from './maker';
 
+export interface UpcomingInvoicesDeps {
+  db: Db;
+  subscriptions: SubscriptionStore;
+  maker: InvoiceMaker;
+  wallets: Wallets;
+  clock: () => Date;
+}
+
 /**
  * The invoice the current period's end would make (docs/api/billing.md#invoices): its ARREAR charges
  * with the usage so far, the next period's ADVANCE charges, and the credits the wallets would
  * apply now (the wallet service's allocation, asked as a dry run). Nothing is stored or debited.
  */
 export class UpcomingInvoices {
-  constructor(
-    private readonly db: Db,
-    private readonly subscriptions: SubscriptionStore,
-    private readonly maker: InvoiceMaker,
-    private readonly wallets: Wallets,
-    private readonly clock: () => Date,
-  ) {}
+  private readonly db: Db;
+  private readonly subscriptions: SubscriptionStore;
+  private readonly maker: InvoiceMaker;
+  private readonly wallets: Wallets;
+  private readonly clock: () => Date;
+
+  constructor(deps: UpcomingInvoicesDeps) {
+    ({ db: this.db, subscriptions: this.subscriptions, maker: this.maker, wallets: this.wallets, clock: this.clock } = deps);
+  }
 
   async of(scope: Scope, id: string, requestId: string): Promise<Invoice & { asOf: Date }> {
     const s = await this.subscriptions.get(this.db, scope, id);

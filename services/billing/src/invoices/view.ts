@@ -1,5 +1,6 @@
 import type { InvoiceResponse } from '@billstream/contracts';
 import type { Invoice, InvoiceLine } from './domain';
+import { availableActions } from './lifecycle';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -57,6 +58,7 @@ export function toInvoiceView(i: Invoice): InvoiceResponse {
     hosted_invoice_url: i.hostedInvoiceUrl,
     invoice_pdf_url: i.invoicePdfUrl,
     line_items: i.lines.map(toLineView),
+    available_actions: availableActions(i),
     finalized_at: iso(i.finalizedAt),
     voided_at: iso(i.voidedAt),
     created_at: i.createdAt.toISOString(),

@@ -1,5 +1,6 @@
 import type { Trx } from '@billstream/db';
 import type { Invoice } from './domain';
+import type { NoteMoney } from './lifecycle';
 
 /**
  * What a void of a finalized invoice does with its credit notes (docs/api/credit-notes.md, ADR
@@ -8,10 +9,11 @@ import type { Invoice } from './domain';
 export interface VoidCreditNote {
   /**
    * In the void's transaction, the invoice locked and still finalized: refuses the void (a 400)
-   * when it cannot be made (a pending payment), else issues the one `INVOICE_VOID` note for
-   * what is still creditable and answers the invoice as that note left it.
+   * when it cannot be made (a pending payment), else writes the one `INVOICE_VOID` note for
+   * what is still creditable and answers its money (null: no note), which the void's
+   * transition (`lifecycle.voidInvoice`) applies to the invoice.
    */
-  onVoid(trx: Trx, invoice: Invoice, actor: string): Promise<Invoice>;
+  onVoid(trx: Trx, invoice: Invoice, actor: string): Promise<NoteMoney | null>;
   /** In the transaction that records the void's wallet refund as done: the note's wallet part is that refund. */
   refunded(trx: Trx, invoice: Invoice): Promise<void>;
 }

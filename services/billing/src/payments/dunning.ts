@@ -9,6 +9,15 @@ import type { PaymentStore } from './store';
 const DAY_MS = 86_400_000;
 const BATCH = 500;
 
+export interface DunningDeps {
+  db: Db;
+  settings: SettingsStore;
+  payments: PaymentStore;
+  service: PaymentService;
+  logger: Logger;
+  clock: () => Date;
+}
+
 /**
  * Dunning (docs/api/billing.md#billing-settings-and-dunning, ADR 0044): for tenants that enabled it, each finalized
  * invoice marked overdue with money left gets attempt n (1, 2, ...) at `due_date +
@@ -21,14 +30,16 @@ const BATCH = 500;
  * stops at its last day.
  */
 export class Dunning {
-  constructor(
-    private readonly db: Db,
-    private readonly settings: SettingsStore,
-    private readonly payments: PaymentStore,
-    private readonly service: PaymentService,
-    private readonly logger: Logger,
-    private readonly clock: () => Date,
-  ) {}
+  private readonly db: Db;
+  private readonly settings: SettingsStore;
+  private readonly payments: PaymentStore;
+  private readonly service: PaymentService;
+  private readonly logger: Logger;
+  private readonly clock: () => Date;
+
+  constructor(deps: DunningDeps) {
+    ({ db: this.db, settings: this.settings, payments: this.payments, service: this.service, logger: this.logger, clock: this.clock } = deps);
+  }
 
   /** One run of the period job; answers how many attempts it made. */
   async runOnce(requestId: string, scope?: Scope): Promise<number> {

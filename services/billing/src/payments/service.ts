@@ -6,7 +6,8 @@ import { IdempotencyConflictError, NotFoundError, ValidationError } from '@bills
 import { newId } from '@billstream/ids';
 import type { Logger } from '@billstream/logger';
 import type { Wallets } from '../clients/wallets/domain';
-import { INVOICE_EVENTS, paymentStatusOf, type Invoice } from '../invoices/domain';
+import type { Invoice } from '../invoices/domain';
+import * as lifecycle from '../invoices/lifecycle';
 import { announceInvoice } from '../invoices/maker';
 import type { PaidHook } from '../invoices/paid-hook';
 import { PAYMENT_EVENTS, type Payment, type PaymentEventType } from './domain';
@@ -137,7 +138,7 @@ export class PaymentService {
       const now = this.deps.clock();
       const paid = await this.deps.payments.save(trx, { ...locked, paymentStatus: 'succeeded', walletTransactionId: answer.transaction_id ?? null, updatedAt: now });
       // A void that won the race refunded this debit in the wallet; the invoice keeps its totals.
-      if (invoice.status === 'finalized') return { payment: paid, invoice: await this.apply(trx, invoice, paid, actor, [PAYMENT_EVENTS.created, PAYMENT_EVENTS.success]) };
+      if (lifecycle.canPay(invoice)) return { payment: paid, invoice: await this.apply(trx, invoice, paid, actor, [PAYMENT_EVENTS.created, PAYMENT_EVENTS.success]) };
       return { payment: paid };
     });
     this.deps.published();
@@ -167,12 +168,7 @@ export class PaymentService {
         billing_reason: invoice.billingReason,
       });
     }
-    if (invoice.status !== 'finalized') {
-      throw new ValidationError(`Invoice ${invoiceId} is ${invoice.status}: only a finalized invoice takes payments`, {
-        field: 'invoice_id',
-        status: invoice.status,
-      });
-    }
+    lifecycle.assertCan('pay', invoice);
     const reserved = await this.deps.payments.pendingAmount(trx, invoiceId);
     const left = invoice.amountRemaining - reserved;
     if (amount > left) {
@@ -186,18 +182,10 @@ export class PaymentService {
 
   /** Adds a succeeded payment to its invoice, with the payment's `events` and the invoice's; answers the invoice as saved. */
   private async apply(trx: Trx, invoice: Invoice, payment: Payment, actor: string, events: PaymentEventType[]): Promise<Invoice> {
-    const amountPaid = invoice.amountPaid + payment.amount;
-    const amountRemaining = invoice.amountDue - amountPaid;
-    const saved = await this.deps.invoices.save(trx, {
-      ...invoice,
-      amountPaid,
-      amountRemaining,
-      paymentStatus: paymentStatusOf(invoice.amountDue, amountPaid),
-      status: amountRemaining === 0 ? 'paid' : invoice.status,
-      updatedAt: this.deps.clock(),
-    });
+    const t = lifecycle.applyPayment(invoice, payment.amount, this.deps.clock());
+    const saved = await this.deps.invoices.save(trx, t.invoice);
     await announcePayment(trx, payment, events, actor);
-    await announceInvoice(trx, INVOICE_EVENTS.payment, saved, actor);
+    for (const type of t.events) await announceInvoice(trx, type, saved, actor);
     if (saved.status === 'paid') await this.deps.paid?.inTransaction(trx, saved);
     return saved;
   }
@@ -217,7 +205,7 @@ export class PaymentService {
   async succeed(scope: Scope & { actor: string }, id: string, body: SucceedPaymentBody, requestId: string): Promise<Payment> {
     const done = await this.settle(scope, id, 'succeeded', body.provider_reference, null, async (trx, locked, invoice) => {
       const paid = await this.deps.payments.save(trx, { ...locked, paymentStatus: 'succeeded', providerReference: body.provider_reference, updatedAt: this.deps.clock() });
-      if (invoice.status !== 'finalized') {
+      if (!lifecycle.canPay(invoice)) {
         await announcePayment(trx, paid, [PAYMENT_EVENTS.updated, PAYMENT_EVENTS.success], scope.actor);
         this.deps.logger.warn('a processor payment succeeded on an invoice that is no longer open; the money is to be refunded outside', { payment_id: id, invoice_id: invoice.id, status: invoice.status });
         return { payment: paid };

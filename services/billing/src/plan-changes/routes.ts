@@ -29,7 +29,7 @@ export function mountPlanChangeRoutes(app: Express, changes: PlanChangeService, 
       let invoice = null;
       if (r.invoice) {
         // The upcoming-invoice shape: nothing of it was stored.
-        const { id: _id, invoice_number: _n, finalized_at: _f, voided_at: _v, created_at: _c, updated_at: _u, ...view }: InvoiceResponse = toInvoiceView(r.invoice);
+        const { id: _id, invoice_number: _n, available_actions: _a, finalized_at: _f, voided_at: _v, created_at: _c, updated_at: _u, ...view }: InvoiceResponse = toInvoiceView(r.invoice);
         invoice = { ...view, as_of: asOf };
       }
       return { subscription: { ...r.subscription, effective_at: asOf }, invoice };

@@ -128,7 +128,7 @@ export function invoiceSource(db: Db, invoices: InvoiceStore, pageSize: number):
       limit: pageSize,
     });
     const rows = page.items.map((i) => {
-      const { line_items: _lines, ...view } = toInvoiceView(i);
+      const { line_items: _lines, available_actions: _actions, ...view } = toInvoiceView(i);
       return view as Record<string, unknown>;
     });
     return { rows, next: page.next };

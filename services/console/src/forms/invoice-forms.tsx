@@ -78,3 +78,27 @@ export function VoidInvoiceForm({ api, invoice, onDone, onCancel }: { api: Api; 
     </div>
   );
 }
+
+/** `POST /v1/invoices/{id}/finalize` (invoice page): numbers the draft, applies wallet credits, after a confirm step. */
+export function FinalizeInvoiceForm({ api, invoice, onDone, onCancel }: { api: Api; invoice: Invoice; onDone: () => void; onCancel: () => void }) {
+  const submitter = useSubmitter(api, []);
+  const titleId = useId();
+  const confirm = async () => {
+    if (await submitter.send({ route: invoiceApi.finalizeInvoice, params: { id: invoice.id }, body: {} })) onDone();
+  };
+  return (
+    <div role="group" aria-labelledby={titleId} className="action">
+      <h3 id={titleId}>Finalize draft {invoice.id}?</h3>
+      <p>It gets its number and due date, takes the customer's wallet credits, and its lines no longer change.</p>
+      <FormError errors={submitter.errors} />
+      <div className="buttons">
+        <button type="button" disabled={submitter.busy} onClick={confirm}>
+          {submitter.busy ? 'Finalizing…' : 'Finalize invoice'}
+        </button>
+        <button type="button" className="secondary" onClick={onCancel}>
+          Keep the draft
+        </button>
+      </div>
+    </div>
+  );
+}

@@ -13,5 +13,6 @@ export const TopUpForm = lazy(() => customer().then((m) => ({ default: m.TopUpFo
 export const CreditNoteForm = lazy(() => invoice().then((m) => ({ default: m.CreditNoteForm })));
 export const PaymentForm = lazy(() => invoice().then((m) => ({ default: m.PaymentForm })));
 export const VoidInvoiceForm = lazy(() => invoice().then((m) => ({ default: m.VoidInvoiceForm })));
+export const FinalizeInvoiceForm = lazy(() => invoice().then((m) => ({ default: m.FinalizeInvoiceForm })));
 export const ChangePlanForm = lazy(() => subscription().then((m) => ({ default: m.ChangePlanForm })));
 export const ApplyCouponForm = lazy(() => subscription().then((m) => ({ default: m.ApplyCouponForm })));

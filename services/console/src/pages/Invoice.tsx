@@ -4,23 +4,17 @@ import { Loaded, useLoad } from '../data';
 import { decimalMoney, money, quantity, when } from '../format';
 import { NameLink, useNames } from '../names';
 import { ActionPanel, ActionToggle, Done } from '../forms/action';
-import { CreditNoteForm, PaymentForm, VoidInvoiceForm } from '../forms/lazy';
+import { CreditNoteForm, FinalizeInvoiceForm, PaymentForm, VoidInvoiceForm } from '../forms/lazy';
 import { ListTable, type Column } from '../list';
 import type { CreditNote, Invoice, Payment } from '../types';
 
-type Action = 'credit-note' | 'payment' | 'void';
+type Action = Invoice['available_actions'][number];
 
-/**
- * The actions an invoice in its status can take (the API decides; the console offers what it
- * would accept): a credit note of a finalized or paid one, a payment of a finalized one with
- * money due, the void of a draft or finalized one.
- */
+const LABELS: Record<Action, string> = { finalize: 'Finalize invoice', pay: 'Record a payment', credit: 'Issue a credit note', void: 'Void invoice' };
+
+/** The actions the invoice takes now: its `available_actions`, as billing decides them (the console decides nothing). */
 function actionsOf(i: Invoice): Array<{ action: Action; label: string }> {
-  const list: Array<{ action: Action; label: string }> = [];
-  if (i.status === 'finalized' || i.status === 'paid') list.push({ action: 'credit-note', label: 'Issue a credit note' });
-  if (i.status === 'finalized' && i.amount_remaining > 0) list.push({ action: 'payment', label: 'Record a payment' });
-  if (i.status === 'draft' || i.status === 'finalized') list.push({ action: 'void', label: 'Void invoice' });
-  return list;
+  return i.available_actions.map((action) => ({ action, label: LABELS[action] }));
 }
 
 /** An invoice: its totals, lines, credit notes, its PDF and hosted page (signed links, no key needed), and its actions. */
@@ -82,8 +76,9 @@ export function InvoicePage({ api, id }: { api: Api; id: string }) {
             </div>
             {open && (
               <ActionPanel id={`invoice-${open}`}>
-                {open === 'credit-note' && <CreditNoteForm api={api} invoice={i} onCancel={() => setOpen(null)} onDone={succeeded('Credit note issued.')} />}
-                {open === 'payment' && <PaymentForm api={api} invoice={i} onCancel={() => setOpen(null)} onDone={succeeded('Payment recorded.')} />}
+                {open === 'finalize' && <FinalizeInvoiceForm api={api} invoice={i} onCancel={() => setOpen(null)} onDone={succeeded('Invoice finalized.')} />}
+                {open === 'credit' && <CreditNoteForm api={api} invoice={i} onCancel={() => setOpen(null)} onDone={succeeded('Credit note issued.')} />}
+                {open === 'pay' && <PaymentForm api={api} invoice={i} onCancel={() => setOpen(null)} onDone={succeeded('Payment recorded.')} />}
                 {open === 'void' && <VoidInvoiceForm api={api} invoice={i} onCancel={() => setOpen(null)} onDone={succeeded('Invoice voided.')} />}
               </ActionPanel>
             )}

@@ -1,0 +1,57 @@
+import { chargeLine, priceInvoice, type Invoice, type InvoiceLine } from '../invoices/domain';
+
+/** A draft of CHARGE lines of these amounts, priced by the arithmetic (tests of lifecycle.ts). */
+export function draftOf(amounts: number[], over: Partial<Invoice> = {}): Invoice {
+  const lines: InvoiceLine[] = amounts.map((amount, position) => ({
+    id: `line_${position}`,
+    position,
+    priceId: `price_${position}`,
+    priceType: 'FIXED',
+    meterId: null,
+    description: `line ${position}`,
+    quantity: '1',
+    unitAmount: String(amount / 100),
+    ...chargeLine(amount),
+    prorationFactor: null,
+    prepaidCreditsApplied: 0,
+    periodStart: null,
+    periodEnd: null,
+  }));
+  const at = new Date('2026-01-01T00:00:00Z');
+  return {
+    id: 'inv_1',
+    tenantId: 't',
+    environmentId: 'e',
+    customerId: 'cus_1',
+    subscriptionId: null,
+    subscriptionCustomerId: null,
+    billingReason: 'SUBSCRIPTION_CYCLE',
+    sequence: '',
+    sourceKey: null,
+    source: null,
+    status: 'draft',
+    paymentStatus: 'pending',
+    currency: 'usd',
+    periodStart: null,
+    periodEnd: null,
+    paymentTermsDays: 30,
+    dueDate: null,
+    overdue: false,
+    ...priceInvoice(lines),
+    prePaymentCreditNotesAmount: 0,
+    postPaymentCreditNotesAmount: 0,
+    hostedInvoiceUrl: null,
+    invoicePdfUrl: null,
+    invoiceNumber: null,
+    finalizeAfter: at,
+    frozenAt: null,
+    finalizedAt: null,
+    voidedAt: null,
+    refundState: null,
+    settleState: null,
+    version: 1,
+    createdAt: at,
+    updatedAt: at,
+    ...over,
+  };
+}
