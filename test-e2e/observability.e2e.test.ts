@@ -8,7 +8,7 @@ import { startProcessStack, type ProcessStack, type ServiceProcessName } from '.
  * Issue #17: every service process exposes Prometheus metrics on its METRICS_PORT, and they
  * move with the traffic a client sends through the gateway.
  */
-describe('metrics of the six service processes (real Postgres and Kafka)', () => {
+describe('metrics of the seven service processes (real Postgres and Kafka)', () => {
   let stack: ProcessStack;
   let failing: http.Server;
   let failingUrl: string;
@@ -188,5 +188,28 @@ describe('metrics of the six service processes (real Postgres and Kafka)', () =>
     const count = (s: typeof before, result: string) => valueOf(s, 'billstream_wallet_debit_duration_seconds_count', { result });
     expect(count(after, 'ok') - count(before, 'ok')).toBe(1);
     expect(count(after, 'refused') - count(before, 'refused')).toBe(1);
+  });
+
+  it('entitlement checks are counted by result; the projection counts what it applied and how late', async () => {
+    const feature = await stack.api.post('/v1/features', { name: 'Obs', lookup_key: `obs-f-${Date.now()}`, type: 'BOOLEAN' });
+    expect(feature.status).toBe(201);
+    const plan = await stack.api.post('/v1/plans', { name: 'Obs', prices: [{ type: 'FIXED', currency: 'usd', amount: '1', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ADVANCE' }] });
+    expect(plan.status).toBe(201);
+    expect((await stack.api.post('/v1/entitlements', { plan_id: plan.body.id, feature_id: feature.body.id })).status).toBe(201);
+    const customer = await stack.api.post('/v1/customers', { external_customer_id: `obs-e-${Date.now()}` });
+    const other = await stack.api.post('/v1/customers', { external_customer_id: `obs-e2-${Date.now()}` });
+    expect((await stack.api.post('/v1/subscriptions', { customer_id: customer.body.id, plan_id: plan.body.id })).status).toBe(201);
+    const check = (customerId: string) => stack.api.post('/v1/entitlements/check', { customer_id: customerId, feature_lookup_key: feature.body.lookup_key });
+    // The subscription reaches the check through billing-events (ADR 0061): wait until it is allowed.
+    await waitFor(async () => (await check(customer.body.id)).body.allowed === true, { timeoutMs: 10_000, what: 'the subscription counted by the check' });
+    const before = await metricsOf('entitlements');
+    expect((await check(customer.body.id)).body.allowed).toBe(true);
+    expect((await check(other.body.id)).body.allowed).toBe(false);
+    const after = await metricsOf('entitlements');
+    const checks = (s: typeof before, result: string) => valueOf(s, 'billstream_entitlement_checks_total', { result });
+    expect(checks(after, 'allowed') - checks(before, 'allowed')).toBe(1);
+    expect(checks(after, 'denied') - checks(before, 'denied')).toBe(1);
+    for (const kind of ['feature', 'entitlement', 'subscription', 'customer']) expect(valueOf(after, 'billstream_entitlements_projection_applied_total', { kind })).toBeGreaterThanOrEqual(1);
+    expect(valueOf(after, 'billstream_entitlements_projection_delay_seconds_count')).toBeGreaterThanOrEqual(4);
   });
 });

@@ -18,13 +18,16 @@
  *   # RUNS (3), RATE (1000), SECONDS (20), WARMUP_S (5), CUSTOMERS (1000), SUBSCRIPTIONS (10000)
  *   # a quick end-to-end try: RUNS=1 RATE=200 SECONDS=5 CUSTOMERS=50 SUBSCRIPTIONS=300
  */
+const { execFileSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
+const fs = require('node:fs');
+const os = require('node:os');
 const { Client } = require('pg');
 const { apiClient, adminQuery: admin, percentile, inParallel, ADMIN_URL, sleep } = require('../common');
 const { startStack, setUp } = require('./stack');
 const { leanClient } = require('../lean-client');
 const { proxiedFloor, openLoop } = require('./ceilings');
-const { cpuMeter, cpuModel, ratio } = require('./report');
+const { cpuMeter, cpuModel, ratio, processCpu } = require('./report');
 
 const RUNS = Number(process.env.RUNS || 3);
 const RATE = Number(process.env.RATE || 1000);
@@ -34,6 +37,37 @@ const CUSTOMERS = Number(process.env.CUSTOMERS || 1000);
 const SUBSCRIPTIONS = Number(process.env.SUBSCRIPTIONS || 10_000);
 
 const round = (v, d = 2) => Number(v.toFixed(d));
+
+/**
+ * PIN (default 1 on a machine of 2 cores or more): the check's side (gateway, entitlements, this
+ * load generator and the floor it starts) on core 0, billing's side (billing, the other services,
+ * every Postgres process and the Kafka broker; new Postgres backends inherit the postmaster's) on
+ * the others, as separate nodes or CPU requests would place them. What a process of its own buys:
+ * the check inside billing's process could not be kept off the close's cores. PIN=0 shares every
+ * core (on 2 cores the close's Postgres and billing work then takes them both; see the README).
+ */
+const PIN = process.env.PIN !== '0' && os.cpus().length >= 2;
+const pidsOf = (comm, also = () => true) =>
+  fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e)).filter((pid) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')) === comm && also(pid);
+    } catch {
+      return false;
+    }
+  });
+const backSide = () => [...pidsOf('postgres'), ...pidsOf('java', (pid) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('kafka'))];
+const pin = (cpus, pids) => {
+  for (const pid of pids) {
+    try {
+      execFileSync('taskset', ['-a', '-cp', cpus, String(pid)], { stdio: 'ignore' });
+    } catch {
+      // the process ended
+    }
+  }
+};
+const allCores = () => `0-${os.cpus().length - 1}`;
+const rest = () => `1-${os.cpus().length - 1}`;
 
 /** SUBSCRIPTIONS customers, each with a subscription to a DAILY plan of one fixed fee: the close's work. */
 async function setUpClose(api) {
@@ -59,6 +93,25 @@ async function endPeriodNow(pg, planId) {
 const invoicesOf = async (pg, planId) =>
   (await pg.query(`SELECT count(*)::int AS n FROM billing.invoices i JOIN billing.subscriptions s ON s.id = i.subscription_id WHERE s.plan_id = $1`, [planId])).rows[0].n;
 
+/**
+ * Until billing is done with what came before (every invoice of the plan finalized, its process
+ * under 5 % of a core over 2 s): the idle window must find billing idle, not still finishing the
+ * set-up's or the last close's after-commit work. Answers the seconds it waited.
+ */
+async function billingSettled(pg, planId, pid) {
+  const started = Date.now();
+  for (;;) {
+    const drafts = (await pg.query(`SELECT count(*)::int AS n FROM billing.invoices i JOIN billing.subscriptions s ON s.id = i.subscription_id WHERE s.plan_id = $1 AND i.status = 'draft'`, [planId])).rows[0].n;
+    const before = processCpu(pid);
+    await sleep(2000);
+    if (drafts === 0 && (processCpu(pid) - before) / 2 < 0.05) return round((Date.now() - started) / 1000, 1);
+    if (Date.now() - started > 1_800_000) throw new Error('billing did not settle within 30 minutes');
+  }
+}
+
+/** A process's CPU per check; null where backends ended in the window (their ticks left /proc, so the sum fell). */
+const perCheck = (us) => (us < 0 ? null : us);
+
 async function measureCheck(stack, key, customers) {
   const client = leanClient(stack.url, { headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, connections: 64 });
   let i = 0;
@@ -81,7 +134,7 @@ async function measureCheck(stack, key, customers) {
       p50_ms: round(percentile(latencies, 50)),
       p99_ms: round(percentile(latencies, 99)),
       max_ms: round(latencies[latencies.length - 1]),
-      cpu_us_per_check: { gateway: cpu.gateway, entitlements: cpu.entitlements, gateway_and_entitlements: round(cpu.gateway + cpu.entitlements, 1), billing: cpu.billing, postgres: cpu.postgres, kafka: cpu.kafka },
+      cpu_us_per_check: { gateway: cpu.gateway, entitlements: cpu.entitlements, gateway_and_entitlements: round(cpu.gateway + cpu.entitlements, 1), billing: cpu.billing, postgres: perCheck(cpu.postgres), kafka: cpu.kafka },
     };
   } finally {
     await client.close();
@@ -89,10 +142,17 @@ async function measureCheck(stack, key, customers) {
 }
 
 async function main() {
+  // A run stopped by a signal gives Postgres and Kafka their cores back.
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.once(signal, () => {
+      if (PIN) pin(allCores(), backSide());
+      process.exit(130);
+    });
+  }
   const dbName = `bench_isolation_${Date.now().toString(36)}`;
   const key = `bsk_bench_${randomBytes(18).toString('base64url')}`;
   await admin(`CREATE DATABASE "${dbName}"`);
-  console.log(`CPU: ${cpuModel()}; ${RUNS} runs; checks at ${RATE}/s for ${SECONDS} s; ${CUSTOMERS} checked customers; a close of ${SUBSCRIPTIONS} subscriptions`);
+  console.log(`CPU: ${cpuModel()}; ${PIN ? 'check side pinned to core 0, billing, Postgres and Kafka to the rest' : 'every core shared'}; ${RUNS} runs; checks at ${RATE}/s for ${SECONDS} s; ${CUSTOMERS} checked customers; a close of ${SUBSCRIPTIONS} subscriptions`);
   const url = new URL(ADMIN_URL);
   url.pathname = `/${dbName}`;
   const pg = new Client({ connectionString: url.toString() });
@@ -102,11 +162,16 @@ async function main() {
     // The period job every second; no renewal notices (DAILY periods are always within 3 days of one).
     stack = await startStack(dbName, key, { billing: { BILLING_INTERVAL_MS: '1000', SUBSCRIPTION_RENEWAL_NOTICE_DAYS: '0' } });
     await pg.connect();
+    if (PIN) {
+      pin('0', [process.pid, stack.pids.gateway, stack.pids.entitlements]);
+      pin(rest(), [stack.pids.billing, stack.pids.customer, stack.pids.wallet, stack.pids['ingestion-aggregator'], ...backSide()]);
+    }
     const api = apiClient(stack.url, key, { connections: 16 });
     const customers = await setUp(api, CUSTOMERS);
     const planId = await setUpClose(api);
     await api.pool.close();
     for (let run = 1; run <= RUNS; run += 1) {
+      const settledSeconds = await billingSettled(pg, planId, stack.pids.billing);
       const idle = await measureCheck(stack, key, customers);
       const floor = await proxiedFloor({ rate: RATE, seconds: SECONDS });
       const before = await invoicesOf(pg, planId);
@@ -121,6 +186,7 @@ async function main() {
       const floorCpu = floor.cpu_us_per_request.server + floor.cpu_us_per_request.proxy;
       const result = {
         run,
+        billing_settled_after_s: settledSeconds,
         idle,
         during_close: { ...during, invoices_made_meanwhile: madeDuring, close_still_running_at_end: madeDuring < SUBSCRIPTIONS },
         close_seconds: round((Date.now() - started) / 1000 + WARMUP_S + SECONDS, 1),
@@ -132,6 +198,7 @@ async function main() {
       console.log(JSON.stringify(result));
     }
   } finally {
+    if (PIN) pin(allCores(), backSide());
     await pg.end().catch(() => undefined);
     if (stack) await stack.stop();
     await admin(`DROP DATABASE IF EXISTS "${dbName}" WITH (FORCE)`);

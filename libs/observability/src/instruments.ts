@@ -129,6 +129,28 @@ export function recordDebit(result: 'ok' | 'refused' | 'error', seconds: number)
   if (metricsEnabled()) walletDebitDuration.labels(result).observe(seconds);
 }
 
+// ---- the entitlement check and its projection (ADR 0061)
+
+export const entitlementChecks = new FastCounter('billstream_entitlement_checks_total', 'Entitlement checks answered (POST /v1/entitlements/check), by result: allowed or denied.', ['result'] as const, metricsRegistry);
+
+export const projectionApplied = new FastCounter('billstream_entitlements_projection_applied_total', "Records the entitlements service's projection wrote from billing-events and customer-events, by kind (feature, entitlement, subscription, customer); a redelivery or an older version is not counted.", ['kind'] as const, metricsRegistry);
+
+export const projectionDelay = new FastHistogram('billstream_entitlements_projection_delay_seconds', "Time from a change's event (its occurred_at) to the commit of the projection batch that applied it: how late the check sees a catalog or subscription change.", [] as const, [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300], metricsRegistry);
+
+export function recordCheck(allowed: boolean): void {
+  if (metricsEnabled()) entitlementChecks.labels(allowed ? 'allowed' : 'denied').inc();
+}
+
+/** After a projection batch committed: what it wrote per kind, and each event's delay from `occurred_at`. */
+export function recordProjection(applied: Record<string, number>, occurredAt: string[], now = Date.now()): void {
+  if (!metricsEnabled()) return;
+  for (const [kind, count] of Object.entries(applied)) if (count > 0) projectionApplied.labels(kind).inc(count);
+  for (const at of occurredAt) {
+    const t = Date.parse(at);
+    if (Number.isFinite(t)) projectionDelay.observe(Math.max(0, (now - t) / 1000));
+  }
+}
+
 // ---- webhook deliveries
 
 export const webhookAttempts = new FastCounter('billstream_webhook_delivery_attempts_total', 'Delivery attempts, by result: success (2xx), failure (any other answer or none).', ['result'] as const, metricsRegistry);

@@ -28,6 +28,12 @@ export interface IdempotentBatchHandlerOptions<T, R> {
   logger: Logger;
   /** Parses a message; one that does not parse is dead-lettered (ADR 0055). */
   parse(message: ConsumedMessage): T;
+  /**
+   * Whether the consumer wants the message at all, decided from its headers without parsing it:
+   * one it does not want is neither parsed nor recorded (it has no effect to repeat), so a
+   * consumer of a few kinds of a busy topic pays nothing for the rest (ADR 0061).
+   */
+  relevant?(message: ConsumedMessage): boolean;
   /** Applies the batch's new messages (duplicates removed) inside the one transaction that records them. */
   handle(trx: Trx, values: T[]): Promise<R>;
   /** Runs after that transaction committed, with what `handle` returned. */
@@ -40,9 +46,15 @@ export function messageIdOf(message: ConsumedMessage): string {
 }
 
 /** Parses each message; one that does not parse is dead-lettered (it would fail on every delivery). */
-async function parseEach<T>(messages: ConsumedMessage[], parse: (m: ConsumedMessage) => T, db: Db, group: string, logger: Logger) {
+/** Messages parsed between two turns of the event loop: a large batch does not hold the process's requests for its whole parse. */
+const PARSE_SLICE = 200;
+
+async function parseEach<T>(messages: ConsumedMessage[], parse: (m: ConsumedMessage) => T, db: Db, group: string, logger: Logger, relevant?: (m: ConsumedMessage) => boolean) {
   const parsed: Array<{ id: string; value: T; message: ConsumedMessage }> = [];
+  let sliced = 0;
   for (const message of messages) {
+    if (relevant && !relevant(message)) continue;
+    if (++sliced % PARSE_SLICE === 0) await new Promise<void>((resolve) => setImmediate(resolve));
     try {
       parsed.push({ id: messageIdOf(message), value: parse(message), message });
     } catch (err) {
@@ -121,6 +133,7 @@ export function idempotentBatchHandler<T, R>({
   parse,
   handle,
   afterCommit,
+  relevant,
   retry,
 }: IdempotentBatchHandlerOptions<T, R>): BatchHandler {
   const policy = retry ?? consumerRetryPolicy();
@@ -135,7 +148,7 @@ export function idempotentBatchHandler<T, R>({
     afterCommit?.(result);
   };
   return async (messages, ctx) => {
-    const parsed = await parseEach(messages, parse, db, group, logger);
+    const parsed = await parseEach(messages, parse, db, group, logger, relevant);
     if (parsed.length === 0) return;
     const log = (err: unknown, attempt: number) => logger.warn('consumer batch failed; will retry', { group, topic: parsed[0].message.topic, messages: parsed.length, attempt, err });
     const failed = await withRetries(policy, ctx, log, () => apply(parsed));

@@ -273,4 +273,36 @@ describe('transactional outbox to a Kafka consumer group (real Postgres and Kafk
     const dead = await consumerDb('consumer_dead_letters').where({ consumer_group: 'batch-test' }).select('message_id', 'value', 'error');
     expect(dead).toEqual([{ message_id: 'bad', value: 'not json', error: expect.stringMatching(/JSON/) }]);
   });
+
+  it('a batch handler neither parses nor records a message it does not want; a large batch is parsed in slices', async () => {
+    const { idempotentBatchHandler } = await import('./index');
+    const parsedIds: string[] = [];
+    const seen: number[][] = [];
+    const handler = idempotentBatchHandler({
+      db: consumerDb,
+      group: 'relevant-test',
+      logger: testLogger(),
+      relevant: (m) => m.headers['wanted'] === 'yes',
+      parse: (m) => {
+        parsedIds.push(m.headers['message-id']);
+        return Number(JSON.parse(m.value).n);
+      },
+      handle: async (_trx, values) => {
+        seen.push(values);
+        return values.length;
+      },
+    });
+    const message = (id: string, n: number, wanted: boolean) => ({
+      topic: TOPIC, partition: 0, offset: id, key: 'k', value: wanted ? JSON.stringify({ n }) : 'not json either', headers: { 'message-id': id, ...(wanted ? { wanted: 'yes' } : {}) },
+    });
+    const batch = Array.from({ length: 450 }, (_, i) => message(`r${i}`, i, i % 3 === 0));
+    await handler(batch, { heartbeat: async () => undefined });
+    const wanted = batch.filter((m) => m.headers.wanted === 'yes');
+    expect(parsedIds).toEqual(wanted.map((m) => m.headers['message-id']));
+    expect(seen).toEqual([wanted.map((m) => Number(JSON.parse(m.value).n))]);
+    const recorded = await consumerDb('processed_messages').where({ consumer_group: 'relevant-test' }).pluck('message_id');
+    expect(recorded.sort()).toEqual(wanted.map((m) => m.headers['message-id']).sort());
+    // The unwanted messages, which would not parse, are not dead-lettered: never looked at.
+    expect(Number((await consumerDb('consumer_dead_letters').where({ consumer_group: 'relevant-test' }).count({ n: '*' }))[0].n)).toBe(0);
+  });
 });

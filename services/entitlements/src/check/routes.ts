@@ -1,6 +1,7 @@
 import type { Express } from 'express';
 import { entitlementApi, pageOf } from '@billstream/contracts';
 import { mountRoute } from '@billstream/http';
+import { recordCheck } from '@billstream/observability';
 import type { Logger } from '@billstream/logger';
 import type { CustomerAccess } from './access';
 
@@ -37,6 +38,7 @@ export function mountCheckRoutes(app: Express, access: CustomerAccess, logger: L
     async ({ body, ctx }) => {
       const ref = body.customer_id !== undefined ? { id: body.customer_id } : { externalId: body.external_customer_id! };
       const r = await access.check(ctx, ref, body.feature_lookup_key, body.quantity, ctx.requestId);
+      recordCheck(r.allowed);
       return {
         allowed: r.allowed,
         feature_lookup_key: r.feature.lookupKey,

@@ -3,6 +3,7 @@ import { domainEventSchema, snapshotEntitlementSchema, snapshotFeatureSchema, sn
 import type { Db } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
 import { idempotentBatchHandler, RESOURCE_VERSION_HEADER } from '@billstream/outbox';
+import { recordProjection } from '@billstream/observability';
 import { z } from 'zod';
 import type { EntitlementRecord, FeatureRecord, ProjectionStore, SubscriptionRecord } from './store';
 
@@ -22,7 +23,10 @@ export interface ProjectionListener {
   changed(changes: ProjectionChanges): void;
 }
 
-type BillingChange = { kind: 'feature'; record: FeatureRecord } | { kind: 'entitlement'; record: EntitlementRecord } | { kind: 'subscription'; record: SubscriptionRecord } | null;
+type BillingChange = ({ kind: 'feature'; record: FeatureRecord } | { kind: 'entitlement'; record: EntitlementRecord } | { kind: 'subscription'; record: SubscriptionRecord }) & { occurredAt: string } | null;
+
+/** What a batch changed, with what the metrics count once it committed (`recordProjection`). */
+type Applied = ProjectionChanges & { applied: Record<string, number>; occurredAt: string[] };
 
 const payloadOf = <T extends z.ZodType>(schema: T, key: string) => z.object({ payload: z.object({ [key]: schema }) });
 const featureEvent = payloadOf(snapshotFeatureSchema.omit({ version: true }), 'feature');
@@ -41,12 +45,12 @@ export function billingChangeOf(message: ConsumedMessage): BillingChange {
   const version = Number(header);
   const [resource] = event.type.split('.');
   if (resource === 'feature' && event.type !== 'feature.wallet_balance.alert') {
-    return { kind: 'feature', record: { ...featureEvent.parse(event).payload.feature, version } as FeatureRecord };
+    return { kind: 'feature', record: { ...featureEvent.parse(event).payload.feature, version } as FeatureRecord, occurredAt: event.occurred_at };
   }
   if (resource === 'entitlement') {
-    return { kind: 'entitlement', record: { ...entitlementEvent.parse(event).payload.entitlement, version, deleted: event.type === 'entitlement.deleted' } as EntitlementRecord };
+    return { kind: 'entitlement', record: { ...entitlementEvent.parse(event).payload.entitlement, version, deleted: event.type === 'entitlement.deleted' } as EntitlementRecord, occurredAt: event.occurred_at };
   }
-  if (resource === 'subscription') return { kind: 'subscription', record: { ...subscriptionEvent.parse(event).payload.subscription, version } as SubscriptionRecord };
+  if (resource === 'subscription') return { kind: 'subscription', record: { ...subscriptionEvent.parse(event).payload.subscription, version } as SubscriptionRecord, occurredAt: event.occurred_at };
   return null;
 }
 
@@ -57,28 +61,36 @@ export async function applyRecords(
   trx: Parameters<ProjectionStore['putFeatures']>[0],
   store: ProjectionStore,
   records: { features: FeatureRecord[]; entitlements: EntitlementRecord[]; subscriptions: SubscriptionRecord[] },
-): Promise<ProjectionChanges> {
+): Promise<ProjectionChanges & { applied: Record<string, number> }> {
   const features = await store.putFeatures(trx, records.features);
   const entitlements = await store.putEntitlements(trx, records.entitlements);
   const subscriptions = await store.putSubscriptions(trx, records.subscriptions);
   return {
     scopes: [...features, ...entitlements].map(scopeOf),
     customers: subscriptions.map((s) => ({ scope: scopeOf(s), customerId: s.customer_id })),
+    applied: { feature: features.length, entitlement: entitlements.length, subscription: subscriptions.length },
   };
 }
 
 /** The projection of billing-events: each batch in one transaction, each message once (ADR 0061). */
 export function subscribeBillingEvents(db: Db, bus: Bus, store: ProjectionStore, listener: ProjectionListener, logger: Logger): Promise<Subscription> {
-  const handler = idempotentBatchHandler<BillingChange, ProjectionChanges>({
+  const handler = idempotentBatchHandler<BillingChange, Applied>({
     db,
     group: BILLING_EVENTS_GROUP,
     logger,
+    // Only feature, entitlement and subscription events carry a version; invoices, payments and
+    // the rest of a close's events are skipped unparsed and unrecorded.
+    relevant: (message) => message.headers[RESOURCE_VERSION_HEADER] !== undefined,
     parse: billingChangeOf,
-    handle: (trx, changes) => {
+    handle: async (trx, changes) => {
       const of = <K extends 'feature' | 'entitlement' | 'subscription'>(kind: K) => changes.flatMap((c) => (c?.kind === kind ? [c.record] : [])) as never[];
-      return applyRecords(trx, store, { features: of('feature'), entitlements: of('entitlement'), subscriptions: of('subscription') });
+      const applied = await applyRecords(trx, store, { features: of('feature'), entitlements: of('entitlement'), subscriptions: of('subscription') });
+      return { ...applied, occurredAt: changes.flatMap((c) => (c ? [c.occurredAt] : [])) };
     },
-    afterCommit: (changes) => listener.changed(changes),
+    afterCommit: (changes) => {
+      recordProjection(changes.applied, changes.occurredAt);
+      listener.changed(changes);
+    },
   });
   return bus.subscribe({ groupId: BILLING_EVENTS_GROUP, topics: [TOPICS.billingEvents], joinPartitions: true, handler });
 }
@@ -90,7 +102,7 @@ type CustomerEvent = z.infer<typeof customerEvent>;
 
 /** The customer projection (id <-> external id, deletion) from customer-events; a deleted customer is never revived. */
 export function subscribeCustomerEvents(db: Db, bus: Bus, store: ProjectionStore, listener: ProjectionListener, clock: () => Date, logger: Logger): Promise<Subscription> {
-  const handler = idempotentBatchHandler<CustomerEvent, ProjectionChanges>({
+  const handler = idempotentBatchHandler<CustomerEvent, Applied>({
     db,
     group: CUSTOMER_EVENTS_GROUP,
     logger,
@@ -104,9 +116,12 @@ export function subscribeCustomerEvents(db: Db, bus: Bus, store: ProjectionStore
         else await store.remember(trx, scope, customer.id, customer.external_id, clock());
         customers.push({ scope, customerId: customer.id });
       }
-      return { scopes: [], customers };
+      return { scopes: [], customers, applied: { customer: customers.length }, occurredAt: events.map((e) => e.occurred_at) };
     },
-    afterCommit: (changes) => listener.changed(changes),
+    afterCommit: (changes) => {
+      recordProjection(changes.applied, changes.occurredAt);
+      listener.changed(changes);
+    },
   });
   return bus.subscribe({ groupId: CUSTOMER_EVENTS_GROUP, topics: [TOPICS.customerEvents], joinPartitions: true, handler });
 }
