@@ -61,7 +61,7 @@ export WEBHOOK_ALLOW_INSECURE=true WEBHOOK_RETRY_SCHEDULE=1s,2s,5s
 RELAY="${COMPOSE_PROJECT_NAME}-webhook-relay"
 SMOKE_HOOK_PORT="${SMOKE_HOOK_PORT:-18091}" DEMO_HOOK_PORT="${DEMO_HOOK_PORT:-18092}"
 BASE_URL="http://127.0.0.1:${COMPOSE_GATEWAY_PORT}"
-SERVICES=(customer wallet ingestion-aggregator webhook-dispatcher billing gateway)
+SERVICES=(customer wallet ingestion-aggregator webhook-dispatcher billing entitlements gateway)
 compose() { docker-compose --ansi never "$@"; }
 
 dockerd_pid=""
