@@ -4,7 +4,7 @@ import { startProcessStack, type ProcessStack } from './support/stack';
 
 const ROOT = path.resolve(__dirname, '..');
 
-describe('the six services as separate processes (real Postgres and Kafka)', () => {
+describe('the seven services as separate processes (real Postgres and Kafka)', () => {
   let stack: ProcessStack;
 
   beforeAll(async () => {
@@ -15,11 +15,13 @@ describe('the six services as separate processes (real Postgres and Kafka)', () 
   });
 
   it('every service answers /healthz and /readyz on its own port', async () => {
-    for (const url of Object.values(stack.urls)) {
+    for (const [name, url] of Object.entries(stack.urls)) {
       expect((await fetch(`${url}/healthz`)).status).toBe(200);
       const ready = await fetch(`${url}/readyz`);
       expect(ready.status).toBe(200);
-      expect(await ready.json()).toEqual({ status: 'ready', checks: { database: true, broker: true } });
+      // The entitlements service is ready once its projection was seeded from billing (ADR 0061).
+      const checks = name === 'entitlements' ? { database: true, broker: true, projection: true } : { database: true, broker: true };
+      expect([name, await ready.json()]).toEqual([name, { status: 'ready', checks }]);
     }
   });
 
