@@ -315,15 +315,27 @@ describe('AccessCache', () => {
       expect((await cache.getCustomer(scope, 'ext|x2', customer('c2', 'e'))).tag).toBe('e');
     });
 
-    it('a read during which any customer changed is not kept; a failed read is not kept', async () => {
+    it('a read during which its customer changed is not kept; one during which only others changed is; a failed read is not kept', async () => {
       let release!: (v: { id: string; tag: string }) => void;
-      const slow = cache.getCustomer(scope, 'ext|x1', () => new Promise<{ id: string; tag: string }>((r) => (release = r)));
-      cache.customerChanged(scope, 'c9');
+      const slow = () => new Promise<{ id: string; tag: string }>((r) => (release = r));
+      const read = cache.getCustomer(scope, 'ext|x1', slow);
+      cache.customerChanged(scope, 'c1');
       release({ id: 'c1', tag: 'old' });
-      expect((await slow).tag).toBe('old');
+      expect((await read).tag).toBe('old');
       expect((await cache.getCustomer(scope, 'ext|x1', customer('c1', 'new'))).tag).toBe('new');
-      await expect(cache.getCustomer(scope, 'id|c3', () => Promise.reject(new Error('404')))).rejects.toThrow('404');
-      expect((await cache.getCustomer(scope, 'id|c3', customer('c3', 'ok'))).tag).toBe('ok');
+      // The same customer in another scope, or another customer: the read is kept.
+      const kept = cache.getCustomer(scope, 'ext|x2', slow);
+      cache.customerChanged(scope, 'c9');
+      cache.customerChanged(other, 'c2');
+      release({ id: 'c2', tag: 'kept' });
+      expect((await kept).tag).toBe('kept');
+      expect((await cache.getCustomer(scope, 'ext|x2', customer('c2', 'never'))).tag).toBe('kept');
+      // A change before the read began does not make it old.
+      cache.customerChanged(scope, 'c3');
+      expect((await cache.getCustomer(scope, 'id|c3', customer('c3', 'after'))).tag).toBe('after');
+      expect((await cache.getCustomer(scope, 'id|c3', customer('c3', 'never'))).tag).toBe('after');
+      await expect(cache.getCustomer(scope, 'id|c4', () => Promise.reject(new Error('404')))).rejects.toThrow('404');
+      expect((await cache.getCustomer(scope, 'id|c4', customer('c4', 'ok'))).tag).toBe('ok');
     });
 
     it('a committed change is announced at once to the other replicas', () => {

@@ -79,8 +79,9 @@ export class AccessCache {
   private usageState?: () => ConsumingState;
   private usageSession = -1;
   private usageLateUntil = 0;
-  /** Customer changes so far: a customer read during which one happened is not kept. */
+  /** Customer changes so far, and the count at each customer's last change: a read of a customer during which it changed is not kept. */
   private customerBumps = 0;
+  private readonly customerChangedAt = new Map<string, number>();
 
   /** Background reloads waiting to go out together (`REFRESH_GATHER_MS`). */
   private readonly refreshes: Array<() => void> = [];
@@ -357,8 +358,12 @@ export class AccessCache {
   /**
    * A live customer by reference (`refKey`: its id or external id), kept like grants and
    * dropped by any change of that customer's record or subscriptions (`customerChanged`,
-   * here or heard from another replica). A read during which any customer changed is not
-   * kept (it could not tell whether its row was read before that change).
+   * here or heard from another replica). A read during which the customer it answered changed
+   * is not kept (it could not tell whether its row was read before that change). Another
+   * customer's change does not matter: a reference stops naming a customer only by a change of
+   * that customer (its external id moved, or it was deleted), so an answer whose customer did
+   * not change since the read began still holds. (Counting every customer's change here, as
+   * before, kept no read of any customer while a period close changed thousands.)
    */
   async getCustomer<T extends { id: string }>(scope: Scope, refKey: string, load: () => Promise<T>): Promise<T> {
     const full = `${scopeKey(scope)}|ref|${refKey}`;
@@ -380,7 +385,7 @@ export class AccessCache {
     const bumps = this.customerBumps;
     const epoch = this.epoch;
     const value = await load();
-    if (this.customerBumps === bumps && this.epoch === epoch) {
+    if ((this.customerChangedAt.get(`${scopeKey(scope)}|${value.id}`) ?? -1) < bumps && this.epoch === epoch) {
       const generation = this.generation(scope, value.id);
       const reload = (from: number) => {
         if (this.generation(scope, value.id) !== generation) return;
@@ -399,8 +404,10 @@ export class AccessCache {
 
   /** One of the customer's subscriptions, or its record in the projection, changed. */
   customerChanged(scope: Scope, customerId: string): void {
+    const key = `${scopeKey(scope)}|${customerId}`;
+    this.customerChangedAt.set(key, this.customerBumps);
     this.customerBumps += 1;
-    this.bump(`${scopeKey(scope)}|${customerId}`);
+    this.bump(key);
   }
 
   /**
