@@ -32,6 +32,8 @@ export const PERMISSIONS = [
   'coupons:write',
   'settings:read',
   'settings:write',
+  'reservations:read',
+  'reservations:write',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 

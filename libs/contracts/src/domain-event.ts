@@ -77,5 +77,9 @@ export const WEBHOOK_EVENT_NAMES = [
   'entitlement.deleted',
   'credit_note.created',
   'credit_note.updated',
+  'reservation.created',
+  'reservation.committed',
+  'reservation.released',
+  'reservation.expired',
 ] as const;
 export type WebhookEventName = (typeof WEBHOOK_EVENT_NAMES)[number];

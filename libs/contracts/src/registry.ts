@@ -2,6 +2,7 @@ import type { RouteDef } from './routes';
 import { apiKeyRoutes } from './api-keys';
 import { billingRoutes } from './billing';
 import { customerRoutes } from './customers';
+import { reservationRoutes } from './reservations';
 import { walletRoutes } from './wallets';
 import { usageEventRoutes } from './usage-events';
 import { webhookRoutes } from './webhooks';
@@ -9,6 +10,7 @@ import { webhookRoutes } from './webhooks';
 export * from './api-keys';
 export * from './customers';
 export * from './wallets';
+export * from './reservations';
 export * from './usage-events';
 export * from './webhooks';
 export * from './billing';
@@ -26,6 +28,7 @@ export const ALL_ROUTES: RouteDef[] = [
   ...apiKeyRoutes,
   ...customerRoutes,
   ...walletRoutes,
+  ...reservationRoutes,
   ...usageEventRoutes,
   ...webhookRoutes,
   ...billingRoutes,

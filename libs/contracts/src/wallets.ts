@@ -18,7 +18,7 @@ export const CREDIT_REASONS = [
 /** Debit reasons a client may send. */
 export const CLIENT_DEBIT_REASONS = ['MANUAL_BALANCE_DEBIT', 'INVOICE_PAYMENT'] as const;
 /** Debit reasons the wallet service writes itself (expiry, termination, credits applied to an invoice). */
-export const SYSTEM_DEBIT_REASONS = ['CREDIT_EXPIRED', 'WALLET_TERMINATION', 'INVOICE_CREDIT_APPLIED'] as const;
+export const SYSTEM_DEBIT_REASONS = ['CREDIT_EXPIRED', 'WALLET_TERMINATION', 'INVOICE_CREDIT_APPLIED', 'RESERVATION_CAPTURE'] as const;
 export const TRANSACTION_REASONS = [...CREDIT_REASONS, ...CLIENT_DEBIT_REASONS, ...SYSTEM_DEBIT_REASONS] as const;
 
 export const nonNegativeDecimalString = decimalString.refine((v) => !v.startsWith('-'), 'must be 0 or more');
@@ -120,6 +120,8 @@ export const walletSchema = z.object({
   environment_id: z.string(),
   created_at: z.string(),
   updated_at: z.string(),
+  /** In the API's answers (not in event payloads): credits held by the wallet's live reservations (docs/api/reservations.md). */
+  credits_held: z.string().optional(),
 });
 
 export const walletTransactionSchema = z.object({
@@ -159,6 +161,9 @@ export const walletBalanceSchema = z.object({
    */
   unbilled_usage: z.number().int().optional(),
   as_of: z.string().nullable().optional(),
+  /** With `include_real_time_balance=true`: credits held by live reservations, and what a reservation can still take (real_time_credit_balance - credits_held). */
+  credits_held: z.string().optional(),
+  credits_available: z.string().optional(),
 });
 
 export const expireCreditsResultSchema = z.object({

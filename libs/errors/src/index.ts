@@ -12,6 +12,7 @@ export type ErrorKind =
   | 'already_exists'
   | 'version_conflict'
   | 'idempotency_conflict'
+  | 'insufficient_credits'
   | 'rate_limited'
   | 'unavailable'
   | 'database'
@@ -84,6 +85,13 @@ export class VersionConflictError extends DomainError {
 export class IdempotencyConflictError extends DomainError {
   constructor(message: string, details?: ErrorDetails) {
     super('idempotency_conflict', message, details);
+  }
+}
+
+/** Not enough credits for a hold (402 `insufficient_credits`); `details.available` says what there is. */
+export class InsufficientCreditsError extends DomainError {
+  constructor(message: string, details: ErrorDetails & { available: string }) {
+    super('insufficient_credits', message, details);
   }
 }
 

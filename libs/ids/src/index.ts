@@ -42,6 +42,7 @@ export const ID_PREFIXES = {
   coupon: 'coup_',
   discount: 'disc_',
   subscriptionChange: 'schg_',
+  reservation: 'resv_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

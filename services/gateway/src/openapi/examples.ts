@@ -48,6 +48,9 @@ const ID_PREFIX_BY_NAME: Record<string, string> = {
   subscriptions: 'sub_',
   subscription_id: 'sub_',
   user_id: 'key_',
+  reservation: 'resv_',
+  reservations: 'resv_',
+  reservation_id: 'resv_',
 };
 
 /** Plain samples by property name, tried before generic ones. */

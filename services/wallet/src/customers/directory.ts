@@ -7,6 +7,8 @@ import type { CustomerStore, KnownCustomer } from './store';
 /** Asks the customer service whether a customer exists in a tenant and environment. */
 export interface CustomerLookup {
   exists(scope: Scope, id: string, requestId: string): Promise<boolean>;
+  /** The id of the customer with this external id, undefined when there is none. */
+  idOfExternal(scope: Scope, externalId: string, requestId: string): Promise<string | undefined>;
 }
 
 function notFound(id: string): NotFoundError {
@@ -37,6 +39,14 @@ export class CustomerDirectory {
     }
     if (!(await this.lookup.exists(scope, id, requestId))) throw notFound(id);
     await this.store.remember(this.db, scope, id, this.clock());
+  }
+
+  /** The customer named by its external id (the customer service knows it): 404 naming `external_customer_id` when none. */
+  async resolveExternal(scope: Scope, externalId: string, requestId: string): Promise<string> {
+    const id = await this.lookup.idOfExternal(scope, externalId, requestId);
+    if (!id) throw new NotFoundError(`Customer with external id ${externalId} not found`, { field: 'external_customer_id', external_customer_id: externalId });
+    await this.ensureExists(scope, id, requestId);
+    return id;
   }
 
   /**

@@ -18,6 +18,14 @@ export class HttpCustomerLookup implements CustomerLookup {
     throw new ServiceUnavailableError('The customer service could not confirm the customer; retry later', { upstream_status: status });
   }
 
+  /** GET {customerServiceUrl}/v1/customers/external/{external_id}: 200 its id, 404 none. */
+  async idOfExternal(scope: Scope, externalId: string, requestId: string): Promise<string | undefined> {
+    const { status, text } = await this.client.call(scope, 'GET', `/v1/customers/external/${encodeURIComponent(externalId)}`, requestId);
+    if (status === 200) return (JSON.parse(text) as { id: string }).id;
+    if (status === 404) return undefined;
+    throw new ServiceUnavailableError('The customer service could not find the customer; retry later', { upstream_status: status });
+  }
+
   close(): Promise<void> {
     return this.client.close();
   }

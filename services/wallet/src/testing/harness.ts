@@ -62,7 +62,7 @@ export async function startLedgerHarness(): Promise<LedgerHarness> {
       customerServiceUrl: 'http://127.0.0.1:9',
       expiryIntervalMs: 0,
       clock: clock.now,
-      customerLookup: { exists: async () => false },
+      customerLookup: { exists: async () => false, idOfExternal: async () => undefined },
     },
   );
   await service.start();

@@ -1,0 +1,175 @@
+import type { Scope } from '@billstream/contracts';
+import { rowsOf, type Conn, type Trx } from '@billstream/db';
+import { EXACT_ZERO, exact, toDecimalString } from '@billstream/money';
+import type { Decimal } from 'decimal.js';
+import type { Reservation, ReservationStatus } from './domain';
+
+interface ReservationRow {
+  id: string;
+  tenant_id: string;
+  environment_id: string;
+  customer_id: string;
+  wallet_id: string;
+  currency: string;
+  status: ReservationStatus;
+  credits_held: string;
+  credits_committed: string | null;
+  transaction_id: string | null;
+  allow_overage: boolean;
+  expires_at: Date;
+  idempotency_key: string;
+  request_hash: string;
+  metadata: Record<string, string> | string;
+  created_at: Date;
+  updated_at: Date;
+  ended_at: Date | null;
+}
+
+function fromRow(r: ReservationRow): Reservation {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    environmentId: r.environment_id,
+    customerId: r.customer_id,
+    walletId: r.wallet_id,
+    currency: r.currency,
+    status: r.status,
+    creditsHeld: exact(r.credits_held),
+    creditsCommitted: r.credits_committed === null ? null : exact(r.credits_committed),
+    transactionId: r.transaction_id,
+    allowOverage: r.allow_overage,
+    expiresAt: new Date(r.expires_at),
+    idempotencyKey: r.idempotency_key,
+    requestHash: r.request_hash,
+    metadata: typeof r.metadata === 'string' ? (JSON.parse(r.metadata) as Record<string, string>) : r.metadata,
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
+    endedAt: r.ended_at && new Date(r.ended_at),
+  };
+}
+
+/** The end of a hold as stored: who ended it, what it debited. */
+export interface ReservationEnd {
+  status: Exclude<ReservationStatus, 'held'>;
+  creditsCommitted: Decimal | null;
+  transactionId: string | null;
+}
+
+/** `wallet.reservations`. */
+export class ReservationStore {
+  async insert(trx: Trx, r: Reservation): Promise<void> {
+    await trx('reservations').insert({
+      id: r.id,
+      tenant_id: r.tenantId,
+      environment_id: r.environmentId,
+      customer_id: r.customerId,
+      wallet_id: r.walletId,
+      currency: r.currency,
+      status: r.status,
+      credits_held: toDecimalString(r.creditsHeld),
+      credits_committed: null,
+      transaction_id: null,
+      allow_overage: r.allowOverage,
+      expires_at: r.expiresAt,
+      idempotency_key: r.idempotencyKey,
+      request_hash: r.requestHash,
+      metadata: JSON.stringify(r.metadata),
+      created_at: r.createdAt,
+      updated_at: r.updatedAt,
+      ended_at: null,
+    });
+  }
+
+  async byId(conn: Conn, scope: Scope, id: string): Promise<Reservation | undefined> {
+    const row = await conn('reservations').where({ id, tenant_id: scope.tenantId, environment_id: scope.environmentId }).first<ReservationRow | undefined>();
+    return row && fromRow(row);
+  }
+
+  /** The reservation, row-locked until the transaction ends (a commit, a release and the job take it in turn). */
+  async lockById(trx: Trx, scope: Scope, id: string): Promise<Reservation | undefined> {
+    const row = await trx('reservations').where({ id, tenant_id: scope.tenantId, environment_id: scope.environmentId }).forUpdate().first<ReservationRow | undefined>();
+    return row && fromRow(row);
+  }
+
+  async byKey(conn: Conn, scope: Scope, key: string): Promise<Reservation | undefined> {
+    const row = await conn('reservations').where({ idempotency_key: key, tenant_id: scope.tenantId, environment_id: scope.environmentId }).first<ReservationRow | undefined>();
+    return row && fromRow(row);
+  }
+
+  /** Credits held at `now` by the wallet's live reservations (held, not past `expires_at`), but `except`. */
+  async heldCredits(conn: Conn, walletId: string, now: Date, except?: string): Promise<Decimal> {
+    const row = await conn('reservations')
+      .where({ wallet_id: walletId, status: 'held' })
+      .where('expires_at', '>', now)
+      .modify((q) => {
+        if (except) q.whereNot('id', except);
+      })
+      .first<{ held: string | null }>(conn.raw('sum(credits_held)::text AS held'));
+    return row?.held ? exact(row.held) : EXACT_ZERO;
+  }
+
+  /** `heldCredits` of several wallets in one statement (wallet id -> credits; 0 when none). */
+  async heldByWallet(conn: Conn, walletIds: string[], now: Date): Promise<Map<string, Decimal>> {
+    const out = new Map(walletIds.map((id) => [id, EXACT_ZERO]));
+    if (walletIds.length === 0) return out;
+    const rows = await conn('reservations')
+      .whereIn('wallet_id', walletIds)
+      .where({ status: 'held' })
+      .where('expires_at', '>', now)
+      .groupBy('wallet_id')
+      .select<Array<{ wallet_id: string; held: string }>>('wallet_id', conn.raw('sum(credits_held)::text AS held'));
+    for (const r of rows) out.set(r.wallet_id, exact(r.held));
+    return out;
+  }
+
+  async end(trx: Trx, id: string, end: ReservationEnd, now: Date): Promise<void> {
+    await trx('reservations')
+      .where({ id })
+      .update({
+        status: end.status,
+        credits_committed: end.creditsCommitted && toDecimalString(end.creditsCommitted),
+        transaction_id: end.transactionId,
+        updated_at: now,
+        ended_at: now,
+      });
+  }
+
+  /**
+   * Marks up to `limit` holds past `expires_at` expired, in one statement; rows a commit or a
+   * release has locked are skipped (SKIP LOCKED: that call decides, the next round sees the rest).
+   */
+  async expireDue(trx: Trx, now: Date, limit: number): Promise<Reservation[]> {
+    const rows = rowsOf<ReservationRow>(
+      await trx.raw(
+        `UPDATE reservations r SET status = 'expired', updated_at = ?, ended_at = ?
+          WHERE r.id IN (SELECT id FROM reservations WHERE status = 'held' AND expires_at <= ? ORDER BY expires_at LIMIT ? FOR UPDATE SKIP LOCKED)
+          RETURNING r.*`,
+        [now, now, now, limit],
+      ),
+    );
+    return rows.map(fromRow);
+  }
+
+  /** Newest first; `status` as a client sees it at `now` (held: not past expires_at; expired: written so or past it). */
+  async list(
+    conn: Conn,
+    scope: Scope,
+    filter: { customerId?: string; status?: ReservationStatus },
+    page: { limit: number; offset: number },
+    now: Date,
+  ): Promise<{ items: Reservation[]; total: number }> {
+    const base = conn('reservations')
+      .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId })
+      .modify((q) => {
+        if (filter.customerId) q.where({ customer_id: filter.customerId });
+        if (filter.status === 'held') q.where({ status: 'held' }).where('expires_at', '>', now);
+        else if (filter.status === 'expired') q.where((w) => w.where({ status: 'expired' }).orWhere((h) => h.where({ status: 'held' }).where('expires_at', '<=', now)));
+        else if (filter.status) q.where({ status: filter.status });
+      });
+    const [rows, count] = await Promise.all([
+      base.clone().orderBy('id', 'desc').limit(page.limit).offset(page.offset).select<ReservationRow[]>('*'),
+      base.clone().count<{ count: string | number }[]>({ count: '*' }),
+    ]);
+    return { items: rows.map(fromRow), total: Number(count[0]?.count ?? 0) };
+  }
+}
