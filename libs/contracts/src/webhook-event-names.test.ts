@@ -22,7 +22,7 @@ function documentedEvents(): Array<{ name: string; emittedBy: string }> {
 }
 
 describe('webhook event names', () => {
-  it('are the 44 names of the spec (40, and part 3's four reservation events), each once', () => {
+  it('are the 44 names of the spec (40, and the four reservation events of part 3), each once', () => {
     expect(WEBHOOK_EVENT_NAMES).toHaveLength(44);
     expect(new Set(WEBHOOK_EVENT_NAMES).size).toBe(44);
   });

@@ -299,7 +299,7 @@ describe('wallet ledger (real Postgres)', () => {
           customerServiceUrl: 'http://127.0.0.1:9',
           expiryIntervalMs: 0,
           clock: h.clock.now,
-          customerLookup: { exists: async () => false },
+          customerLookup: { exists: async () => false, idOfExternal: async () => undefined },
         },
       );
       try {
