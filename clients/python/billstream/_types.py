@@ -863,7 +863,7 @@ class ListApiKeysResponse(TypedDict):
 
 class _CreateApiKeyBodyRequired(TypedDict):
     name: str
-    permissions: List[Literal["*", "customers:read", "customers:write", "wallets:read", "wallets:write", "events:read", "events:write", "webhooks:read", "webhooks:write", "meters:read", "meters:write", "api_keys:read", "api_keys:write", "api_keys:tenant", "plans:read", "plans:write", "subscriptions:read", "subscriptions:write", "invoices:read", "invoices:write", "payments:settle", "tasks:read", "tasks:write", "credit_grants:read", "credit_grants:write", "credit_notes:read", "credit_notes:write", "coupons:read", "coupons:write", "settings:read", "settings:write"]]
+    permissions: List[Literal["*", "customers:read", "customers:write", "wallets:read", "wallets:write", "events:read", "events:write", "webhooks:read", "webhooks:write", "meters:read", "meters:write", "api_keys:read", "api_keys:write", "api_keys:tenant", "plans:read", "plans:write", "subscriptions:read", "subscriptions:write", "invoices:read", "invoices:write", "payments:settle", "tasks:read", "tasks:write", "credit_grants:read", "credit_grants:write", "credit_notes:read", "credit_notes:write", "coupons:read", "coupons:write", "settings:read", "settings:write", "reservations:read", "reservations:write"]]
 
 
 class CreateApiKeyBody(_CreateApiKeyBodyRequired, total=False):
@@ -1540,7 +1540,7 @@ class TopupWalletResponse(TypedDict):
     credits_available: str
     expiry_date: Optional[str]
     priority: Optional[int]
-    transaction_reason: Literal["FREE_CREDIT_GRANT", "SUBSCRIPTION_CREDIT_GRANT", "PURCHASED_CREDIT_INVOICED", "PURCHASED_CREDIT_DIRECT", "CREDIT_NOTE", "MANUAL_BALANCE_DEBIT", "INVOICE_PAYMENT", "CREDIT_EXPIRED", "WALLET_TERMINATION", "INVOICE_CREDIT_APPLIED"]
+    transaction_reason: Literal["FREE_CREDIT_GRANT", "SUBSCRIPTION_CREDIT_GRANT", "PURCHASED_CREDIT_INVOICED", "PURCHASED_CREDIT_DIRECT", "CREDIT_NOTE", "MANUAL_BALANCE_DEBIT", "INVOICE_PAYMENT", "CREDIT_EXPIRED", "WALLET_TERMINATION", "INVOICE_CREDIT_APPLIED", "RESERVATION_CAPTURE"]
     description: Optional[str]
     idempotency_key: Optional[str]
     tenant_id: str
@@ -1571,7 +1571,7 @@ class DebitWalletResponse(TypedDict):
     credits_available: str
     expiry_date: Optional[str]
     priority: Optional[int]
-    transaction_reason: Literal["FREE_CREDIT_GRANT", "SUBSCRIPTION_CREDIT_GRANT", "PURCHASED_CREDIT_INVOICED", "PURCHASED_CREDIT_DIRECT", "CREDIT_NOTE", "MANUAL_BALANCE_DEBIT", "INVOICE_PAYMENT", "CREDIT_EXPIRED", "WALLET_TERMINATION", "INVOICE_CREDIT_APPLIED"]
+    transaction_reason: Literal["FREE_CREDIT_GRANT", "SUBSCRIPTION_CREDIT_GRANT", "PURCHASED_CREDIT_INVOICED", "PURCHASED_CREDIT_DIRECT", "CREDIT_NOTE", "MANUAL_BALANCE_DEBIT", "INVOICE_PAYMENT", "CREDIT_EXPIRED", "WALLET_TERMINATION", "INVOICE_CREDIT_APPLIED", "RESERVATION_CAPTURE"]
     description: Optional[str]
     idempotency_key: Optional[str]
     tenant_id: str
@@ -1610,7 +1610,7 @@ class ListWalletTransactionsQuery(TypedDict, total=False):
     """Query parameters of listWalletTransactions"""
     type: Literal["CREDIT", "DEBIT"]
     transaction_status: Literal["PENDING", "COMPLETED", "FAILED"]
-    transaction_reason: Literal["FREE_CREDIT_GRANT", "SUBSCRIPTION_CREDIT_GRANT", "PURCHASED_CREDIT_INVOICED", "PURCHASED_CREDIT_DIRECT", "CREDIT_NOTE", "MANUAL_BALANCE_DEBIT", "INVOICE_PAYMENT", "CREDIT_EXPIRED", "WALLET_TERMINATION", "INVOICE_CREDIT_APPLIED"]
+    transaction_reason: Literal["FREE_CREDIT_GRANT", "SUBSCRIPTION_CREDIT_GRANT", "PURCHASED_CREDIT_INVOICED", "PURCHASED_CREDIT_DIRECT", "CREDIT_NOTE", "MANUAL_BALANCE_DEBIT", "INVOICE_PAYMENT", "CREDIT_EXPIRED", "WALLET_TERMINATION", "INVOICE_CREDIT_APPLIED", "RESERVATION_CAPTURE"]
     limit: int
     offset: int
 
@@ -1627,7 +1627,7 @@ class ListWalletTransactionsResponseItemsItem(TypedDict):
     credits_available: str
     expiry_date: Optional[str]
     priority: Optional[int]
-    transaction_reason: Literal["FREE_CREDIT_GRANT", "SUBSCRIPTION_CREDIT_GRANT", "PURCHASED_CREDIT_INVOICED", "PURCHASED_CREDIT_DIRECT", "CREDIT_NOTE", "MANUAL_BALANCE_DEBIT", "INVOICE_PAYMENT", "CREDIT_EXPIRED", "WALLET_TERMINATION", "INVOICE_CREDIT_APPLIED"]
+    transaction_reason: Literal["FREE_CREDIT_GRANT", "SUBSCRIPTION_CREDIT_GRANT", "PURCHASED_CREDIT_INVOICED", "PURCHASED_CREDIT_DIRECT", "CREDIT_NOTE", "MANUAL_BALANCE_DEBIT", "INVOICE_PAYMENT", "CREDIT_EXPIRED", "WALLET_TERMINATION", "INVOICE_CREDIT_APPLIED", "RESERVATION_CAPTURE"]
     description: Optional[str]
     idempotency_key: Optional[str]
     tenant_id: str
@@ -1663,7 +1663,7 @@ class SettleWalletTransactionResponse(TypedDict):
     credits_available: str
     expiry_date: Optional[str]
     priority: Optional[int]
-    transaction_reason: Literal["FREE_CREDIT_GRANT", "SUBSCRIPTION_CREDIT_GRANT", "PURCHASED_CREDIT_INVOICED", "PURCHASED_CREDIT_DIRECT", "CREDIT_NOTE", "MANUAL_BALANCE_DEBIT", "INVOICE_PAYMENT", "CREDIT_EXPIRED", "WALLET_TERMINATION", "INVOICE_CREDIT_APPLIED"]
+    transaction_reason: Literal["FREE_CREDIT_GRANT", "SUBSCRIPTION_CREDIT_GRANT", "PURCHASED_CREDIT_INVOICED", "PURCHASED_CREDIT_DIRECT", "CREDIT_NOTE", "MANUAL_BALANCE_DEBIT", "INVOICE_PAYMENT", "CREDIT_EXPIRED", "WALLET_TERMINATION", "INVOICE_CREDIT_APPLIED", "RESERVATION_CAPTURE"]
     description: Optional[str]
     idempotency_key: Optional[str]
     tenant_id: str
@@ -1994,7 +1994,7 @@ class ListWebhookEndpointsResponse(TypedDict):
 
 class _CreateWebhookEndpointBodyRequired(TypedDict):
     url: str
-    events: List[Literal["*", "invoice.create.drafted", "invoice.update.finalized", "invoice.update.payment", "invoice.update.voided", "invoice.update", "invoice.payment.overdue", "invoice.communication.triggered", "subscription.created", "subscription.draft.created", "subscription.activated", "subscription.updated", "subscription.paused", "subscription.cancelled", "subscription.resumed", "subscription.renewal.due", "payment.created", "payment.updated", "payment.success", "payment.failed", "payment.pending", "customer.created", "customer.updated", "customer.deleted", "wallet.created", "wallet.updated", "wallet.terminated", "wallet.transaction.created", "wallet.credit_balance.dropped", "wallet.credit_balance.recovered", "wallet.ongoing_balance.dropped", "wallet.ongoing_balance.recovered", "feature.created", "feature.updated", "feature.deleted", "feature.wallet_balance.alert", "entitlement.created", "entitlement.updated", "entitlement.deleted", "credit_note.created", "credit_note.updated"]]
+    events: List[Literal["*", "invoice.create.drafted", "invoice.update.finalized", "invoice.update.payment", "invoice.update.voided", "invoice.update", "invoice.payment.overdue", "invoice.communication.triggered", "subscription.created", "subscription.draft.created", "subscription.activated", "subscription.updated", "subscription.paused", "subscription.cancelled", "subscription.resumed", "subscription.renewal.due", "payment.created", "payment.updated", "payment.success", "payment.failed", "payment.pending", "customer.created", "customer.updated", "customer.deleted", "wallet.created", "wallet.updated", "wallet.terminated", "wallet.transaction.created", "wallet.credit_balance.dropped", "wallet.credit_balance.recovered", "wallet.ongoing_balance.dropped", "wallet.ongoing_balance.recovered", "feature.created", "feature.updated", "feature.deleted", "feature.wallet_balance.alert", "entitlement.created", "entitlement.updated", "entitlement.deleted", "credit_note.created", "credit_note.updated", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired"]]
 
 
 class CreateWebhookEndpointBody(_CreateWebhookEndpointBodyRequired, total=False):
@@ -2025,7 +2025,7 @@ class GetWebhookEndpointResponse(TypedDict):
 
 class UpdateWebhookEndpointBody(TypedDict, total=False):
     url: str
-    events: List[Literal["*", "invoice.create.drafted", "invoice.update.finalized", "invoice.update.payment", "invoice.update.voided", "invoice.update", "invoice.payment.overdue", "invoice.communication.triggered", "subscription.created", "subscription.draft.created", "subscription.activated", "subscription.updated", "subscription.paused", "subscription.cancelled", "subscription.resumed", "subscription.renewal.due", "payment.created", "payment.updated", "payment.success", "payment.failed", "payment.pending", "customer.created", "customer.updated", "customer.deleted", "wallet.created", "wallet.updated", "wallet.terminated", "wallet.transaction.created", "wallet.credit_balance.dropped", "wallet.credit_balance.recovered", "wallet.ongoing_balance.dropped", "wallet.ongoing_balance.recovered", "feature.created", "feature.updated", "feature.deleted", "feature.wallet_balance.alert", "entitlement.created", "entitlement.updated", "entitlement.deleted", "credit_note.created", "credit_note.updated"]]
+    events: List[Literal["*", "invoice.create.drafted", "invoice.update.finalized", "invoice.update.payment", "invoice.update.voided", "invoice.update", "invoice.payment.overdue", "invoice.communication.triggered", "subscription.created", "subscription.draft.created", "subscription.activated", "subscription.updated", "subscription.paused", "subscription.cancelled", "subscription.resumed", "subscription.renewal.due", "payment.created", "payment.updated", "payment.success", "payment.failed", "payment.pending", "customer.created", "customer.updated", "customer.deleted", "wallet.created", "wallet.updated", "wallet.terminated", "wallet.transaction.created", "wallet.credit_balance.dropped", "wallet.credit_balance.recovered", "wallet.ongoing_balance.dropped", "wallet.ongoing_balance.recovered", "feature.created", "feature.updated", "feature.deleted", "feature.wallet_balance.alert", "entitlement.created", "entitlement.updated", "entitlement.deleted", "credit_note.created", "credit_note.updated", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired"]]
     enabled: bool
     description: Optional[str]
 
@@ -2044,7 +2044,7 @@ DeleteWebhookEndpointResponse: TypeAlias = None
 
 
 class TestWebhookEndpointBody(TypedDict):
-    event_name: Literal["invoice.create.drafted", "invoice.update.finalized", "invoice.update.payment", "invoice.update.voided", "invoice.update", "invoice.payment.overdue", "invoice.communication.triggered", "subscription.created", "subscription.draft.created", "subscription.activated", "subscription.updated", "subscription.paused", "subscription.cancelled", "subscription.resumed", "subscription.renewal.due", "payment.created", "payment.updated", "payment.success", "payment.failed", "payment.pending", "customer.created", "customer.updated", "customer.deleted", "wallet.created", "wallet.updated", "wallet.terminated", "wallet.transaction.created", "wallet.credit_balance.dropped", "wallet.credit_balance.recovered", "wallet.ongoing_balance.dropped", "wallet.ongoing_balance.recovered", "feature.created", "feature.updated", "feature.deleted", "feature.wallet_balance.alert", "entitlement.created", "entitlement.updated", "entitlement.deleted", "credit_note.created", "credit_note.updated"]
+    event_name: Literal["invoice.create.drafted", "invoice.update.finalized", "invoice.update.payment", "invoice.update.voided", "invoice.update", "invoice.payment.overdue", "invoice.communication.triggered", "subscription.created", "subscription.draft.created", "subscription.activated", "subscription.updated", "subscription.paused", "subscription.cancelled", "subscription.resumed", "subscription.renewal.due", "payment.created", "payment.updated", "payment.success", "payment.failed", "payment.pending", "customer.created", "customer.updated", "customer.deleted", "wallet.created", "wallet.updated", "wallet.terminated", "wallet.transaction.created", "wallet.credit_balance.dropped", "wallet.credit_balance.recovered", "wallet.ongoing_balance.dropped", "wallet.ongoing_balance.recovered", "feature.created", "feature.updated", "feature.deleted", "feature.wallet_balance.alert", "entitlement.created", "entitlement.updated", "entitlement.deleted", "credit_note.created", "credit_note.updated", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired"]
 
 
 class TestWebhookEndpointResponse(TypedDict):
@@ -3244,4 +3244,4 @@ class ReadinessResponse(TypedDict):
 GetOpenApiDocumentResponse: TypeAlias = Dict[str, Any]
 
 
-WebhookEventName: TypeAlias = Literal["invoice.create.drafted", "invoice.update.finalized", "invoice.update.payment", "invoice.update.voided", "invoice.update", "invoice.payment.overdue", "invoice.communication.triggered", "subscription.created", "subscription.draft.created", "subscription.activated", "subscription.updated", "subscription.paused", "subscription.cancelled", "subscription.resumed", "subscription.renewal.due", "payment.created", "payment.updated", "payment.success", "payment.failed", "payment.pending", "customer.created", "customer.updated", "customer.deleted", "wallet.created", "wallet.updated", "wallet.terminated", "wallet.transaction.created", "wallet.credit_balance.dropped", "wallet.credit_balance.recovered", "wallet.ongoing_balance.dropped", "wallet.ongoing_balance.recovered", "feature.created", "feature.updated", "feature.deleted", "feature.wallet_balance.alert", "entitlement.created", "entitlement.updated", "entitlement.deleted", "credit_note.created", "credit_note.updated"]
+WebhookEventName: TypeAlias = Literal["invoice.create.drafted", "invoice.update.finalized", "invoice.update.payment", "invoice.update.voided", "invoice.update", "invoice.payment.overdue", "invoice.communication.triggered", "subscription.created", "subscription.draft.created", "subscription.activated", "subscription.updated", "subscription.paused", "subscription.cancelled", "subscription.resumed", "subscription.renewal.due", "payment.created", "payment.updated", "payment.success", "payment.failed", "payment.pending", "customer.created", "customer.updated", "customer.deleted", "wallet.created", "wallet.updated", "wallet.terminated", "wallet.transaction.created", "wallet.credit_balance.dropped", "wallet.credit_balance.recovered", "wallet.ongoing_balance.dropped", "wallet.ongoing_balance.recovered", "feature.created", "feature.updated", "feature.deleted", "feature.wallet_balance.alert", "entitlement.created", "entitlement.updated", "entitlement.deleted", "credit_note.created", "credit_note.updated", "reservation.created", "reservation.committed", "reservation.released", "reservation.expired"]

@@ -120,8 +120,6 @@ export const walletSchema = z.object({
   environment_id: z.string(),
   created_at: z.string(),
   updated_at: z.string(),
-  /** In the API's answers (not in event payloads): credits held by the wallet's live reservations (docs/api/reservations.md). */
-  credits_held: z.string().optional(),
 });
 
 export const walletTransactionSchema = z.object({
@@ -161,9 +159,6 @@ export const walletBalanceSchema = z.object({
    */
   unbilled_usage: z.number().int().optional(),
   as_of: z.string().nullable().optional(),
-  /** With `include_real_time_balance=true`: credits held by live reservations, and what a reservation can still take (real_time_credit_balance - credits_held). */
-  credits_held: z.string().optional(),
-  credits_available: z.string().optional(),
 });
 
 export const expireCreditsResultSchema = z.object({

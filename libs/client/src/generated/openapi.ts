@@ -2476,7 +2476,7 @@ export interface operations {
                  */
                 "application/json": {
                     name: string;
-                    permissions: ("*" | "customers:read" | "customers:write" | "wallets:read" | "wallets:write" | "events:read" | "events:write" | "webhooks:read" | "webhooks:write" | "meters:read" | "meters:write" | "api_keys:read" | "api_keys:write" | "api_keys:tenant" | "plans:read" | "plans:write" | "subscriptions:read" | "subscriptions:write" | "invoices:read" | "invoices:write" | "payments:settle" | "tasks:read" | "tasks:write" | "credit_grants:read" | "credit_grants:write" | "credit_notes:read" | "credit_notes:write" | "coupons:read" | "coupons:write" | "settings:read" | "settings:write")[];
+                    permissions: ("*" | "customers:read" | "customers:write" | "wallets:read" | "wallets:write" | "events:read" | "events:write" | "webhooks:read" | "webhooks:write" | "meters:read" | "meters:write" | "api_keys:read" | "api_keys:write" | "api_keys:tenant" | "plans:read" | "plans:write" | "subscriptions:read" | "subscriptions:write" | "invoices:read" | "invoices:write" | "payments:settle" | "tasks:read" | "tasks:write" | "credit_grants:read" | "credit_grants:write" | "credit_notes:read" | "credit_notes:write" | "coupons:read" | "coupons:write" | "settings:read" | "settings:write" | "reservations:read" | "reservations:write")[];
                     environment_id?: string;
                 };
             };
@@ -4873,7 +4873,7 @@ export interface operations {
                         expiry_date: string | null;
                         priority: number | null;
                         /** @enum {string} */
-                        transaction_reason: "FREE_CREDIT_GRANT" | "SUBSCRIPTION_CREDIT_GRANT" | "PURCHASED_CREDIT_INVOICED" | "PURCHASED_CREDIT_DIRECT" | "CREDIT_NOTE" | "MANUAL_BALANCE_DEBIT" | "INVOICE_PAYMENT" | "CREDIT_EXPIRED" | "WALLET_TERMINATION" | "INVOICE_CREDIT_APPLIED";
+                        transaction_reason: "FREE_CREDIT_GRANT" | "SUBSCRIPTION_CREDIT_GRANT" | "PURCHASED_CREDIT_INVOICED" | "PURCHASED_CREDIT_DIRECT" | "CREDIT_NOTE" | "MANUAL_BALANCE_DEBIT" | "INVOICE_PAYMENT" | "CREDIT_EXPIRED" | "WALLET_TERMINATION" | "INVOICE_CREDIT_APPLIED" | "RESERVATION_CAPTURE";
                         description: string | null;
                         idempotency_key: string | null;
                         tenant_id: string;
@@ -5050,7 +5050,7 @@ export interface operations {
                         expiry_date: string | null;
                         priority: number | null;
                         /** @enum {string} */
-                        transaction_reason: "FREE_CREDIT_GRANT" | "SUBSCRIPTION_CREDIT_GRANT" | "PURCHASED_CREDIT_INVOICED" | "PURCHASED_CREDIT_DIRECT" | "CREDIT_NOTE" | "MANUAL_BALANCE_DEBIT" | "INVOICE_PAYMENT" | "CREDIT_EXPIRED" | "WALLET_TERMINATION" | "INVOICE_CREDIT_APPLIED";
+                        transaction_reason: "FREE_CREDIT_GRANT" | "SUBSCRIPTION_CREDIT_GRANT" | "PURCHASED_CREDIT_INVOICED" | "PURCHASED_CREDIT_DIRECT" | "CREDIT_NOTE" | "MANUAL_BALANCE_DEBIT" | "INVOICE_PAYMENT" | "CREDIT_EXPIRED" | "WALLET_TERMINATION" | "INVOICE_CREDIT_APPLIED" | "RESERVATION_CAPTURE";
                         description: string | null;
                         idempotency_key: string | null;
                         tenant_id: string;
@@ -5274,7 +5274,7 @@ export interface operations {
                 /** @example COMPLETED */
                 transaction_status?: "PENDING" | "COMPLETED" | "FAILED";
                 /** @example PURCHASED_CREDIT_DIRECT */
-                transaction_reason?: "FREE_CREDIT_GRANT" | "SUBSCRIPTION_CREDIT_GRANT" | "PURCHASED_CREDIT_INVOICED" | "PURCHASED_CREDIT_DIRECT" | "CREDIT_NOTE" | "MANUAL_BALANCE_DEBIT" | "INVOICE_PAYMENT" | "CREDIT_EXPIRED" | "WALLET_TERMINATION" | "INVOICE_CREDIT_APPLIED";
+                transaction_reason?: "FREE_CREDIT_GRANT" | "SUBSCRIPTION_CREDIT_GRANT" | "PURCHASED_CREDIT_INVOICED" | "PURCHASED_CREDIT_DIRECT" | "CREDIT_NOTE" | "MANUAL_BALANCE_DEBIT" | "INVOICE_PAYMENT" | "CREDIT_EXPIRED" | "WALLET_TERMINATION" | "INVOICE_CREDIT_APPLIED" | "RESERVATION_CAPTURE";
                 /** @example 50 */
                 limit?: number;
                 /** @example 0 */
@@ -5343,7 +5343,7 @@ export interface operations {
                             expiry_date: string | null;
                             priority: number | null;
                             /** @enum {string} */
-                            transaction_reason: "FREE_CREDIT_GRANT" | "SUBSCRIPTION_CREDIT_GRANT" | "PURCHASED_CREDIT_INVOICED" | "PURCHASED_CREDIT_DIRECT" | "CREDIT_NOTE" | "MANUAL_BALANCE_DEBIT" | "INVOICE_PAYMENT" | "CREDIT_EXPIRED" | "WALLET_TERMINATION" | "INVOICE_CREDIT_APPLIED";
+                            transaction_reason: "FREE_CREDIT_GRANT" | "SUBSCRIPTION_CREDIT_GRANT" | "PURCHASED_CREDIT_INVOICED" | "PURCHASED_CREDIT_DIRECT" | "CREDIT_NOTE" | "MANUAL_BALANCE_DEBIT" | "INVOICE_PAYMENT" | "CREDIT_EXPIRED" | "WALLET_TERMINATION" | "INVOICE_CREDIT_APPLIED" | "RESERVATION_CAPTURE";
                             description: string | null;
                             idempotency_key: string | null;
                             tenant_id: string;
@@ -5495,7 +5495,7 @@ export interface operations {
                         expiry_date: string | null;
                         priority: number | null;
                         /** @enum {string} */
-                        transaction_reason: "FREE_CREDIT_GRANT" | "SUBSCRIPTION_CREDIT_GRANT" | "PURCHASED_CREDIT_INVOICED" | "PURCHASED_CREDIT_DIRECT" | "CREDIT_NOTE" | "MANUAL_BALANCE_DEBIT" | "INVOICE_PAYMENT" | "CREDIT_EXPIRED" | "WALLET_TERMINATION" | "INVOICE_CREDIT_APPLIED";
+                        transaction_reason: "FREE_CREDIT_GRANT" | "SUBSCRIPTION_CREDIT_GRANT" | "PURCHASED_CREDIT_INVOICED" | "PURCHASED_CREDIT_DIRECT" | "CREDIT_NOTE" | "MANUAL_BALANCE_DEBIT" | "INVOICE_PAYMENT" | "CREDIT_EXPIRED" | "WALLET_TERMINATION" | "INVOICE_CREDIT_APPLIED" | "RESERVATION_CAPTURE";
                         description: string | null;
                         idempotency_key: string | null;
                         tenant_id: string;
@@ -7187,7 +7187,7 @@ export interface operations {
                  */
                 "application/json": {
                     url: string;
-                    events: ("*" | "invoice.create.drafted" | "invoice.update.finalized" | "invoice.update.payment" | "invoice.update.voided" | "invoice.update" | "invoice.payment.overdue" | "invoice.communication.triggered" | "subscription.created" | "subscription.draft.created" | "subscription.activated" | "subscription.updated" | "subscription.paused" | "subscription.cancelled" | "subscription.resumed" | "subscription.renewal.due" | "payment.created" | "payment.updated" | "payment.success" | "payment.failed" | "payment.pending" | "customer.created" | "customer.updated" | "customer.deleted" | "wallet.created" | "wallet.updated" | "wallet.terminated" | "wallet.transaction.created" | "wallet.credit_balance.dropped" | "wallet.credit_balance.recovered" | "wallet.ongoing_balance.dropped" | "wallet.ongoing_balance.recovered" | "feature.created" | "feature.updated" | "feature.deleted" | "feature.wallet_balance.alert" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "credit_note.created" | "credit_note.updated")[];
+                    events: ("*" | "invoice.create.drafted" | "invoice.update.finalized" | "invoice.update.payment" | "invoice.update.voided" | "invoice.update" | "invoice.payment.overdue" | "invoice.communication.triggered" | "subscription.created" | "subscription.draft.created" | "subscription.activated" | "subscription.updated" | "subscription.paused" | "subscription.cancelled" | "subscription.resumed" | "subscription.renewal.due" | "payment.created" | "payment.updated" | "payment.success" | "payment.failed" | "payment.pending" | "customer.created" | "customer.updated" | "customer.deleted" | "wallet.created" | "wallet.updated" | "wallet.terminated" | "wallet.transaction.created" | "wallet.credit_balance.dropped" | "wallet.credit_balance.recovered" | "wallet.ongoing_balance.dropped" | "wallet.ongoing_balance.recovered" | "feature.created" | "feature.updated" | "feature.deleted" | "feature.wallet_balance.alert" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "credit_note.created" | "credit_note.updated" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired")[];
                     /** @default true */
                     enabled?: boolean;
                     description?: string;
@@ -7433,7 +7433,7 @@ export interface operations {
                  */
                 "application/json": {
                     url?: string;
-                    events?: ("*" | "invoice.create.drafted" | "invoice.update.finalized" | "invoice.update.payment" | "invoice.update.voided" | "invoice.update" | "invoice.payment.overdue" | "invoice.communication.triggered" | "subscription.created" | "subscription.draft.created" | "subscription.activated" | "subscription.updated" | "subscription.paused" | "subscription.cancelled" | "subscription.resumed" | "subscription.renewal.due" | "payment.created" | "payment.updated" | "payment.success" | "payment.failed" | "payment.pending" | "customer.created" | "customer.updated" | "customer.deleted" | "wallet.created" | "wallet.updated" | "wallet.terminated" | "wallet.transaction.created" | "wallet.credit_balance.dropped" | "wallet.credit_balance.recovered" | "wallet.ongoing_balance.dropped" | "wallet.ongoing_balance.recovered" | "feature.created" | "feature.updated" | "feature.deleted" | "feature.wallet_balance.alert" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "credit_note.created" | "credit_note.updated")[];
+                    events?: ("*" | "invoice.create.drafted" | "invoice.update.finalized" | "invoice.update.payment" | "invoice.update.voided" | "invoice.update" | "invoice.payment.overdue" | "invoice.communication.triggered" | "subscription.created" | "subscription.draft.created" | "subscription.activated" | "subscription.updated" | "subscription.paused" | "subscription.cancelled" | "subscription.resumed" | "subscription.renewal.due" | "payment.created" | "payment.updated" | "payment.success" | "payment.failed" | "payment.pending" | "customer.created" | "customer.updated" | "customer.deleted" | "wallet.created" | "wallet.updated" | "wallet.terminated" | "wallet.transaction.created" | "wallet.credit_balance.dropped" | "wallet.credit_balance.recovered" | "wallet.ongoing_balance.dropped" | "wallet.ongoing_balance.recovered" | "feature.created" | "feature.updated" | "feature.deleted" | "feature.wallet_balance.alert" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "credit_note.created" | "credit_note.updated" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired")[];
                     enabled?: boolean;
                     description?: string | null;
                 };
@@ -7660,7 +7660,7 @@ export interface operations {
                  */
                 "application/json": {
                     /** @enum {string} */
-                    event_name: "invoice.create.drafted" | "invoice.update.finalized" | "invoice.update.payment" | "invoice.update.voided" | "invoice.update" | "invoice.payment.overdue" | "invoice.communication.triggered" | "subscription.created" | "subscription.draft.created" | "subscription.activated" | "subscription.updated" | "subscription.paused" | "subscription.cancelled" | "subscription.resumed" | "subscription.renewal.due" | "payment.created" | "payment.updated" | "payment.success" | "payment.failed" | "payment.pending" | "customer.created" | "customer.updated" | "customer.deleted" | "wallet.created" | "wallet.updated" | "wallet.terminated" | "wallet.transaction.created" | "wallet.credit_balance.dropped" | "wallet.credit_balance.recovered" | "wallet.ongoing_balance.dropped" | "wallet.ongoing_balance.recovered" | "feature.created" | "feature.updated" | "feature.deleted" | "feature.wallet_balance.alert" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "credit_note.created" | "credit_note.updated";
+                    event_name: "invoice.create.drafted" | "invoice.update.finalized" | "invoice.update.payment" | "invoice.update.voided" | "invoice.update" | "invoice.payment.overdue" | "invoice.communication.triggered" | "subscription.created" | "subscription.draft.created" | "subscription.activated" | "subscription.updated" | "subscription.paused" | "subscription.cancelled" | "subscription.resumed" | "subscription.renewal.due" | "payment.created" | "payment.updated" | "payment.success" | "payment.failed" | "payment.pending" | "customer.created" | "customer.updated" | "customer.deleted" | "wallet.created" | "wallet.updated" | "wallet.terminated" | "wallet.transaction.created" | "wallet.credit_balance.dropped" | "wallet.credit_balance.recovered" | "wallet.ongoing_balance.dropped" | "wallet.ongoing_balance.recovered" | "feature.created" | "feature.updated" | "feature.deleted" | "feature.wallet_balance.alert" | "entitlement.created" | "entitlement.updated" | "entitlement.deleted" | "credit_note.created" | "credit_note.updated" | "reservation.created" | "reservation.committed" | "reservation.released" | "reservation.expired";
                 };
             };
         };
