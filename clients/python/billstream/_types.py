@@ -49,6 +49,7 @@ __all__ = [
     "SubscriptionChangePreview",
     "BillingSettingsDunning",
     "BillingSettingsInvoiceSettings1",
+    "BillingSettingsEmail",
     "BillingSettings",
     "CommunicationTriggered",
     "InvoiceDocumentLinks",
@@ -315,6 +316,7 @@ __all__ = [
     "PreviewSubscriptionChangeBody",
     "UpdateBillingSettingsBodyDunning",
     "UpdateBillingSettingsBodyInvoiceSettings",
+    "UpdateBillingSettingsBodyEmail",
     "UpdateBillingSettingsBody",
     "GetInvoicePdfResponse",
     "GetInvoiceHtmlResponse",
@@ -816,9 +818,13 @@ class BillingSettingsInvoiceSettings1(TypedDict):
     tax_id: Optional[str]
 
 
+BillingSettingsEmail = TypedDict("BillingSettingsEmail", {"enabled": bool, "from": Optional[str], "reply_to": Optional[str], "bcc": Optional[str]})
+
+
 class BillingSettings(TypedDict):
     dunning: BillingSettingsDunning
     invoice_settings: Optional[BillingSettingsInvoiceSettings1]
+    email: BillingSettingsEmail
     version: int
     updated_at: Optional[str]
 
@@ -3176,9 +3182,13 @@ class UpdateBillingSettingsBodyInvoiceSettings(TypedDict, total=False):
     tax_id: Optional[str]
 
 
+UpdateBillingSettingsBodyEmail = TypedDict("UpdateBillingSettingsBodyEmail", {"enabled": bool, "from": Optional[str], "reply_to": Optional[str], "bcc": Optional[str]}, total=False)
+
+
 class UpdateBillingSettingsBody(TypedDict, total=False):
     dunning: UpdateBillingSettingsBodyDunning
     invoice_settings: UpdateBillingSettingsBodyInvoiceSettings
+    email: UpdateBillingSettingsBodyEmail
 
 
 GetInvoicePdfResponse: TypeAlias = bytes

@@ -64,7 +64,14 @@ describe('billing settings', () => {
       PUBLIC_BASE_URL: 'https://billing.example.com',
       DOCUMENT_LINK_SECRET: 'a-document-link-secret-of-32-characters-at-least',
       DOCUMENT_LINK_TTL_DAYS_AFTER_DUE: '7',
+      SMTP_URL: 'smtp://mailer:secret@mail.example.com:587',
     });
+  });
+
+  it('take SMTP_URL as an smtp:// or smtps:// URL, or none (ADR 0067)', () => {
+    expect(billingSettingsFrom({}).smtpUrl).toBeUndefined();
+    expect(billingSettingsFrom({ SMTP_URL: 'smtps://mail.example.com:465' }).smtpUrl).toBe('smtps://mail.example.com:465');
+    for (const bad of ['http://mail.example.com', 'mail.example.com:25', 'smtp://']) expect(() => billingSettingsFrom({ SMTP_URL: bad })).toThrow(/SMTP_URL/);
   });
 
   it('take the public base URL of signed links without a trailing slash, and a link secret of 32+ characters or none', () => {

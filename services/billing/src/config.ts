@@ -60,6 +60,14 @@ export const billingEnv = {
     .default(''),
   /** Days a signed link lasts after the invoice's due date (a link made later: after the time it is made; ADR 0059). */
   DOCUMENT_LINK_TTL_DAYS_AFTER_DUE: z.coerce.number().int('must be a whole number').min(1, 'must be at least 1').max(3650, 'must be at most 3650').default(30),
+  /**
+   * The SMTP server of invoice email (ADR 0067): `smtp://user:pass@host:587` (STARTTLS when the
+   * server offers it) or `smtps://…:465`; empty: no email is sent.
+   */
+  SMTP_URL: z
+    .string()
+    .refine((v) => v === '' || /^smtps?:\/\/[^\s/]+(:\d+)?\/?(\?\S*)?$/.test(v), 'must be an smtp:// or smtps:// URL like smtp://user:pass@mail.example.com:587 (or empty: no email)')
+    .default(''),
   /** Wallet service base URL (credits on invoices, CREDITS payments). */
   WALLET_SERVICE_URL: z.string().url('must be the base URL of the wallet service'),
 };
@@ -94,6 +102,8 @@ export interface BillingSettings {
   documentLinkSecret?: string;
   /** Days a signed link lasts after the due date (DOCUMENT_LINK_TTL_DAYS_AFTER_DUE). */
   documentLinkTtlDays: number;
+  /** The SMTP server of invoice email (SMTP_URL); undefined: none, nothing is sent. */
+  smtpUrl?: string;
 }
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -123,6 +133,7 @@ export function billingSettings(config: z.output<typeof billingSettingsEnv>): Bi
     publicBaseUrl: config.PUBLIC_BASE_URL,
     documentLinkSecret: config.DOCUMENT_LINK_SECRET || undefined,
     documentLinkTtlDays: config.DOCUMENT_LINK_TTL_DAYS_AFTER_DUE,
+    smtpUrl: config.SMTP_URL || undefined,
   };
 }
 

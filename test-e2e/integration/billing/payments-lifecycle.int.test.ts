@@ -194,6 +194,24 @@ describe('payment lifecycle and dunning through the gateway (real Postgres and K
     await stack.api.call('PUT', '/v1/settings/billing', { dunning: { enabled: false } });
   });
 
+  it('email settings (ADR 0067): off by default, plain addresses, enabled needs from; a failed PUT writes nothing', async () => {
+    const before = (await stack.api.get('/v1/settings/billing')).body;
+    expect(before.email).toEqual({ enabled: false, from: null, reply_to: null, bcc: null });
+    expect(errorOf(await stack.api.call('PUT', '/v1/settings/billing', { email: { from: 'not an address' } }))).toEqual([400, 'validation_error', 'email.from']);
+    expect(errorOf(await stack.api.call('PUT', '/v1/settings/billing', { email: { reply_to: 'a@b' } }))).toEqual([400, 'validation_error', 'email.reply_to']);
+    expect(errorOf(await stack.api.call('PUT', '/v1/settings/billing', { email: { bcc: ['x@example.com'] } }))).toEqual([400, 'validation_error', 'email.bcc']);
+    expect(errorOf(await stack.api.call('PUT', '/v1/settings/billing', { email: { enabled: true } }))).toEqual([400, 'validation_error', 'email.from']);
+    expect(errorOf(await stack.api.call('PUT', '/v1/settings/billing', { email: { sender: 'x@example.com' } }))[0]).toBe(400);
+    expect((await stack.api.get('/v1/settings/billing')).body).toEqual(before);
+    const on = await stack.api.call('PUT', '/v1/settings/billing', { email: { enabled: true, from: 'billing@example.com', bcc: 'archive@example.com' } });
+    expect(on.status).toBe(200);
+    expect(on.body.email).toEqual({ enabled: true, from: 'billing@example.com', reply_to: null, bcc: 'archive@example.com' });
+    // Merged: the stored from satisfies enabled; null clears bcc; dunning is untouched.
+    const merged = await stack.api.call('PUT', '/v1/settings/billing', { email: { reply_to: 'help@example.com', bcc: null } });
+    expect(merged.body).toMatchObject({ email: { enabled: true, from: 'billing@example.com', reply_to: 'help@example.com', bcc: null }, dunning: before.dunning });
+    expect((await stack.api.call('PUT', '/v1/settings/billing', { email: { enabled: false } })).body.email.enabled).toBe(false);
+  });
+
   it("dunning retries with the invoice's last PROVIDER payment's processor, and with the setting's only when the invoice had none", async () => {
     const put = await stack.api.call('PUT', '/v1/settings/billing', { dunning: { enabled: true, retry_schedule_days: [1, 3], max_attempts: 3, provider: null } });
     expect(put.status).toBe(200);

@@ -1616,7 +1616,7 @@ export interface paths {
          */
         get: operations["getBillingSettings"];
         /**
-         * Merge dunning and invoice settings into the stored ones
+         * Merge dunning, invoice and email settings into the stored ones (email enabled needs `from`)
          * @description Needs the `settings:write` permission (or `*`). Served by the billing service.
          */
         put: operations["updateBillingSettings"];
@@ -2316,6 +2316,12 @@ export interface components {
                 footer: string | null;
                 tax_id: string | null;
             } | null;
+            email: {
+                enabled: boolean;
+                from: string | null;
+                reply_to: string | null;
+                bcc: string | null;
+            };
             version: number;
             updated_at: string | null;
         };
@@ -17784,6 +17790,12 @@ export interface operations {
                      *         "footer": "100",
                      *         "tax_id": "100"
                      *       },
+                     *       "email": {
+                     *         "enabled": true,
+                     *         "from": "100",
+                     *         "reply_to": "100",
+                     *         "bcc": "100"
+                     *       },
                      *       "version": 1,
                      *       "updated_at": "2026-01-15T10:30:00Z"
                      *     }
@@ -17891,6 +17903,12 @@ export interface operations {
                         footer?: string | null;
                         tax_id?: string | null;
                     };
+                    email?: {
+                        enabled?: boolean;
+                        from?: string | null;
+                        reply_to?: string | null;
+                        bcc?: string | null;
+                    };
                 };
             };
         };
@@ -17918,6 +17936,12 @@ export interface operations {
                      *         "logo_url": "100",
                      *         "footer": "100",
                      *         "tax_id": "100"
+                     *       },
+                     *       "email": {
+                     *         "enabled": true,
+                     *         "from": "100",
+                     *         "reply_to": "100",
+                     *         "bcc": "100"
                      *       },
                      *       "version": 1,
                      *       "updated_at": "2026-01-15T10:30:00Z"

@@ -24,17 +24,32 @@ export const invoiceSettingsSchema = z.object({
   tax_id: z.string().nullable(),
 });
 
+/** Invoice email (docs/api/billing.md#billing-settings-and-dunning, ADR 0067): sent by billing over SMTP_URL when enabled. */
+export const emailSettingsSchema = z.object({
+  enabled: z.boolean(),
+  from: z.string().nullable(),
+  reply_to: z.string().nullable(),
+  bcc: z.string().nullable(),
+});
+export type EmailSettings = z.infer<typeof emailSettingsSchema>;
+
+export const EMAIL_DEFAULTS: EmailSettings = { enabled: false, from: null, reply_to: null, bcc: null };
+
 export const DUNNING_DEFAULTS: DunningSettings = { enabled: false, retry_schedule_days: [1, 3, 7], max_attempts: 3, provider: null };
 
 export const billingSettingsSchema = z
   .object({
     dunning: dunningSettingsSchema,
     invoice_settings: invoiceSettingsSchema.nullable(),
+    email: emailSettingsSchema,
     version: z.number().int(),
     updated_at: z.string().nullable(),
   })
   .meta({ id: 'BillingSettings' });
 export type BillingSettingsResponse = z.infer<typeof billingSettingsSchema>;
+
+/** One address, `billing@example.com` (no display name, no list). */
+const address = z.email({ error: 'must be an email address like billing@example.com' }).max(254, 'must be at most 254 characters');
 
 const text = (max: number) => z.string().min(1, 'must not be empty').max(max, `must be at most ${max} characters`);
 
@@ -68,6 +83,14 @@ export const updateBillingSettingsBody = z
         tax_id: z.string().max(64, 'must be at most 64 characters').nullable().optional(),
       })
       .optional(),
+    email: z
+      .strictObject({
+        enabled: z.boolean().optional(),
+        from: address.nullable().optional(),
+        reply_to: address.nullable().optional(),
+        bcc: address.nullable().optional(),
+      })
+      .optional(),
   })
   .meta({ examples: [{ dunning: { enabled: true, retry_schedule_days: [1, 3, 7], max_attempts: 3, provider: 'stripe' } }] });
 export type UpdateBillingSettingsBody = z.output<typeof updateBillingSettingsBody>;
@@ -90,7 +113,7 @@ export const settingsApi = {
     path: '/v1/settings/billing',
     service: 'billing',
     permission: 'settings:write',
-    summary: 'Merge dunning and invoice settings into the stored ones',
+    summary: 'Merge dunning, invoice and email settings into the stored ones (email enabled needs `from`)',
     tag: 'Settings',
     body: updateBillingSettingsBody,
     response: billingSettingsSchema,

@@ -6,7 +6,7 @@ import type { SettingsService } from './service';
 import type { BillingSettings } from './store';
 
 export function toSettingsView(s: BillingSettings): BillingSettingsResponse {
-  return { dunning: s.dunning, invoice_settings: s.invoiceSettings, version: s.version, updated_at: s.updatedAt?.toISOString() ?? null };
+  return { dunning: s.dunning, invoice_settings: s.invoiceSettings, email: s.email, version: s.version, updated_at: s.updatedAt?.toISOString() ?? null };
 }
 
 export function mountSettingsRoutes(app: Express, settings: SettingsService, logger: Logger): void {

@@ -27,7 +27,11 @@ export class SettingsService {
         }
         invoiceSettings = { company_name: merged.company_name, address: merged.address, logo_url: merged.logo_url ?? null, footer: merged.footer ?? null, tax_id: merged.tax_id ?? null };
       }
-      return this.store.save(trx, scope, { ...current, dunning, invoiceSettings }, this.clock());
+      const email = { ...current.email, ...definedOf(body.email ?? {}) };
+      if (email.enabled && !email.from) {
+        throw new ValidationError('email.enabled needs email.from (the sender of invoice email)', { field: 'email.from' });
+      }
+      return this.store.save(trx, scope, { ...current, dunning, invoiceSettings, email }, this.clock());
     });
   }
 }

@@ -1,4 +1,4 @@
-import { DUNNING_DEFAULTS, type BillingSettingsResponse, type DunningSettings, type Scope } from '@billstream/contracts';
+import { DUNNING_DEFAULTS, EMAIL_DEFAULTS, type BillingSettingsResponse, type DunningSettings, type EmailSettings, type Scope } from '@billstream/contracts';
 import type { Conn, Trx } from '@billstream/db';
 
 export type InvoiceSettings = NonNullable<BillingSettingsResponse['invoice_settings']>;
@@ -7,6 +7,8 @@ export type InvoiceSettings = NonNullable<BillingSettingsResponse['invoice_setti
 export interface BillingSettings {
   dunning: DunningSettings;
   invoiceSettings: InvoiceSettings | null;
+  /** Invoice email (ADR 0067): off by default. */
+  email: EmailSettings;
   version: number;
   updatedAt: Date | null;
 }
@@ -14,14 +16,20 @@ export interface BillingSettings {
 interface Row {
   tenant_id: string;
   environment_id: string;
-  settings: { dunning?: Partial<DunningSettings>; invoice_settings?: InvoiceSettings | null };
+  settings: { dunning?: Partial<DunningSettings>; invoice_settings?: InvoiceSettings | null; email?: Partial<EmailSettings> };
   version: number;
   updated_at: Date;
 }
 
 function fromRow(r: Row | undefined): BillingSettings {
-  if (!r) return { dunning: { ...DUNNING_DEFAULTS }, invoiceSettings: null, version: 0, updatedAt: null };
-  return { dunning: { ...DUNNING_DEFAULTS, ...r.settings.dunning }, invoiceSettings: r.settings.invoice_settings ?? null, version: r.version, updatedAt: r.updated_at };
+  if (!r) return { dunning: { ...DUNNING_DEFAULTS }, invoiceSettings: null, email: { ...EMAIL_DEFAULTS }, version: 0, updatedAt: null };
+  return {
+    dunning: { ...DUNNING_DEFAULTS, ...r.settings.dunning },
+    invoiceSettings: r.settings.invoice_settings ?? null,
+    email: { ...EMAIL_DEFAULTS, ...r.settings.email },
+    version: r.version,
+    updatedAt: r.updated_at,
+  };
 }
 
 /** `billing_settings`: one row per tenant and environment; absent, the defaults. */
@@ -38,7 +46,7 @@ export class SettingsStore {
     const row = {
       tenant_id: scope.tenantId,
       environment_id: scope.environmentId,
-      settings: JSON.stringify({ dunning: s.dunning, invoice_settings: s.invoiceSettings }),
+      settings: JSON.stringify({ dunning: s.dunning, invoice_settings: s.invoiceSettings, email: s.email }),
       version: s.version + 1,
       updated_at: at,
     };
