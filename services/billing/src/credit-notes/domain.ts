@@ -62,3 +62,17 @@ export function creditNoteNumber(prefix: string, at: Date, n: number): string {
 }
 
 export const CREDIT_NOTE_EVENTS = { created: 'credit_note.created', updated: 'credit_note.updated' } as const satisfies Record<string, WebhookEventName>;
+
+/** A credit note as asked (`POST /v1/credit-notes`): the service's input (ADR 0063). Exactly one of `lines` and `amount`. */
+export interface NewCreditNote {
+  invoiceId: string;
+  reason: CreditNoteReason;
+  memo?: string;
+  /** What each line gives back. */
+  lines?: Array<{ invoiceLineItemId: string; amount: number }>;
+  /** Or an amount, spread by what each line can take. */
+  amount?: number;
+  refund?: CreditNoteRefund;
+  idempotencyKey?: string;
+  metadata?: Record<string, string>;
+}

@@ -47,11 +47,11 @@ describe('credit note money (docs/api/credit-notes.md)', () => {
 
   it('checks given lines: unknown is a 404, more than the line holds a 400 with what it can take', () => {
     const inv = invoiceOf([line('a', 0, 500, { creditedAmount: 490 })]);
-    expect(requestedLines(inv, { lines: [{ invoice_line_item_id: 'a', amount: 10 }] })).toEqual([{ invoiceLineItemId: 'a', amount: 10 }]);
-    const over = thrown(() => requestedLines(inv, { lines: [{ invoice_line_item_id: 'a', amount: 11 }] }));
+    expect(requestedLines(inv, { lines: [{ invoiceLineItemId: 'a', amount: 10 }] })).toEqual([{ invoiceLineItemId: 'a', amount: 10 }]);
+    const over = thrown(() => requestedLines(inv, { lines: [{ invoiceLineItemId: 'a', amount: 11 }] }));
     expect(over.error).toBeInstanceOf(ValidationError);
     expect(over.details).toMatchObject({ field: 'lines.0.amount', creditable_amount: 10 });
-    const unknown = thrown(() => requestedLines(inv, { lines: [{ invoice_line_item_id: 'x', amount: 1 }] }));
+    const unknown = thrown(() => requestedLines(inv, { lines: [{ invoiceLineItemId: 'x', amount: 1 }] }));
     expect(unknown.error).toBeInstanceOf(NotFoundError);
     expect(unknown.details).toMatchObject({ field: 'lines.0.invoice_line_item_id' });
   });

@@ -1,8 +1,9 @@
-import type { CreateCreditNoteBody, CreditNoteRefund } from '@billstream/contracts';
+import type { CreditNoteRefund } from '@billstream/contracts';
 import { NotFoundError, ValidationError } from '@billstream/errors';
 import { spreadByLargestRemainder } from '../invoice-arithmetic';
 import type { Invoice } from '../invoices/domain';
 import { creditableOf } from '../invoices/lifecycle';
+import type { NewCreditNote } from './domain';
 
 /** What a line can still give back (`lifecycle.creditableOf`: the invoice's owner decides it). */
 export { creditableOf } from '../invoices/lifecycle';
@@ -12,26 +13,26 @@ export { creditableOf } from '../invoices/lifecycle';
  * line is 404), or `amount` spread by what each line can take (largest remainder, ties to the
  * first line). Answers `[{invoiceLineItemId, amount}]` without zero parts, in line order.
  */
-export function requestedLines(invoice: Invoice, body: Pick<CreateCreditNoteBody, 'lines' | 'amount'>): Array<{ invoiceLineItemId: string; amount: number }> {
+export function requestedLines(invoice: Invoice, asked: Pick<NewCreditNote, 'lines' | 'amount'>): Array<{ invoiceLineItemId: string; amount: number }> {
   const lines = [...invoice.lines].sort((a, b) => a.position - b.position);
-  if (body.lines) {
+  if (asked.lines) {
     const byId = new Map(lines.map((l) => [l.id, l]));
-    return body.lines.map((asked, i) => {
-      const line = byId.get(asked.invoice_line_item_id);
+    return asked.lines.map((one, i) => {
+      const line = byId.get(one.invoiceLineItemId);
       if (!line) {
-        throw new NotFoundError(`Line ${asked.invoice_line_item_id} is not a line of invoice ${invoice.id}`, {
+        throw new NotFoundError(`Line ${one.invoiceLineItemId} is not a line of invoice ${invoice.id}`, {
           field: `lines.${i}.invoice_line_item_id`,
-          invoice_line_item_id: asked.invoice_line_item_id,
+          invoice_line_item_id: one.invoiceLineItemId,
         });
       }
       const creditable = creditableOf(line);
-      if (asked.amount > creditable) {
+      if (one.amount > creditable) {
         throw new ValidationError(`Line ${line.id} can take at most ${creditable} back`, { field: `lines.${i}.amount`, creditable_amount: creditable });
       }
-      return { invoiceLineItemId: line.id, amount: asked.amount };
+      return { invoiceLineItemId: line.id, amount: one.amount };
     });
   }
-  const amount = body.amount!;
+  const amount = asked.amount!;
   const weights = lines.map(creditableOf);
   const creditable = weights.reduce((s, w) => s + w, 0);
   if (amount > creditable) throw tooMuch(creditable);

@@ -4,9 +4,10 @@ import { mountRoute } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
 import type { CreditNoteService } from './service';
 import { toCreditNoteView } from './view';
+import { newCreditNoteOf } from './wire';
 
 export function mountCreditNoteRoutes(app: Express, notes: CreditNoteService, logger: Logger, customers: (scope: Scope, customerId: string | undefined, includeChildren: boolean | undefined) => Promise<string[] | undefined>): void {
-  mountRoute(app, creditNoteApi.createCreditNote, async ({ body, ctx }) => toCreditNoteView(await notes.create(ctx, body)), logger);
+  mountRoute(app, creditNoteApi.createCreditNote, async ({ body, ctx }) => toCreditNoteView(await notes.create(ctx, newCreditNoteOf(body))), logger);
   mountRoute(
     app,
     creditNoteApi.listCreditNotes,

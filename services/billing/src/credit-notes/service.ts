@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CreateCreditNoteBody, Scope } from '@billstream/contracts';
+import type { Scope } from '@billstream/contracts';
 import { minorDigits } from '@billstream/contracts';
 import type { Db, Trx } from '@billstream/db';
 import { IdempotencyConflictError, NotFoundError, ValidationError } from '@billstream/errors';
@@ -12,7 +12,7 @@ import * as lifecycle from '../invoices/lifecycle';
 import { announceInvoice } from '../invoices/maker';
 import type { InvoiceStore } from '../invoices/store';
 import { sumAmounts } from '@billstream/pricing';
-import { CREDIT_NOTE_EVENTS, walletCreditOf, type CreditNote, type CreditNoteListQuery } from './domain';
+import { CREDIT_NOTE_EVENTS, walletCreditOf, type CreditNote, type CreditNoteListQuery, type NewCreditNote } from './domain';
 import { noteMoney, type CreditNoteIssuer } from './issuer';
 import { requestedLines, splitAmount } from './money';
 import { announceCreditNote, type CreditNoteStore } from './store';
@@ -34,15 +34,20 @@ export function creditNoteNotFound(id: string): NotFoundError {
   return new NotFoundError(`Credit note ${id} not found`, { field: 'id', credit_note_id: id });
 }
 
-function requestHash(body: CreateCreditNoteBody): string {
+/**
+ * What a retry must repeat: the note but its key, canonical. Its form (the request's field names)
+ * is the one stored before the mapping of ADR 0063, so a retry across that deploy computes the
+ * hash it stored.
+ */
+function requestHash(asked: NewCreditNote): string {
   const canonical = {
-    invoice_id: body.invoice_id,
-    reason: body.reason,
-    memo: body.memo ?? null,
-    lines: body.lines ?? null,
-    amount: body.amount ?? null,
-    refund: body.refund ?? 'NONE',
-    metadata: Object.fromEntries(Object.entries(body.metadata ?? {}).sort(([a], [b]) => a.localeCompare(b))),
+    invoice_id: asked.invoiceId,
+    reason: asked.reason,
+    memo: asked.memo ?? null,
+    lines: asked.lines?.map((l) => ({ invoice_line_item_id: l.invoiceLineItemId, amount: l.amount })) ?? null,
+    amount: asked.amount ?? null,
+    refund: asked.refund ?? 'NONE',
+    metadata: Object.fromEntries(Object.entries(asked.metadata ?? {}).sort(([a], [b]) => a.localeCompare(b))),
   };
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
 }
@@ -60,27 +65,27 @@ class KeyTaken extends Error {}
 export class CreditNoteService {
   constructor(private readonly deps: CreditNoteDeps) {}
 
-  async create(ctx: Ctx, body: CreateCreditNoteBody): Promise<CreditNote> {
-    const hash = requestHash(body);
-    if (body.idempotency_key) {
-      const earlier = await this.deps.notes.getByIdempotencyKey(this.deps.db, ctx, body.idempotency_key);
+  async create(ctx: Ctx, asked: NewCreditNote): Promise<CreditNote> {
+    const hash = requestHash(asked);
+    if (asked.idempotencyKey) {
+      const earlier = await this.deps.notes.getByIdempotencyKey(this.deps.db, ctx, asked.idempotencyKey);
       if (earlier) return this.replay(earlier, hash, ctx.requestId);
     }
     let note: CreditNote;
     try {
       note = await this.deps.db.transaction(async (trx) => {
-        const invoice = await this.creditable(trx, ctx, body.invoice_id);
-        const lines = requestedLines(invoice, body);
+        const invoice = await this.creditable(trx, ctx, asked.invoiceId);
+        const lines = requestedLines(invoice, asked);
         const amount = sumAmounts(lines);
-        const split = splitAmount(amount, await this.deps.issuer.moneyOf(trx, invoice), body.refund ?? 'NONE');
+        const split = splitAmount(amount, await this.deps.issuer.moneyOf(trx, invoice), asked.refund ?? 'NONE');
         const issued = await this.deps.issuer.issue(trx, ctx, invoice, {
-          reason: body.reason,
-          memo: body.memo ?? null,
-          refund: body.refund ?? 'NONE',
+          reason: asked.reason,
+          memo: asked.memo ?? null,
+          refund: asked.refund ?? 'NONE',
           origin: 'MANUAL',
-          idempotencyKey: body.idempotency_key ?? null,
+          idempotencyKey: asked.idempotencyKey ?? null,
           requestHash: hash,
-          metadata: body.metadata ?? {},
+          metadata: asked.metadata ?? {},
           lines,
           ...split,
         });
@@ -89,7 +94,7 @@ export class CreditNoteService {
       });
     } catch (err) {
       if (!(err instanceof KeyTaken)) throw err;
-      const earlier = await this.deps.notes.getByIdempotencyKey(this.deps.db, ctx, body.idempotency_key!);
+      const earlier = await this.deps.notes.getByIdempotencyKey(this.deps.db, ctx, asked.idempotencyKey!);
       return this.replay(earlier!, hash, ctx.requestId);
     }
     this.deps.published();

@@ -36,3 +36,24 @@ export const PAYMENT_EVENTS = {
   failed: 'payment.failed',
 } as const satisfies Record<string, WebhookEventName>;
 export type PaymentEventType = (typeof PAYMENT_EVENTS)[keyof typeof PAYMENT_EVENTS];
+
+/** A payment as asked (`POST /v1/payments`, or a dunning attempt): the service's input (ADR 0063). */
+export interface NewPayment {
+  invoiceId: string;
+  amount: number;
+  paymentMethodType: PaymentMethodType;
+  walletId?: string;
+  /** The processor of a PROVIDER payment. */
+  provider?: string;
+  reference?: string;
+  idempotencyKey?: string;
+}
+
+/** A processor's outcome of a pending PROVIDER payment: succeeded (with its reference) or failed (with its reason). */
+export interface PaymentSucceeded {
+  providerReference: string;
+}
+export interface PaymentFailed {
+  failureReason: string;
+  providerReference?: string;
+}

@@ -67,7 +67,7 @@ export class Dunning {
         try {
           await this.service.create(
             { tenantId: tenant.tenantId, environmentId: tenant.environmentId, actor: 'dunning' },
-            { invoice_id: invoice.id, amount: Number(invoice.amount_remaining), payment_method_type: 'PROVIDER', provider, idempotency_key: `dunning:${invoice.id}:${n}` },
+            { invoiceId: invoice.id, amount: Number(invoice.amount_remaining), paymentMethodType: 'PROVIDER', provider, idempotencyKey: `dunning:${invoice.id}:${n}` },
             requestId,
             { attempt: n },
           );

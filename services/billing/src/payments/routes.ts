@@ -4,9 +4,10 @@ import { mountRoute } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
 import type { PaymentService } from './service';
 import { toPaymentView } from './view';
+import { newPaymentOf, paymentFailedOf, paymentSucceededOf } from './wire';
 
 export function mountPaymentRoutes(app: Express, payments: PaymentService, logger: Logger): void {
-  mountRoute(app, invoiceApi.createPayment, async ({ body, ctx }) => toPaymentView(await payments.create(ctx, body, ctx.requestId)), logger);
+  mountRoute(app, invoiceApi.createPayment, async ({ body, ctx }) => toPaymentView(await payments.create(ctx, newPaymentOf(body), ctx.requestId)), logger);
   mountRoute(
     app,
     invoiceApi.listPayments,
@@ -16,6 +17,6 @@ export function mountPaymentRoutes(app: Express, payments: PaymentService, logge
     },
     logger,
   );
-  mountRoute(app, invoiceApi.succeedPayment, async ({ params, body, ctx }) => toPaymentView(await payments.succeed(ctx, params.id, body, ctx.requestId)), logger);
-  mountRoute(app, invoiceApi.failPayment, async ({ params, body, ctx }) => toPaymentView(await payments.fail(ctx, params.id, body)), logger);
+  mountRoute(app, invoiceApi.succeedPayment, async ({ params, body, ctx }) => toPaymentView(await payments.succeed(ctx, params.id, paymentSucceededOf(body), ctx.requestId)), logger);
+  mountRoute(app, invoiceApi.failPayment, async ({ params, body, ctx }) => toPaymentView(await payments.fail(ctx, params.id, paymentFailedOf(body))), logger);
 }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CreatePaymentBody, FailPaymentBody, Scope, SucceedPaymentBody } from '@billstream/contracts';
+import type { Scope } from '@billstream/contracts';
 import { minorDigits } from '@billstream/contracts';
 import type { Db, Trx } from '@billstream/db';
 import { IdempotencyConflictError, NotFoundError, ValidationError } from '@billstream/errors';
@@ -10,7 +10,7 @@ import type { Invoice } from '../invoices/domain';
 import * as lifecycle from '../invoices/lifecycle';
 import { announceInvoice } from '../invoices/maker';
 import type { PaidHook } from '../invoices/paid-hook';
-import { PAYMENT_EVENTS, type Payment, type PaymentEventType } from './domain';
+import { PAYMENT_EVENTS, type NewPayment, type Payment, type PaymentEventType, type PaymentFailed, type PaymentSucceeded } from './domain';
 import { announcePayment, type PaymentStore } from './store';
 import type { InvoiceStore } from '../invoices/store';
 
@@ -26,10 +26,22 @@ export interface PaymentDeps {
   paid?: PaidHook;
 }
 
-function requestHash(body: CreatePaymentBody): string {
-  const { idempotency_key: _key, ...rest } = body;
+/**
+ * What a retry must repeat: the payment but its key. Its form (the request's field names, in the
+ * order they are validated in) is the one stored before the mapping of ADR 0063, so a retry
+ * across that deploy computes the hash it stored.
+ */
+function requestHash(p: NewPayment): string {
+  const asked = {
+    invoice_id: p.invoiceId,
+    amount: p.amount,
+    payment_method_type: p.paymentMethodType,
+    ...(p.walletId !== undefined ? { wallet_id: p.walletId } : {}),
+    ...(p.provider !== undefined ? { provider: p.provider } : {}),
+    ...(p.reference !== undefined ? { reference: p.reference } : {}),
+  };
   return createHash('sha256')
-    .update(JSON.stringify({ ...rest, wallet_id: rest.wallet_id ?? null, reference: rest.reference ?? null, provider: rest.provider ?? null }))
+    .update(JSON.stringify({ ...asked, wallet_id: asked.wallet_id ?? null, reference: asked.reference ?? null, provider: asked.provider ?? null }))
     .digest('hex');
 }
 
@@ -44,10 +56,10 @@ function requestHash(body: CreatePaymentBody): string {
 export class PaymentService {
   constructor(private readonly deps: PaymentDeps) {}
 
-  async create(scope: Scope & { actor: string }, body: CreatePaymentBody, requestId: string, options: { attempt?: number } = {}): Promise<Payment> {
-    const hash = requestHash(body);
-    if (body.idempotency_key) {
-      const earlier = await this.deps.payments.getByIdempotencyKey(this.deps.db, scope, body.idempotency_key);
+  async create(scope: Scope & { actor: string }, asked: NewPayment, requestId: string, options: { attempt?: number } = {}): Promise<Payment> {
+    const hash = requestHash(asked);
+    if (asked.idempotencyKey) {
+      const earlier = await this.deps.payments.getByIdempotencyKey(this.deps.db, scope, asked.idempotencyKey);
       if (earlier) return this.replay(earlier, hash, requestId);
     }
     const now = this.deps.clock();
@@ -55,17 +67,17 @@ export class PaymentService {
       id: newId('payment'),
       tenantId: scope.tenantId,
       environmentId: scope.environmentId,
-      invoiceId: body.invoice_id,
-      amount: body.amount,
+      invoiceId: asked.invoiceId,
+      amount: asked.amount,
       currency: '',
-      paymentMethodType: body.payment_method_type,
-      walletId: body.wallet_id ?? null,
+      paymentMethodType: asked.paymentMethodType,
+      walletId: asked.walletId ?? null,
       walletTransactionId: null,
-      reference: body.reference ?? null,
-      idempotencyKey: body.idempotency_key ?? null,
+      reference: asked.reference ?? null,
+      idempotencyKey: asked.idempotencyKey ?? null,
       requestHash: hash,
-      paymentStatus: body.payment_method_type === 'OFFLINE' ? 'succeeded' : 'pending',
-      provider: body.provider ?? null,
+      paymentStatus: asked.paymentMethodType === 'OFFLINE' ? 'succeeded' : 'pending',
+      provider: asked.provider ?? null,
       providerReference: null,
       failureReason: null,
       attempt: options.attempt ?? null,
@@ -73,7 +85,7 @@ export class PaymentService {
       updatedAt: now,
     };
     const first = await this.deps.db.transaction(async (trx) => {
-      const invoice = await this.payable(trx, scope, body);
+      const invoice = await this.payable(trx, scope, asked);
       const row = { ...payment, currency: invoice.currency };
       if (!(await this.deps.payments.insert(trx, row))) return { raced: true as const };
       // A processor's payment waits for its outcome: `payment.pending` cues the client's integration to charge.
@@ -82,7 +94,7 @@ export class PaymentService {
       return { raced: false as const, payment: row, invoice: after };
     });
     if (first.raced) {
-      const earlier = await this.deps.payments.getByIdempotencyKey(this.deps.db, scope, body.idempotency_key!);
+      const earlier = await this.deps.payments.getByIdempotencyKey(this.deps.db, scope, asked.idempotencyKey!);
       return this.replay(earlier!, hash, requestId);
     }
     if (first.payment.paymentStatus === 'succeeded' || first.payment.paymentMethodType === 'PROVIDER') {
@@ -157,7 +169,7 @@ export class PaymentService {
    * The invoice, locked, if it can take the payment: finalized, at most what is left after
    * pending payments, and never credits for an invoiced top-up (credits never buy credits).
    */
-  private async payable(trx: Trx, scope: Scope, { invoice_id: invoiceId, amount, payment_method_type: method }: CreatePaymentBody): Promise<Invoice> {
+  private async payable(trx: Trx, scope: Scope, { invoiceId, amount, paymentMethodType: method }: NewPayment): Promise<Invoice> {
     const invoice = await this.deps.invoices.getForUpdate(trx, invoiceId);
     if (!invoice || invoice.tenantId !== scope.tenantId || invoice.environmentId !== scope.environmentId) {
       throw new NotFoundError(`Invoice ${invoiceId} not found`, { field: 'invoice_id', invoice_id: invoiceId });
@@ -202,9 +214,9 @@ export class PaymentService {
    * outcome or reference: 400 `payment_status`. A void that came first keeps the invoice voided:
    * the payment is recorded succeeded (the money is the client's to refund outside).
    */
-  async succeed(scope: Scope & { actor: string }, id: string, body: SucceedPaymentBody, requestId: string): Promise<Payment> {
-    const done = await this.settle(scope, id, 'succeeded', body.provider_reference, null, async (trx, locked, invoice) => {
-      const paid = await this.deps.payments.save(trx, { ...locked, paymentStatus: 'succeeded', providerReference: body.provider_reference, updatedAt: this.deps.clock() });
+  async succeed(scope: Scope & { actor: string }, id: string, outcome: PaymentSucceeded, requestId: string): Promise<Payment> {
+    const done = await this.settle(scope, id, 'succeeded', outcome.providerReference, null, async (trx, locked, invoice) => {
+      const paid = await this.deps.payments.save(trx, { ...locked, paymentStatus: 'succeeded', providerReference: outcome.providerReference, updatedAt: this.deps.clock() });
       if (!lifecycle.canPay(invoice)) {
         await announcePayment(trx, paid, [PAYMENT_EVENTS.updated, PAYMENT_EVENTS.success], scope.actor);
         this.deps.logger.warn('a processor payment succeeded on an invoice that is no longer open; the money is to be refunded outside', { payment_id: id, invoice_id: invoice.id, status: invoice.status });
@@ -217,13 +229,13 @@ export class PaymentService {
   }
 
   /** POST /v1/payments/{id}/fail: a pending PROVIDER payment failed; what it reserved is free again. Repeats as `succeed` does. */
-  async fail(scope: Scope & { actor: string }, id: string, body: FailPaymentBody): Promise<Payment> {
-    const done = await this.settle(scope, id, 'failed', body.provider_reference ?? null, body.failure_reason, async (trx, locked) => {
+  async fail(scope: Scope & { actor: string }, id: string, outcome: PaymentFailed): Promise<Payment> {
+    const done = await this.settle(scope, id, 'failed', outcome.providerReference ?? null, outcome.failureReason, async (trx, locked) => {
       const failed = await this.deps.payments.save(trx, {
         ...locked,
         paymentStatus: 'failed',
-        failureReason: body.failure_reason,
-        providerReference: body.provider_reference ?? locked.providerReference,
+        failureReason: outcome.failureReason,
+        providerReference: outcome.providerReference ?? locked.providerReference,
         updatedAt: this.deps.clock(),
       });
       await announcePayment(trx, failed, [PAYMENT_EVENTS.updated, PAYMENT_EVENTS.failed], scope.actor);

@@ -168,14 +168,14 @@ describe('invoice arithmetic over random sequences of plan changes, coupons, pay
         } else if (o.kind === 'pay') {
           const open = invoices.find((x) => x.status === 'finalized' && x.amountRemaining > 0);
           const amount = open ? Math.floor(open.amountRemaining * o.fraction) : 0;
-          if (open && amount > 0) await h.service.payments.create(CTX, { invoice_id: open.id, amount, payment_method_type: 'OFFLINE' } as never, 'r');
+          if (open && amount > 0) await h.service.payments.create(CTX, { invoiceId: open.id, amount, paymentMethodType: 'OFFLINE' }, 'r');
         } else {
           const target = invoices.find((x) => (x.status === 'finalized' || x.status === 'paid') && x.lines.some((l) => l.netAmount > l.creditedAmount));
           const left = target ? target.lines.reduce((s, l) => s + Math.max(0, l.netAmount - l.creditedAmount), 0) : 0;
           const amount = Math.floor(left * o.fraction);
           if (target && amount > 0) {
             plain = false;
-            const res = await h.service.creditNotes.create(CTX, { invoice_id: target.id, reason: 'OTHER', amount, refund: target.amountPaid > 0 ? 'OFFLINE' : 'NONE' } as never).catch((e: Error) => e);
+            const res = await h.service.creditNotes.create(CTX, { invoiceId: target.id, reason: 'OTHER', amount, refund: target.amountPaid > 0 ? 'OFFLINE' : 'NONE' }).catch((e: Error) => e);
             // A note larger than what the invoice can still give back is refused with a 400, nothing written.
             if (res instanceof Error) expect((res as { status?: number }).status ?? 400).toBe(400);
           }

@@ -1,15 +1,25 @@
 import type { Express } from 'express';
-import { settingsApi, type BillingSettingsResponse } from '@billstream/contracts';
+import { settingsApi, type BillingSettingsResponse, type UpdateBillingSettingsBody } from '@billstream/contracts';
 import { mountRoute } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
-import type { SettingsService } from './service';
+import type { SettingsChange, SettingsService } from './service';
 import type { BillingSettings } from './store';
 
 export function toSettingsView(s: BillingSettings): BillingSettingsResponse {
   return { dunning: s.dunning, invoice_settings: s.invoiceSettings, email: s.email, version: s.version, updated_at: s.updatedAt?.toISOString() ?? null };
 }
 
+/** A PUT's body as the service takes it (ADR 0063): only the members given. */
+export function settingsChangeOf(b: UpdateBillingSettingsBody): SettingsChange {
+  const d = b.dunning;
+  const i = b.invoice_settings;
+  return {
+    ...(d ? { dunning: { enabled: d.enabled, retryScheduleDays: d.retry_schedule_days, maxAttempts: d.max_attempts, provider: d.provider } } : {}),
+    ...(i ? { invoiceSettings: { companyName: i.company_name, address: i.address, logoUrl: i.logo_url, footer: i.footer, taxId: i.tax_id } } : {}),
+  };
+}
+
 export function mountSettingsRoutes(app: Express, settings: SettingsService, logger: Logger): void {
   mountRoute(app, settingsApi.getBillingSettings, async ({ ctx }) => toSettingsView(await settings.get(ctx)), logger);
-  mountRoute(app, settingsApi.updateBillingSettings, async ({ body, ctx }) => toSettingsView(await settings.update(ctx, body)), logger);
+  mountRoute(app, settingsApi.updateBillingSettings, async ({ body, ctx }) => toSettingsView(await settings.update(ctx, settingsChangeOf(body))), logger);
 }

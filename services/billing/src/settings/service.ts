@@ -1,7 +1,13 @@
-import type { Scope, UpdateBillingSettingsBody } from '@billstream/contracts';
+import type { Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { ValidationError } from '@billstream/errors';
 import type { BillingSettings, InvoiceSettings, SettingsStore } from './store';
+
+/** A PUT's change (ADR 0063): each member given replaces the stored one; `null` clears what may be cleared. */
+export interface SettingsChange {
+  dunning?: { enabled?: boolean; retryScheduleDays?: number[]; maxAttempts?: number; provider?: string | null };
+  invoiceSettings?: { companyName?: string; address?: string; logoUrl?: string | null; footer?: string | null; taxId?: string | null };
+}
 
 /** `GET|PUT /v1/settings/billing` (docs/api/billing.md#billing-settings-and-dunning, ADR 0044): PUT merges the objects it is given. */
 export class SettingsService {
@@ -15,13 +21,17 @@ export class SettingsService {
     return this.store.get(this.db, scope);
   }
 
-  update(scope: Scope, body: UpdateBillingSettingsBody): Promise<BillingSettings> {
+  update(scope: Scope, change: SettingsChange): Promise<BillingSettings> {
     return this.db.transaction(async (trx) => {
       const current = await this.store.getForUpdate(trx, scope);
-      const dunning = { ...current.dunning, ...definedOf(body.dunning ?? {}) };
-      const merged = { ...(current.invoiceSettings ?? {}), ...definedOf(body.invoice_settings ?? {}) } as Partial<InvoiceSettings>;
+      // The stored settings keep the request's field names (ADR 0044): they are also the documents' seller snapshot.
+      const d = change.dunning ?? {};
+      const dunning = { ...current.dunning, ...definedOf({ enabled: d.enabled, retry_schedule_days: d.retryScheduleDays, max_attempts: d.maxAttempts, provider: d.provider }) };
+      const i = change.invoiceSettings ?? {};
+      const given = definedOf({ company_name: i.companyName, address: i.address, logo_url: i.logoUrl, footer: i.footer, tax_id: i.taxId });
+      const merged = { ...(current.invoiceSettings ?? {}), ...given } as Partial<InvoiceSettings>;
       let invoiceSettings = current.invoiceSettings;
-      if (body.invoice_settings) {
+      if (change.invoiceSettings) {
         if (!merged.company_name || !merged.address) {
           throw new ValidationError('invoice_settings needs company_name and address (the seller every invoice document shows)', { field: merged.company_name ? 'invoice_settings.address' : 'invoice_settings.company_name' });
         }

@@ -1,12 +1,13 @@
 import type { Readable, Writable } from 'node:stream';
 import { once } from 'node:events';
 import { TASK_ENTITY_PERMISSIONS, TASK_EXPORT_ENTITIES, taskCreatePermission } from '@billstream/contracts';
-import type { ListTasksQuery, TaskEntity, TaskFileType, TaskFilters, TaskResponse } from '@billstream/contracts';
+import type { TaskFileType } from '@billstream/contracts';
 import { assertContextPermits, contextPermits, type RequestContext } from '@billstream/http';
 import type { Db } from '@billstream/db';
 import { NotFoundError, PayloadTooLargeError, ValidationError } from '@billstream/errors';
 import { newId } from '@billstream/ids';
-import { toTaskView, type TaskRow, type TaskStore } from './store';
+import type { NewExport, NewImport, TaskListQuery } from './domain';
+import type { TaskRow, TaskStore } from './store';
 
 /** Upload pieces stored as one row each (a bounded amount of the file in memory at a time). */
 export const INPUT_CHUNK_BYTES = 4 * 1024 * 1024;
@@ -34,22 +35,30 @@ export interface TaskServiceDeps {
 export class TaskService {
   constructor(private readonly deps: TaskServiceDeps) {}
 
-  /** Needs the entity's read permission (ADR 0058): an export hands out its records. */
-  async createExport(scope: RequestContext, actor: string, body: { entity_type: TaskEntity; file_type: TaskFileType; filters?: TaskFilters }): Promise<TaskResponse> {
-    assertContextPermits(scope, taskCreatePermission('EXPORT', body.entity_type));
+  /**
+   * Needs the entity's read permission (ADR 0058): an export hands out its records. The task
+   * keeps its filters as its view shows them (its row is its wire shape).
+   */
+  async createExport(scope: RequestContext, actor: string, asked: NewExport): Promise<TaskRow> {
+    assertContextPermits(scope, taskCreatePermission('EXPORT', asked.entityType));
+    const f = asked.filters ?? {};
     const row = await this.deps.store.insert(this.deps.db, {
       id: newId('task'),
       tenant_id: scope.tenantId,
       environment_id: scope.environmentId,
       task_type: 'EXPORT',
-      entity_type: body.entity_type,
-      file_type: body.file_type,
-      filters: body.filters ?? {},
+      entity_type: asked.entityType,
+      file_type: asked.fileType,
+      filters: {
+        ...(f.startTime !== undefined ? { start_time: f.startTime } : {}),
+        ...(f.endTime !== undefined ? { end_time: f.endTime } : {}),
+        ...(f.externalCustomerId !== undefined ? { external_customer_id: f.externalCustomerId } : {}),
+      },
       created_by: actor,
       now: this.deps.clock(),
     });
     this.deps.created();
-    return toTaskView(row);
+    return row;
   }
 
   /**
@@ -63,13 +72,13 @@ export class TaskService {
   async createImport(
     scope: RequestContext,
     actor: string,
-    q: { entity_type: TaskEntity; file_type: TaskFileType },
+    asked: NewImport,
     body: Readable,
     declaredLength: number | undefined,
-  ): Promise<TaskResponse> {
+  ): Promise<TaskRow> {
     const limit = this.deps.maxImportBytes;
     try {
-      assertContextPermits(scope, taskCreatePermission('IMPORT', q.entity_type));
+      assertContextPermits(scope, taskCreatePermission('IMPORT', asked.entityType));
     } catch (err) {
       body.resume();
       throw err;
@@ -84,8 +93,8 @@ export class TaskService {
       tenant_id: scope.tenantId,
       environment_id: scope.environmentId,
       task_type: 'IMPORT',
-      entity_type: q.entity_type,
-      file_type: q.file_type,
+      entity_type: asked.entityType,
+      file_type: asked.fileType,
       filters: {},
       created_by: actor,
       now: this.deps.clock(),
@@ -122,11 +131,11 @@ export class TaskService {
       throw err;
     }
     this.deps.created();
-    return toTaskView(row);
+    return row;
   }
 
-  async get(scope: RequestContext, id: string): Promise<TaskResponse> {
-    return toTaskView(await this.readable(scope, id));
+  get(scope: RequestContext, id: string): Promise<TaskRow> {
+    return this.readable(scope, id);
   }
 
   private async row(scope: RequestContext, id: string): Promise<TaskRow> {
@@ -146,23 +155,22 @@ export class TaskService {
    * The tasks of the entities the key may read (ADR 0058); an `entity_type` filter of an
    * entity it may not read is 403 naming the permission.
    */
-  async list(scope: RequestContext, q: ListTasksQuery) {
-    if (q.entity_type) assertContextPermits(scope, TASK_ENTITY_PERMISSIONS[q.entity_type].read);
+  async list(scope: RequestContext, q: TaskListQuery): Promise<{ items: TaskRow[]; total: number }> {
+    if (q.entityType) assertContextPermits(scope, TASK_ENTITY_PERMISSIONS[q.entityType].read);
     const entityTypes = TASK_EXPORT_ENTITIES.filter((e) => contextPermits(scope, TASK_ENTITY_PERMISSIONS[e].read));
-    const { items, total } =
-      entityTypes.length === 0 ? { items: [], total: 0 } : await this.deps.store.list(this.deps.db, scope, q, entityTypes.length === TASK_EXPORT_ENTITIES.length ? undefined : entityTypes);
-    return { items: items.map(toTaskView), pagination: { total, limit: q.limit, offset: q.offset } };
+    if (entityTypes.length === 0) return { items: [], total: 0 };
+    return this.deps.store.list(this.deps.db, scope, q, entityTypes.length === TASK_EXPORT_ENTITIES.length ? undefined : entityTypes);
   }
 
   /** Needs what creating the task did (ADR 0058). */
-  async cancel(scope: RequestContext, id: string): Promise<TaskResponse> {
+  async cancel(scope: RequestContext, id: string): Promise<TaskRow> {
     const task = await this.row(scope, id);
     assertContextPermits(scope, TASK_ENTITY_PERMISSIONS[task.entity_type].read);
     assertContextPermits(scope, taskCreatePermission(task.task_type, task.entity_type));
     const cancelled = await this.deps.store.cancel(this.deps.db, scope, id, this.deps.clock());
     if (cancelled) {
       if (cancelled.task_type === 'IMPORT') await this.deps.store.dropInput(this.deps.db, id);
-      return toTaskView(cancelled);
+      return cancelled;
     }
     const row = await this.row(scope, id);
     throw new ValidationError(`Task ${id} is ${row.task_status}: only a PENDING or PROCESSING task can be cancelled`, {

@@ -1,5 +1,6 @@
-import type { ListTasksQuery, Scope, TaskEntity, TaskFileType, TaskFilters, TaskResponse, TaskStatus, TaskType } from '@billstream/contracts';
+import type { Scope, TaskEntity, TaskFileType, TaskFilters, TaskResponse, TaskStatus, TaskType } from '@billstream/contracts';
 import type { Conn, Db, Trx } from '@billstream/db';
+import type { TaskListQuery } from './domain';
 
 export interface TaskRowError {
   line: number;
@@ -135,13 +136,13 @@ export class TaskStore {
   }
 
   /** `entityTypes`: only tasks of these entities (those the caller may read); undefined: all. */
-  async list(conn: Conn, scope: Scope, q: ListTasksQuery, entityTypes?: readonly TaskEntity[]): Promise<{ items: TaskRow[]; total: number }> {
+  async list(conn: Conn, scope: Scope, q: TaskListQuery, entityTypes?: readonly TaskEntity[]): Promise<{ items: TaskRow[]; total: number }> {
     const filtered = () => {
       const b = scoped(conn, scope);
       if (entityTypes) b.whereIn('entity_type', [...entityTypes]);
-      if (q.task_type) b.where({ task_type: q.task_type });
-      if (q.entity_type) b.where({ entity_type: q.entity_type });
-      if (q.task_status) b.where({ task_status: q.task_status });
+      if (q.taskType) b.where({ task_type: q.taskType });
+      if (q.entityType) b.where({ entity_type: q.entityType });
+      if (q.taskStatus) b.where({ task_status: q.taskStatus });
       return b;
     };
     const [items, [{ total }]] = await Promise.all([

@@ -103,8 +103,8 @@ describe('invoiced top-ups in billing (real Postgres, the wallet service faked)'
   };
   const eventTypes = async (invoiceId: string) =>
     (await h.db('outbox').where({ message_key: invoiceId }).orderBy('seq')).map((r: { value: string }) => JSON.parse(r.value).type);
-  const pay = (invoiceId: string, amount: number, extra: Record<string, unknown> = {}) =>
-    h.service.payments.create(CTX, { invoice_id: invoiceId, amount, payment_method_type: 'OFFLINE', ...extra }, 'req-pay');
+  const pay = (invoiceId: string, amount: number, extra: { idempotencyKey?: string } = {}) =>
+    h.service.payments.create(CTX, { invoiceId, amount, paymentMethodType: 'OFFLINE', ...extra }, 'req-pay');
 
   it('makes one finalized CREDIT_PURCHASE invoice per top-up, however often its event arrives; other wallet events make none', async () => {
     const { message, transactionId } = walletEvent({ credit_amount: '50' });
@@ -153,10 +153,10 @@ describe('invoiced top-ups in billing (real Postgres, the wallet service faked)'
     await pay(invoice.id, 200);
     expect(wallets.settlesOf(transactionId)).toEqual([]);
     expect((await h.service.invoices.get(CTX, invoice.id)).settleState).toBeNull();
-    await pay(invoice.id, 300, { idempotency_key: 'second-part' });
+    await pay(invoice.id, 300, { idempotencyKey: 'second-part' });
     expect(wallets.settlesOf(transactionId)).toEqual(['COMPLETED']);
     expect(await h.service.invoices.get(CTX, invoice.id)).toMatchObject({ status: 'paid', paymentStatus: 'succeeded', settleState: 'done' });
-    await pay(invoice.id, 300, { idempotency_key: 'second-part' });
+    await pay(invoice.id, 300, { idempotencyKey: 'second-part' });
     await h.service.periods.runOnce();
     expect(wallets.settlesOf(transactionId)).toEqual(['COMPLETED']);
   });
@@ -183,7 +183,7 @@ describe('invoiced top-ups in billing (real Postgres, the wallet service faked)'
     const invoice = await invoiceOf(transactionId);
     const payments = Number((await h.db('payments').count({ n: '*' }))[0].n);
     await expect(
-      h.service.payments.create(CTX, { invoice_id: invoice.id, amount: 100, payment_method_type: 'CREDITS', wallet_id: 'wallet_t1' }, 'r'),
+      h.service.payments.create(CTX, { invoiceId: invoice.id, amount: 100, paymentMethodType: 'CREDITS', walletId: 'wallet_t1' }, 'r'),
     ).rejects.toMatchObject({ kind: 'validation', details: { field: 'payment_method_type' } });
     expect(Number((await h.db('payments').count({ n: '*' }))[0].n)).toBe(payments);
     expect((await h.service.invoices.get(CTX, invoice.id)).amountPaid).toBe(0);
