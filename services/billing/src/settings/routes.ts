@@ -13,7 +13,9 @@ export function toSettingsView(s: BillingSettings): BillingSettingsResponse {
 export function settingsChangeOf(b: UpdateBillingSettingsBody): SettingsChange {
   const d = b.dunning;
   const i = b.invoice_settings;
+  const e = b.email;
   return {
+    ...(e ? { email: { enabled: e.enabled, from: e.from, replyTo: e.reply_to, bcc: e.bcc } } : {}),
     ...(d ? { dunning: { enabled: d.enabled, retryScheduleDays: d.retry_schedule_days, maxAttempts: d.max_attempts, provider: d.provider } } : {}),
     ...(i ? { invoiceSettings: { companyName: i.company_name, address: i.address, logoUrl: i.logo_url, footer: i.footer, taxId: i.tax_id } } : {}),
   };

@@ -6,6 +6,7 @@ import type { BillingSettings, InvoiceSettings, SettingsStore } from './store';
 /** A PUT's change (ADR 0063): each member given replaces the stored one; `null` clears what may be cleared. */
 export interface SettingsChange {
   dunning?: { enabled?: boolean; retryScheduleDays?: number[]; maxAttempts?: number; provider?: string | null };
+  email?: { enabled?: boolean; from?: string | null; replyTo?: string | null; bcc?: string | null };
   invoiceSettings?: { companyName?: string; address?: string; logoUrl?: string | null; footer?: string | null; taxId?: string | null };
 }
 
@@ -37,7 +38,8 @@ export class SettingsService {
         }
         invoiceSettings = { company_name: merged.company_name, address: merged.address, logo_url: merged.logo_url ?? null, footer: merged.footer ?? null, tax_id: merged.tax_id ?? null };
       }
-      const email = { ...current.email, ...definedOf(body.email ?? {}) };
+      const e = change.email ?? {};
+      const email = { ...current.email, ...definedOf({ enabled: e.enabled, from: e.from, reply_to: e.replyTo, bcc: e.bcc }) };
       if (email.enabled && !email.from) {
         throw new ValidationError('email.enabled needs email.from (the sender of invoice email)', { field: 'email.from' });
       }
