@@ -144,4 +144,32 @@ describe('billing as its own process, through the gateway (e2e: six processes, r
       line_items: [{ description: expect.any(String), quantity: '1', unit_amount: '20', amount: 2000 }],
     });
   }, 180_000);
+
+  it('answers the check from a check-only entitlements replica while another replica applies billing\'s changes (ADR 0061)', async () => {
+    // The gateway's entitlements replica stops applying billing-events; a second replica does it.
+    await stack.restart('entitlements', { ENTITLEMENTS_PROJECTION: 'false' });
+    let projector = await stack.startReplica('entitlements', { ENTITLEMENTS_PROJECTION: 'true' });
+    const feature = (await stack.api.post('/v1/features', { name: 'Export', lookup_key: `export-${Date.now()}`, type: 'BOOLEAN' })).body;
+    const plan = (await stack.api.post('/v1/plans', { name: 'Team', prices: [{ type: 'FIXED', billing_model: 'FLAT_FEE', amount: '5', currency: 'usd', billing_period: 'MONTHLY', invoice_cadence: 'ADVANCE' }] })).body;
+    const entitlement = await stack.api.post('/v1/entitlements', { plan_id: plan.id, feature_id: feature.id, is_enabled: true });
+    expect(entitlement.status).toBe(201);
+    const customer = (await stack.api.post('/v1/customers', { external_customer_id: `check-only-${Date.now()}` })).body;
+    expect((await stack.api.post('/v1/subscriptions', { customer_id: customer.id, plan_id: plan.id })).status).toBe(201);
+    const check = async () => {
+      const res = await stack.api.post('/v1/entitlements/check', { customer_id: customer.id, feature_lookup_key: feature.lookup_key });
+      expect(res.status).toBe(200);
+      return res.body.allowed as boolean;
+    };
+    await waitFor(check, { timeoutMs: 30_000, what: 'the check-only replica granting what the projecting replica applied' });
+
+    // Without a projecting replica nothing applies the change: the check-only replica keeps answering what is projected.
+    await projector.kill();
+    expect((await stack.api.put(`/v1/entitlements/${entitlement.body.id}`, { is_enabled: false })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(await check()).toBe(true);
+    // A projecting replica again: it takes the change from its group's offset and the check-only replica hears of it.
+    projector = await stack.startReplica('entitlements', { ENTITLEMENTS_PROJECTION: 'true' });
+    await waitFor(async () => !(await check()), { timeoutMs: 30_000, what: 'the disabled entitlement reaching the check-only replica' });
+    await projector.kill();
+  }, 180_000);
 });

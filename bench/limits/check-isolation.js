@@ -47,6 +47,13 @@ const round = (v, d = 2) => Number(v.toFixed(d));
  * core (on 2 cores the close's Postgres and billing work then takes them both; see the README).
  */
 const PIN = process.env.PIN !== '0' && os.cpus().length >= 2;
+/**
+ * PROJECTOR (default 1): the entitlements service as two replicas (ADR 0061): the check-only one
+ * behind the gateway (ENTITLEMENTS_PROJECTION=false) on the check's side, and the one that
+ * applies billing's changes to the projection (billing-events: every event of the close) on
+ * billing's side, where that work belongs. PROJECTOR=0: one replica does both, on the check's side.
+ */
+const PROJECTOR = process.env.PROJECTOR !== '0';
 const pidsOf = (comm, also = () => true) =>
   fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e)).filter((pid) => {
     try {
@@ -124,7 +131,7 @@ async function measureCheck(stack, key, customers) {
   try {
     await openLoop(send, RATE, WARMUP_S);
     wrong = 0;
-    const meter = cpuMeter({ gateway: stack.pids.gateway, entitlements: stack.pids.entitlements, billing: stack.pids.billing });
+    const meter = cpuMeter({ gateway: stack.pids.gateway, entitlements: stack.pids.entitlements, billing: stack.pids.billing, ...(stack.pids.projector ? { projector: stack.pids.projector } : {}) });
     const latencies = await openLoop(send, RATE, SECONDS);
     const cpu = meter.perOp(latencies.length);
     latencies.sort((a, b) => a - b);
@@ -134,7 +141,7 @@ async function measureCheck(stack, key, customers) {
       p50_ms: round(percentile(latencies, 50)),
       p99_ms: round(percentile(latencies, 99)),
       max_ms: round(latencies[latencies.length - 1]),
-      cpu_us_per_check: { gateway: cpu.gateway, entitlements: cpu.entitlements, gateway_and_entitlements: round(cpu.gateway + cpu.entitlements, 1), billing: cpu.billing, postgres: perCheck(cpu.postgres), kafka: cpu.kafka },
+      cpu_us_per_check: { gateway: cpu.gateway, entitlements: cpu.entitlements, gateway_and_entitlements: round(cpu.gateway + cpu.entitlements, 1), billing: cpu.billing, ...(stack.pids.projector ? { projector: cpu.projector } : {}), postgres: perCheck(cpu.postgres), kafka: cpu.kafka },
     };
   } finally {
     await client.close();
@@ -152,7 +159,7 @@ async function main() {
   const dbName = `bench_isolation_${Date.now().toString(36)}`;
   const key = `bsk_bench_${randomBytes(18).toString('base64url')}`;
   await admin(`CREATE DATABASE "${dbName}"`);
-  console.log(`CPU: ${cpuModel()}; ${PIN ? 'check side pinned to core 0, billing, Postgres and Kafka to the rest' : 'every core shared'}; ${RUNS} runs; checks at ${RATE}/s for ${SECONDS} s; ${CUSTOMERS} checked customers; a close of ${SUBSCRIPTIONS} subscriptions`);
+  console.log(`CPU: ${cpuModel()}; ${PIN ? 'check side pinned to core 0, billing, Postgres and Kafka to the rest' : 'every core shared'}; ${PROJECTOR ? 'a check-only entitlements replica and a projecting one (with billing)' : 'one entitlements replica (check and projection)'}; ${RUNS} runs; checks at ${RATE}/s for ${SECONDS} s; ${CUSTOMERS} checked customers; a close of ${SUBSCRIPTIONS} subscriptions`);
   const url = new URL(ADMIN_URL);
   url.pathname = `/${dbName}`;
   const pg = new Client({ connectionString: url.toString() });
@@ -160,11 +167,11 @@ async function main() {
   let stack;
   try {
     // The period job every second; no renewal notices (DAILY periods are always within 3 days of one).
-    stack = await startStack(dbName, key, { billing: { BILLING_INTERVAL_MS: '1000', SUBSCRIPTION_RENEWAL_NOTICE_DAYS: '0' } });
+    stack = await startStack(dbName, key, { billing: { BILLING_INTERVAL_MS: '1000', SUBSCRIPTION_RENEWAL_NOTICE_DAYS: '0' } }, { projector: PROJECTOR });
     await pg.connect();
     if (PIN) {
       pin('0', [process.pid, stack.pids.gateway, stack.pids.entitlements]);
-      pin(rest(), [stack.pids.billing, stack.pids.customer, stack.pids.wallet, stack.pids['ingestion-aggregator'], ...backSide()]);
+      pin(rest(), [...(stack.pids.projector ? [stack.pids.projector] : []), stack.pids.billing, stack.pids.customer, stack.pids.wallet, stack.pids['ingestion-aggregator'], ...backSide()]);
     }
     const api = apiClient(stack.url, key, { connections: 16 });
     const customers = await setUp(api, CUSTOMERS);

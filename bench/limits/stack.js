@@ -9,8 +9,12 @@ const { gatewayEnv, inParallel, commonServiceEnv, launchAll, ADMIN_URL, freePort
 const BROKERS = process.env.KAFKA_BROKERS || '127.0.0.1:9092';
 const TENANT = 'bench-tenant';
 
-/** `env` (optional): extra variables per service name. */
-async function startStack(dbName, key, extraEnv = {}) {
+/**
+ * `env` (optional): extra variables per service name. `projector` (optional): the entitlements
+ * service as two replicas, a check-only one (ENTITLEMENTS_PROJECTION=false) behind the gateway
+ * and a projecting one (`pids.projector`, no traffic) that applies billing's changes (ADR 0061).
+ */
+async function startStack(dbName, key, extraEnv = {}, { projector = false } = {}) {
   const dbUrl = new URL(ADMIN_URL);
   dbUrl.pathname = `/${dbName}`;
   const names = ['customer', 'wallet', 'ingestion-aggregator', 'billing', 'entitlements', 'gateway'];
@@ -26,10 +30,21 @@ async function startStack(dbName, key, extraEnv = {}) {
     gateway: gatewayEnv(url, key, TENANT, 'production'),
   };
   const common = commonServiceEnv({ dbUrl, dbName, brokers: BROKERS });
-  const procs = await launchAll(names, (n) => ({ ...common, ...env[n], ...(extraEnv[n] ?? {}), PORT: String(ports[n]) }), url);
+  const envOf = (n) => ({ ...common, ...env[n], ...(extraEnv[n] ?? {}), PORT: String(ports[n]) });
+  let procs;
+  if (projector) {
+    // The projecting replica first (after billing, its seed's source): the check-only one is ready once the projection is seeded.
+    const before = await launchAll(names.slice(0, 4), envOf, url);
+    const port = String(await freePort());
+    const projecting = await launchAll(['entitlements'], (n) => ({ ...envOf(n), ENTITLEMENTS_PROJECTION: 'true', PORT: port }), () => `http://127.0.0.1:${port}`);
+    const after = await launchAll(names.slice(4), (n) => ({ ...envOf(n), ...(n === 'entitlements' ? { ENTITLEMENTS_PROJECTION: 'false' } : {}) }), url);
+    procs = [...before, ...after, ...projecting];
+  } else {
+    procs = await launchAll(names, envOf, url);
+  }
   return {
     url: url('gateway'),
-    pids: Object.fromEntries(names.map((n, i) => [n, procs[i].child.pid])),
+    pids: { ...Object.fromEntries(names.map((n, i) => [n, procs[i].child.pid])), ...(projector ? { projector: procs[names.length].child.pid } : {}) },
     stop: async () => {
       for (const p of [...procs].reverse()) await stopProcess(p);
     },

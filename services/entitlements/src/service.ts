@@ -45,7 +45,7 @@ export interface EntitlementsServiceHandle extends Service {
  */
 export function createEntitlementsService({ db, bus, logger }: ServiceDeps, config: EntitlementsServiceConfig): EntitlementsServiceHandle {
   const clock = config.clock ?? (() => new Date());
-  const settings: EntitlementsSettings = { seedOnStart: true, ...config.settings };
+  const settings: EntitlementsSettings = { seedOnStart: true, projection: true, ...config.settings };
   const store = new ProjectionStore();
   const cache = new AccessCache();
   // Replicas tell each other of the changes their consumers committed (ADR 0025): grants are kept 15 s instead of 1 s while they do.
@@ -81,7 +81,12 @@ export function createEntitlementsService({ db, bus, logger }: ServiceDeps, conf
     }
   };
 
-  const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy(), projection: seeded });
+  // A check-only replica is ready once a projecting replica (or the seed command) seeded the shared projection.
+  const projectionReady = async () => {
+    if (!seeded && !settings.projection && seeder) seeded = await seeder.seeded();
+    return seeded;
+  };
+  const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy(), projection: await projectionReady() });
   const app = createServiceApp({
     service: 'entitlements',
     logger,
@@ -108,6 +113,10 @@ export function createEntitlementsService({ db, bus, logger }: ServiceDeps, conf
       notices.start();
       // The first check that reads usage starts the notices' consumer (ADR 0026).
       cache.onFirstUsage(() => usageNotices.ensureStarted());
+      if (!settings.projection) {
+        logger.info('check-only replica: the projection is applied by the replicas with ENTITLEMENTS_PROJECTION=true');
+        return;
+      }
       await bus.ensureTopics([TOPICS.billingEvents, TOPICS.customerEvents]);
       consumers = [await subscribeCustomerEvents(db, bus, store, { changed }, clock, logger), await subscribeBillingEvents(db, bus, store, { changed }, logger)];
       if (!seeded) await seedOnce();
