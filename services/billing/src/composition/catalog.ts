@@ -1,0 +1,30 @@
+/**
+ * The catalog's composition: plans and their prices (meters checked against the
+ * ingestion-aggregator), features and the plans' entitlements to them (ADR 0061: the check
+ * itself is the entitlements service's; billing keeps no check cache).
+ */
+import type { Meters } from '../clients/meters/domain';
+import { EntitlementService } from '../entitlements/service';
+import { FeatureService } from '../features/service';
+import { PlanService } from '../plans/service';
+import { MeterCheck } from '../prices/new-price';
+import { PriceService } from '../prices/service';
+import type { CompositionBase } from './base';
+import type { BillingStores } from './stores';
+
+export interface Catalog {
+  plans: PlanService;
+  prices: PriceService;
+  features: FeatureService;
+  entitlements: EntitlementService;
+}
+
+export function composeCatalog({ db, clock, published }: CompositionBase, { stores, meters }: { stores: BillingStores; meters: Meters }): Catalog {
+  const meterCheck = new MeterCheck(meters);
+  return {
+    plans: new PlanService({ db, plans: stores.plans, prices: stores.prices, meters: meterCheck, clock }),
+    prices: new PriceService({ db, plans: stores.plans, prices: stores.prices, meters: meterCheck, clock }),
+    features: new FeatureService(db, stores.features, meterCheck, clock, published),
+    entitlements: new EntitlementService(db, stores.plans, stores.features, stores.entitlements, clock, published),
+  };
+}

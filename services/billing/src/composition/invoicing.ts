@@ -1,0 +1,44 @@
+/**
+ * The making of invoices: the maker prices new invoices (with the subscriptions' discounts,
+ * ADR 0040), the period billing invoices ended periods, progressive billing's threshold
+ * invoices (ADR 0046) and the upcoming invoice.
+ */
+import type { Meters } from '../clients/meters/domain';
+import type { Wallets } from '../clients/wallets/domain';
+import { InvoiceDiscounts } from '../coupons/discounts';
+import type { CreditGrantBinder } from '../credit-grants/binder';
+import { InvoiceMaker } from '../invoices/maker';
+import { PeriodBilling } from '../invoices/period-billing';
+import { ThresholdBilling } from '../invoices/thresholds';
+import { UpcomingInvoices } from '../invoices/upcoming';
+import type { CompositionBase } from './base';
+import type { BillingStores } from './stores';
+
+export interface Invoicing {
+  discounts: InvoiceDiscounts;
+  maker: InvoiceMaker;
+  billing: PeriodBilling;
+  thresholds: ThresholdBilling;
+  upcoming: UpcomingInvoices;
+}
+
+export function composeInvoicing(
+  { db, logger, clock, published, settings }: CompositionBase,
+  { stores, meters, wallets, grants }: { stores: BillingStores; meters: Meters; wallets: Wallets; grants: CreditGrantBinder },
+): Invoicing {
+  const discounts = new InvoiceDiscounts(stores.coupons);
+  const maker = new InvoiceMaker({
+    db,
+    subscriptions: stores.subscriptions,
+    prices: stores.prices,
+    customers: stores.customers,
+    invoices: stores.invoices,
+    meters,
+    finalizeDelayMs: settings.finalizeDelayMs,
+    discounts,
+  });
+  const billing = new PeriodBilling({ db, subscriptions: stores.subscriptions, invoices: stores.invoices, maker, clock, published, prices: stores.prices, grants });
+  const thresholds = new ThresholdBilling({ db, subscriptions: stores.subscriptions, invoices: stores.invoices, maker, meters, clock, published, logger });
+  const upcoming = new UpcomingInvoices({ db, subscriptions: stores.subscriptions, maker, wallets, clock });
+  return { discounts, maker, billing, thresholds, upcoming };
+}
