@@ -16,7 +16,7 @@
 const BILLING_SRC = '^services/billing/src/';
 const BILLING_LAYERS = [
   ['shared', 'clients', 'periods', 'migrations'],
-  ['customers', 'invoice-arithmetic', 'settings'],
+  ['customers', 'invoice-arithmetic', 'settings', 'taxes'],
   ['prices'],
   ['plans'],
   ['subscriptions'],

@@ -53,6 +53,7 @@ __all__ = [
     "BillingSettings",
     "CommunicationTriggered",
     "InvoiceDocumentLinks",
+    "TaxRate",
     "ListApiKeysQuery",
     "ListApiKeysResponseItemsItem",
     "ListApiKeysResponsePagination",
@@ -330,6 +331,11 @@ __all__ = [
     "GetBillingDailyQuery",
     "GetBillingDailyResponseDaysItem",
     "GetBillingDailyResponse",
+    "ListTaxRatesQuery",
+    "ListTaxRatesResponsePagination",
+    "ListTaxRatesResponse",
+    "CreateTaxRateBody",
+    "UpdateTaxRateBody",
     "LivenessResponse",
     "ReadinessResponse",
     "GetOpenApiDocumentResponse",
@@ -839,6 +845,22 @@ class InvoiceDocumentLinks(TypedDict):
     expires_at: str
 
 
+class TaxRate(TypedDict):
+    id: str
+    code: str
+    name: str
+    percentage: str
+    tax_type: Literal["VAT", "GST", "SALES_TAX", "OTHER"]
+    country: Optional[str]
+    region: Optional[str]
+    description: Optional[str]
+    active: bool
+    created_at: str
+    updated_at: str
+    tenant_id: str
+    environment_id: str
+
+
 class ListApiKeysQuery(TypedDict, total=False):
     """Query parameters of listApiKeys"""
     limit: int
@@ -869,7 +891,7 @@ class ListApiKeysResponse(TypedDict):
 
 class _CreateApiKeyBodyRequired(TypedDict):
     name: str
-    permissions: List[Literal["*", "customers:read", "customers:write", "wallets:read", "wallets:write", "events:read", "events:write", "webhooks:read", "webhooks:write", "meters:read", "meters:write", "api_keys:read", "api_keys:write", "api_keys:tenant", "plans:read", "plans:write", "subscriptions:read", "subscriptions:write", "invoices:read", "invoices:write", "payments:settle", "tasks:read", "tasks:write", "credit_grants:read", "credit_grants:write", "credit_notes:read", "credit_notes:write", "coupons:read", "coupons:write", "settings:read", "settings:write", "reservations:read", "reservations:write"]]
+    permissions: List[Literal["*", "customers:read", "customers:write", "wallets:read", "wallets:write", "events:read", "events:write", "webhooks:read", "webhooks:write", "meters:read", "meters:write", "api_keys:read", "api_keys:write", "api_keys:tenant", "plans:read", "plans:write", "subscriptions:read", "subscriptions:write", "invoices:read", "invoices:write", "payments:settle", "tasks:read", "tasks:write", "credit_grants:read", "credit_grants:write", "credit_notes:read", "credit_notes:write", "coupons:read", "coupons:write", "settings:read", "settings:write", "reservations:read", "reservations:write", "taxes:read", "taxes:write"]]
 
 
 class CreateApiKeyBody(_CreateApiKeyBodyRequired, total=False):
@@ -3240,6 +3262,43 @@ class GetBillingDailyResponse(TypedDict):
     start_date: str
     end_date: str
     days: List[GetBillingDailyResponseDaysItem]
+
+
+class ListTaxRatesQuery(TypedDict, total=False):
+    """Query parameters of listTaxRates"""
+    limit: int
+    offset: int
+    country: str
+    active: Literal["true", "false"]
+
+
+class ListTaxRatesResponsePagination(TypedDict):
+    total: int
+    limit: int
+    offset: int
+
+
+class ListTaxRatesResponse(TypedDict):
+    items: List[TaxRate]
+    pagination: ListTaxRatesResponsePagination
+
+
+class _CreateTaxRateBodyRequired(TypedDict):
+    code: str
+    name: str
+    percentage: str
+    tax_type: Literal["VAT", "GST", "SALES_TAX", "OTHER"]
+
+
+class CreateTaxRateBody(_CreateTaxRateBodyRequired, total=False):
+    country: str
+    region: str
+    description: str
+
+
+class UpdateTaxRateBody(TypedDict, total=False):
+    name: str
+    description: Optional[str]
 
 
 class LivenessResponse(TypedDict):

@@ -34,6 +34,8 @@ export const PERMISSIONS = [
   'settings:write',
   'reservations:read',
   'reservations:write',
+  'taxes:read',
+  'taxes:write',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 

@@ -14,3 +14,4 @@ export * from './plan-changes';
 export * from './settings';
 export * from './documents';
 export * from './reports';
+export * from './taxes';

@@ -35,6 +35,7 @@ import { planChangeRoutes } from './plan-changes';
 import { settingsRoutes } from './settings';
 import { documentRoutes } from './documents';
 import { reportRoutes } from './reports';
+import { taxRateRoutes } from './taxes';
 import { PLAN_STATUSES, planSchema, priceSchema } from './views';
 import {
   billSubscriptionsResultSchema,
@@ -560,4 +561,4 @@ function transition<V extends 'activate' | 'pause' | 'resume'>(verb: V, summary:
   });
 }
 
-export const billingRoutes: RouteDef[] = [...Object.values(billingApi), ...Object.values(invoiceApi), ...Object.values(entitlementApi), ...taskRoutes, ...creditGrantRoutes, ...creditNoteRoutes, ...couponRoutes, ...planChangeRoutes, ...settingsRoutes, ...documentRoutes, ...reportRoutes] as RouteDef[];
+export const billingRoutes: RouteDef[] = [...Object.values(billingApi), ...Object.values(invoiceApi), ...Object.values(entitlementApi), ...taskRoutes, ...creditGrantRoutes, ...creditNoteRoutes, ...couponRoutes, ...planChangeRoutes, ...settingsRoutes, ...documentRoutes, ...reportRoutes, ...taxRateRoutes] as RouteDef[];

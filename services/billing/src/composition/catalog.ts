@@ -9,6 +9,8 @@ import { FeatureService } from '../features/service';
 import { PlanService } from '../plans/service';
 import { MeterCheck } from '../prices/new-price';
 import { PriceService } from '../prices/service';
+import { TaxRateService } from '../taxes/service';
+import { TaxRateStore } from '../taxes/store';
 import type { CompositionBase } from './base';
 import type { BillingStores } from './stores';
 
@@ -17,6 +19,7 @@ export interface Catalog {
   prices: PriceService;
   features: FeatureService;
   entitlements: EntitlementService;
+  taxRates: TaxRateService;
 }
 
 export function composeCatalog({ db, clock, published }: CompositionBase, { stores, meters }: { stores: BillingStores; meters: Meters }): Catalog {
@@ -26,5 +29,6 @@ export function composeCatalog({ db, clock, published }: CompositionBase, { stor
     prices: new PriceService({ db, plans: stores.plans, prices: stores.prices, meters: meterCheck, clock }),
     features: new FeatureService(db, stores.features, meterCheck, clock, published),
     entitlements: new EntitlementService(db, stores.plans, stores.features, stores.entitlements, clock, published),
+    taxRates: new TaxRateService(db, new TaxRateStore(), clock),
   };
 }

@@ -11,6 +11,7 @@ import { mountDocumentRoutes } from '../documents/routes';
 import { mountEntitlementRoutes } from '../entitlements/routes';
 import { mountSnapshotRoute } from '../entitlements/snapshot';
 import { mountFeatureRoutes } from '../features/routes';
+import { mountTaxRateRoutes } from '../taxes/routes';
 import { mountInvoiceRoutes } from '../invoices/routes';
 import { mountPaymentRoutes } from '../payments/routes';
 import type { PlanChangeService } from '../plan-changes/service';
@@ -59,6 +60,7 @@ export function mountBillingRoutes(a: Express, db: Db, logger: Logger, areas: Ro
   mountTaskRoutes(a, areas.tasks, logger);
   mountFeatureRoutes(a, catalog.features, logger);
   mountEntitlementRoutes(a, catalog.entitlements, logger);
+  mountTaxRateRoutes(a, catalog.taxRates, logger);
   // The entitlements service seeds its projection from it (ADR 0061).
   mountSnapshotRoute(a, db, logger);
   mountCreditGrantRoutes(a, areas.grants.service, logger);
