@@ -62,22 +62,34 @@ __all__ = [
     "CreateApiKeyResponse",
     "RevokeApiKeyResponse",
     "ListCustomersQuery",
+    "ListCustomersResponseItemsItemTaxIdsItem",
+    "ListCustomersResponseItemsItemParentCustomer1TaxIdsItem",
     "ListCustomersResponseItemsItemParentCustomer1",
     "ListCustomersResponseItemsItem",
     "ListCustomersResponsePagination",
     "ListCustomersResponse",
+    "CreateCustomerBodyTaxIdsItem",
     "CreateCustomerBody",
+    "CreateCustomerResponseTaxIdsItem",
     "CreateCustomerResponse",
     "UpdateCustomerByExternalIdQuery",
+    "UpdateCustomerByExternalIdBodyTaxIdsItem",
     "UpdateCustomerByExternalIdBody",
+    "UpdateCustomerByExternalIdResponseTaxIdsItem",
     "UpdateCustomerByExternalIdResponse",
     "GetCustomerByExternalIdQuery",
+    "GetCustomerByExternalIdResponseTaxIdsItem",
+    "GetCustomerByExternalIdResponseParentCustomer1TaxIdsItem",
     "GetCustomerByExternalIdResponseParentCustomer1",
     "GetCustomerByExternalIdResponse",
     "GetCustomerQuery",
+    "GetCustomerResponseTaxIdsItem",
+    "GetCustomerResponseParentCustomer1TaxIdsItem",
     "GetCustomerResponseParentCustomer1",
     "GetCustomerResponse",
+    "UpdateCustomerBodyTaxIdsItem",
     "UpdateCustomerBody",
+    "UpdateCustomerResponseTaxIdsItem",
     "UpdateCustomerResponse",
     "DeleteCustomerResponse",
     "CreateWalletBodyAutoTopup",
@@ -928,6 +940,16 @@ class ListCustomersQuery(TypedDict, total=False):
     expand: Literal["parent_customer"]
 
 
+class ListCustomersResponseItemsItemTaxIdsItem(TypedDict):
+    type: Literal["eu_vat", "gb_vat", "ch_vat", "no_vat", "au_abn", "nz_gst", "ca_bn", "in_gst", "us_ein", "br_cnpj"]
+    value: str
+
+
+class ListCustomersResponseItemsItemParentCustomer1TaxIdsItem(TypedDict):
+    type: Literal["eu_vat", "gb_vat", "ch_vat", "no_vat", "au_abn", "nz_gst", "ca_bn", "in_gst", "us_ein", "br_cnpj"]
+    value: str
+
+
 class ListCustomersResponseItemsItemParentCustomer1(TypedDict):
     id: str
     external_id: str
@@ -939,6 +961,8 @@ class ListCustomersResponseItemsItemParentCustomer1(TypedDict):
     address_state: Optional[str]
     address_postal_code: Optional[str]
     address_country: Optional[str]
+    tax_ids: List[ListCustomersResponseItemsItemParentCustomer1TaxIdsItem]
+    tax_exempt: Literal["none", "exempt", "reverse"]
     parent_customer_id: Optional[str]
     metadata: Dict[str, str]
     status: Literal["published", "draft", "archived"]
@@ -959,6 +983,8 @@ class _ListCustomersResponseItemsItemRequired(TypedDict):
     address_state: Optional[str]
     address_postal_code: Optional[str]
     address_country: Optional[str]
+    tax_ids: List[ListCustomersResponseItemsItemTaxIdsItem]
+    tax_exempt: Literal["none", "exempt", "reverse"]
     parent_customer_id: Optional[str]
     metadata: Dict[str, str]
     status: Literal["published", "draft", "archived"]
@@ -983,6 +1009,11 @@ class ListCustomersResponse(TypedDict):
     pagination: ListCustomersResponsePagination
 
 
+class CreateCustomerBodyTaxIdsItem(TypedDict):
+    type: Literal["eu_vat", "gb_vat", "ch_vat", "no_vat", "au_abn", "nz_gst", "ca_bn", "in_gst", "us_ein", "br_cnpj"]
+    value: str
+
+
 class _CreateCustomerBodyRequired(TypedDict):
     external_customer_id: str
 
@@ -996,9 +1027,16 @@ class CreateCustomerBody(_CreateCustomerBodyRequired, total=False):
     address_state: Optional[str]
     address_postal_code: Optional[str]
     address_country: Optional[str]
+    tax_ids: List[CreateCustomerBodyTaxIdsItem]
+    tax_exempt: Literal["none", "exempt", "reverse"]
     metadata: Dict[str, str]
     parent_customer_id: Optional[str]
     status: Literal["published", "draft", "archived"]
+
+
+class CreateCustomerResponseTaxIdsItem(TypedDict):
+    type: Literal["eu_vat", "gb_vat", "ch_vat", "no_vat", "au_abn", "nz_gst", "ca_bn", "in_gst", "us_ein", "br_cnpj"]
+    value: str
 
 
 class CreateCustomerResponse(TypedDict):
@@ -1012,6 +1050,8 @@ class CreateCustomerResponse(TypedDict):
     address_state: Optional[str]
     address_postal_code: Optional[str]
     address_country: Optional[str]
+    tax_ids: List[CreateCustomerResponseTaxIdsItem]
+    tax_exempt: Literal["none", "exempt", "reverse"]
     parent_customer_id: Optional[str]
     metadata: Dict[str, str]
     status: Literal["published", "draft", "archived"]
@@ -1026,6 +1066,11 @@ class UpdateCustomerByExternalIdQuery(TypedDict):
     external_customer_id: str
 
 
+class UpdateCustomerByExternalIdBodyTaxIdsItem(TypedDict):
+    type: Literal["eu_vat", "gb_vat", "ch_vat", "no_vat", "au_abn", "nz_gst", "ca_bn", "in_gst", "us_ein", "br_cnpj"]
+    value: str
+
+
 class UpdateCustomerByExternalIdBody(TypedDict, total=False):
     external_customer_id: str
     name: Optional[str]
@@ -1036,9 +1081,16 @@ class UpdateCustomerByExternalIdBody(TypedDict, total=False):
     address_state: Optional[str]
     address_postal_code: Optional[str]
     address_country: Optional[str]
+    tax_ids: List[UpdateCustomerByExternalIdBodyTaxIdsItem]
+    tax_exempt: Literal["none", "exempt", "reverse"]
     metadata: Dict[str, str]
     parent_customer_id: Optional[str]
     status: Literal["published", "draft", "archived"]
+
+
+class UpdateCustomerByExternalIdResponseTaxIdsItem(TypedDict):
+    type: Literal["eu_vat", "gb_vat", "ch_vat", "no_vat", "au_abn", "nz_gst", "ca_bn", "in_gst", "us_ein", "br_cnpj"]
+    value: str
 
 
 class UpdateCustomerByExternalIdResponse(TypedDict):
@@ -1052,6 +1104,8 @@ class UpdateCustomerByExternalIdResponse(TypedDict):
     address_state: Optional[str]
     address_postal_code: Optional[str]
     address_country: Optional[str]
+    tax_ids: List[UpdateCustomerByExternalIdResponseTaxIdsItem]
+    tax_exempt: Literal["none", "exempt", "reverse"]
     parent_customer_id: Optional[str]
     metadata: Dict[str, str]
     status: Literal["published", "draft", "archived"]
@@ -1066,6 +1120,16 @@ class GetCustomerByExternalIdQuery(TypedDict, total=False):
     expand: Literal["parent_customer"]
 
 
+class GetCustomerByExternalIdResponseTaxIdsItem(TypedDict):
+    type: Literal["eu_vat", "gb_vat", "ch_vat", "no_vat", "au_abn", "nz_gst", "ca_bn", "in_gst", "us_ein", "br_cnpj"]
+    value: str
+
+
+class GetCustomerByExternalIdResponseParentCustomer1TaxIdsItem(TypedDict):
+    type: Literal["eu_vat", "gb_vat", "ch_vat", "no_vat", "au_abn", "nz_gst", "ca_bn", "in_gst", "us_ein", "br_cnpj"]
+    value: str
+
+
 class GetCustomerByExternalIdResponseParentCustomer1(TypedDict):
     id: str
     external_id: str
@@ -1077,6 +1141,8 @@ class GetCustomerByExternalIdResponseParentCustomer1(TypedDict):
     address_state: Optional[str]
     address_postal_code: Optional[str]
     address_country: Optional[str]
+    tax_ids: List[GetCustomerByExternalIdResponseParentCustomer1TaxIdsItem]
+    tax_exempt: Literal["none", "exempt", "reverse"]
     parent_customer_id: Optional[str]
     metadata: Dict[str, str]
     status: Literal["published", "draft", "archived"]
@@ -1097,6 +1163,8 @@ class _GetCustomerByExternalIdResponseRequired(TypedDict):
     address_state: Optional[str]
     address_postal_code: Optional[str]
     address_country: Optional[str]
+    tax_ids: List[GetCustomerByExternalIdResponseTaxIdsItem]
+    tax_exempt: Literal["none", "exempt", "reverse"]
     parent_customer_id: Optional[str]
     metadata: Dict[str, str]
     status: Literal["published", "draft", "archived"]
@@ -1115,6 +1183,16 @@ class GetCustomerQuery(TypedDict, total=False):
     expand: Literal["parent_customer"]
 
 
+class GetCustomerResponseTaxIdsItem(TypedDict):
+    type: Literal["eu_vat", "gb_vat", "ch_vat", "no_vat", "au_abn", "nz_gst", "ca_bn", "in_gst", "us_ein", "br_cnpj"]
+    value: str
+
+
+class GetCustomerResponseParentCustomer1TaxIdsItem(TypedDict):
+    type: Literal["eu_vat", "gb_vat", "ch_vat", "no_vat", "au_abn", "nz_gst", "ca_bn", "in_gst", "us_ein", "br_cnpj"]
+    value: str
+
+
 class GetCustomerResponseParentCustomer1(TypedDict):
     id: str
     external_id: str
@@ -1126,6 +1204,8 @@ class GetCustomerResponseParentCustomer1(TypedDict):
     address_state: Optional[str]
     address_postal_code: Optional[str]
     address_country: Optional[str]
+    tax_ids: List[GetCustomerResponseParentCustomer1TaxIdsItem]
+    tax_exempt: Literal["none", "exempt", "reverse"]
     parent_customer_id: Optional[str]
     metadata: Dict[str, str]
     status: Literal["published", "draft", "archived"]
@@ -1146,6 +1226,8 @@ class _GetCustomerResponseRequired(TypedDict):
     address_state: Optional[str]
     address_postal_code: Optional[str]
     address_country: Optional[str]
+    tax_ids: List[GetCustomerResponseTaxIdsItem]
+    tax_exempt: Literal["none", "exempt", "reverse"]
     parent_customer_id: Optional[str]
     metadata: Dict[str, str]
     status: Literal["published", "draft", "archived"]
@@ -1159,6 +1241,11 @@ class GetCustomerResponse(_GetCustomerResponseRequired, total=False):
     parent_customer: Optional[GetCustomerResponseParentCustomer1]
 
 
+class UpdateCustomerBodyTaxIdsItem(TypedDict):
+    type: Literal["eu_vat", "gb_vat", "ch_vat", "no_vat", "au_abn", "nz_gst", "ca_bn", "in_gst", "us_ein", "br_cnpj"]
+    value: str
+
+
 class UpdateCustomerBody(TypedDict, total=False):
     external_customer_id: str
     name: Optional[str]
@@ -1169,9 +1256,16 @@ class UpdateCustomerBody(TypedDict, total=False):
     address_state: Optional[str]
     address_postal_code: Optional[str]
     address_country: Optional[str]
+    tax_ids: List[UpdateCustomerBodyTaxIdsItem]
+    tax_exempt: Literal["none", "exempt", "reverse"]
     metadata: Dict[str, str]
     parent_customer_id: Optional[str]
     status: Literal["published", "draft", "archived"]
+
+
+class UpdateCustomerResponseTaxIdsItem(TypedDict):
+    type: Literal["eu_vat", "gb_vat", "ch_vat", "no_vat", "au_abn", "nz_gst", "ca_bn", "in_gst", "us_ein", "br_cnpj"]
+    value: str
 
 
 class UpdateCustomerResponse(TypedDict):
@@ -1185,6 +1279,8 @@ class UpdateCustomerResponse(TypedDict):
     address_state: Optional[str]
     address_postal_code: Optional[str]
     address_country: Optional[str]
+    tax_ids: List[UpdateCustomerResponseTaxIdsItem]
+    tax_exempt: Literal["none", "exempt", "reverse"]
     parent_customer_id: Optional[str]
     metadata: Dict[str, str]
     status: Literal["published", "draft", "archived"]

@@ -22,11 +22,24 @@ const addressFields = {
   address_country: z.string().max(64, 'must be at most 64 characters').nullable().optional(),
 };
 
+/** Tax identity (docs/api/customers.md#tax-identity): each value is checked by format and checksum by the customer service. */
+export const CUSTOMER_TAX_ID_TYPES = ['eu_vat', 'gb_vat', 'ch_vat', 'no_vat', 'au_abn', 'nz_gst', 'ca_bn', 'in_gst', 'us_ein', 'br_cnpj'] as const;
+export const CUSTOMER_TAX_EXEMPTIONS = ['none', 'exempt', 'reverse'] as const;
+const taxIdSchema = z.strictObject({
+  type: z.enum(CUSTOMER_TAX_ID_TYPES, `must be one of ${CUSTOMER_TAX_ID_TYPES.join(', ')}`),
+  value: z.string().trim().min(1, 'must not be empty').max(64, 'must be at most 64 characters'),
+});
+const taxFields = {
+  tax_ids: z.array(taxIdSchema).max(10, 'at most 10 tax ids').optional(),
+  tax_exempt: z.enum(CUSTOMER_TAX_EXEMPTIONS, `must be one of ${CUSTOMER_TAX_EXEMPTIONS.join(', ')}`).optional(),
+};
+
 export const createCustomerBody = z.strictObject({
   external_customer_id: externalCustomerId,
   name: shortText.nullable().optional(),
   email: customerEmail.nullable().optional(),
   ...addressFields,
+  ...taxFields,
   metadata: metadataSchema.optional(),
   parent_customer_id: z.string().min(1).nullable().optional(),
   status: customerStatus.optional(),
@@ -39,6 +52,7 @@ export const updateCustomerBody = z.strictObject({
   name: shortText.nullable().optional(),
   email: customerEmail.nullable().optional(),
   ...addressFields,
+  ...taxFields,
   metadata: metadataSchema.optional(),
   parent_customer_id: z.string().min(1).nullable().optional(),
   status: customerStatus.optional(),
@@ -79,6 +93,8 @@ const customerFields = {
   address_state: z.string().nullable(),
   address_postal_code: z.string().nullable(),
   address_country: z.string().nullable(),
+  tax_ids: z.array(z.object({ type: z.enum(CUSTOMER_TAX_ID_TYPES), value: z.string() })),
+  tax_exempt: z.enum(CUSTOMER_TAX_EXEMPTIONS),
   parent_customer_id: z.string().nullable(),
   metadata: z.record(z.string(), z.string()),
   status: customerStatus,

@@ -50,6 +50,8 @@ describe('customer API through the gateway (real Postgres and Kafka)', () => {
         address_state: 'IL',
         address_postal_code: '62701',
         address_country: 'US',
+        tax_ids: [],
+        tax_exempt: 'none',
         parent_customer_id: null,
         metadata: { plan: 'gold' },
         status: 'published',

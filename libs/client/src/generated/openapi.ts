@@ -2787,6 +2787,13 @@ export interface operations {
                      *           "address_state": "CA",
                      *           "address_postal_code": "94105",
                      *           "address_country": "US",
+                     *           "tax_ids": [
+                     *             {
+                     *               "type": "eu_vat",
+                     *               "value": "100"
+                     *             }
+                     *           ],
+                     *           "tax_exempt": "none",
                      *           "parent_customer_id": null,
                      *           "metadata": {
                      *             "plan": "pro"
@@ -2818,6 +2825,13 @@ export interface operations {
                             address_state: string | null;
                             address_postal_code: string | null;
                             address_country: string | null;
+                            tax_ids: {
+                                /** @enum {string} */
+                                type: "eu_vat" | "gb_vat" | "ch_vat" | "no_vat" | "au_abn" | "nz_gst" | "ca_bn" | "in_gst" | "us_ein" | "br_cnpj";
+                                value: string;
+                            }[];
+                            /** @enum {string} */
+                            tax_exempt: "none" | "exempt" | "reverse";
                             parent_customer_id: string | null;
                             metadata: {
                                 [key: string]: string;
@@ -2839,6 +2853,13 @@ export interface operations {
                                 address_state: string | null;
                                 address_postal_code: string | null;
                                 address_country: string | null;
+                                tax_ids: {
+                                    /** @enum {string} */
+                                    type: "eu_vat" | "gb_vat" | "ch_vat" | "no_vat" | "au_abn" | "nz_gst" | "ca_bn" | "in_gst" | "us_ein" | "br_cnpj";
+                                    value: string;
+                                }[];
+                                /** @enum {string} */
+                                tax_exempt: "none" | "exempt" | "reverse";
                                 parent_customer_id: string | null;
                                 metadata: {
                                     [key: string]: string;
@@ -2945,6 +2966,13 @@ export interface operations {
                  *       "address_state": "CA",
                  *       "address_postal_code": "94105",
                  *       "address_country": "US",
+                 *       "tax_ids": [
+                 *         {
+                 *           "type": "eu_vat",
+                 *           "value": "100"
+                 *         }
+                 *       ],
+                 *       "tax_exempt": "none",
                  *       "metadata": {
                  *         "plan": "pro"
                  *       },
@@ -2962,6 +2990,13 @@ export interface operations {
                     address_state?: string | null;
                     address_postal_code?: string | null;
                     address_country?: string | null;
+                    tax_ids?: {
+                        /** @enum {string} */
+                        type: "eu_vat" | "gb_vat" | "ch_vat" | "no_vat" | "au_abn" | "nz_gst" | "ca_bn" | "in_gst" | "us_ein" | "br_cnpj";
+                        value: string;
+                    }[];
+                    /** @enum {string} */
+                    tax_exempt?: "none" | "exempt" | "reverse";
                     metadata?: {
                         [key: string]: string;
                     };
@@ -2991,6 +3026,13 @@ export interface operations {
                      *       "address_state": "CA",
                      *       "address_postal_code": "94105",
                      *       "address_country": "US",
+                     *       "tax_ids": [
+                     *         {
+                     *           "type": "eu_vat",
+                     *           "value": "100"
+                     *         }
+                     *       ],
+                     *       "tax_exempt": "none",
                      *       "parent_customer_id": null,
                      *       "metadata": {
                      *         "plan": "pro"
@@ -3013,6 +3055,13 @@ export interface operations {
                         address_state: string | null;
                         address_postal_code: string | null;
                         address_country: string | null;
+                        tax_ids: {
+                            /** @enum {string} */
+                            type: "eu_vat" | "gb_vat" | "ch_vat" | "no_vat" | "au_abn" | "nz_gst" | "ca_bn" | "in_gst" | "us_ein" | "br_cnpj";
+                            value: string;
+                        }[];
+                        /** @enum {string} */
+                        tax_exempt: "none" | "exempt" | "reverse";
                         parent_customer_id: string | null;
                         metadata: {
                             [key: string]: string;
@@ -3130,6 +3179,13 @@ export interface operations {
                  *       "address_state": "CA",
                  *       "address_postal_code": "94105",
                  *       "address_country": "US",
+                 *       "tax_ids": [
+                 *         {
+                 *           "type": "eu_vat",
+                 *           "value": "100"
+                 *         }
+                 *       ],
+                 *       "tax_exempt": "none",
                  *       "metadata": {
                  *         "plan": "pro"
                  *       },
@@ -3147,6 +3203,13 @@ export interface operations {
                     address_state?: string | null;
                     address_postal_code?: string | null;
                     address_country?: string | null;
+                    tax_ids?: {
+                        /** @enum {string} */
+                        type: "eu_vat" | "gb_vat" | "ch_vat" | "no_vat" | "au_abn" | "nz_gst" | "ca_bn" | "in_gst" | "us_ein" | "br_cnpj";
+                        value: string;
+                    }[];
+                    /** @enum {string} */
+                    tax_exempt?: "none" | "exempt" | "reverse";
                     metadata?: {
                         [key: string]: string;
                     };
@@ -3176,6 +3239,13 @@ export interface operations {
                      *       "address_state": "CA",
                      *       "address_postal_code": "94105",
                      *       "address_country": "US",
+                     *       "tax_ids": [
+                     *         {
+                     *           "type": "eu_vat",
+                     *           "value": "100"
+                     *         }
+                     *       ],
+                     *       "tax_exempt": "none",
                      *       "parent_customer_id": null,
                      *       "metadata": {
                      *         "plan": "pro"
@@ -3198,6 +3268,13 @@ export interface operations {
                         address_state: string | null;
                         address_postal_code: string | null;
                         address_country: string | null;
+                        tax_ids: {
+                            /** @enum {string} */
+                            type: "eu_vat" | "gb_vat" | "ch_vat" | "no_vat" | "au_abn" | "nz_gst" | "ca_bn" | "in_gst" | "us_ein" | "br_cnpj";
+                            value: string;
+                        }[];
+                        /** @enum {string} */
+                        tax_exempt: "none" | "exempt" | "reverse";
                         parent_customer_id: string | null;
                         metadata: {
                             [key: string]: string;
@@ -3329,6 +3406,13 @@ export interface operations {
                      *       "address_state": "CA",
                      *       "address_postal_code": "94105",
                      *       "address_country": "US",
+                     *       "tax_ids": [
+                     *         {
+                     *           "type": "eu_vat",
+                     *           "value": "100"
+                     *         }
+                     *       ],
+                     *       "tax_exempt": "none",
                      *       "parent_customer_id": null,
                      *       "metadata": {
                      *         "plan": "pro"
@@ -3352,6 +3436,13 @@ export interface operations {
                         address_state: string | null;
                         address_postal_code: string | null;
                         address_country: string | null;
+                        tax_ids: {
+                            /** @enum {string} */
+                            type: "eu_vat" | "gb_vat" | "ch_vat" | "no_vat" | "au_abn" | "nz_gst" | "ca_bn" | "in_gst" | "us_ein" | "br_cnpj";
+                            value: string;
+                        }[];
+                        /** @enum {string} */
+                        tax_exempt: "none" | "exempt" | "reverse";
                         parent_customer_id: string | null;
                         metadata: {
                             [key: string]: string;
@@ -3373,6 +3464,13 @@ export interface operations {
                             address_state: string | null;
                             address_postal_code: string | null;
                             address_country: string | null;
+                            tax_ids: {
+                                /** @enum {string} */
+                                type: "eu_vat" | "gb_vat" | "ch_vat" | "no_vat" | "au_abn" | "nz_gst" | "ca_bn" | "in_gst" | "us_ein" | "br_cnpj";
+                                value: string;
+                            }[];
+                            /** @enum {string} */
+                            tax_exempt: "none" | "exempt" | "reverse";
                             parent_customer_id: string | null;
                             metadata: {
                                 [key: string]: string;
@@ -3487,6 +3585,13 @@ export interface operations {
                      *       "address_state": "CA",
                      *       "address_postal_code": "94105",
                      *       "address_country": "US",
+                     *       "tax_ids": [
+                     *         {
+                     *           "type": "eu_vat",
+                     *           "value": "100"
+                     *         }
+                     *       ],
+                     *       "tax_exempt": "none",
                      *       "parent_customer_id": null,
                      *       "metadata": {
                      *         "plan": "pro"
@@ -3510,6 +3615,13 @@ export interface operations {
                         address_state: string | null;
                         address_postal_code: string | null;
                         address_country: string | null;
+                        tax_ids: {
+                            /** @enum {string} */
+                            type: "eu_vat" | "gb_vat" | "ch_vat" | "no_vat" | "au_abn" | "nz_gst" | "ca_bn" | "in_gst" | "us_ein" | "br_cnpj";
+                            value: string;
+                        }[];
+                        /** @enum {string} */
+                        tax_exempt: "none" | "exempt" | "reverse";
                         parent_customer_id: string | null;
                         metadata: {
                             [key: string]: string;
@@ -3531,6 +3643,13 @@ export interface operations {
                             address_state: string | null;
                             address_postal_code: string | null;
                             address_country: string | null;
+                            tax_ids: {
+                                /** @enum {string} */
+                                type: "eu_vat" | "gb_vat" | "ch_vat" | "no_vat" | "au_abn" | "nz_gst" | "ca_bn" | "in_gst" | "us_ein" | "br_cnpj";
+                                value: string;
+                            }[];
+                            /** @enum {string} */
+                            tax_exempt: "none" | "exempt" | "reverse";
                             parent_customer_id: string | null;
                             metadata: {
                                 [key: string]: string;
@@ -3640,6 +3759,13 @@ export interface operations {
                  *       "address_state": "CA",
                  *       "address_postal_code": "94105",
                  *       "address_country": "US",
+                 *       "tax_ids": [
+                 *         {
+                 *           "type": "eu_vat",
+                 *           "value": "100"
+                 *         }
+                 *       ],
+                 *       "tax_exempt": "none",
                  *       "metadata": {
                  *         "plan": "pro"
                  *       },
@@ -3657,6 +3783,13 @@ export interface operations {
                     address_state?: string | null;
                     address_postal_code?: string | null;
                     address_country?: string | null;
+                    tax_ids?: {
+                        /** @enum {string} */
+                        type: "eu_vat" | "gb_vat" | "ch_vat" | "no_vat" | "au_abn" | "nz_gst" | "ca_bn" | "in_gst" | "us_ein" | "br_cnpj";
+                        value: string;
+                    }[];
+                    /** @enum {string} */
+                    tax_exempt?: "none" | "exempt" | "reverse";
                     metadata?: {
                         [key: string]: string;
                     };
@@ -3686,6 +3819,13 @@ export interface operations {
                      *       "address_state": "CA",
                      *       "address_postal_code": "94105",
                      *       "address_country": "US",
+                     *       "tax_ids": [
+                     *         {
+                     *           "type": "eu_vat",
+                     *           "value": "100"
+                     *         }
+                     *       ],
+                     *       "tax_exempt": "none",
                      *       "parent_customer_id": null,
                      *       "metadata": {
                      *         "plan": "pro"
@@ -3708,6 +3848,13 @@ export interface operations {
                         address_state: string | null;
                         address_postal_code: string | null;
                         address_country: string | null;
+                        tax_ids: {
+                            /** @enum {string} */
+                            type: "eu_vat" | "gb_vat" | "ch_vat" | "no_vat" | "au_abn" | "nz_gst" | "ca_bn" | "in_gst" | "us_ein" | "br_cnpj";
+                            value: string;
+                        }[];
+                        /** @enum {string} */
+                        tax_exempt: "none" | "exempt" | "reverse";
                         parent_customer_id: string | null;
                         metadata: {
                             [key: string]: string;

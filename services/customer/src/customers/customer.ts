@@ -1,4 +1,5 @@
 import { ValidationError } from '@billstream/errors';
+import type { TaxExempt, TaxId } from './tax-ids';
 
 /** The customer as the service and its store know it (no HTTP or API names here). */
 export type CustomerStatus = 'published' | 'draft' | 'archived';
@@ -20,6 +21,9 @@ export interface Customer {
   name: string | null;
   email: string | null;
   address: CustomerAddress;
+  /** Checked by format and checksum (`assertTaxIds`). */
+  taxIds: TaxId[];
+  taxExempt: TaxExempt;
   parentCustomerId: string | null;
   metadata: Record<string, string>;
   status: CustomerStatus;

@@ -16,12 +16,15 @@ import {
 import type { CustomerStore } from './store';
 import { paysSubscriptionsError, type PayerCheck } from './payers';
 import { toCustomerView } from './view';
+import { assertTaxIds, type TaxExempt, type TaxId } from './tax-ids';
 
 export interface NewCustomer {
   externalId: string;
   name: string | null;
   email: string | null;
   address: CustomerAddress;
+  taxIds: TaxId[];
+  taxExempt: TaxExempt;
   parentCustomerId: string | null;
   metadata: Record<string, string>;
   status: CustomerStatus;
@@ -57,6 +60,8 @@ function applyChanges(c: Customer, changes: CustomerChanges): Customer {
     name: changes.name !== undefined ? changes.name : c.name,
     email: changes.email !== undefined ? changes.email : c.email,
     address,
+    taxIds: changes.taxIds ?? c.taxIds,
+    taxExempt: changes.taxExempt ?? c.taxExempt,
     parentCustomerId: changes.parentCustomerId !== undefined ? changes.parentCustomerId : c.parentCustomerId,
     metadata: changes.metadata ?? c.metadata,
     status: changes.status ?? c.status,
@@ -89,6 +94,7 @@ export class CustomerService {
   ) {}
 
   async create(ctx: EventContext, input: NewCustomer): Promise<Customer> {
+    assertTaxIds(input.taxIds);
     const scope = scopeOf(ctx);
     const now = new Date();
     const customer: Customer = {
@@ -123,6 +129,7 @@ export class CustomerService {
    * ETag (or be `*` or absent), else version_conflict. A change that alters nothing publishes nothing.
    */
   async update(ctx: EventContext, ref: CustomerRef, changes: CustomerChanges, ifMatch?: string): Promise<Customer> {
+    if (changes.taxIds) assertTaxIds(changes.taxIds);
     const scope = scopeOf(ctx);
     let changed = false;
     const result = await this.db.transaction(async (trx) => {

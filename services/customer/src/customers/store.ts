@@ -1,3 +1,4 @@
+import type { TaxExempt, TaxId } from './tax-ids';
 import type { Scope } from '@billstream/contracts';
 import { rowsOf, type Conn, type Knex } from '@billstream/db';
 import { AlreadyExistsError, NotFoundError, pgErrorCode, PG_UNIQUE_VIOLATION } from '@billstream/errors';
@@ -27,6 +28,8 @@ export interface CustomerRow {
   address_state: string | null;
   address_postal_code: string | null;
   address_country: string | null;
+  tax_ids: TaxId[] | string;
+  tax_exempt: string;
   parent_customer_id: string | null;
   metadata: Record<string, string> | string;
   status: string;
@@ -51,6 +54,8 @@ export function toCustomer(row: CustomerRow): Customer {
       postalCode: row.address_postal_code,
       country: row.address_country,
     },
+    taxIds: typeof row.tax_ids === 'string' ? JSON.parse(row.tax_ids) : row.tax_ids,
+    taxExempt: row.tax_exempt as TaxExempt,
     parentCustomerId: row.parent_customer_id,
     metadata: typeof row.metadata === 'string' ? JSON.parse(row.metadata) : row.metadata,
     status: row.status as CustomerStatus,
@@ -60,7 +65,7 @@ export function toCustomer(row: CustomerRow): Customer {
   };
 }
 
-type CustomerWriteRow = Omit<CustomerRow, 'metadata'> & { metadata: string };
+type CustomerWriteRow = Omit<CustomerRow, 'metadata' | 'tax_ids'> & { metadata: string; tax_ids: string };
 type MutableColumns = Omit<CustomerWriteRow, 'id' | 'tenant_id' | 'environment_id' | 'created_at'>;
 
 function mutableColumns(c: Customer): MutableColumns {
@@ -74,6 +79,8 @@ function mutableColumns(c: Customer): MutableColumns {
     address_state: c.address.state,
     address_postal_code: c.address.postalCode,
     address_country: c.address.country,
+    tax_ids: JSON.stringify(c.taxIds),
+    tax_exempt: c.taxExempt,
     parent_customer_id: c.parentCustomerId,
     metadata: JSON.stringify(c.metadata),
     status: c.status,

@@ -14,6 +14,8 @@ export function toCustomerView(c: Customer): CustomerView {
     address_state: c.address.state,
     address_postal_code: c.address.postalCode,
     address_country: c.address.country,
+    tax_ids: c.taxIds.map((t) => ({ type: t.type, value: t.value })),
+    tax_exempt: c.taxExempt,
     parent_customer_id: c.parentCustomerId,
     metadata: c.metadata,
     status: c.status,
