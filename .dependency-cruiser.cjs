@@ -51,7 +51,7 @@ module.exports = {
       name: 'billing-invoice-owner',
       severity: 'error',
       comment:
-        "Only billing/src/invoices/lifecycle.ts makes an OwnedInvoice, the one value the invoice store's writes of status and money take (ADR 0062): nothing else imports invoices/owned.ts, tests included.",
+        "Only billing/src/invoices/lifecycle.ts makes an OwnedInvoice, the one value the invoice store's inserts and writes of status and money take (ADR 0062): nothing else imports invoices/owned.ts, tests included.",
       from: { path: BILLING_SRC, pathNot: `${BILLING_SRC}invoices/lifecycle\\.ts$` },
       to: { path: `${BILLING_SRC}invoices/owned\\.ts$` },
     },

@@ -24,7 +24,7 @@ async function main(): Promise<void> {
   try {
     const db = databases.forSchema(SCHEMA);
     await migrate(db, SCHEMA, migrations);
-    const seeder = new SnapshotSeeder(db, new ProjectionStore(), () => config.BILLING_SERVICE_URL, config.INTERNAL_TOKEN);
+    const seeder = new SnapshotSeeder({ db, store: new ProjectionStore(), billingUrl: () => config.BILLING_SERVICE_URL, internalToken: config.INTERNAL_TOKEN });
     const { rows, written } = await seeder.seed();
     await seeder.close();
     // A notice no replica can read makes each forget what its cache holds (AccessNotices).

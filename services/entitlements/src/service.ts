@@ -51,12 +51,12 @@ export function createEntitlementsService({ db, bus, logger }: ServiceDeps, conf
   // Replicas tell each other of the changes their consumers committed (ADR 0025): grants are kept 15 s instead of 1 s while they do.
   const notices = new AccessNotices(db, cache, logger);
   // Every replica hears every usage-recorded notice (ADR 0026): usage is kept 30 s instead of 1 s while it does.
-  const usageNotices = new UsageNotices(bus, cache, logger);
+  const usageNotices = new UsageNotices({ bus, cache, logger });
   const lookup = new HttpCustomerLookup(getter(config.customerServiceUrl), config.internalToken);
   const httpMeters = new HttpMeters(getter(config.ingestionServiceUrl), config.internalToken);
-  const directory = new CustomerDirectory(db, store, lookup, clock);
-  const access = new CustomerAccess(db, directory, store, config.meters ?? httpMeters, clock, cache);
-  const seeder = config.billingServiceUrl ? new SnapshotSeeder(db, store, getter(config.billingServiceUrl), config.internalToken, clock) : undefined;
+  const directory = new CustomerDirectory({ db, store, lookup, clock });
+  const access = new CustomerAccess({ db, customers: directory, projection: store, meters: config.meters ?? httpMeters, clock, cache });
+  const seeder = config.billingServiceUrl ? new SnapshotSeeder({ db, store, billingUrl: getter(config.billingServiceUrl), internalToken: config.internalToken, clock }) : undefined;
   const changed = (c: ProjectionChanges) => {
     for (const scope of c.scopes) cache.scopeChanged(scope);
     for (const { scope, customerId } of c.customers) cache.customerChangedCommitted(scope, customerId);

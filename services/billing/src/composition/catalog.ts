@@ -27,8 +27,8 @@ export function composeCatalog({ db, clock, published }: CompositionBase, { stor
   return {
     plans: new PlanService({ db, plans: stores.plans, prices: stores.prices, meters: meterCheck, clock }),
     prices: new PriceService({ db, plans: stores.plans, prices: stores.prices, meters: meterCheck, clock }),
-    features: new FeatureService(db, stores.features, meterCheck, clock, published),
-    entitlements: new EntitlementService(db, stores.plans, stores.features, stores.entitlements, clock, published),
+    features: new FeatureService({ db, features: stores.features, meters: meterCheck, clock, published }),
+    entitlements: new EntitlementService({ db, plans: stores.plans, features: stores.features, entitlements: stores.entitlements, clock, published }),
     taxRates: new TaxRateService(db, new TaxRateStore(), clock),
   };
 }

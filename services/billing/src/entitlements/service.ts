@@ -19,16 +19,28 @@ function entitlementNotFound(id: string): NotFoundError {
   return new NotFoundError(`Entitlement ${id} not found`, { field: 'id', entitlement_id: id });
 }
 
+export interface EntitlementServiceDeps {
+  db: Db;
+  plans: PlanStore;
+  features: FeatureStore;
+  entitlements: EntitlementStore;
+  clock: () => Date;
+  /** Nudges the outbox relay after a commit that wrote events. */
+  published: () => void;
+}
+
 /** Entitlements: a plan grants a feature; each change announced through the outbox (the entitlements service's check hears it, ADR 0061). */
 export class EntitlementService {
-  constructor(
-    private readonly db: Db,
-    private readonly plans: PlanStore,
-    private readonly features: FeatureStore,
-    private readonly entitlements: EntitlementStore,
-    private readonly clock: () => Date,
-    private readonly published: () => void,
-  ) {}
+  private readonly db: Db;
+  private readonly plans: PlanStore;
+  private readonly features: FeatureStore;
+  private readonly entitlements: EntitlementStore;
+  private readonly clock: () => Date;
+  private readonly published: () => void;
+
+  constructor(deps: EntitlementServiceDeps) {
+    ({ db: this.db, plans: this.plans, features: this.features, entitlements: this.entitlements, clock: this.clock, published: this.published } = deps);
+  }
 
   async create(ctx: Ctx, planId: string, featureId: string, input: GrantInput): Promise<Entitlement> {
     try {

@@ -24,15 +24,27 @@ export function featureNotFound(id: string, field = 'id'): NotFoundError {
   return new NotFoundError(`Feature ${id} not found`, { field, feature_id: id });
 }
 
+export interface FeatureServiceDeps {
+  db: Db;
+  features: FeatureStore;
+  /** A metered feature's meter must exist (the ingestion-aggregator's). */
+  meters: MeterCheck;
+  clock: () => Date;
+  /** Nudges the outbox relay after a commit that wrote events. */
+  published: () => void;
+}
+
 /** Features: created, read, renamed, archived; each change announced through the outbox (the entitlements service's check hears it, ADR 0061). */
 export class FeatureService {
-  constructor(
-    private readonly db: Db,
-    private readonly features: FeatureStore,
-    private readonly meters: MeterCheck,
-    private readonly clock: () => Date,
-    private readonly published: () => void,
-  ) {}
+  private readonly db: Db;
+  private readonly features: FeatureStore;
+  private readonly meters: MeterCheck;
+  private readonly clock: () => Date;
+  private readonly published: () => void;
+
+  constructor(deps: FeatureServiceDeps) {
+    ({ db: this.db, features: this.features, meters: this.meters, clock: this.clock, published: this.published } = deps);
+  }
 
   async create(ctx: Ctx, input: NewFeature): Promise<Feature> {
     await this.meters.ensureAll(ctx, [{ meterId: input.meterId, field: 'meter_id' }], ctx.requestId);

@@ -86,12 +86,12 @@ describe('invoice list totals (real Postgres)', () => {
     await h.db.transaction(async (trx) => {
       for (let i = 0; i < 6; i++) {
         const inv = invoice(CTX, i % 2 === 0 ? 'cust_a' : 'cust_b', `k${i}`);
-        expect(await store.insert(trx, inv)).toBe(true);
+        expect(await store.insert(trx, lifecycle.draft(inv).invoice)).toBe(true);
         made.push(inv);
       }
       // A key already taken writes nothing and counts nothing.
-      expect(await store.insert(trx, { ...invoice(CTX, 'cust_a', 'k0') })).toBe(false);
-      expect(await store.insert(trx, invoice(other, 'cust_a', 'k0'))).toBe(true);
+      expect(await store.insert(trx, lifecycle.draft(invoice(CTX, 'cust_a', 'k0')).invoice)).toBe(false);
+      expect(await store.insert(trx, lifecycle.draft(invoice(other, 'cust_a', 'k0')).invoice)).toBe(true);
     });
     await expectTotals(CTX);
     await expectTotals(other);

@@ -1,6 +1,6 @@
 import { ValidationError } from '@billstream/errors';
 import { draftOf } from '../testing/invoice-fixtures';
-import type { Invoice } from './domain';
+import { priceInvoice, type Invoice } from './domain';
 import * as lifecycle from './lifecycle';
 
 const NOW = new Date('2026-02-01T00:00:00Z');
@@ -38,6 +38,57 @@ describe('invoice lifecycle (ADR 0062)', () => {
     expect(paid.invoice).toMatchObject({ status: 'paid', paymentStatus: 'succeeded', amountRemaining: 0 });
     const nothing = lifecycle.finalize(lifecycle.allocate(draftOf([0]), new Map(), 0).invoice, { invoiceNumber: 'N-3', now: NOW });
     expect(nothing.invoice.status).toBe('paid');
+  });
+
+  it('makes a new draft: its status and money from the arithmetic, whatever the maker wrote, and the drafted event', () => {
+    const made = draftOf([1000, 500]);
+    const handWritten: Invoice = { ...made, total: 9999, amountDue: 1, amountPaid: 7, amountRemaining: 3, totalPrepaidCreditsApplied: 5, prePaymentCreditNotesAmount: 2, postPaymentCreditNotesAmount: 4, paymentStatus: 'succeeded' };
+    const t = lifecycle.draft({ ...handWritten, invoiceNumber: 'N-9', dueDate: NOW, overdue: true, finalizedAt: NOW, refundState: 'pending', settleState: 'done' });
+    expect(t.events).toEqual(['invoice.create.drafted']);
+    expect(t.invoice).toMatchObject({
+      status: 'draft',
+      paymentStatus: 'pending',
+      subtotal: 1500,
+      totalDiscount: 0,
+      excessCredit: 0,
+      totalPrepaidCreditsApplied: 0,
+      total: 1500,
+      prePaymentCreditNotesAmount: 0,
+      postPaymentCreditNotesAmount: 0,
+      amountDue: 1500,
+      amountPaid: 0,
+      amountRemaining: 1500,
+      invoiceNumber: null,
+      dueDate: null,
+      overdue: false,
+      finalizedAt: null,
+      voidedAt: null,
+      refundState: null,
+      settleState: null,
+    });
+    // What the maker decided stays: who, why, which period, when it may be finalized, its lines.
+    expect(t.invoice).toMatchObject({ id: made.id, customerId: made.customerId, billingReason: made.billingReason, finalizeAfter: made.finalizeAfter, version: 1 });
+    expect(t.invoice.lines).toEqual(made.lines);
+    // The new draft finalizes like any other.
+    const finalizedDraft = lifecycle.finalize(lifecycle.allocate(t.invoice, new Map(), 0).invoice, { invoiceNumber: 'N-1', now: NOW });
+    expect(finalizedDraft.invoice).toMatchObject({ status: 'finalized', amountRemaining: 1500 });
+  });
+
+  it('makes a new draft from the discounted pricing: lines, discounts and totals of the arithmetic', () => {
+    const made = draftOf([1000, 500]);
+    const priced = priceInvoice(made.lines, [{ discountId: 'disc_1', kind: 'PERCENTAGE', percent: '10', appliesTo: ['line_0', 'line_1'] }]);
+    const t = lifecycle.draft(made, priced);
+    expect(t.invoice).toMatchObject({ status: 'draft', subtotal: 1500, totalDiscount: 150, total: 1350, amountDue: 1350, amountRemaining: 1350 });
+    expect(t.invoice.discounts).toEqual(priced.discounts);
+    expect(t.invoice.lines.map((l) => l.netAmount)).toEqual([900, 450]);
+  });
+
+  it('refuses a new invoice that is not a draft, a new line with credits, and totals that would be negative', () => {
+    expect(() => lifecycle.draft(finalized())).toThrow('a new invoice is a draft, not finalized');
+    const made = draftOf([1000]);
+    expect(() => lifecycle.draft({ ...made, lines: made.lines.map((l) => ({ ...l, prepaidCreditsApplied: 100 })) })).toThrow('new line line_0 has credits applied or credited');
+    expect(() => lifecycle.draft({ ...made, lines: made.lines.map((l) => ({ ...l, creditedAmount: 1 })) })).toThrow('new line line_0 has credits applied or credited');
+    expect(() => lifecycle.draft(made, { ...made, totalDiscount: 1001 })).toThrow('invoice totals would be negative');
   });
 
   it('reprices a draft with totals from the arithmetic, frozen', () => {

@@ -113,6 +113,46 @@ function moved(before: Invoice, after: Invoice, events: InvoiceEventType[]): Tra
   return { invoice: own({ ...after, paymentStatus }), events };
 }
 
+/** What the arithmetic prices of a draft (`priceInvoice`): its lines with their offsets, discounts and net amounts, and the sums before any credit. */
+export type DraftPricing = Pick<Invoice, 'lines' | 'discounts' | 'subtotal' | 'totalDiscount' | 'excessCredit'>;
+
+/**
+ * A new draft, the one way an invoice begins: the maker's terms (who, which subscription and
+ * period, why, when it may be finalized) and the arithmetic's pricing, with a draft's status and
+ * money made here: `draft`, payment `pending`, nothing applied, credited, paid or numbered yet,
+ * totals from `invoiceTotals`. The store inserts only what this returns. Emits
+ * `invoice.create.drafted`.
+ */
+export function draft(made: Invoice, priced: DraftPricing = made): Transition {
+  if (made.status !== 'draft') throw new Error(`invoice ${made.id}: a new invoice is a draft, not ${made.status}`);
+  for (const l of priced.lines) {
+    if (l.prepaidCreditsApplied !== 0 || l.creditedAmount !== 0) throw new Error(`invoice ${made.id}: new line ${l.id} has credits applied or credited`);
+  }
+  const totals = invoiceTotals(priced, { totalPrepaidCreditsApplied: 0, prePaymentCreditNotesAmount: 0, amountPaid: 0 });
+  return moved(
+    made,
+    {
+      ...made,
+      lines: priced.lines,
+      discounts: priced.discounts as DiscountAmount[],
+      ...totals,
+      postPaymentCreditNotesAmount: 0,
+      status: 'draft',
+      paymentStatus: 'pending',
+      dueDate: null,
+      overdue: false,
+      invoiceNumber: null,
+      hostedInvoiceUrl: null,
+      invoicePdfUrl: null,
+      finalizedAt: null,
+      voidedAt: null,
+      refundState: null,
+      settleState: null,
+    },
+    [INVOICE_EVENTS.drafted],
+  );
+}
+
 /**
  * A draft priced again (its usage read again before finalization): lines, discounts and totals
  * from the arithmetic, frozen at `now`. Still a draft; no event.

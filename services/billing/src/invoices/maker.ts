@@ -15,6 +15,8 @@ import { payerOf, type Subscription } from '../subscriptions/domain';
 import type { PeriodStep } from '../subscriptions/lifecycle';
 import type { SubscriptionStore } from '../subscriptions/store';
 import { INVOICE_EVENTS, priceInvoice, type Invoice, type InvoiceEventType, type InvoiceLine } from './domain';
+import * as lifecycle from './lifecycle';
+import type { OwnedInvoice } from './lifecycle';
 import { arrearWindow, cutWindow, invoiceLines, needsUsage, periodCut, wholeWindow, type ChargeWindow, type UsageByPrice } from './lines';
 import { closingOf, withTrueUps, type Closing, type DraftInvoice } from './commitments';
 import { withThresholdDeductions } from './threshold-deductions';
@@ -310,14 +312,16 @@ export class InvoiceMaker {
 
   /**
    * The drafts with their subscriptions' discounts (docs/api/coupons.md), priced again by the
-   * arithmetic: call it in the transaction that writes them, under their subscriptions' row
-   * locks, so what earlier invoices took of a discount is known exactly.
+   * arithmetic, then made new drafts by `lifecycle.draft` (what the store inserts): call it in
+   * the transaction that writes them, under their subscriptions' row locks, so what earlier
+   * invoices took of a discount is known exactly.
    */
-  async discounted(trx: Trx, made: DraftInvoice[]): Promise<DraftInvoice[]> {
+  async discounted(trx: Trx, made: DraftInvoice[]): Promise<OwnedInvoice[]> {
     // Threshold deductions (step 2), then commitment true-ups: lines of the closing invoice, discounted like the others (docs/api/billing.md#invoice-arithmetic).
     const drafts = await withTrueUps(trx, this.deps.invoices, await withThresholdDeductions(trx, this.deps.invoices, made));
-    if (!this.deps.discounts || drafts.length === 0) return drafts;
-    return this.deps.discounts.forNew(trx, drafts, (d, inputs) => ({ ...d, ...priceInvoice(d.lines, inputs) }));
+    const priced = !this.deps.discounts || drafts.length === 0 ? drafts : await this.deps.discounts.forNew(trx, drafts, (d, inputs) => ({ ...d, ...priceInvoice(d.lines, inputs) }));
+    // The new drafts' status and money are lifecycle's (ADR 0062): the store inserts only what `draft` returns.
+    return priced.map((d) => lifecycle.draft(d).invoice);
   }
 
   /** A preview (the upcoming invoice) with the discounts a new invoice would take now: nothing is stored or used. */
@@ -334,7 +338,7 @@ export class InvoiceMaker {
   }
 
   /** The `invoice.create.drafted` events of the drafts written (to insert with others in one statement). */
-  draftedEvents(drafts: DraftInvoice[], written: Set<string>): Array<{ key: string; event: DomainEvent }> {
+  draftedEvents(drafts: Invoice[], written: Set<string>): Array<{ key: string; event: DomainEvent }> {
     return drafts.filter((d) => written.has(d.id)).map((d) => ({ key: d.id, event: invoiceEvent(INVOICE_EVENTS.drafted, d) }));
   }
 }

@@ -11,16 +11,16 @@ import type { OwnedInvoice } from './lifecycle';
 const scoped = (conn: Conn, scope: Scope) => conn<InvoiceRow>('invoices').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId });
 
 export class InvoiceStore {
-  /** Inserts a new invoice with its lines; false (nothing written) when its unique key is taken. */
-  async insert(trx: Trx, i: Invoice): Promise<boolean> {
+  /** Inserts a new invoice (`lifecycle.draft`'s) with its lines; false (nothing written) when its unique key is taken. */
+  async insert(trx: Trx, i: OwnedInvoice): Promise<boolean> {
     return (await this.insertMany(trx, [i])).has(i.id);
   }
 
   /**
-   * Inserts new invoices with their lines, two statements for all; an invoice whose unique key
-   * is taken is skipped (nothing of it written). Answers the ids written.
+   * Inserts new invoices (`lifecycle.draft`'s) with their lines, two statements for all; an
+   * invoice whose unique key is taken is skipped (nothing of it written). Answers the ids written.
    */
-  async insertMany(trx: Trx, invoices: Invoice[]): Promise<Set<string>> {
+  async insertMany(trx: Trx, invoices: OwnedInvoice[]): Promise<Set<string>> {
     if (invoices.length === 0) return new Set();
     const rows = await trx('invoices')
       .insert(

@@ -2,6 +2,7 @@ import type { Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
 import { INVOICE_EVENTS, type Invoice } from '../invoices/domain';
+import * as lifecycle from '../invoices/lifecycle';
 import type { InvoiceFinalizer } from '../invoices/finalizer';
 import { announceInvoice } from '../invoices/maker';
 import type { InvoiceStore } from '../invoices/store';
@@ -63,7 +64,7 @@ export class TopupInvoicer {
       this.deps.logger.info('invoiced top-up no longer pending; no invoice made', { wallet_id: topup.walletId, transaction_id: topup.transactionId });
       return undefined;
     }
-    const draft = topupInvoice(
+    const made = topupInvoice(
       {
         ...topup,
         customerId: wallet.customer_id,
@@ -72,6 +73,8 @@ export class TopupInvoicer {
       },
       this.deps.clock(),
     );
+    // Its status and money are lifecycle's (ADR 0062): the store inserts only what `draft` returns.
+    const { invoice: draft } = lifecycle.draft(made);
     const written = await this.deps.db.transaction(async (trx) => {
       if (!(await this.deps.invoices.insert(trx, draft))) return this.deps.invoices.getBySourceKey(trx, topup.scope, key);
       await announceInvoice(trx, INVOICE_EVENTS.drafted, draft);

@@ -21,7 +21,7 @@ describe('AccessCache: usage', () => {
     loads = 0;
     // Every entry's refresh point at REFRESH_AHEAD_TO of its lifetime, unless a test says otherwise;
     // background reloads go out at once (gathering has a test of its own).
-    cache = new AccessCache(() => now, () => 1, 0, 0);
+    cache = new AccessCache({ now: () => now, random: () => 1, refreshGatherMs: 0, sweepMs: 0 });
   });
 
   describe('usage (ADR 0026)', () => {

@@ -20,7 +20,7 @@ describe('AccessCache', () => {
     loads = 0;
     // Every entry's refresh point at REFRESH_AHEAD_TO of its lifetime, unless a test says otherwise;
     // background reloads go out at once (gathering has a test of its own).
-    cache = new AccessCache(() => now, () => 1, 0, 0);
+    cache = new AccessCache({ now: () => now, random: () => 1, refreshGatherMs: 0, sweepMs: 0 });
   });
 
   it('serves a value until it is ttl old, then loads it again', async () => {
@@ -63,7 +63,7 @@ describe('AccessCache', () => {
 
     it('spreads the refresh points of entries loaded together over REFRESH_AHEAD_FROM..TO of the lifetime', async () => {
       const draws = [0, 0.5, 1];
-      cache = new AccessCache(() => now, () => draws.shift() ?? 1, 0, 0);
+      cache = new AccessCache({ now: () => now, random: () => draws.shift() ?? 1, refreshGatherMs: 0, sweepMs: 0 });
       for (const c of ['c0', 'c5', 'c1']) await cache.get(scope, c, 'grants', 1000, load('a'));
       const reloadedAt = async (ms: number) => {
         now = 1_000_000 + ms;
@@ -79,7 +79,7 @@ describe('AccessCache', () => {
 
     it('background reloads due within REFRESH_GATHER_MS go out together, as of when they were due', async () => {
       expect(REFRESH_GATHER_MS).toBeGreaterThan(0);
-      cache = new AccessCache(() => now, () => 1, 40, 0);
+      cache = new AccessCache({ now: () => now, random: () => 1, refreshGatherMs: 40, sweepMs: 0 });
       for (const c of ['c1', 'c2']) await cache.get(scope, c, 'grants', 1000, load('a'));
       await cache.getCustomer(scope, 'ext|x1', async () => ({ id: 'c3', tag: 'a' }));
       now += 1000 * REFRESH_AHEAD_TO;
@@ -207,7 +207,7 @@ describe('AccessCache', () => {
       });
 
       it('with a sweep period, runs by itself', async () => {
-        cache = new AccessCache(() => now, () => 1, 0, 5);
+        cache = new AccessCache({ now: () => now, random: () => 1, refreshGatherMs: 0, sweepMs: 5 });
         await cache.get(scope, 'c1', 'grants', 1000, load('a'));
         now = pastRefresh(1000);
         await new Promise((r) => setTimeout(r, 30));

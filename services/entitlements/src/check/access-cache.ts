@@ -50,6 +50,18 @@ interface UsageEntry<T> extends Entry<T> {
   noticedGeneration: number;
 }
 
+/** What a cache is made with; each has its default (tests give their own clock, draws and timers). */
+export interface AccessCacheOptions {
+  /** Milliseconds now (default `Date.now`). */
+  now?: () => number;
+  /** Draws in [0, 1) that spread refresh points (default `Math.random`). */
+  random?: () => number;
+  /** 0: each background reload goes out at once (default `REFRESH_GATHER_MS`). */
+  refreshGatherMs?: number;
+  /** 0: no timer; `refreshDue` is called by the owner (tests). Default `REFRESH_SWEEP_MS`. */
+  sweepMs?: number;
+}
+
 /**
  * Values read for the hot path of the entitlement check, per replica: features by lookup key
  * and a customer's grants, kept `GRANTS_TTL_MS`, and meter usage, kept `USAGE_TTL_MS`.
@@ -91,14 +103,17 @@ export class AccessCache {
   private sweepTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
-  constructor(
-    private readonly now: () => number = () => Date.now(),
-    private readonly random: () => number = Math.random,
-    /** 0: each background reload goes out at once. */
-    private readonly refreshGatherMs = REFRESH_GATHER_MS,
-    /** 0: no timer; `refreshDue` is called by the owner (tests). */
-    private readonly sweepMs = REFRESH_SWEEP_MS,
-  ) {}
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private readonly refreshGatherMs: number;
+  private readonly sweepMs: number;
+
+  constructor(options: AccessCacheOptions = {}) {
+    this.now = options.now ?? (() => Date.now());
+    this.random = options.random ?? Math.random;
+    this.refreshGatherMs = options.refreshGatherMs ?? REFRESH_GATHER_MS;
+    this.sweepMs = options.sweepMs ?? REFRESH_SWEEP_MS;
+  }
 
   /** Stops the sweep's timer (the service stops); kept values still serve. */
   close(): void {

@@ -102,6 +102,17 @@ export interface CheckResult {
   window: UsageWindow | null;
 }
 
+export interface CustomerAccessDeps {
+  db: Db;
+  customers: CustomerDirectory;
+  projection: ProjectionStore;
+  /** The aggregator's usage. */
+  meters: Meters;
+  clock: () => Date;
+  /** The replica's cache of grants and usage (ADR 0025, 0026). */
+  cache: AccessCache;
+}
+
 /**
  * What a customer may use: `GET /v1/customers/{id}/entitlements` and `POST /v1/entitlements/check`,
  * from the service's projection (ADR 0061) and the aggregator's usage.
@@ -112,15 +123,16 @@ export interface CheckResult {
 export class CustomerAccess {
   private readonly grantLoaders = new Map<string, Coalescer<string, CustomerGrants>>();
   private readonly usageLoaders = new Map<string, Coalescer<AskedUsage, string>>();
+  private readonly db: Db;
+  private readonly customers: CustomerDirectory;
+  private readonly projection: ProjectionStore;
+  private readonly meters: Meters;
+  private readonly clock: () => Date;
+  private readonly cache: AccessCache;
 
-  constructor(
-    private readonly db: Db,
-    private readonly customers: CustomerDirectory,
-    private readonly projection: ProjectionStore,
-    private readonly meters: Meters,
-    private readonly clock: () => Date,
-    private readonly cache: AccessCache,
-  ) {}
+  constructor(deps: CustomerAccessDeps) {
+    ({ db: this.db, customers: this.customers, projection: this.projection, meters: this.meters, clock: this.clock, cache: this.cache } = deps);
+  }
 
   async ofCustomer(scope: Scope, customerId: string, requestId: string): Promise<CustomerFeature[]> {
     const customer = await this.customers.resolve(scope, { id: customerId }, requestId);

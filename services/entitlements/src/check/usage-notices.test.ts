@@ -26,8 +26,8 @@ describe('UsageNotices (ADR 0026)', () => {
     now = Date.parse('2026-11-26T12:00:00Z');
     loads = 0;
     bus = new InProcessBus();
-    cache = new AccessCache(() => now, Math.random, REFRESH_GATHER_MS, 0);
-    notices = new UsageNotices(bus, cache, testLogger(), () => now);
+    cache = new AccessCache({ now: () => now, random: Math.random, refreshGatherMs: REFRESH_GATHER_MS, sweepMs: 0 });
+    notices = new UsageNotices({ bus, cache, logger: testLogger(), now: () => now });
     await notices.start();
   });
   afterEach(async () => {

@@ -10,6 +10,14 @@ export const USAGE_NOTICES_GROUP_PREFIX = 'entitlements.check-usage.';
 /** A notice heard this long after its usage was stored says the notices' path lags. */
 export const USAGE_NOTICE_LATE_MS = 1000;
 
+export interface UsageNoticesDeps {
+  bus: Bus;
+  cache: AccessCache;
+  logger: Logger;
+  /** Milliseconds now (default `Date.now`; a notice's lateness is measured with it). */
+  now?: () => number;
+}
+
 /**
  * Drops the entitlement check's cached usage of a customer when the aggregator announces its
  * stored usage (`usage-recorded`, ADR 0026), so that usage can be kept `USAGE_TTL_NOTIFIED_MS`
@@ -20,13 +28,15 @@ export const USAGE_NOTICE_LATE_MS = 1000;
  */
 export class UsageNotices {
   private subscription?: Subscription;
+  private readonly bus: Bus;
+  private readonly cache: AccessCache;
+  private readonly logger: Logger;
+  private readonly now: () => number;
 
-  constructor(
-    private readonly bus: Bus,
-    private readonly cache: AccessCache,
-    private readonly logger: Logger,
-    private readonly now: () => number = () => Date.now(),
-  ) {}
+  constructor(deps: UsageNoticesDeps) {
+    ({ bus: this.bus, cache: this.cache, logger: this.logger } = deps);
+    this.now = deps.now ?? (() => Date.now());
+  }
 
   private starting?: Promise<void>;
 

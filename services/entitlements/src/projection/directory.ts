@@ -14,6 +14,14 @@ function notFound(ref: CustomerRef): NotFoundError {
 
 const live = (c: KnownCustomer | undefined, scope: Scope) => !!c && !c.deleted && c.tenantId === scope.tenantId && c.environmentId === scope.environmentId;
 
+export interface CustomerDirectoryDeps {
+  db: Db;
+  store: ProjectionStore;
+  /** The customer service, asked for a customer the projection has not seen yet. */
+  lookup: CustomerLookup;
+  clock: () => Date;
+}
+
 /**
  * A customer by id or external id: the projection first (the reads of concurrent checks of a
  * tenant and environment in at most two statements, ADR 0025), and for one not seen yet
@@ -22,13 +30,14 @@ const live = (c: KnownCustomer | undefined, scope: Scope) => !!c && !c.deleted &
  */
 export class CustomerDirectory {
   private readonly loaders = new Map<string, Coalescer<CustomerRef, KnownCustomer | undefined>>();
+  private readonly db: Db;
+  private readonly store: ProjectionStore;
+  private readonly lookup: CustomerLookup;
+  private readonly clock: () => Date;
 
-  constructor(
-    private readonly db: Db,
-    private readonly store: ProjectionStore,
-    private readonly lookup: CustomerLookup,
-    private readonly clock: () => Date,
-  ) {}
+  constructor(deps: CustomerDirectoryDeps) {
+    ({ db: this.db, store: this.store, lookup: this.lookup, clock: this.clock } = deps);
+  }
 
   async resolve(scope: Scope, ref: CustomerRef, requestId: string): Promise<KnownCustomer> {
     const key = `${scope.tenantId}|${scope.environmentId}`;

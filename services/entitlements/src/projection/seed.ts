@@ -12,6 +12,16 @@ const empty = { features: [], entitlements: [], subscriptions: [] };
 const parse = (kind: SnapshotKind, item: unknown) =>
   kind === 'features' ? { ...empty, features: [snapshotFeatureSchema.parse(item)] } : kind === 'entitlements' ? { ...empty, entitlements: [snapshotEntitlementSchema.parse(item)] } : { ...empty, subscriptions: [snapshotSubscriptionSchema.parse(item)] };
 
+export interface SnapshotSeederDeps {
+  db: Db;
+  store: ProjectionStore;
+  /** Billing's base URL (its snapshot route). */
+  billingUrl: () => string | undefined;
+  internalToken: string;
+  /** Default: the wall clock. */
+  clock?: () => Date;
+}
+
 /**
  * Seeds the projection from billing's snapshot (ADR 0061): features, entitlements and granting
  * subscriptions, page by page, each page in one transaction. Every row is written only where
@@ -20,15 +30,14 @@ const parse = (kind: SnapshotKind, item: unknown) =>
  */
 export class SnapshotSeeder {
   private readonly client: InternalClient;
+  private readonly db: Db;
+  private readonly store: ProjectionStore;
+  private readonly clock: () => Date;
 
-  constructor(
-    private readonly db: Db,
-    private readonly store: ProjectionStore,
-    billingUrl: () => string | undefined,
-    internalToken: string,
-    private readonly clock: () => Date = () => new Date(),
-  ) {
-    this.client = new InternalClient({ service: 'billing', baseUrl: billingUrl, internalToken, actor: 'entitlements', timeoutMs: 30_000 });
+  constructor(deps: SnapshotSeederDeps) {
+    ({ db: this.db, store: this.store } = deps);
+    this.clock = deps.clock ?? (() => new Date());
+    this.client = new InternalClient({ service: 'billing', baseUrl: deps.billingUrl, internalToken: deps.internalToken, actor: 'entitlements', timeoutMs: 30_000 });
   }
 
   /** Whether the seed ran once already (a start seeds only when it did not). */
