@@ -3,6 +3,7 @@ docs/openapi.json), retries that never do the work twice, a usage event batcher 
 verification. Standard library only (Python 3.10+). See clients/python/README.md."""
 from ._batcher import BatcherStats, EventBatcher
 from ._client import AsyncBillstream, AsyncEventBatcher, Billstream
+from ._reservations import ReserveBody
 from ._core import DEFAULT_BASE_URL, RetryInfo, RetryPolicy, __version__
 from ._operations import OPERATIONS, Operation
 from .errors import BatcherClosedError, BillstreamError, FlushTimeoutError
@@ -21,6 +22,7 @@ __all__ = [
     "OPERATIONS",
     "Operation",
     "RetryInfo",
+    "ReserveBody",
     "RetryPolicy",
     "WebhookEnvelope",
     "WebhookVerificationError",

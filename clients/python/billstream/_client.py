@@ -1,5 +1,5 @@
 """`Billstream` (blocking) and `AsyncBillstream` (asyncio): a method per operation of
-docs/openapi.json (generated in _operations.py), the same core (_core.py) for requests,
+docs/openapi.json (generated in _operations.py), the reservation helpers (_reservations.py), the same core (_core.py) for requests,
 idempotency keys and retries, and `events`, the usage event batcher."""
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from typing import Any, Callable, Dict, List, Mapping, Optional
 
 from ._batcher import BatcherStats, ErrorHandler, Event, EventBatcher
 from ._core import DEFAULT_BASE_URL, Core, RetryInfo, RetryPolicy
-from ._operations import AsyncOperations, SyncOperations
+from ._reservations import AsyncReservations, SyncReservations
 from .errors import FlushTimeoutError
 
 log = logging.getLogger("billstream")
 
 
-class Billstream(SyncOperations):
+class Billstream(SyncReservations):
     """The blocking client: `Billstream("https://billing.example.com", api_key)`.
 
     `timeout` is per attempt (seconds); `retry` sets the retries of calls, `events` the
@@ -110,7 +110,7 @@ class AsyncEventBatcher:
         await asyncio.to_thread(self.batcher.close, timeout)
 
 
-class AsyncBillstream(AsyncOperations):
+class AsyncBillstream(AsyncReservations):
     """The asyncio client: the same methods as coroutines, the same core. Each attempt runs
     in a worker thread (urllib blocks); waits between attempts are `asyncio.sleep`."""
 

@@ -159,6 +159,17 @@ __all__ = [
     "ListCustomerWalletsResponse",
     "ExpireCreditsBody",
     "ExpireCreditsResponse",
+    "ListReservationsQuery",
+    "ListReservationsResponseItemsItem",
+    "ListReservationsResponsePagination",
+    "ListReservationsResponse",
+    "CreateReservationBody",
+    "CreateReservationResponse",
+    "GetReservationResponse",
+    "CommitReservationBody",
+    "CommitReservationResponse",
+    "ReleaseReservationBody",
+    "ReleaseReservationResponse",
     "IngestEventBody",
     "IngestEventResponse",
     "IngestEventsBulkBody",
@@ -1392,7 +1403,7 @@ class CreateWalletResponseAlertSettings1(_CreateWalletResponseAlertSettings1Requ
     info: CreateWalletResponseAlertSettings1Info
 
 
-class CreateWalletResponse(TypedDict):
+class _CreateWalletResponseRequired(TypedDict):
     id: str
     customer_id: str
     currency: str
@@ -1412,6 +1423,11 @@ class CreateWalletResponse(TypedDict):
     environment_id: str
     created_at: str
     updated_at: str
+
+
+class CreateWalletResponse(_CreateWalletResponseRequired, total=False):
+    credits_held: str
+    credits_available: str
 
 
 class GetWalletResponseConfig(TypedDict):
@@ -1450,7 +1466,7 @@ class GetWalletResponseAlertSettings1(_GetWalletResponseAlertSettings1Required, 
     info: GetWalletResponseAlertSettings1Info
 
 
-class GetWalletResponse(TypedDict):
+class _GetWalletResponseRequired(TypedDict):
     id: str
     customer_id: str
     currency: str
@@ -1470,6 +1486,11 @@ class GetWalletResponse(TypedDict):
     environment_id: str
     created_at: str
     updated_at: str
+
+
+class GetWalletResponse(_GetWalletResponseRequired, total=False):
+    credits_held: str
+    credits_available: str
 
 
 class _UpdateWalletBodyAutoTopup1Required(TypedDict):
@@ -1557,7 +1578,7 @@ class UpdateWalletResponseAlertSettings1(_UpdateWalletResponseAlertSettings1Requ
     info: UpdateWalletResponseAlertSettings1Info
 
 
-class UpdateWalletResponse(TypedDict):
+class _UpdateWalletResponseRequired(TypedDict):
     id: str
     customer_id: str
     currency: str
@@ -1577,6 +1598,11 @@ class UpdateWalletResponse(TypedDict):
     environment_id: str
     created_at: str
     updated_at: str
+
+
+class UpdateWalletResponse(_UpdateWalletResponseRequired, total=False):
+    credits_held: str
+    credits_available: str
 
 
 TerminateWalletBody: TypeAlias = Dict[str, Any]
@@ -1618,7 +1644,7 @@ class TerminateWalletResponseAlertSettings1(_TerminateWalletResponseAlertSetting
     info: TerminateWalletResponseAlertSettings1Info
 
 
-class TerminateWalletResponse(TypedDict):
+class _TerminateWalletResponseRequired(TypedDict):
     id: str
     customer_id: str
     currency: str
@@ -1638,6 +1664,11 @@ class TerminateWalletResponse(TypedDict):
     environment_id: str
     created_at: str
     updated_at: str
+
+
+class TerminateWalletResponse(_TerminateWalletResponseRequired, total=False):
+    credits_held: str
+    credits_available: str
 
 
 class _TopupWalletBodyRequired(TypedDict):
@@ -1724,6 +1755,8 @@ class _GetWalletBalanceResponseRequired(TypedDict):
 
 
 class GetWalletBalanceResponse(_GetWalletBalanceResponseRequired, total=False):
+    credits_held: str
+    credits_available: str
     real_time_balance: str
     real_time_credit_balance: str
     unbilled_usage: int
@@ -1838,7 +1871,7 @@ class ListCustomerWalletsResponseItemsItemAlertSettings1(_ListCustomerWalletsRes
     info: ListCustomerWalletsResponseItemsItemAlertSettings1Info
 
 
-class ListCustomerWalletsResponseItemsItem(TypedDict):
+class _ListCustomerWalletsResponseItemsItemRequired(TypedDict):
     id: str
     customer_id: str
     currency: str
@@ -1860,6 +1893,11 @@ class ListCustomerWalletsResponseItemsItem(TypedDict):
     updated_at: str
 
 
+class ListCustomerWalletsResponseItemsItem(_ListCustomerWalletsResponseItemsItemRequired, total=False):
+    credits_held: str
+    credits_available: str
+
+
 class ListCustomerWalletsResponsePagination(TypedDict):
     total: int
     limit: int
@@ -1877,6 +1915,149 @@ ExpireCreditsBody: TypeAlias = Dict[str, Any]
 class ExpireCreditsResponse(TypedDict):
     expired_transactions: int
     wallets_affected: int
+
+
+class ListReservationsQuery(TypedDict, total=False):
+    """Query parameters of listReservations"""
+    customer_id: str
+    status: Literal["held", "committed", "released", "expired"]
+    limit: int
+    offset: int
+
+
+class ListReservationsResponseItemsItem(TypedDict):
+    id: str
+    status: Literal["held", "committed", "released", "expired"]
+    customer_id: str
+    wallet_id: str
+    currency: str
+    credits_held: str
+    credits_committed: Optional[str]
+    transaction_id: Optional[str]
+    allow_overage: bool
+    expires_at: str
+    idempotency_key: str
+    metadata: Dict[str, str]
+    tenant_id: str
+    environment_id: str
+    created_at: str
+    updated_at: str
+    ended_at: Optional[str]
+
+
+class ListReservationsResponsePagination(TypedDict):
+    total: int
+    limit: int
+    offset: int
+
+
+class ListReservationsResponse(TypedDict):
+    items: List[ListReservationsResponseItemsItem]
+    pagination: ListReservationsResponsePagination
+
+
+class _CreateReservationBodyRequired(TypedDict):
+    currency: str
+    idempotency_key: str
+
+
+class CreateReservationBody(_CreateReservationBodyRequired, total=False):
+    customer_id: str
+    external_customer_id: str
+    credits: str
+    amount: str
+    expires_in: int
+    allow_overage: bool
+    metadata: Dict[str, str]
+
+
+class CreateReservationResponse(TypedDict):
+    id: str
+    status: Literal["held", "committed", "released", "expired"]
+    customer_id: str
+    wallet_id: str
+    currency: str
+    credits_held: str
+    credits_committed: Optional[str]
+    transaction_id: Optional[str]
+    allow_overage: bool
+    expires_at: str
+    idempotency_key: str
+    metadata: Dict[str, str]
+    tenant_id: str
+    environment_id: str
+    created_at: str
+    updated_at: str
+    ended_at: Optional[str]
+
+
+class GetReservationResponse(TypedDict):
+    id: str
+    status: Literal["held", "committed", "released", "expired"]
+    customer_id: str
+    wallet_id: str
+    currency: str
+    credits_held: str
+    credits_committed: Optional[str]
+    transaction_id: Optional[str]
+    allow_overage: bool
+    expires_at: str
+    idempotency_key: str
+    metadata: Dict[str, str]
+    tenant_id: str
+    environment_id: str
+    created_at: str
+    updated_at: str
+    ended_at: Optional[str]
+
+
+class CommitReservationBody(TypedDict, total=False):
+    credits: str
+    allow_overage: bool
+    event: Dict[str, Any]
+
+
+class CommitReservationResponse(TypedDict):
+    id: str
+    status: Literal["held", "committed", "released", "expired"]
+    customer_id: str
+    wallet_id: str
+    currency: str
+    credits_held: str
+    credits_committed: Optional[str]
+    transaction_id: Optional[str]
+    allow_overage: bool
+    expires_at: str
+    idempotency_key: str
+    metadata: Dict[str, str]
+    tenant_id: str
+    environment_id: str
+    created_at: str
+    updated_at: str
+    ended_at: Optional[str]
+
+
+ReleaseReservationBody: TypeAlias = Dict[str, Any]
+
+
+class ReleaseReservationResponse(TypedDict):
+    id: str
+    status: Literal["held", "committed", "released", "expired"]
+    customer_id: str
+    wallet_id: str
+    currency: str
+    credits_held: str
+    credits_committed: Optional[str]
+    transaction_id: Optional[str]
+    allow_overage: bool
+    expires_at: str
+    idempotency_key: str
+    metadata: Dict[str, str]
+    tenant_id: str
+    environment_id: str
+    created_at: str
+    updated_at: str
+    ended_at: Optional[str]
 
 
 class _IngestEventBodyRequired(TypedDict):

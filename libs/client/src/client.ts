@@ -7,7 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { EventBatcher, type BatcherOptions, type BatchSender } from './batcher';
 import { BillstreamError, errorFromAnswer } from './errors';
-import { withIdempotency } from './idempotency';
+import { isIdempotentPost, withIdempotency } from './idempotency';
+import { reservationCalls, type ReservationCalls } from './reservations';
 import { backoffMs, isSafeToRepeat, isRetriedStatus, RETRY_DEFAULTS, retryAfterMs, retryAfterSeconds, sleep, type RetryOptions } from './retry';
 import type { CallOptions, InitArgs, Method, Operation, PathsWith, ResponseBody } from './types';
 
@@ -37,7 +38,8 @@ export interface RetryInfo {
 
 type Call<M extends Method> = <P extends PathsWith<M>>(path: P, ...init: InitArgs<Operation<P, M>>) => Promise<ResponseBody<P, M>>;
 
-export interface BillstreamClient {
+/** The typed calls, usage events in bulk, and the reservation helpers (reservations.ts). */
+export interface BillstreamClient extends ReservationCalls {
   GET: Call<'get'>;
   POST: Call<'post'>;
   PUT: Call<'put'>;
@@ -70,7 +72,7 @@ export function createClient(options: ClientOptions): BillstreamClient {
     const headerKey = Object.entries(given).find(([name]) => name.toLowerCase() === 'idempotency-key')?.[1];
     const body = withIdempotency(method, path, init.body, randomUUID, headerKey);
     const url = baseUrl + fillPath(path, init.params?.path) + queryString(init.params?.query);
-    const safe = isSafeToRepeat(method, body);
+    const safe = isSafeToRepeat(method, body) || isIdempotentPost(method, path);
     const requestId = init.requestId ?? randomUUID();
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const headers: Record<string, string> = {
@@ -101,6 +103,7 @@ export function createClient(options: ClientOptions): BillstreamClient {
   const typed = <M extends Method>(method: M) => ((path: string, init?: RawInit) => call(method, path, init)) as unknown as Call<M>;
 
   return {
+    ...reservationCalls((path, init) => call('post', path, init)),
     GET: typed('get'),
     POST: typed('post'),
     PUT: typed('put'),

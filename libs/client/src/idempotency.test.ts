@@ -1,4 +1,4 @@
-import { withIdempotency } from './idempotency';
+import { isIdempotentPost, withIdempotency } from './idempotency';
 
 const key = () => 'generated';
 
@@ -27,5 +27,13 @@ describe('withIdempotency', () => {
     const customer = { external_customer_id: 'c' };
     expect(withIdempotency('POST', '/v1/customers', customer, key)).toBe(customer);
     expect(withIdempotency('GET', '/v1/wallets/wallet_1/topup', undefined, key)).toBeUndefined();
+  });
+
+  it('keys every reservation, and takes its commit and release as safe to repeat without a key', () => {
+    expect(withIdempotency('POST', '/v1/reservations', { credits: '1' }, key)).toEqual({ credits: '1', idempotency_key: 'generated' });
+    expect(isIdempotentPost('POST', '/v1/reservations/{id}/commit')).toBe(true);
+    expect(isIdempotentPost('post', '/v1/reservations/resv_1/release')).toBe(true);
+    expect(isIdempotentPost('POST', '/v1/reservations')).toBe(false);
+    expect(isIdempotentPost('GET', '/v1/reservations/resv_1/commit')).toBe(false);
   });
 });

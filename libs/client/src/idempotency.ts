@@ -1,11 +1,19 @@
 /**
  * Keys that make writes safe to repeat, added before the first attempt so every retry sends
- * the same body: an `idempotency_key` on every top-up, debit and payment, an `event_id` on
+ * the same body: an `idempotency_key` on every top-up, debit, payment and reservation, an `event_id` on
  * every usage event, unless the caller gave one.
  */
 import { randomUUID } from 'node:crypto';
 
-const KEYED_WRITES = [/^\/v1\/wallets\/[^/]+\/topup$/, /^\/v1\/wallets\/[^/]+\/debit$/, /^\/v1\/payments$/];
+const KEYED_WRITES = [/^\/v1\/wallets\/[^/]+\/topup$/, /^\/v1\/wallets\/[^/]+\/debit$/, /^\/v1\/payments$/, /^\/v1\/reservations$/];
+
+/** Writes the API answers the same when repeated, without a key: a reservation's commit (same credits) and release. */
+const IDEMPOTENT_POSTS = [/^\/v1\/reservations\/[^/]+\/(commit|release)$/];
+
+/** Whether a POST to `path` (its template or filled in) is safe to retry as it is. */
+export function isIdempotentPost(method: string, path: string): boolean {
+  return method.toUpperCase() === 'POST' && IDEMPOTENT_POSTS.some((pattern) => pattern.test(path));
+}
 
 /**
  * The body to send: `body` itself, or a copy with the missing key or event ids filled in. A

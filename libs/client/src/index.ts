@@ -1,4 +1,5 @@
 export { createClient, DEFAULT_BASE_URL, type BillstreamClient, type ClientOptions, type RetryInfo } from './client';
+export { type Reservation, type ReservationCalls, type ReserveParams, type WorkResult } from './reservations';
 export { BillstreamError, isBillstreamError, type InternalError } from './errors';
 export {
   BATCHER_DEFAULTS,

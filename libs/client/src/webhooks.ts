@@ -39,6 +39,8 @@ type AlertEvent = Extract<WebhookEventName, `wallet.${'credit_balance' | 'ongoin
 /** The payload of each event name Billstream publishes today, keyed by the resource name. */
 export type WebhookPayloads = { [N in 'customer.created' | 'customer.updated' | 'customer.deleted']: { customer: Customer } } & {
   [N in 'wallet.created' | 'wallet.updated' | 'wallet.terminated']: { wallet: Wallet };
+} & {
+  [N in 'reservation.created' | 'reservation.committed' | 'reservation.released' | 'reservation.expired']: { reservation: ResponseBody<'/v1/reservations/{id}', 'get'> };
 } & { 'wallet.transaction.created': { transaction: WalletTransaction } } & { [N in AlertEvent]: { wallet: Wallet; alert: BalanceAlert } } & {
   [N in InvoiceEvent]: { invoice: Invoice };
 } & { [N in SubscriptionEvent]: { subscription: Subscription } } & { 'payment.success': { payment: Payment } };

@@ -3,13 +3,13 @@ import { apiKeyRoutes } from './api-keys';
 import { billingRoutes } from './billing';
 import { customerRoutes } from './customers';
 import { walletRoutes } from './wallets';
+import { reservationRoutes } from './reservations';
 import { usageEventRoutes } from './usage-events';
 import { webhookRoutes } from './webhooks';
 
 export * from './api-keys';
 export * from './customers';
 export * from './wallets';
-// Reservations (issue #51): defined, not yet routed (no handler in the wallet service yet).
 export * from './reservations';
 export * from './usage-events';
 export * from './webhooks';
@@ -28,6 +28,7 @@ export const ALL_ROUTES: RouteDef[] = [
   ...apiKeyRoutes,
   ...customerRoutes,
   ...walletRoutes,
+  ...reservationRoutes,
   ...usageEventRoutes,
   ...webhookRoutes,
   ...billingRoutes,

@@ -32,9 +32,19 @@ export const createReservationBody = z
     if ((v.credits === undefined) === (v.amount === undefined)) {
       ctx.addIssue({ code: 'custom', path: ['credits'], message: 'give exactly one of credits and amount' });
     }
-  });
+  })
+  .meta({ examples: [{ customer_id: 'cust_01JB8Z9Y7X6W5V4T3S2R1Q0P9N', currency: 'usd', credits: '4000', expires_in: 120, idempotency_key: 'llm-call-2026-01-15-0001' }] });
 
-export const commitReservationBody = z.strictObject({ credits: nonNegativeDecimalString });
+/**
+ * A commit by credits (one RESERVATION_CAPTURE debit, the rest released). `allow_overage` here
+ * lets this commit exceed the hold (else the reservation's own). `event` (a commit by usage
+ * event) is named by the contract but not built yet: 400 naming `event`.
+ */
+export const commitReservationBody = z.strictObject({
+  credits: nonNegativeDecimalString.optional(),
+  allow_overage: z.boolean().optional(),
+  event: z.record(z.string(), z.unknown()).optional(),
+}).meta({ examples: [{ credits: '1234.5' }] });
 
 export const reservationSchema = z.object({
   id: z.string(),

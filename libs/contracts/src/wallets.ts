@@ -96,6 +96,16 @@ export const settleBody = z.strictObject({ status: z.enum(['COMPLETED', 'FAILED'
 
 const alertLevelView = z.object({ threshold: z.string(), condition: z.literal('below') });
 
+/**
+ * Reservations (docs/api/reservations.md): credits held by the wallet's live holds, and what a
+ * new hold or debit can still take (the lower of credit_balance and the real-time credit
+ * balance, less the holds; never below 0). On reads (GET, lists); event payloads leave them out.
+ */
+const heldCredits = {
+  credits_held: z.string().optional(),
+  credits_available: z.string().optional(),
+};
+
 export const walletSchema = z.object({
   id: z.string(),
   customer_id: z.string(),
@@ -116,6 +126,7 @@ export const walletSchema = z.object({
     .object({ alert_enabled: z.boolean(), critical: alertLevelView.optional(), warning: alertLevelView.optional(), info: alertLevelView.optional() })
     .nullable(),
   alert_state: z.enum(WALLET_ALERT_STATES),
+  ...heldCredits,
   tenant_id: z.string(),
   environment_id: z.string(),
   created_at: z.string(),
@@ -150,6 +161,7 @@ export const walletBalanceSchema = z.object({
   credit_balance: z.string(),
   conversion_rate: z.string(),
   credits_available_breakdown: z.object({ purchased: z.string(), free: z.string() }),
+  ...heldCredits,
   real_time_balance: z.string().optional(),
   real_time_credit_balance: z.string().optional(),
   /**

@@ -29,6 +29,10 @@ import { WalletService } from './wallets/service';
 import { WalletStore } from './wallets/store';
 import { mountUnbilledRoutes } from './unbilled/routes';
 import { UnbilledStore } from './unbilled/store';
+import { RESERVATION_EXPIRY_INTERVAL_MS, ReservationExpiryJob } from './reservations/job';
+import { mountReservationRoutes } from './reservations/routes';
+import { ReservationService } from './reservations/service';
+import { ReservationStore } from './reservations/store';
 
 export interface WalletServiceConfig {
   internalToken: string;
@@ -40,6 +44,8 @@ export interface WalletServiceConfig {
   debitConcurrency?: number;
   /** Wait of the oldest debit before a transaction beyond the first starts; default WALLET_DEBIT_OVERLAP_MS of `env`, else 5. */
   debitOverlapMs?: number;
+  /** How often holds past expires_at are written expired; 0 turns it off. Default 250 ms (a hold is expired within 1 s). */
+  reservationExpiryIntervalMs?: number;
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
   /** Replaces the HTTP lookup of customers (tests of the ledger without a customer service). */
@@ -54,6 +60,9 @@ export interface WalletServiceHandle extends Service {
   invoices: InvoiceCreditService;
   /** Credits by idempotency key for other services (credit grants; ADR 0039). */
   credits: CustomerCreditService;
+  /** Holds of PRE_PAID wallets (docs/api/reservations.md) and the job that expires them. */
+  reservations: ReservationService;
+  reservationExpiry: ReservationExpiryJob;
 }
 
 export function createWalletService({ db, bus, logger }: ServiceDeps, config: WalletServiceConfig): WalletServiceHandle {
@@ -82,6 +91,10 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
   const creditBatch = new CustomerCreditBatch(ledger, walletStore, entryStore, creditStore, directory);
   const intervalMs = config.expiryIntervalMs ?? settings.expiryIntervalMs;
   const expiry = new ExpiryJob(ledger, logger, intervalMs);
+  const reservationStore = new ReservationStore();
+  const reservations = new ReservationService(db, ledger, reservationStore, directory);
+  const reservationExpiry = new ReservationExpiryJob(ledger, reservationStore, logger, config.reservationExpiryIntervalMs ?? RESERVATION_EXPIRY_INTERVAL_MS);
+  const held = (walletIds: string[]) => reservationStore.heldByWallet(db, walletIds, clock());
   let subscription: Subscription | undefined;
 
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
@@ -95,7 +108,8 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
     // The ledger's hot path without express (ADR 0027): handlers that use only their validated input.
     lean: ['getWallet', 'getWalletBalance', 'topupWallet', 'debitWallet'],
     mount: (app) => {
-      mountWalletRoutes(app, wallets, logger);
+      mountWalletRoutes(app, wallets, held, logger);
+      mountReservationRoutes(app, reservations, clock, logger);
       mountEntryRoutes(app, entries, logger);
       mountExpiryRoutes(app, expiry, logger);
       mountInvoiceRoutes(app, invoices, logger);
@@ -114,6 +128,8 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
     expiry,
     invoices,
     credits,
+    reservations,
+    reservationExpiry,
     async start() {
       await migrate(db, SCHEMA, migrations);
       subscription = await subscribeCustomerEvents({
@@ -127,9 +143,11 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
       });
       relay.start();
       expiry.start();
+      reservationExpiry.start();
     },
     async stop() {
       await expiry.stop();
+      await reservationExpiry.stop();
       await subscription?.stop();
       await relay.stop();
       await httpLookup.close();

@@ -117,6 +117,9 @@ describe('wallet API through the gateway (real Postgres and Kafka)', () => {
       credit_balance: '0.05',
       conversion_rate: '3',
       credits_available_breakdown: { purchased: '0.05', free: '0' },
+      // No reservation holds any of it (docs/api/reservations.md).
+      credits_held: '0',
+      credits_available: '0.05',
     });
     const missing = await stack.api.post('/v1/wallets/wallet_missing/debit', { credits: '1' });
     expect(missing.status).toBe(404);

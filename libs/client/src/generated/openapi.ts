@@ -327,6 +327,90 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/reservations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Reservations, newest first, of a customer and status
+         * @description Needs the `reservations:read` permission (or `*`). Served by the wallet service.
+         */
+        get: operations["listReservations"];
+        put?: never;
+        /**
+         * Hold credits of a customer's PRE_PAID wallet before the work starts (402 when the available credits fall short)
+         * @description Needs the `reservations:write` permission (or `*`). Served by the wallet service.
+         */
+        post: operations["createReservation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reservations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a reservation (a hold past expires_at reads as expired)
+         * @description Needs the `reservations:read` permission (or `*`). Served by the wallet service.
+         */
+        get: operations["getReservation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reservations/{id}/commit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Debit the actual spend of a hold (RESERVATION_CAPTURE) and release the rest
+         * @description Needs the `reservations:write` permission (or `*`). Served by the wallet service.
+         */
+        post: operations["commitReservation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reservations/{id}/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release a hold whole (the work did not happen)
+         * @description Needs the `reservations:write` permission (or `*`). Served by the wallet service.
+         */
+        post: operations["releaseReservation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/events": {
         parameters: {
             query?: never;
@@ -4196,6 +4280,8 @@ export interface operations {
                      *         }
                      *       },
                      *       "alert_state": "ok",
+                     *       "credits_held": "100",
+                     *       "credits_available": "100",
                      *       "tenant_id": "default",
                      *       "environment_id": "production",
                      *       "created_at": "2026-01-15T10:30:00Z",
@@ -4247,6 +4333,8 @@ export interface operations {
                         } | null;
                         /** @enum {string} */
                         alert_state: "ok" | "info" | "warning" | "critical";
+                        credits_held?: string;
+                        credits_available?: string;
                         tenant_id: string;
                         environment_id: string;
                         created_at: string;
@@ -4399,6 +4487,8 @@ export interface operations {
                      *         }
                      *       },
                      *       "alert_state": "ok",
+                     *       "credits_held": "100",
+                     *       "credits_available": "100",
                      *       "tenant_id": "default",
                      *       "environment_id": "production",
                      *       "created_at": "2026-01-15T10:30:00Z",
@@ -4450,6 +4540,8 @@ export interface operations {
                         } | null;
                         /** @enum {string} */
                         alert_state: "ok" | "info" | "warning" | "critical";
+                        credits_held?: string;
+                        credits_available?: string;
                         tenant_id: string;
                         environment_id: string;
                         created_at: string;
@@ -4666,6 +4758,8 @@ export interface operations {
                      *         }
                      *       },
                      *       "alert_state": "ok",
+                     *       "credits_held": "100",
+                     *       "credits_available": "100",
                      *       "tenant_id": "default",
                      *       "environment_id": "production",
                      *       "created_at": "2026-01-15T10:30:00Z",
@@ -4717,6 +4811,8 @@ export interface operations {
                         } | null;
                         /** @enum {string} */
                         alert_state: "ok" | "info" | "warning" | "critical";
+                        credits_held?: string;
+                        credits_available?: string;
                         tenant_id: string;
                         environment_id: string;
                         created_at: string;
@@ -4874,6 +4970,8 @@ export interface operations {
                      *         }
                      *       },
                      *       "alert_state": "ok",
+                     *       "credits_held": "100",
+                     *       "credits_available": "100",
                      *       "tenant_id": "default",
                      *       "environment_id": "production",
                      *       "created_at": "2026-01-15T10:30:00Z",
@@ -4925,6 +5023,8 @@ export interface operations {
                         } | null;
                         /** @enum {string} */
                         alert_state: "ok" | "info" | "warning" | "critical";
+                        credits_held?: string;
+                        credits_available?: string;
                         tenant_id: string;
                         environment_id: string;
                         created_at: string;
@@ -5398,6 +5498,8 @@ export interface operations {
                      *         "purchased": "400",
                      *         "free": "200"
                      *       },
+                     *       "credits_held": "100",
+                     *       "credits_available": "100",
                      *       "real_time_balance": "600",
                      *       "real_time_credit_balance": "600",
                      *       "unbilled_usage": 1,
@@ -5414,6 +5516,8 @@ export interface operations {
                             purchased: string;
                             free: string;
                         };
+                        credits_held?: string;
+                        credits_available?: string;
                         real_time_balance?: string;
                         real_time_credit_balance?: string;
                         unbilled_usage?: number;
@@ -5878,6 +5982,8 @@ export interface operations {
                      *             }
                      *           },
                      *           "alert_state": "ok",
+                     *           "credits_held": "100",
+                     *           "credits_available": "100",
                      *           "tenant_id": "default",
                      *           "environment_id": "production",
                      *           "created_at": "2026-01-15T10:30:00Z",
@@ -5937,6 +6043,8 @@ export interface operations {
                             } | null;
                             /** @enum {string} */
                             alert_state: "ok" | "info" | "warning" | "critical";
+                            credits_held?: string;
+                            credits_available?: string;
                             tenant_id: string;
                             environment_id: string;
                             created_at: string;
@@ -6069,6 +6177,783 @@ export interface operations {
             };
             /** @description The API key lacks the permission this operation needs (`permission_denied`) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the limit (`validation_error`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listReservations: {
+        parameters: {
+            query?: {
+                /** @example cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                customer_id?: string;
+                /** @example held */
+                status?: "held" | "committed" | "released" | "expired";
+                /** @example 50 */
+                limit?: number;
+                /** @example 0 */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "status": "held",
+                     *           "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "wallet_id": "wallet_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "currency": "usd",
+                     *           "credits_held": "100",
+                     *           "credits_committed": "100",
+                     *           "transaction_id": "wtxn_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "allow_overage": true,
+                     *           "expires_at": "2030-12-31T23:59:59Z",
+                     *           "idempotency_key": "req-2026-01-15-0001",
+                     *           "metadata": {
+                     *             "plan": "pro"
+                     *           },
+                     *           "tenant_id": "default",
+                     *           "environment_id": "production",
+                     *           "created_at": "2026-01-15T10:30:00Z",
+                     *           "updated_at": "2026-01-15T10:30:00Z",
+                     *           "ended_at": "2026-01-15T10:30:00Z"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "total": 1,
+                     *         "limit": 50,
+                     *         "offset": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        items: {
+                            id: string;
+                            /** @enum {string} */
+                            status: "held" | "committed" | "released" | "expired";
+                            customer_id: string;
+                            wallet_id: string;
+                            currency: string;
+                            credits_held: string;
+                            credits_committed: string | null;
+                            transaction_id: string | null;
+                            allow_overage: boolean;
+                            expires_at: string;
+                            idempotency_key: string;
+                            metadata: {
+                                [key: string]: string;
+                            };
+                            tenant_id: string;
+                            environment_id: string;
+                            created_at: string;
+                            updated_at: string;
+                            ended_at: string | null;
+                        }[];
+                        pagination: {
+                            total: number;
+                            limit: number;
+                            offset: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createReservation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The same as the body field `idempotency_key` (same rules); send either or both, and when both, the same key (else 400)
+                 * @example topup-2026-01-15-0001
+                 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "customer_id": "cust_01JB8Z9Y7X6W5V4T3S2R1Q0P9N",
+                 *       "currency": "usd",
+                 *       "credits": "4000",
+                 *       "expires_in": 120,
+                 *       "idempotency_key": "llm-call-2026-01-15-0001"
+                 *     }
+                 */
+                "application/json": {
+                    customer_id?: string;
+                    external_customer_id?: string;
+                    currency: string;
+                    credits?: string;
+                    amount?: string;
+                    /** @default 300 */
+                    expires_in?: number;
+                    /** @default false */
+                    allow_overage?: boolean;
+                    idempotency_key: string;
+                    metadata?: {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "status": "held",
+                     *       "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "wallet_id": "wallet_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "currency": "usd",
+                     *       "credits_held": "100",
+                     *       "credits_committed": "100",
+                     *       "transaction_id": "wtxn_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "allow_overage": true,
+                     *       "expires_at": "2030-12-31T23:59:59Z",
+                     *       "idempotency_key": "req-2026-01-15-0001",
+                     *       "metadata": {
+                     *         "plan": "pro"
+                     *       },
+                     *       "tenant_id": "default",
+                     *       "environment_id": "production",
+                     *       "created_at": "2026-01-15T10:30:00Z",
+                     *       "updated_at": "2026-01-15T10:30:00Z",
+                     *       "ended_at": "2026-01-15T10:30:00Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        /** @enum {string} */
+                        status: "held" | "committed" | "released" | "expired";
+                        customer_id: string;
+                        wallet_id: string;
+                        currency: string;
+                        credits_held: string;
+                        credits_committed: string | null;
+                        transaction_id: string | null;
+                        allow_overage: boolean;
+                        expires_at: string;
+                        idempotency_key: string;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        tenant_id: string;
+                        environment_id: string;
+                        created_at: string;
+                        updated_at: string;
+                        ended_at: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not enough credits for a hold (`insufficient_credits`); `details.available` says how many credits are available */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the limit (`validation_error`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getReservation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "status": "held",
+                     *       "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "wallet_id": "wallet_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "currency": "usd",
+                     *       "credits_held": "100",
+                     *       "credits_committed": "100",
+                     *       "transaction_id": "wtxn_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "allow_overage": true,
+                     *       "expires_at": "2030-12-31T23:59:59Z",
+                     *       "idempotency_key": "req-2026-01-15-0001",
+                     *       "metadata": {
+                     *         "plan": "pro"
+                     *       },
+                     *       "tenant_id": "default",
+                     *       "environment_id": "production",
+                     *       "created_at": "2026-01-15T10:30:00Z",
+                     *       "updated_at": "2026-01-15T10:30:00Z",
+                     *       "ended_at": "2026-01-15T10:30:00Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        /** @enum {string} */
+                        status: "held" | "committed" | "released" | "expired";
+                        customer_id: string;
+                        wallet_id: string;
+                        currency: string;
+                        credits_held: string;
+                        credits_committed: string | null;
+                        transaction_id: string | null;
+                        allow_overage: boolean;
+                        expires_at: string;
+                        idempotency_key: string;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        tenant_id: string;
+                        environment_id: string;
+                        created_at: string;
+                        updated_at: string;
+                        ended_at: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    commitReservation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "credits": "1234.5"
+                 *     }
+                 */
+                "application/json": {
+                    credits?: string;
+                    allow_overage?: boolean;
+                    event?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "status": "held",
+                     *       "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "wallet_id": "wallet_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "currency": "usd",
+                     *       "credits_held": "100",
+                     *       "credits_committed": "100",
+                     *       "transaction_id": "wtxn_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "allow_overage": true,
+                     *       "expires_at": "2030-12-31T23:59:59Z",
+                     *       "idempotency_key": "req-2026-01-15-0001",
+                     *       "metadata": {
+                     *         "plan": "pro"
+                     *       },
+                     *       "tenant_id": "default",
+                     *       "environment_id": "production",
+                     *       "created_at": "2026-01-15T10:30:00Z",
+                     *       "updated_at": "2026-01-15T10:30:00Z",
+                     *       "ended_at": "2026-01-15T10:30:00Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        /** @enum {string} */
+                        status: "held" | "committed" | "released" | "expired";
+                        customer_id: string;
+                        wallet_id: string;
+                        currency: string;
+                        credits_held: string;
+                        credits_committed: string | null;
+                        transaction_id: string | null;
+                        allow_overage: boolean;
+                        expires_at: string;
+                        idempotency_key: string;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        tenant_id: string;
+                        environment_id: string;
+                        created_at: string;
+                        updated_at: string;
+                        ended_at: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not enough credits for a hold (`insufficient_credits`); `details.available` says how many credits are available */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the limit (`validation_error`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    releaseReservation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /** @example {} */
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "status": "held",
+                     *       "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "wallet_id": "wallet_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "currency": "usd",
+                     *       "credits_held": "100",
+                     *       "credits_committed": "100",
+                     *       "transaction_id": "wtxn_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "allow_overage": true,
+                     *       "expires_at": "2030-12-31T23:59:59Z",
+                     *       "idempotency_key": "req-2026-01-15-0001",
+                     *       "metadata": {
+                     *         "plan": "pro"
+                     *       },
+                     *       "tenant_id": "default",
+                     *       "environment_id": "production",
+                     *       "created_at": "2026-01-15T10:30:00Z",
+                     *       "updated_at": "2026-01-15T10:30:00Z",
+                     *       "ended_at": "2026-01-15T10:30:00Z"
+                     *     }
+                     */
+                    "application/json": {
+                        id: string;
+                        /** @enum {string} */
+                        status: "held" | "committed" | "released" | "expired";
+                        customer_id: string;
+                        wallet_id: string;
+                        currency: string;
+                        credits_held: string;
+                        credits_committed: string | null;
+                        transaction_id: string | null;
+                        allow_overage: boolean;
+                        expires_at: string;
+                        idempotency_key: string;
+                        metadata: {
+                            [key: string]: string;
+                        };
+                        tenant_id: string;
+                        environment_id: string;
+                        created_at: string;
+                        updated_at: string;
+                        ended_at: string | null;
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,8 +1,11 @@
-import type { Scope } from '@billstream/contracts';
+import { TOPICS } from '@billstream/bus';
+import type { DomainEvent, Scope, WebhookEventName } from '@billstream/contracts';
 import { rowsOf, type Conn, type Trx } from '@billstream/db';
+import { newDomainEvent, outboxInsertMany, type EventContext } from '@billstream/outbox';
 import { EXACT_ZERO, exact, toDecimalString } from '@billstream/money';
 import type { Decimal } from 'decimal.js';
 import type { Reservation, ReservationStatus } from './domain';
+import { reservationView } from './view';
 
 interface ReservationRow {
   id: string;
@@ -89,6 +92,28 @@ export class ReservationStore {
   async lockById(trx: Trx, scope: Scope, id: string): Promise<Reservation | undefined> {
     const row = await trx('reservations').where({ id, tenant_id: scope.tenantId, environment_id: scope.environmentId }).forUpdate().first<ReservationRow | undefined>();
     return row && fromRow(row);
+  }
+
+  /** The customer's oldest active PRE_PAID wallet of the currency (the one a hold takes from). */
+  async activePrepaidWallet(conn: Conn, scope: Scope, customerId: string, currency: string): Promise<string | undefined> {
+    const row = await conn('wallets')
+      .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId, customer_id: customerId, currency, wallet_type: 'PRE_PAID', wallet_status: 'active' })
+      .orderBy([{ column: 'created_at' }, { column: 'id' }])
+      .first<{ id: string } | undefined>('id');
+    return row?.id;
+  }
+
+  /**
+   * Writes the events of reservations that ended without a wallet change (a release, the
+   * expiry job) to the outbox, keyed by their wallet as the wallet's other events are.
+   */
+  async announce(trx: Trx, ctx: EventContext | null, ended: Reservation[], type: WebhookEventName, now: Date): Promise<DomainEvent[]> {
+    const items = ended.map((r) => ({
+      key: r.walletId,
+      event: newDomainEvent(type, ctx ?? { tenantId: r.tenantId, environmentId: r.environmentId, actor: 'system' }, { reservation: reservationView(r, now) }),
+    }));
+    if (items.length > 0) await outboxInsertMany(trx, TOPICS.walletEvents, items);
+    return items.map((i) => i.event);
   }
 
   async byKey(conn: Conn, scope: Scope, key: string): Promise<Reservation | undefined> {

@@ -2,12 +2,17 @@ import type { Express } from 'express';
 import { walletApi } from '@billstream/contracts';
 import { HttpResult, mountRoute } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
-import { exact } from '@billstream/money';
+import { EXACT_ZERO, exact } from '@billstream/money';
+import type { Decimal } from 'decimal.js';
 import { alertSettingsFromBody, autoTopupFromBody, parseTimestamp } from './input';
 import type { WalletService } from './service';
 import { balanceView, walletEtag, walletView } from './view';
 
-export function mountWalletRoutes(app: Express, wallets: WalletService, logger: Logger): void {
+/** Credits held by the live reservations of wallets (wallet id -> credits; 0 when none). */
+export type HeldCredits = (walletIds: string[]) => Promise<Map<string, Decimal>>;
+
+export function mountWalletRoutes(app: Express, wallets: WalletService, held: HeldCredits, logger: Logger): void {
+  const heldOf = async (walletId: string) => (await held([walletId])).get(walletId) ?? EXACT_ZERO;
   mountRoute(
     app,
     walletApi.create,
@@ -27,7 +32,7 @@ export function mountWalletRoutes(app: Express, wallets: WalletService, logger: 
         alertSettings: body.alert_settings ? alertSettingsFromBody(body.alert_settings) : null,
         allowedPriceTypes: body.config?.allowed_price_types ?? null,
       });
-      return new HttpResult(walletView(wallet), 201, { etag: walletEtag(wallet) });
+      return new HttpResult(walletView(wallet, EXACT_ZERO), 201, { etag: walletEtag(wallet) });
     },
     logger,
   );
@@ -37,7 +42,7 @@ export function mountWalletRoutes(app: Express, wallets: WalletService, logger: 
     walletApi.get,
     async ({ params, ctx }) => {
       const wallet = await wallets.get(ctx, params.id);
-      return new HttpResult(walletView(wallet), 200, { etag: walletEtag(wallet) });
+      return new HttpResult(walletView(wallet, await heldOf(wallet.id)), 200, { etag: walletEtag(wallet) });
     },
     logger,
   );
@@ -55,7 +60,7 @@ export function mountWalletRoutes(app: Express, wallets: WalletService, logger: 
         walletStatus: body.wallet_status,
         ifMatch: req.header('if-match') ?? undefined,
       });
-      return new HttpResult(walletView(wallet), 200, { etag: walletEtag(wallet) });
+      return new HttpResult(walletView(wallet, await heldOf(wallet.id)), 200, { etag: walletEtag(wallet) });
     },
     logger,
   );
@@ -67,7 +72,7 @@ export function mountWalletRoutes(app: Express, wallets: WalletService, logger: 
     walletApi.balance,
     async ({ params, query, ctx }) => {
       const { wallet, breakdown } = await wallets.balance(ctx, params.id);
-      return balanceView(wallet, breakdown, query.include_real_time_balance ?? false);
+      return balanceView(wallet, breakdown, query.include_real_time_balance ?? false, await heldOf(wallet.id));
     },
     logger,
   );
@@ -78,7 +83,8 @@ export function mountWalletRoutes(app: Express, wallets: WalletService, logger: 
     async ({ params, query, ctx }) => {
       const page = { limit: query.limit, offset: query.offset };
       const { items, total } = await wallets.listByCustomer(ctx, params.id, page);
-      return { items: items.map(walletView), pagination: { total, ...page } };
+      const holds = await held(items.map((w) => w.id));
+      return { items: items.map((w) => walletView(w, holds.get(w.id))), pagination: { total, ...page } };
     },
     logger,
   );

@@ -8,8 +8,25 @@ function levelView(level: AlertLevel | undefined) {
   return level ? { threshold: toDecimalString(level.threshold), condition: level.condition } : undefined;
 }
 
-/** The wallet as clients see it (responses and event payloads). */
-export function walletView(w: Wallet) {
+/**
+ * What a new hold or a debit can still take (docs/api/reservations.md): the real-time credit
+ * balance, never more than credit_balance (pending credits cannot be debited yet), less the
+ * credits `held` by live reservations; never below 0.
+ */
+export function creditsAvailableOf(w: Wallet, held: Decimal): Decimal {
+  const realTime = realTimeCreditBalance(w);
+  const spendable = realTime.lessThan(w.creditBalance) ? realTime : w.creditBalance;
+  const left = spendable.minus(held);
+  return left.isNegative() ? EXACT_ZERO : left;
+}
+
+/** `credits_held` and `credits_available` of a read (left out when `held` is not known: event payloads). */
+function heldView(w: Wallet, held: Decimal | undefined) {
+  return held === undefined ? {} : { credits_held: toDecimalString(held), credits_available: toDecimalString(creditsAvailableOf(w, held)) };
+}
+
+/** The wallet as clients see it (responses and event payloads); `held`: credits of its live reservations, on reads. */
+export function walletView(w: Wallet, held?: Decimal) {
   return {
     id: w.id,
     customer_id: w.customerId,
@@ -36,6 +53,7 @@ export function walletView(w: Wallet) {
       ...(w.alertSettings.info ? { info: levelView(w.alertSettings.info) } : {}),
     },
     alert_state: w.alertState,
+    ...heldView(w, held),
     tenant_id: w.tenantId,
     environment_id: w.environmentId,
     created_at: w.createdAt.toISOString(),
@@ -64,7 +82,7 @@ export function realTimeCreditBalance(w: Wallet): Decimal {
   return base.minus(unbilled.dividedBy(w.conversionRate).toDecimalPlaces(UNBILLED_CREDIT_DECIMALS, Decimal.ROUND_UP));
 }
 
-export function balanceView(w: Wallet, breakdown: { free: Decimal; purchased: Decimal }, includeRealTime: boolean) {
+export function balanceView(w: Wallet, breakdown: { free: Decimal; purchased: Decimal }, includeRealTime: boolean, held?: Decimal) {
   const realTime = realTimeCreditBalance(w);
   const counted = countsUnbilledUsage(w);
   return {
@@ -74,6 +92,7 @@ export function balanceView(w: Wallet, breakdown: { free: Decimal; purchased: De
     credit_balance: toDecimalString(w.creditBalance),
     conversion_rate: toDecimalString(w.conversionRate),
     credits_available_breakdown: { purchased: toDecimalString(breakdown.purchased), free: toDecimalString(breakdown.free) },
+    ...heldView(w, held),
     ...(includeRealTime
       ? {
           // The money balance takes off the unbilled usage exactly; the credit balance its worth in credits.
