@@ -43,6 +43,7 @@ export const ID_PREFIXES = {
   discount: 'disc_',
   subscriptionChange: 'schg_',
   reservation: 'resv_',
+  invoiceCommunication: 'icomm_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -58,6 +58,7 @@ import { PriceService } from './prices/service';
 import { PriceStore } from './prices/store';
 import { composePeriodJob } from './composition/periods';
 import { composeTasks } from './composition/tasks';
+import { composeCommunications } from './composition/communications';
 import { mountRenewalRoutes } from './renewals/routes';
 import { mountSubscriptionRoutes } from './subscriptions/routes';
 import { SubscriptionService } from './subscriptions/service';
@@ -150,6 +151,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   // Invoice documents (ADR 0045): the finalizer sets the signed links and snapshots what the PDF shows.
   // Their key: DOCUMENT_LINK_SECRET, or derived from the internal token (ADR 0059), never kept in the database.
   const documentLinks = new DocumentLinks(settings.publicBaseUrl, documentLinkKey(settings.documentLinkSecret, config.internalToken), settings.documentLinkTtlDays);
+  const communications = composeCommunications({ db, logger, clock, settings }, { invoices: invoiceStore, customers: customerStore, pdf: (scope, id) => documents.pdf(scope, id) });
   const documents = new DocumentService({
     db,
     documents: new DocumentStore(),
@@ -161,6 +163,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     links: documentLinks,
     clock,
     published,
+    emails: communications.recorder,
   });
   const finalizer = new InvoiceFinalizer({
     db,
@@ -262,6 +265,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       mountPlanChangeRoutes(a, planChanges, logger);
       mountSettingsRoutes(a, billingSettings, logger);
       mountDocumentRoutes(a, documents, logger);
+      communications.mount(a);
       mountReportRoutes(a, db, logger);
     },
   });
@@ -287,6 +291,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     planChanges,
     coupons,
     creditNotes,
+    emails: communications.sender,
     async start() {
       await migrate(db, SCHEMA, migrations);
       consumer = await subscribeCustomerEvents(customerEventsDeps(bus));
@@ -297,8 +302,10 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       usageConsumer = await subscribeUsageRecorded(bus, unbilled, logger);
       unbilled.start();
       taskRunner.start();
+      communications.sender.start();
     },
     async stop() {
+      await communications.sender.stop();
       await taskRunner.stop();
       await usageConsumer?.stop();
       await unbilled.stop();

@@ -22,6 +22,7 @@ import { hierarchyBillingMigration } from './019-hierarchy-billing';
 import { thresholdReturnsMigration } from './020-threshold-returns';
 import { discountPeriodAmountsMigration } from './021-discount-period-amounts';
 import { documentLinksMigration } from './022-document-links';
+import { invoiceEmailsMigration } from './024-invoice-emails';
 
 export const SCHEMA = 'billing';
 
@@ -50,4 +51,5 @@ export const migrations: Migration[] = [
   discountPeriodAmountsMigration(SCHEMA),
   consumerDeadLettersMigration(SCHEMA),
   documentLinksMigration(SCHEMA),
+  invoiceEmailsMigration(SCHEMA),
 ];
