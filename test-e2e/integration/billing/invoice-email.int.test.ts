@@ -1,3 +1,4 @@
+import { chromium } from 'playwright-core';
 import { createBillingService, type BillingServiceHandle } from '@billstream/billing';
 import { InProcessBus } from '@billstream/bus';
 import { createDb, type Db } from '@billstream/db';
@@ -13,6 +14,7 @@ import { fixedPrice } from './prices';
  * database beside the stack's: one message per (invoice, trigger) still.
  */
 const MAX_ATTEMPTS = 5;
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SELLER = 'Acme Tools';
 const FROM = 'billing@acme.example';
 
@@ -238,5 +240,29 @@ describe('invoice email over SMTP through the gateway (real Postgres, Kafka and 
     const narrow = await stack.keyFor('tenant-a', 'production', ['customers:read']);
     const refused = await fetch(`${stack.embedded.url}/v1/invoices/${d.id}/communications`, { headers: { authorization: `Bearer ${narrow}` } });
     expect(refused.status).toBe(403);
+  });
+
+  it("the console's invoice page shows each delivery: trigger, recipient, status, attempts, the server's last answer (headless Chromium)", async () => {
+    const d = await draft();
+    smtp.mode = { kind: 'refuse-rcpt', code: 451, text: '4.3.0 Mailbox busy, try later', times: 1 };
+    const invoice = await finalize(d.id);
+    await sentAll(d.id, 1);
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu'] });
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${stack.embedded.url}/console/`);
+      await page.getByLabel('API key').fill(stack.api.key!);
+      await page.getByRole('button', { name: 'Open the console' }).click();
+      await page.getByRole('heading', { name: 'Customers' }).waitFor();
+      await page.goto(`${stack.embedded.url}/console/#/invoices/${d.id}`);
+      await page.getByRole('heading', { name: `Invoice ${invoice.invoice_number}` }).waitFor();
+      const row = page.getByRole('table', { name: 'Email deliveries' }).getByRole('row').filter({ hasText: d.email });
+      await row.waitFor();
+      const cells = await row.getByRole('cell').allTextContents();
+      expect(cells.slice(1, 5)).toEqual(['finalization', d.email, 'sent', '2']);
+      expect(cells[5]).toMatch(/^250 /);
+    } finally {
+      await browser.close();
+    }
   });
 });
