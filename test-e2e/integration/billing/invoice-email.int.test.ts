@@ -180,6 +180,9 @@ describe('invoice email over SMTP through the gateway (real Postgres, Kafka and 
     const ids = messagesOf(d.id).map((m) => m.mail.messageId);
     expect(ids).toHaveLength(6);
     expect(new Set(ids)).toEqual(new Set(list.map((c) => `<${c.id}@acme.example>`)));
+    // Each trigger's `invoice.communication.triggered` is still published (billing's outbox, relayed to Kafka).
+    const events = [first, ...burst];
+    await waitFor(async () => (await billingDb('outbox').whereIn('id', events).whereNotNull('published_at')).length === events.length, { what: 'the triggers\' events published' });
   });
 
   it.each([
@@ -207,7 +210,9 @@ describe('invoice email over SMTP through the gateway (real Postgres, Kafka and 
     await sentAll(d.id, 1);
     await smtp.stop();
     const eventId = await trigger(d.id);
-    const down = await waitFor(async () => (await communications(d.id)).find((c) => c.event_id === eventId && c.attempts >= 2), { what: 'two attempts while the server is down' });
+    // Two failed attempts recorded: the second's answer, not its claim (a claim leases the row for minutes, a failure waits the backoff).
+    const failedTwice = (c: Communication) => c.event_id === eventId && c.attempts >= 2 && c.next_attempt_at !== null && Date.parse(c.next_attempt_at) - Date.parse(c.updated_at) < 60_000;
+    const down = await waitFor(async () => (await communications(d.id)).find(failedTwice), { what: 'two failed attempts while the server is down' });
     expect(down.status).toBe('pending');
     expect(down.last_response).toMatch(/ECONNREFUSED/);
     await smtp.start();
