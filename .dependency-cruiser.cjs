@@ -26,6 +26,7 @@ const BILLING_LAYERS = [
   ['payments'],
   ['credit-notes', 'plan-changes'],
   ['topups', 'renewals', 'unbilled', 'tasks', 'customer-events', 'documents', 'reports'],
+  ['communications'],
   ['workflows'],
 ];
 const TEST_FILE = '\\.test\\.ts$';

@@ -52,6 +52,8 @@ __all__ = [
     "BillingSettingsEmail",
     "BillingSettings",
     "CommunicationTriggered",
+    "InvoiceCommunicationList",
+    "InvoiceCommunication",
     "InvoiceDocumentLinks",
     "TaxRate",
     "ListApiKeysQuery",
@@ -860,6 +862,26 @@ class BillingSettings(TypedDict):
 
 class CommunicationTriggered(TypedDict):
     event_id: str
+
+
+class InvoiceCommunicationList(TypedDict):
+    items: List[InvoiceCommunication]
+
+
+class InvoiceCommunication(TypedDict):
+    id: str
+    invoice_id: str
+    channel: Literal["email"]
+    trigger: Literal["finalization", "communication"]
+    event_id: Optional[str]
+    status: Literal["pending", "sent", "failed"]
+    recipient: Optional[str]
+    attempts: int
+    last_response: Optional[str]
+    next_attempt_at: Optional[str]
+    created_at: str
+    updated_at: str
+    sent_at: Optional[str]
 
 
 class InvoiceDocumentLinks(TypedDict):

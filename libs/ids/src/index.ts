@@ -44,6 +44,7 @@ export const ID_PREFIXES = {
   subscriptionChange: 'schg_',
   reservation: 'resv_',
   taxRate: 'txr_',
+  invoiceCommunication: 'icomm_',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -189,6 +189,14 @@ export function recordBillingRun(job: string, ok: boolean, seconds: number, invo
   if (invoices > 0) billingInvoices.labels(job).inc(invoices);
 }
 
+// ---- invoice email (billing, ADR 0067)
+
+export const invoiceEmailAttempts = new FastCounter('billstream_invoice_email_attempts_total', 'Invoice email attempts to the SMTP server, by result: sent (accepted), refused (the server answered an error), unavailable (no connection or no answer).', ['result'] as const, metricsRegistry);
+
+export function recordInvoiceEmailAttempt(result: 'sent' | 'refused' | 'unavailable'): void {
+  if (metricsEnabled()) invoiceEmailAttempts.labels(result).inc();
+}
+
 // ---- gauges read when Prometheus scrapes
 
 /** A source of gauge samples, asked at each scrape (consumer lag, backlogs, pending ages). */

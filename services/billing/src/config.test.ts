@@ -5,7 +5,7 @@ import { billingEnv, billingSettings, billingSettingsEnv, billingSettingsFrom, d
 
 describe('billing settings', () => {
   it('default to a 60 s period job, a 3-day renewal notice, no finalize delay and INV numbers', () => {
-    expect(billingSettingsFrom({})).toEqual({ intervalMs: 60_000, leaseMs: 60_000, renewalNoticeDays: 3, finalizeDelayMs: 0, invoiceNumberPrefix: 'INV', creditNoteNumberPrefix: 'CN', concurrency: 8, tasksPollMs: 1000, tasksLeaseMs: 30_000, tasksBatchRows: 2000, unbilledDebounceMs: 250, unbilledSweepMs: 30_000, publicBaseUrl: 'http://127.0.0.1:8080', documentLinkTtlDays: 30 });
+    expect(billingSettingsFrom({})).toEqual({ intervalMs: 60_000, leaseMs: 60_000, renewalNoticeDays: 3, finalizeDelayMs: 0, invoiceNumberPrefix: 'INV', creditNoteNumberPrefix: 'CN', concurrency: 8, tasksPollMs: 1000, tasksLeaseMs: 30_000, tasksBatchRows: 2000, unbilledDebounceMs: 250, unbilledSweepMs: 30_000, publicBaseUrl: 'http://127.0.0.1:8080', documentLinkTtlDays: 30, emailPollMs: 5000, emailMaxAttempts: 10, emailRetryBaseMs: 60_000 });
   });
 
   it('parse the variables', () => {
@@ -20,7 +20,7 @@ describe('billing settings', () => {
         UNBILLED_DEBOUNCE_MS: '100',
         UNBILLED_SWEEP_MS: '0',
       }),
-    ).toEqual({ intervalMs: 0, leaseMs: 60_000, renewalNoticeDays: 7, finalizeDelayMs: 900_000, invoiceNumberPrefix: 'ACME', creditNoteNumberPrefix: 'ACN', concurrency: 32, tasksPollMs: 1000, tasksLeaseMs: 30_000, tasksBatchRows: 2000, unbilledDebounceMs: 100, unbilledSweepMs: 0, publicBaseUrl: 'http://127.0.0.1:8080', documentLinkTtlDays: 30 });
+    ).toEqual({ intervalMs: 0, leaseMs: 60_000, renewalNoticeDays: 7, finalizeDelayMs: 900_000, invoiceNumberPrefix: 'ACME', creditNoteNumberPrefix: 'ACN', concurrency: 32, tasksPollMs: 1000, tasksLeaseMs: 30_000, tasksBatchRows: 2000, unbilledDebounceMs: 100, unbilledSweepMs: 0, publicBaseUrl: 'http://127.0.0.1:8080', documentLinkTtlDays: 30, emailPollMs: 5000, emailMaxAttempts: 10, emailRetryBaseMs: 60_000 });
     expect(durationMs('0s')).toBe(0);
     expect(durationMs('90s')).toBe(90_000);
     expect(durationMs('2h')).toBe(7_200_000);
@@ -37,6 +37,8 @@ describe('billing settings', () => {
     expect(() => billingSettingsFrom({ BILLING_JOB_CONCURRENCY: '0' })).toThrow(/BILLING_JOB_CONCURRENCY/);
     expect(() => billingSettingsFrom({ TASKS_LEASE_MS: '10' })).toThrow(/TASKS_LEASE_MS/);
     expect(() => billingSettingsFrom({ TASKS_POLL_MS: '-1' })).toThrow(/TASKS_POLL_MS/);
+    expect(() => billingSettingsFrom({ BILLING_EMAIL_MAX_ATTEMPTS: '0' })).toThrow(/BILLING_EMAIL_MAX_ATTEMPTS/);
+    expect(() => billingSettingsFrom({ BILLING_EMAIL_RETRY_BASE_MS: 'soon' })).toThrow(/BILLING_EMAIL_RETRY_BASE_MS/);
   });
 
   it('need the addresses of the customer service, the ingestion-aggregator and the wallet service when run alone', () => {
@@ -65,6 +67,9 @@ describe('billing settings', () => {
       DOCUMENT_LINK_SECRET: 'a-document-link-secret-of-32-characters-at-least',
       DOCUMENT_LINK_TTL_DAYS_AFTER_DUE: '7',
       SMTP_URL: 'smtp://mailer:secret@mail.example.com:587',
+      BILLING_EMAIL_POLL_MS: '0',
+      BILLING_EMAIL_MAX_ATTEMPTS: '3',
+      BILLING_EMAIL_RETRY_BASE_MS: '1000',
     });
   });
 

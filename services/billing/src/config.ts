@@ -68,6 +68,12 @@ export const billingEnv = {
     .string()
     .refine((v) => v === '' || /^smtps?:\/\/[^\s/]+(:\d+)?\/?(\?\S*)?$/.test(v), 'must be an smtp:// or smtps:// URL like smtp://user:pass@mail.example.com:587 (or empty: no email)')
     .default(''),
+  /** How often an idle invoice email sender looks for email to send (ADR 0067); 0: this process sends none. */
+  BILLING_EMAIL_POLL_MS: env.int(5000, 0),
+  /** Attempts of one invoice email before it is `failed` (ADR 0067). */
+  BILLING_EMAIL_MAX_ATTEMPTS: env.int(10, 1),
+  /** The first retry's delay; each next one doubles it, at most 6 hours (ADR 0067). */
+  BILLING_EMAIL_RETRY_BASE_MS: env.int(60_000, 10),
   /** Wallet service base URL (credits on invoices, CREDITS payments). */
   WALLET_SERVICE_URL: z.string().url('must be the base URL of the wallet service'),
 };
@@ -104,6 +110,12 @@ export interface BillingSettings {
   documentLinkTtlDays: number;
   /** The SMTP server of invoice email (SMTP_URL); undefined: none, nothing is sent. */
   smtpUrl?: string;
+  /** Invoice email sender's poll interval (BILLING_EMAIL_POLL_MS; 0: no sender in this process). */
+  emailPollMs: number;
+  /** Attempts before an invoice email is failed (BILLING_EMAIL_MAX_ATTEMPTS). */
+  emailMaxAttempts: number;
+  /** The first retry's delay of an invoice email (BILLING_EMAIL_RETRY_BASE_MS), doubled each time. */
+  emailRetryBaseMs: number;
 }
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -134,6 +146,9 @@ export function billingSettings(config: z.output<typeof billingSettingsEnv>): Bi
     documentLinkSecret: config.DOCUMENT_LINK_SECRET || undefined,
     documentLinkTtlDays: config.DOCUMENT_LINK_TTL_DAYS_AFTER_DUE,
     smtpUrl: config.SMTP_URL || undefined,
+    emailPollMs: config.BILLING_EMAIL_POLL_MS,
+    emailMaxAttempts: config.BILLING_EMAIL_MAX_ATTEMPTS,
+    emailRetryBaseMs: config.BILLING_EMAIL_RETRY_BASE_MS,
   };
 }
 

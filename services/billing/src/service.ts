@@ -14,6 +14,7 @@ import { subscribeWalletEvents } from './topups/consumer';
 import { subscribeUsageRecorded } from './unbilled/consumer';
 import type { CompositionBase } from './composition/base';
 import { composeCatalog } from './composition/catalog';
+import { composeCommunications } from './composition/communications';
 import { composeClients, getter } from './composition/clients';
 import { composeCreditGrants } from './composition/credit-grants';
 import { composeCreditNotes } from './composition/credit-notes';
@@ -45,7 +46,9 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   const { maker, billing, thresholds } = invoicing;
   const subscriptions = composeSubscriptions(base, { stores, customerLookup: clients.customerLookup, meters, invoicing, grants });
   const creditNotes = composeCreditNotes(base, { stores, walletCredits });
-  const documents = composeDocuments(base, { stores, internalToken: config.internalToken });
+  // Invoice email (ADR 0067): recorded in documents/' transactions, sent by its job with the frozen PDF.
+  const communications = composeCommunications(base, { invoices: stores.invoices, customers: stores.customers, pdf: (scope, id) => documents.pdf(scope, id) });
+  const documents = composeDocuments(base, { stores, internalToken: config.internalToken, emails: communications.recorder });
   const invoices = composeInvoices(base, { stores, wallets, walletCredits, billing, documents, creditNotes });
   const { finalizer, settlement, excessCredits, topups } = invoices;
   const planChanges = composePlanChanges(base, { stores, maker, billing, finalizer, issuer: creditNotes.issuer, grants: grants.binder });
@@ -64,7 +67,11 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
 
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
   const routed = { stores, catalog, subscriptions, invoicing, invoices, payments, grants, creditNotes, planChanges, documents, periods, tasks };
-  const app = createServiceApp({ service: 'billing', logger, internalToken: config.internalToken, ready, mount: (a) => mountBillingRoutes(a, db, logger, routed) });
+  const app = createServiceApp({ service: 'billing', logger, internalToken: config.internalToken, ready, mount: (a) => {
+      mountBillingRoutes(a, db, logger, routed);
+      communications.mount(a);
+    },
+  });
   return {
     name: 'billing',
     schema: SCHEMA,
@@ -87,6 +94,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
     planChanges,
     coupons: subscriptions.coupons,
     creditNotes: creditNotes.service,
+    emails: communications.sender,
     async start() {
       await migrate(db, SCHEMA, migrations);
       consumer = await subscribeCustomerEvents(customerEventsDeps(bus));
@@ -97,8 +105,10 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       usageConsumer = await subscribeUsageRecorded(bus, unbilled, logger);
       unbilled.start();
       taskRunner.start();
+      communications.sender.start();
     },
     async stop() {
+      await communications.sender.stop();
       await taskRunner.stop();
       await usageConsumer?.stop();
       await unbilled.stop();

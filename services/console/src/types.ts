@@ -84,6 +84,19 @@ export interface CreditNote {
   created_at: string;
 }
 
+/** One invoice email (`GET /v1/invoices/{id}/communications`, ADR 0067). */
+export interface InvoiceCommunication {
+  id: string;
+  trigger: 'finalization' | 'communication';
+  status: 'pending' | 'sent' | 'failed';
+  recipient: string | null;
+  attempts: number;
+  last_response: string | null;
+  next_attempt_at: string | null;
+  created_at: string;
+  sent_at: string | null;
+}
+
 export interface Discount {
   id: string;
   coupon_id: string;

@@ -1811,6 +1811,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/invoices/{id}/communications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The invoice's emails (ADR 0067), oldest first: one per finalization and per `communications/trigger` while the tenant's `email.enabled`, with status (pending, sent, failed), attempts and the SMTP server's last answer
+         * @description Needs the `invoices:read` permission (or `*`). Served by the billing service.
+         */
+        get: operations["listInvoiceCommunications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/invoices/{id}/document_links": {
         parameters: {
             query?: never;
@@ -2464,6 +2484,39 @@ export interface components {
         CommunicationTriggered: {
             /** @description The id of the `invoice.communication.triggered` event written (the same for the same idempotency key) */
             event_id: string;
+        };
+        InvoiceCommunicationList: {
+            items: components["schemas"]["InvoiceCommunication"][];
+        };
+        InvoiceCommunication: {
+            /** @description The communication (`icomm_`); its email carries the Message-ID `<{id}@{domain of from}>` */
+            id: string;
+            invoice_id: string;
+            /** @constant */
+            channel: "email";
+            /**
+             * @description What asked for it: the finalization, or a `communications/trigger` call
+             * @enum {string}
+             */
+            trigger: "finalization" | "communication";
+            /** @description The `invoice.communication.triggered` event of a `communication` trigger (null for the finalization) */
+            event_id: string | null;
+            /**
+             * @description pending: not sent yet (retried with backoff while the SMTP server refuses or is down); sent: the server accepted it; failed: the last attempt failed, or no recipient
+             * @enum {string}
+             */
+            status: "pending" | "sent" | "failed";
+            /** @description The customer's email at the trigger (null: none, the communication is failed) */
+            recipient: string | null;
+            /** @description Attempts made (started) so far */
+            attempts: number;
+            /** @description The SMTP server's last answer (its reply line), or why there was none */
+            last_response: string | null;
+            /** @description When a pending communication is attempted next */
+            next_attempt_at: string | null;
+            created_at: string;
+            updated_at: string;
+            sent_at: string | null;
         };
         InvoiceDocumentLinks: {
             /** @description The invoice's HTML page, opened without an API key */
@@ -19589,6 +19642,115 @@ export interface operations {
             };
             /** @description The request body is larger than the limit (`validation_error`) */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listInvoiceCommunications: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "invoice_id": "100",
+                     *           "channel": "email",
+                     *           "trigger": "finalization",
+                     *           "event_id": "evt_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "status": "pending",
+                     *           "recipient": "100",
+                     *           "attempts": 1,
+                     *           "last_response": "100",
+                     *           "next_attempt_at": "2026-01-15T10:30:00Z",
+                     *           "created_at": "2026-01-15T10:30:00Z",
+                     *           "updated_at": "2026-01-15T10:30:00Z",
+                     *           "sent_at": "2026-01-15T10:30:00Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvoiceCommunicationList"];
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

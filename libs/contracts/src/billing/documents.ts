@@ -37,6 +37,28 @@ export const documentLinksSchema = z
   .meta({ id: 'InvoiceDocumentLinks' });
 export type DocumentLinksResponse = z.output<typeof documentLinksSchema>;
 
+export const invoiceCommunicationSchema = z
+  .object({
+    id: z.string().meta({ description: 'The communication (`icomm_`); its email carries the Message-ID `<{id}@{domain of from}>`' }),
+    invoice_id: z.string(),
+    channel: z.literal('email'),
+    trigger: z.enum(['finalization', 'communication']).meta({ description: 'What asked for it: the finalization, or a `communications/trigger` call' }),
+    event_id: z.string().nullable().meta({ description: 'The `invoice.communication.triggered` event of a `communication` trigger (null for the finalization)' }),
+    status: z.enum(['pending', 'sent', 'failed']).meta({ description: 'pending: not sent yet (retried with backoff while the SMTP server refuses or is down); sent: the server accepted it; failed: the last attempt failed, or no recipient' }),
+    recipient: z.string().nullable().meta({ description: "The customer's email at the trigger (null: none, the communication is failed)" }),
+    attempts: z.number().int().meta({ description: 'Attempts made (started) so far' }),
+    last_response: z.string().nullable().meta({ description: "The SMTP server's last answer (its reply line), or why there was none" }),
+    next_attempt_at: z.string().nullable().meta({ description: 'When a pending communication is attempted next' }),
+    created_at: z.string(),
+    updated_at: z.string(),
+    sent_at: z.string().nullable(),
+  })
+  .meta({ id: 'InvoiceCommunication' });
+export type InvoiceCommunicationResponse = z.output<typeof invoiceCommunicationSchema>;
+
+export const invoiceCommunicationListSchema = z.object({ items: z.array(invoiceCommunicationSchema) }).meta({ id: 'InvoiceCommunicationList' });
+export type InvoiceCommunicationListResponse = z.output<typeof invoiceCommunicationListSchema>;
+
 /**
  * The answers every document response carries (ADR 0059), errors of the signed links included:
  * the page runs nothing, is framed nowhere, is never sniffed as another type, sends no referrer.
@@ -119,6 +141,20 @@ export const documentApi = {
     body: triggerCommunicationBody,
     response: communicationTriggeredSchema,
     status: 202,
+    errors: [404],
+  }),
+  listInvoiceCommunications: defineRoute({
+    operationId: 'listInvoiceCommunications',
+    method: 'get',
+    path: '/v1/invoices/:id/communications',
+    service: 'billing',
+    permission: 'invoices:read',
+    summary: "The invoice's emails (ADR 0067), oldest first: one per finalization and per `communications/trigger` while the tenant's `email.enabled`, with status (pending, sent, failed), attempts and the SMTP server's last answer",
+    tag,
+    params: idParams,
+    query: noQuery,
+    response: invoiceCommunicationListSchema,
+    status: 200,
     errors: [404],
   }),
   createInvoiceDocumentLinks: defineRoute({

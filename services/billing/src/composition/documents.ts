@@ -3,12 +3,13 @@
  * what the PDF shows. The links' key: DOCUMENT_LINK_SECRET, or derived from the internal token
  * (ADR 0059), never kept in the database.
  */
+import type { InvoiceEmails } from '../documents/emails';
 import { DocumentLinks, documentLinkKey } from '../documents/links';
 import { DocumentService } from '../documents/service';
 import type { CompositionBase } from './base';
 import type { BillingStores } from './stores';
 
-export function composeDocuments({ db, clock, published, settings }: CompositionBase, { stores, internalToken }: { stores: BillingStores; internalToken: string }): DocumentService {
+export function composeDocuments({ db, clock, published, settings }: CompositionBase, { stores, internalToken, emails }: { stores: BillingStores; internalToken: string; emails: InvoiceEmails }): DocumentService {
   const links = new DocumentLinks(settings.publicBaseUrl, documentLinkKey(settings.documentLinkSecret, internalToken), settings.documentLinkTtlDays);
   return new DocumentService({
     db,
@@ -21,5 +22,6 @@ export function composeDocuments({ db, clock, published, settings }: Composition
     links,
     clock,
     published,
+    emails,
   });
 }

@@ -19,6 +19,7 @@ import type { TopupInvoicer } from '../topups/invoicer';
 import type { WalletCredits, Wallets } from '../clients/wallets/domain';
 import type { TaskService } from '../tasks/service';
 import type { UnbilledRefresher } from '../unbilled/refresher';
+import type { EmailSender } from '../communications/sender';
 
 export type Url = string | (() => string | undefined);
 
@@ -74,4 +75,6 @@ export interface BillingServiceHandle extends Service {
   coupons: CouponService;
   /** Credit notes (ADR 0041). */
   creditNotes: CreditNoteService;
+  /** Invoice email (ADR 0067): one round of the sender (what each replica's job does). */
+  emails: Pick<EmailSender, 'runOnce'>;
 }

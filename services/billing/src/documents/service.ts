@@ -11,6 +11,7 @@ import type { InvoiceStore } from '../invoices/store';
 import { toInvoiceView } from '../invoices/view';
 import type { PaymentStore } from '../payments/store';
 import type { SettingsStore } from '../settings/store';
+import type { InvoiceEmails } from './emails';
 import { renderHtml } from './html';
 import type { DocumentLinks, LinkSet } from './links';
 import { addressLines, type Buyer, type DocumentModel, type PaymentEntry } from './model';
@@ -28,6 +29,8 @@ export interface DocumentServiceDeps {
   links: DocumentLinks;
   clock: () => Date;
   published: () => void;
+  /** Invoice email (ADR 0067): recorded in the finalization's and the trigger's transactions. */
+  emails?: InvoiceEmails;
 }
 
 /** Every payment and credit note of one invoice is far fewer than this. */
@@ -53,6 +56,7 @@ export class DocumentService implements FinalizedHook {
 
   async inTransaction(trx: Trx, invoices: Invoice[]): Promise<void> {
     await this.snapshot(trx, invoices);
+    await this.deps.emails?.record(trx, invoices, { kind: 'finalization' });
   }
 
   /** GET /v1/invoices/{id}/pdf. */
@@ -104,7 +108,8 @@ export class DocumentService implements FinalizedHook {
 
   /**
    * POST /v1/invoices/{id}/communications/trigger: one `invoice.communication.triggered` event
-   * through the outbox (per idempotency key: the same key answers the first call's event).
+   * through the outbox (per idempotency key: the same key answers the first call's event) and,
+   * when the tenant's email is on, the email of that event in the same transaction (ADR 0067).
    */
   async trigger(scope: Scope & { actor: string }, id: string, idempotencyKey: string | undefined): Promise<{ event_id: string }> {
     const invoice = await this.deps.invoices.get(this.deps.db, scope, id);
@@ -132,9 +137,13 @@ export class DocumentService implements FinalizedHook {
         return (await this.deps.documents.getCommunication(trx, id, idempotencyKey))!;
       }
       await writeOutbox(trx, TOPICS.billingEvents, id, event);
+      await this.deps.emails?.record(trx, [invoice], { kind: 'communication', eventId: event.id, hostedInvoiceUrl: links.hostedInvoiceUrl });
       return event.id;
     });
-    if (eventId === event.id) this.deps.published();
+    if (eventId === event.id) {
+      this.deps.published();
+      this.deps.emails?.recorded();
+    }
     return { event_id: eventId };
   }
 

@@ -23,6 +23,7 @@ import { thresholdReturnsMigration } from './020-threshold-returns';
 import { discountPeriodAmountsMigration } from './021-discount-period-amounts';
 import { documentLinksMigration } from './022-document-links';
 import { taxRatesMigration } from './023-tax-rates';
+import { invoiceEmailsMigration } from './024-invoice-emails';
 
 export const SCHEMA = 'billing';
 
@@ -52,4 +53,5 @@ export const migrations: Migration[] = [
   consumerDeadLettersMigration(SCHEMA),
   documentLinksMigration(SCHEMA),
   taxRatesMigration(SCHEMA),
+  invoiceEmailsMigration(SCHEMA),
 ];

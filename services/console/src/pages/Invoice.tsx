@@ -6,7 +6,7 @@ import { NameLink, useNames } from '../names';
 import { ActionPanel, ActionToggle, Done } from '../forms/action';
 import { CreditNoteForm, FinalizeInvoiceForm, PaymentForm, VoidInvoiceForm } from '../forms/lazy';
 import { ListTable, type Column } from '../list';
-import type { CreditNote, Invoice, Payment } from '../types';
+import type { CreditNote, Invoice, InvoiceCommunication, Payment } from '../types';
 
 type Action = Invoice['available_actions'][number];
 
@@ -25,6 +25,7 @@ export function InvoicePage({ api, id }: { api: Api; id: string }) {
   const invoice = useLoad(() => api.get<Invoice>(`/v1/invoices/${encodeURIComponent(id)}`), [id, version]);
   const notes = useLoad(() => api.get<Page<CreditNote>>('/v1/credit_notes', { invoice_id: id, limit: 100 }), [id, version]);
   const payments = useLoad(() => api.get<Page<Payment>>('/v1/payments', { invoice_id: id, limit: 100 }), [id, version]);
+  const deliveries = useLoad(() => api.get<{ items: InvoiceCommunication[] }>(`/v1/invoices/${encodeURIComponent(id)}/communications`), [id, version]);
   const names = useNames(api, 'customers', [...(invoice.state === 'done' ? [invoice.data.customer_id] : []), ...(notes.state === 'done' ? notes.data.items.map((n) => n.customer_id) : [])]);
   const succeeded = (message: string) => () => {
     setOpen(null);
@@ -131,6 +132,8 @@ export function InvoicePage({ api, id }: { api: Api; id: string }) {
       <Loaded load={payments}>{(page) => <ListTable rows={page.items} columns={PAYMENT_COLUMNS} empty="No payments." label="Payments" />}</Loaded>
       <h2>Credit notes</h2>
       <Loaded load={notes}>{(page) => <ListTable rows={page.items} columns={noteColumns(names)} empty="No credit notes." label="Credit notes" />}</Loaded>
+      <h2>Email deliveries</h2>
+      <Loaded load={deliveries}>{(list) => <ListTable rows={list.items} columns={DELIVERY_COLUMNS} empty="No email sent: invoice email is off, or nothing triggered one." label="Email deliveries" />}</Loaded>
     </section>
   );
 }
@@ -141,6 +144,17 @@ const PAYMENT_COLUMNS: Column<Payment>[] = [
   { header: 'Status', cell: (p) => p.payment_status },
   { header: 'Amount', cell: (p) => money(p.amount, p.currency) },
   { header: 'Reference', cell: (p) => p.reference ?? p.provider_reference ?? '–' },
+];
+
+/** The invoice's emails (ADR 0067): what triggered each, where it went, how it stands, the SMTP server's last answer. */
+const DELIVERY_COLUMNS: Column<InvoiceCommunication>[] = [
+  { header: 'Triggered', cell: (c) => when(c.created_at) },
+  { header: 'Trigger', cell: (c) => (c.trigger === 'finalization' ? 'finalization' : 'sent on request') },
+  { header: 'To', cell: (c) => c.recipient ?? '–' },
+  { header: 'Status', cell: (c) => c.status },
+  { header: 'Attempts', cell: (c) => String(c.attempts) },
+  { header: 'Last answer', cell: (c) => c.last_response ?? '–' },
+  { header: 'Sent', cell: (c) => (c.sent_at ? when(c.sent_at) : c.next_attempt_at ? `next try ${when(c.next_attempt_at)}` : '–') },
 ];
 
 /** A credit note's customer is its invoice's: shown by name. */
