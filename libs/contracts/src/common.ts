@@ -34,6 +34,8 @@ export const PERMISSIONS = [
   'settings:write',
   'reservations:read',
   'reservations:write',
+  /** Open and revoke customer portal sessions (docs/api/portal.md). */
+  'portal:write',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
