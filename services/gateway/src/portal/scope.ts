@@ -53,5 +53,7 @@ export async function scopeOf(owners: Owners, session: PortalSessionRecord, requ
     }
     level = next;
   }
-  return { session, ctx, root: view(root), customers, ids };
+    // The root's parent is outside the session's reach: not shown.
+  customers[0] = { ...customers[0], parent_customer_id: null };
+  return { session, ctx, root: customers[0], customers, ids };
 }
