@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Literal, Optional, TypeAlias, TypedDict, Uni
 __all__ = [
     "ErrorEnvelopeError",
     "ErrorEnvelope",
+    "PortalSession",
     "Plan",
     "PricePackage1",
     "PriceTiers1Item",
@@ -60,6 +61,8 @@ __all__ = [
     "CreateApiKeyBody",
     "CreateApiKeyResponse",
     "RevokeApiKeyResponse",
+    "CreatePortalSessionBody",
+    "RevokePortalSessionResponse",
     "ListCustomersQuery",
     "ListCustomersResponseItemsItemParentCustomer1",
     "ListCustomersResponseItemsItem",
@@ -353,6 +356,12 @@ class _ErrorEnvelopeRequired(TypedDict):
 
 class ErrorEnvelope(_ErrorEnvelopeRequired, total=False):
     hint: str
+
+
+class PortalSession(TypedDict):
+    id: str
+    url: str
+    expires_at: str
 
 
 class Plan(TypedDict):
@@ -869,7 +878,7 @@ class ListApiKeysResponse(TypedDict):
 
 class _CreateApiKeyBodyRequired(TypedDict):
     name: str
-    permissions: List[Literal["*", "customers:read", "customers:write", "wallets:read", "wallets:write", "events:read", "events:write", "webhooks:read", "webhooks:write", "meters:read", "meters:write", "api_keys:read", "api_keys:write", "api_keys:tenant", "plans:read", "plans:write", "subscriptions:read", "subscriptions:write", "invoices:read", "invoices:write", "payments:settle", "tasks:read", "tasks:write", "credit_grants:read", "credit_grants:write", "credit_notes:read", "credit_notes:write", "coupons:read", "coupons:write", "settings:read", "settings:write", "reservations:read", "reservations:write"]]
+    permissions: List[Literal["*", "customers:read", "customers:write", "wallets:read", "wallets:write", "events:read", "events:write", "webhooks:read", "webhooks:write", "meters:read", "meters:write", "api_keys:read", "api_keys:write", "api_keys:tenant", "plans:read", "plans:write", "subscriptions:read", "subscriptions:write", "invoices:read", "invoices:write", "payments:settle", "tasks:read", "tasks:write", "credit_grants:read", "credit_grants:write", "credit_notes:read", "credit_notes:write", "coupons:read", "coupons:write", "settings:read", "settings:write", "reservations:read", "reservations:write", "portal:write"]]
 
 
 class CreateApiKeyBody(_CreateApiKeyBodyRequired, total=False):
@@ -889,6 +898,14 @@ class CreateApiKeyResponse(TypedDict):
 
 
 RevokeApiKeyResponse: TypeAlias = None
+
+
+class CreatePortalSessionBody(TypedDict, total=False):
+    expires_in: int
+    return_url: str
+
+
+RevokePortalSessionResponse: TypeAlias = None
 
 
 class ListCustomersQuery(TypedDict, total=False):
