@@ -12,7 +12,7 @@ export interface MeterBar {
 export function barsOf(items: UsageItem[]): MeterBar[] {
   const byMeter = new Map<string, { label: string; total: number }>();
   for (const item of items) {
-    const bar = byMeter.get(item.meter_id) ?? { label: item.display_name ?? item.meter_id, total: 0 };
+    const bar = byMeter.get(item.meter_id) ?? { label: item.meter_name ?? item.display_name ?? item.meter_id, total: 0 };
     bar.total += Number(item.quantity);
     byMeter.set(item.meter_id, bar);
   }

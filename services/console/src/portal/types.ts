@@ -45,6 +45,7 @@ export interface UsageItem {
   price_id: string;
   meter_id: string;
   display_name: string | null;
+  meter_name: string | null;
   quantity: string;
   amount: number;
 }

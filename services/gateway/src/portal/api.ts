@@ -113,7 +113,11 @@ export function portalRouter(sessions: PortalSessionService, owners: Owners, lim
   get(P.usage, async (req, scope) => {
     none(req);
     const usage = await owners.get<{ as_of: string; subscriptions: Array<Record<string, unknown>>; totals: unknown[] }>('billing', scope.ctx, `/v1/customers/${seg(scope.root.id)}/usage?include_children=true`);
-    const subscriptions = (usage?.subscriptions ?? []).filter((s) => inScope(scope.ids, s));
+    const found = (usage?.subscriptions ?? []).filter((s) => inScope(scope.ids, s));
+    // Each meter's name, for the chart's labels (the meters are the seller's, read by id from the usage answer).
+    const meterIds = [...new Set(found.flatMap((s) => (s.items as Array<{ meter_id: string }>).map((i) => i.meter_id)))];
+    const names = new Map(await Promise.all(meterIds.map(async (id) => [id, (await owners.maybe<{ name: string }>('ingestion-aggregator', scope.ctx, `/v1/meters/${seg(id)}`))?.name ?? null] as const)));
+    const subscriptions = found.map((s) => ({ ...s, items: (s.items as Array<{ meter_id: string }>).map((i) => ({ ...i, meter_name: names.get(i.meter_id) ?? null })) }));
     return { customer_id: scope.root.id, as_of: usage?.as_of ?? new Date().toISOString(), subscriptions, totals: usage?.totals ?? [] };
   });
 
