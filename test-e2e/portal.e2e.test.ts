@@ -22,7 +22,7 @@ describe('the customer portal in a real browser, on the embedded default', () =>
   beforeAll(async () => {
     stack = await startConsoleStack();
     api = stack.api;
-    expect((await api.put('/v1/settings/billing', { invoice_settings: { company_name: 'Acme Cloud', address: '1 Market St, Springfield' } })).status).toBe(200);
+    expect((await api.put('/v1/settings/billing', { invoice_settings: { company_name: 'Acme Cloud', address: '1 Market St, Springfield', accent_color: '#0b6e4f' } })).status).toBe(200);
     const meter = await api.post('/v1/meters', { name: 'API calls', event_name: `portal_call_${run}`, aggregation: { type: 'COUNT' } });
     const storage = await api.post('/v1/meters', { name: 'Storage writes', event_name: `portal_write_${run}`, aggregation: { type: 'COUNT' } });
     const usage = (meterId: string, amount: string) => ({ type: 'USAGE', currency: 'usd', amount, billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ARREAR', meter_id: meterId });
@@ -64,6 +64,8 @@ describe('the customer portal in a real browser, on the embedded default', () =>
     expect(await page.getByRole('link', { name: `PDF of invoice ${invoiceNumber}` }).getAttribute('href')).toContain('/pdf?token=');
     expect(page.url()).not.toContain('bsp_');
     expect(await page.locator('.brand').textContent()).toBe('Acme Cloud');
+    // The seller's accent colour, set through the CSSOM (no inline style in the markup).
+    expect(await page.evaluate('getComputedStyle(document.documentElement).getPropertyValue("--accent")')).toBe('#0b6e4f');
     await stack.check(page, '01-invoices');
   });
 

@@ -819,12 +819,16 @@ class BillingSettingsDunning(TypedDict):
     provider: Optional[str]
 
 
-class BillingSettingsInvoiceSettings1(TypedDict):
+class _BillingSettingsInvoiceSettings1Required(TypedDict):
     company_name: str
     address: str
     logo_url: Optional[str]
     footer: Optional[str]
     tax_id: Optional[str]
+
+
+class BillingSettingsInvoiceSettings1(_BillingSettingsInvoiceSettings1Required, total=False):
+    accent_color: Optional[str]
 
 
 BillingSettingsEmail = TypedDict("BillingSettingsEmail", {"enabled": bool, "from": Optional[str], "reply_to": Optional[str], "bcc": Optional[str]})
@@ -3197,6 +3201,7 @@ class UpdateBillingSettingsBodyInvoiceSettings(TypedDict, total=False):
     logo_url: Optional[str]
     footer: Optional[str]
     tax_id: Optional[str]
+    accent_color: Optional[str]
 
 
 UpdateBillingSettingsBodyEmail = TypedDict("UpdateBillingSettingsBodyEmail", {"enabled": bool, "from": Optional[str], "reply_to": Optional[str], "bcc": Optional[str]}, total=False)

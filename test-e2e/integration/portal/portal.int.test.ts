@@ -90,14 +90,16 @@ describe('customer portal through the gateway (real Postgres and Kafka)', () => 
   });
 
   it("answers the session's tree only: invoices, credit notes, subscriptions with plan names and upcoming invoices, usage, wallets, ledger, entitlements, branding", async () => {
-    expect((await stack.api.put('/v1/settings/billing', { invoice_settings: { company_name: 'Seller Ltd', address: '1 Market St', logo_url: 'https://cdn.example.com/logo.png' } })).status).toBe(200);
+    expect((await stack.api.put('/v1/settings/billing', { invoice_settings: { company_name: 'Seller Ltd', address: '1 Market St', logo_url: 'https://cdn.example.com/logo.png', accent_color: '#0b6e4f' } })).status).toBe(200);
     const { token } = await open(tree.a.id);
     const api = portal(token);
     const session = await api.get('/v1/portal/session');
     expect(session.status).toBe(200);
     expect(session.body.customer.id).toBe(tree.a.id);
     expect(session.body.customers.map((c: { id: string }) => c.id).sort()).toEqual([tree.a.id, tree.a1.id].sort());
-    expect(session.body.branding).toMatchObject({ company_name: 'Seller Ltd', logo_url: 'https://cdn.example.com/logo.png' });
+    expect(session.body.branding).toEqual({ company_name: 'Seller Ltd', logo_url: 'https://cdn.example.com/logo.png', accent_color: '#0b6e4f' });
+    const badColour = await stack.api.put('/v1/settings/billing', { invoice_settings: { accent_color: 'red' } });
+    expect([badColour.status, badColour.body.error.details.field]).toEqual([400, 'invoice_settings.accent_color']);
 
     // 49 usd in advance, 25 of each wallet's credits applied at finalization.
     const invoices = await api.get('/v1/portal/invoices');

@@ -2362,6 +2362,7 @@ export interface components {
                 logo_url: string | null;
                 footer: string | null;
                 tax_id: string | null;
+                accent_color?: string | null;
             } | null;
             email: {
                 enabled: boolean;
@@ -18020,7 +18021,8 @@ export interface operations {
                      *         "address": "100",
                      *         "logo_url": "100",
                      *         "footer": "100",
-                     *         "tax_id": "100"
+                     *         "tax_id": "100",
+                     *         "accent_color": "100"
                      *       },
                      *       "email": {
                      *         "enabled": true,
@@ -18134,6 +18136,7 @@ export interface operations {
                         logo_url?: string | null;
                         footer?: string | null;
                         tax_id?: string | null;
+                        accent_color?: string | null;
                     };
                     email?: {
                         enabled?: boolean;
@@ -18167,7 +18170,8 @@ export interface operations {
                      *         "address": "100",
                      *         "logo_url": "100",
                      *         "footer": "100",
-                     *         "tax_id": "100"
+                     *         "tax_id": "100",
+                     *         "accent_color": "100"
                      *       },
                      *       "email": {
                      *         "enabled": true,
