@@ -12,6 +12,8 @@ function Loaded<T>({ state, children }: { state: { data?: T; error?: string }; c
   return <>{children(state.data)}</>;
 }
 
+/** A wallet as its customer knows it: its description, else its currency's. */
+const walletName = (w: PortalWallet) => w.description ?? `${w.currency.toUpperCase()} credits`;
 const date = (iso: string | null | undefined) => (iso ? when(iso) : '—');
 /** Only https (or this origin's) links are made into anchors: a link of another scheme is shown as text. */
 const safeHref = (url: string | null) => (url && /^(https:\/\/|\/|http:\/\/(127\.0\.0\.1|localhost)[:/])/.test(url) ? url : undefined);
@@ -119,7 +121,7 @@ function Ledger({ api, wallet }: { api: Api; wallet: PortalWallet }) {
     <Loaded state={state}>
       {(page) => (
         <table>
-          <caption>Ledger of {wallet.name ?? wallet.id}</caption>
+          <caption>Ledger of {walletName(wallet)}</caption>
           <thead><tr><th scope="col">When</th><th scope="col">Type</th><th scope="col">Reason</th><th scope="col">Credits</th><th scope="col">Balance after</th></tr></thead>
           <tbody>{page.items.map((t) => <tr key={t.id}><td>{date(t.created_at)}</td><td>{t.type}</td><td>{t.transaction_reason ?? '—'}</td><td>{quantity(t.credit_amount ?? null)}</td><td>{quantity(t.credit_balance_after ?? null)}</td></tr>)}</tbody>
         </table>
@@ -144,11 +146,11 @@ export function Wallets({ api }: { api: Api }) {
                 <tbody>
                   {page.items.map((w) => (
                     <tr key={w.id}>
-                      <td>{w.name ?? w.id}</td>
-                      <td>{w.status}</td>
+                      <td>{walletName(w)}</td>
+                      <td>{w.wallet_status}</td>
                       <td>{w.balance ? decimalMoney(w.balance.balance, w.currency) : '—'}</td>
                       <td data-testid="real-time-balance">{w.balance?.real_time_balance ? decimalMoney(w.balance.real_time_balance, w.currency) : '—'}</td>
-                      <td><button type="button" aria-expanded={open === w.id} onClick={() => setOpen(open === w.id ? null : w.id)}>{open === w.id ? 'Hide' : 'Show'} ledger<span className="sr"> of {w.name ?? w.id}</span></button></td>
+                      <td><button type="button" aria-expanded={open === w.id} onClick={() => setOpen(open === w.id ? null : w.id)}>{open === w.id ? 'Hide' : 'Show'} ledger<span className="sr"> of {walletName(w)}</span></button></td>
                     </tr>
                   ))}
                 </tbody>

@@ -59,9 +59,9 @@ export interface PortalUsage {
 export interface PortalWallet {
   id: string;
   customer_id: string;
-  name?: string | null;
+  description: string | null;
   currency: string;
-  status: string;
+  wallet_status: string;
   balance: { balance: string; credit_balance: string; real_time_balance?: string; real_time_credit_balance?: string } | null;
 }
 
