@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Literal, Optional, TypeAlias, TypedDict, Uni
 __all__ = [
     "ErrorEnvelopeError",
     "ErrorEnvelope",
+    "PortalSession",
     "Plan",
     "PricePackage1",
     "PriceTiers1Item",
@@ -63,6 +64,8 @@ __all__ = [
     "CreateApiKeyBody",
     "CreateApiKeyResponse",
     "RevokeApiKeyResponse",
+    "CreatePortalSessionBody",
+    "RevokePortalSessionResponse",
     "ListCustomersQuery",
     "ListCustomersResponseItemsItemTaxIdsItem",
     "ListCustomersResponseItemsItemParentCustomer1TaxIdsItem",
@@ -384,6 +387,12 @@ class _ErrorEnvelopeRequired(TypedDict):
 
 class ErrorEnvelope(_ErrorEnvelopeRequired, total=False):
     hint: str
+
+
+class PortalSession(TypedDict):
+    id: str
+    url: str
+    expires_at: str
 
 
 class Plan(TypedDict):
@@ -841,12 +850,16 @@ class BillingSettingsDunning(TypedDict):
     provider: Optional[str]
 
 
-class BillingSettingsInvoiceSettings1(TypedDict):
+class _BillingSettingsInvoiceSettings1Required(TypedDict):
     company_name: str
     address: str
     logo_url: Optional[str]
     footer: Optional[str]
     tax_id: Optional[str]
+
+
+class BillingSettingsInvoiceSettings1(_BillingSettingsInvoiceSettings1Required, total=False):
+    accent_color: Optional[str]
 
 
 BillingSettingsEmail = TypedDict("BillingSettingsEmail", {"enabled": bool, "from": Optional[str], "reply_to": Optional[str], "bcc": Optional[str]})
@@ -936,7 +949,7 @@ class ListApiKeysResponse(TypedDict):
 
 class _CreateApiKeyBodyRequired(TypedDict):
     name: str
-    permissions: List[Literal["*", "customers:read", "customers:write", "wallets:read", "wallets:write", "events:read", "events:write", "webhooks:read", "webhooks:write", "meters:read", "meters:write", "api_keys:read", "api_keys:write", "api_keys:tenant", "plans:read", "plans:write", "subscriptions:read", "subscriptions:write", "invoices:read", "invoices:write", "payments:settle", "tasks:read", "tasks:write", "credit_grants:read", "credit_grants:write", "credit_notes:read", "credit_notes:write", "coupons:read", "coupons:write", "settings:read", "settings:write", "reservations:read", "reservations:write", "taxes:read", "taxes:write"]]
+    permissions: List[Literal["*", "customers:read", "customers:write", "wallets:read", "wallets:write", "events:read", "events:write", "webhooks:read", "webhooks:write", "meters:read", "meters:write", "api_keys:read", "api_keys:write", "api_keys:tenant", "plans:read", "plans:write", "subscriptions:read", "subscriptions:write", "invoices:read", "invoices:write", "payments:settle", "tasks:read", "tasks:write", "credit_grants:read", "credit_grants:write", "credit_notes:read", "credit_notes:write", "coupons:read", "coupons:write", "settings:read", "settings:write", "reservations:read", "reservations:write", "taxes:read", "taxes:write", "portal:write"]]
 
 
 class CreateApiKeyBody(_CreateApiKeyBodyRequired, total=False):
@@ -956,6 +969,14 @@ class CreateApiKeyResponse(TypedDict):
 
 
 RevokeApiKeyResponse: TypeAlias = None
+
+
+class CreatePortalSessionBody(TypedDict, total=False):
+    expires_in: int
+    return_url: str
+
+
+RevokePortalSessionResponse: TypeAlias = None
 
 
 class ListCustomersQuery(TypedDict, total=False):
@@ -3501,6 +3522,7 @@ class UpdateBillingSettingsBodyInvoiceSettings(TypedDict, total=False):
     logo_url: Optional[str]
     footer: Optional[str]
     tax_id: Optional[str]
+    accent_color: Optional[str]
 
 
 UpdateBillingSettingsBodyEmail = TypedDict("UpdateBillingSettingsBodyEmail", {"enabled": bool, "from": Optional[str], "reply_to": Optional[str], "bcc": Optional[str]}, total=False)

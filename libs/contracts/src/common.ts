@@ -36,6 +36,8 @@ export const PERMISSIONS = [
   'reservations:write',
   'taxes:read',
   'taxes:write',
+  /** Open and revoke customer portal sessions (docs/api/portal.md). */
+  'portal:write',
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 

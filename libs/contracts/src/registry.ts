@@ -1,5 +1,6 @@
 import type { RouteDef } from './routes';
 import { apiKeyRoutes } from './api-keys';
+import { portalSessionRoutes } from './portal';
 import { billingRoutes } from './billing';
 import { customerRoutes } from './customers';
 import { walletRoutes } from './wallets';
@@ -8,6 +9,7 @@ import { usageEventRoutes } from './usage-events';
 import { webhookRoutes } from './webhooks';
 
 export * from './api-keys';
+export * from './portal';
 export * from './customers';
 export * from './wallets';
 export * from './reservations';
@@ -26,6 +28,7 @@ export * from './internal/entitlements-snapshot';
 /** Every public route, in matching order. */
 export const ALL_ROUTES: RouteDef[] = [
   ...apiKeyRoutes,
+  ...portalSessionRoutes,
   ...customerRoutes,
   ...walletRoutes,
   ...reservationRoutes,

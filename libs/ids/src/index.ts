@@ -26,6 +26,7 @@ export const ID_PREFIXES = {
   event: 'evt_',
   meter: 'meter_',
   apiKey: 'key_',
+  portalSession: 'psess_',
   plan: 'plan_',
   price: 'price_',
   subscription: 'sub_',

@@ -6,17 +6,21 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
 
-const assets = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'assets');
-let raw = 0;
-let br = 0;
-for (const name of readdirSync(assets)) {
-  if (!/\.(js|css)$/.test(name)) continue;
-  const file = path.join(assets, name);
-  const body = readFileSync(file);
-  const brotli = brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
-  writeFileSync(`${file}.br`, brotli);
-  writeFileSync(`${file}.gz`, gzipSync(body, { level: 9 }));
-  raw += body.length;
-  br += brotli.length;
+const dist = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist');
+// The console's assets, and the customer portal's (dist/portal, ADR 0069).
+for (const [name, assets] of [['console', path.join(dist, 'assets')], ['portal', path.join(dist, 'portal', 'assets')]]) {
+  let raw = 0;
+  let br = 0;
+  let gz = 0;
+  for (const file of readdirSync(assets).filter((n) => /\.(js|css)$/.test(n)).map((n) => path.join(assets, n))) {
+    const body = readFileSync(file);
+    const brotli = brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
+    const gzip = gzipSync(body, { level: 9 });
+    writeFileSync(`${file}.br`, brotli);
+    writeFileSync(`${file}.gz`, gzip);
+    raw += body.length;
+    br += brotli.length;
+    gz += gzip.length;
+  }
+  console.log(`${name} assets: ${(raw / 1024).toFixed(1)} KB, ${(br / 1024).toFixed(1)} KB with brotli, ${(gz / 1024).toFixed(1)} KB with gzip`);
 }
-console.log(`console assets: ${(raw / 1024).toFixed(1)} KB, ${(br / 1024).toFixed(1)} KB with brotli`);

@@ -20,6 +20,8 @@ describe('gateway settings', () => {
         BOOTSTRAP_API_KEY: key(),
         BOOTSTRAP_TENANT_ID: 'acme',
         BOOTSTRAP_ENVIRONMENT_ID: 'sandbox',
+        PUBLIC_BASE_URL: 'https://billing.example.com',
+        PORTAL_FRAME_ANCESTORS: 'https://app.example.com',
       },
       { BOOTSTRAP_API_KEY: key() },
     );
@@ -30,5 +32,14 @@ describe('gateway settings', () => {
     expect(() => gatewaySettingsFrom({ BOOTSTRAP_API_KEY: 'bsk_replace_with_a_long_random_key_or_delete_this_secret' })).toThrow(/BOOTSTRAP_API_KEY/);
     const k = key();
     expect(gatewaySettingsFrom({ BOOTSTRAP_API_KEY: k }).bootstrap).toEqual({ key: k, tenantId: 'default', environmentId: 'production' });
+  });
+
+  it('portal settings: PUBLIC_BASE_URL without its trailing slash, PORTAL_FRAME_ANCESTORS as https origins or self (none by default)', () => {
+    expect(gatewaySettingsFrom({}).portalFrameAncestors).toEqual([]);
+    expect(gatewaySettingsFrom({ PUBLIC_BASE_URL: 'https://billing.example.com/' }).publicBaseUrl).toBe('https://billing.example.com');
+    expect(gatewaySettingsFrom({ PORTAL_FRAME_ANCESTORS: "https://a.example.com, https://b.example.com:8443 'self'" }).portalFrameAncestors).toEqual(['https://a.example.com', 'https://b.example.com:8443', "'self'"]);
+    for (const bad of ['http://a.example.com', 'https://a.example.com/path', '*', "https://a.example.com 'unsafe-inline'"]) {
+      expect(() => gatewaySettingsFrom({ PORTAL_FRAME_ANCESTORS: bad })).toThrow(/PORTAL_FRAME_ANCESTORS/);
+    }
   });
 });

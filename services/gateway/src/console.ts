@@ -23,12 +23,16 @@ export const CONSOLE_CSP = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-function secure(_req: Request, res: Response, next: NextFunction): void {
-  res.setHeader('Content-Security-Policy', CONSOLE_CSP);
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Referrer-Policy', 'no-referrer');
-  res.setHeader('X-Frame-Options', 'DENY');
-  next();
+/** The headers of every answer of a static app: its policy, nosniff, no referrer, framing as the policy says. */
+function secure(csp: string, frameable: boolean) {
+  return (_req: Request, res: Response, next: NextFunction): void => {
+    res.setHeader('Content-Security-Policy', csp);
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    // frame-ancestors decides where framing is allowed; X-Frame-Options only for browsers without it, when none is.
+    if (!frameable) res.setHeader('X-Frame-Options', 'DENY');
+    next();
+  };
 }
 
 /**
@@ -37,21 +41,27 @@ function secure(_req: Request, res: Response, next: NextFunction): void {
  * gateway whose console was not built answers 404 with a message saying how to build it.
  */
 export function mountConsole(app: Express, dir = CONSOLE_DIR): void {
+  mountStaticApp(app, { prefix: '/console', dir, csp: CONSOLE_CSP, name: 'console' });
+}
+
+/** A single-page app of static files at `prefix` (the console, the customer portal): `index.html` and hashed `assets/`. */
+export function mountStaticApp(app: Express, options: { prefix: string; dir: string; csp: string; name: string; frameable?: boolean }): void {
+  const { prefix, dir, name } = options;
   // Routing ignores a trailing slash: only the bare path is redirected (relative asset URLs need the slash).
-  app.get('/console', (req: Request, res: Response, next: NextFunction) => (req.originalUrl.split('?')[0] === '/console' ? res.redirect(308, '/console/') : next()));
-  app.use('/console', secure);
+  app.get(prefix, (req: Request, res: Response, next: NextFunction) => (req.originalUrl.split('?')[0] === prefix ? res.redirect(308, `${prefix}/`) : next()));
+  app.use(prefix, secure(options.csp, options.frameable ?? false));
   if (!existsSync(path.join(dir, 'index.html'))) {
-    app.use('/console', (_req: Request, res: Response) => {
-      res.status(404).json({ error: { message: 'The console is not built in this installation: run `npm run build`', internal_error: 'not_found', details: {} } });
+    app.use(prefix, (_req: Request, res: Response) => {
+      res.status(404).json({ error: { message: `The ${name} is not built in this installation: run \`npm run build\``, internal_error: 'not_found', details: {} } });
     });
     return;
   }
-  app.use('/console/assets', precompressed(path.join(dir, 'assets')));
-  app.use('/console/assets', express.static(path.join(dir, 'assets'), { immutable: true, maxAge: '365d', index: false }));
-  app.use('/console/assets', (_req: Request, res: Response) => {
-    res.status(404).json({ error: { message: 'No such console asset', internal_error: 'not_found', details: {} } });
+  app.use(`${prefix}/assets`, precompressed(path.join(dir, 'assets')));
+  app.use(`${prefix}/assets`, express.static(path.join(dir, 'assets'), { immutable: true, maxAge: '365d', index: false }));
+  app.use(`${prefix}/assets`, (_req: Request, res: Response) => {
+    res.status(404).json({ error: { message: `No such ${name} asset`, internal_error: 'not_found', details: {} } });
   });
-  app.get('/console/', (_req: Request, res: Response) => {
+  app.get(`${prefix}/`, (_req: Request, res: Response) => {
     res.setHeader('Cache-Control', 'no-cache');
     res.sendFile(path.join(dir, 'index.html'));
   });

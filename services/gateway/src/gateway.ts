@@ -17,6 +17,12 @@ import { migrations, SCHEMA } from './migrations';
 import { openApiHandler, OPENAPI_PATH } from './openapi';
 import { mountConsole } from './console';
 import { ServiceProxy } from './proxy';
+import { portalRouter } from './portal/api';
+import { Owners } from './portal/owners';
+import { mountPortalPage } from './portal/page';
+import { portalSessionHandlers } from './portal/routes';
+import { PortalSessionService } from './portal/service';
+import { PortalSessionStore } from './portal/store';
 import { TokenBucketLimiter } from './rate-limit';
 import { sourceAddressOf } from './source-address';
 
@@ -39,6 +45,10 @@ export interface GatewayConfig {
   /** Proxies in front that append to X-Forwarded-For (default 0: the TCP peer is the source address). */
   trustedProxyHops?: number;
   bootstrap?: { key: string; tenantId: string; environmentId: string };
+  /** The public address of portal session URLs (PUBLIC_BASE_URL); unset: the address a request came to. */
+  publicBaseUrl?: string;
+  /** Origins allowed to frame the customer portal (PORTAL_FRAME_ANCESTORS; none by default, ADR 0069). */
+  portalFrameAncestors?: string[];
 }
 
 export interface Gateway extends Service {
@@ -80,8 +90,11 @@ export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayC
   };
   const trustedProxyHops = config.trustedProxyHops ?? 0;
   const proxy = new ServiceProxy(config.serviceUrls, config.internalToken);
+  const owners = new Owners(proxy);
+  const portalSessions = new PortalSessionService(db, new PortalSessionStore(), owners);
   const handlers: GatewayHandlers = {
     ...apiKeyHandlers(apiKeys),
+    ...portalSessionHandlers(portalSessions, config.publicBaseUrl),
     ...eventHandlers(new UsageEventPublisher(bus, logger)),
   };
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
@@ -91,6 +104,10 @@ export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayC
   app.get(OPENAPI_PATH, openApiHandler());
   // The console (ADR 0050): static files with a strict Content-Security-Policy, no API key.
   mountConsole(app);
+  // The customer portal (ADR 0069): its page (no credential; the token is in the URL fragment) and
+  // its read-only API, authenticated by a portal token and never by an API key.
+  mountPortalPage(app, config.portalFrameAncestors ?? []);
+  app.use('/v1/portal', portalRouter(portalSessions, owners, limits, trustedProxyHops));
   // Signed links (`signedLink` routes): no API key; the owner service checks the token. A source
   // address whose calls failed (401, 403, 404) too often gets 429, as for failed authentications.
   for (const def of ALL_ROUTES.filter((d) => d.signedLink)) {

@@ -47,6 +47,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/customers/{id}/portal_sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Open a portal session for a customer (and its descendants): a URL of the read-only portal, its token in the fragment; expires after expires_in seconds
+         * @description Needs the `portal:write` permission (or `*`). Served by the gateway service.
+         */
+        post: operations["createPortalSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/portal_sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a portal session: its token answers 401 from then on
+         * @description Needs the `portal:write` permission (or `*`). Served by the gateway service.
+         */
+        delete: operations["revokePortalSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/customers": {
         parameters: {
             query?: never;
@@ -1994,6 +2034,13 @@ export interface components {
             };
             hint?: string;
         };
+        PortalSession: {
+            /** @description psess_ and a ULID */
+            id: string;
+            /** @description The portal with the session token in the fragment (`/portal/#token=...`): hand it to the customer, it is shown once */
+            url: string;
+            expires_at: string;
+        };
         Plan: {
             id: string;
             name: string;
@@ -2471,6 +2518,7 @@ export interface components {
                 logo_url: string | null;
                 footer: string | null;
                 tax_id: string | null;
+                accent_color?: string | null;
             } | null;
             email: {
                 enabled: boolean;
@@ -2687,7 +2735,7 @@ export interface operations {
                  */
                 "application/json": {
                     name: string;
-                    permissions: ("*" | "customers:read" | "customers:write" | "wallets:read" | "wallets:write" | "events:read" | "events:write" | "webhooks:read" | "webhooks:write" | "meters:read" | "meters:write" | "api_keys:read" | "api_keys:write" | "api_keys:tenant" | "plans:read" | "plans:write" | "subscriptions:read" | "subscriptions:write" | "invoices:read" | "invoices:write" | "payments:settle" | "tasks:read" | "tasks:write" | "credit_grants:read" | "credit_grants:write" | "credit_notes:read" | "credit_notes:write" | "coupons:read" | "coupons:write" | "settings:read" | "settings:write" | "reservations:read" | "reservations:write" | "taxes:read" | "taxes:write")[];
+                    permissions: ("*" | "customers:read" | "customers:write" | "wallets:read" | "wallets:write" | "events:read" | "events:write" | "webhooks:read" | "webhooks:write" | "meters:read" | "meters:write" | "api_keys:read" | "api_keys:write" | "api_keys:tenant" | "plans:read" | "plans:write" | "subscriptions:read" | "subscriptions:write" | "invoices:read" | "invoices:write" | "payments:settle" | "tasks:read" | "tasks:write" | "credit_grants:read" | "credit_grants:write" | "credit_notes:read" | "credit_notes:write" | "coupons:read" | "coupons:write" | "settings:read" | "settings:write" | "reservations:read" | "reservations:write" | "taxes:read" | "taxes:write" | "portal:write")[];
                     environment_id?: string;
                 };
             };
@@ -2791,6 +2839,191 @@ export interface operations {
             header?: never;
             path: {
                 /** @example key_01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done; empty body */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createPortalSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "expires_in": 3600,
+                 *       "return_url": "https://app.example.com/account"
+                 *     }
+                 */
+                "application/json": {
+                    expires_in?: number;
+                    return_url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "url": "https://example.com/webhooks/billstream",
+                     *       "expires_at": "2030-12-31T23:59:59Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PortalSession"];
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the limit (`validation_error`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    revokePortalSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
                 id: string;
             };
             cookie?: never;
@@ -18941,7 +19174,8 @@ export interface operations {
                      *         "address": "100",
                      *         "logo_url": "100",
                      *         "footer": "100",
-                     *         "tax_id": "100"
+                     *         "tax_id": "100",
+                     *         "accent_color": "100"
                      *       },
                      *       "email": {
                      *         "enabled": true,
@@ -19055,6 +19289,7 @@ export interface operations {
                         logo_url?: string | null;
                         footer?: string | null;
                         tax_id?: string | null;
+                        accent_color?: string | null;
                     };
                     email?: {
                         enabled?: boolean;
@@ -19088,7 +19323,8 @@ export interface operations {
                      *         "address": "100",
                      *         "logo_url": "100",
                      *         "footer": "100",
-                     *         "tax_id": "100"
+                     *         "tax_id": "100",
+                     *         "accent_color": "100"
                      *       },
                      *       "email": {
                      *         "enabled": true,

@@ -22,6 +22,8 @@ export const invoiceSettingsSchema = z.object({
   logo_url: z.string().nullable(),
   footer: z.string().nullable(),
   tax_id: z.string().nullable(),
+  /** The customer portal's accent colour (docs/api/portal.md); absent in settings saved before it existed. */
+  accent_color: z.string().nullable().optional(),
 });
 
 /** Invoice email (docs/api/billing.md#billing-settings-and-dunning, ADR 0067): sent by billing over SMTP_URL when enabled. */
@@ -81,6 +83,11 @@ export const updateBillingSettingsBody = z
           .optional(),
         footer: z.string().max(1000, 'must be at most 1000 characters').nullable().optional(),
         tax_id: z.string().max(64, 'must be at most 64 characters').nullable().optional(),
+        accent_color: z
+          .string()
+          .regex(/^#[0-9a-fA-F]{6}$/, 'must be a #rrggbb colour')
+          .nullable()
+          .optional(),
       })
       .optional(),
     email: z

@@ -17,7 +17,7 @@ export function settingsChangeOf(b: UpdateBillingSettingsBody): SettingsChange {
   return {
     ...(e ? { email: { enabled: e.enabled, from: e.from, replyTo: e.reply_to, bcc: e.bcc } } : {}),
     ...(d ? { dunning: { enabled: d.enabled, retryScheduleDays: d.retry_schedule_days, maxAttempts: d.max_attempts, provider: d.provider } } : {}),
-    ...(i ? { invoiceSettings: { companyName: i.company_name, address: i.address, logoUrl: i.logo_url, footer: i.footer, taxId: i.tax_id } } : {}),
+    ...(i ? { invoiceSettings: { companyName: i.company_name, address: i.address, logoUrl: i.logo_url, footer: i.footer, taxId: i.tax_id, accentColor: i.accent_color } } : {}),
   };
 }
 

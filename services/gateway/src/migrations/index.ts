@@ -23,4 +23,23 @@ export const migrations: Migration[] = [
       });
     },
   },
+  {
+    // Customer portal sessions (ADR 0069): a credential like an API key, stored as its SHA-256 only.
+    name: '002_portal_sessions',
+    async up(db) {
+      await db.schema.withSchema(SCHEMA).createTable('portal_sessions', (t) => {
+        t.text('id').primary();
+        t.text('tenant_id').notNullable();
+        t.text('environment_id').notNullable();
+        t.text('customer_id').notNullable();
+        t.text('token_hash').notNullable().unique();
+        t.text('return_url');
+        t.text('created_by').notNullable();
+        t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(db.fn.now());
+        t.timestamp('expires_at', { useTz: true }).notNullable();
+        t.timestamp('revoked_at', { useTz: true });
+        t.index(['tenant_id', 'environment_id', 'customer_id']);
+      });
+    },
+  },
 ];

@@ -1,0 +1,71 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { PORTAL_SESSION_TTL, type CreatePortalSessionBody, type PortalSessionView } from '@billstream/contracts';
+import type { Db } from '@billstream/db';
+import { NotFoundError } from '@billstream/errors';
+import type { RequestContext } from '@billstream/http';
+import { newId } from '@billstream/ids';
+import { seg, type Owners } from './owners';
+import type { PortalSessionRecord, PortalSessionStore } from './store';
+
+/** A portal token: a recognisable prefix and 256 random bits; stored only as its SHA-256. */
+export const PORTAL_TOKEN_PREFIX = 'bsp_';
+
+export function generatePortalToken(): string {
+  return PORTAL_TOKEN_PREFIX + randomBytes(32).toString('base64url');
+}
+
+export function hashPortalToken(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** The portal's address with the token in the fragment: a browser never sends a fragment to a server, nor in a Referer. */
+export function portalUrl(base: string, token: string): string {
+  return `${base.replace(/\/+$/, '')}/portal/#token=${token}`;
+}
+
+/** Opens, revokes and resolves portal sessions (ADR 0069). */
+export class PortalSessionService {
+  constructor(
+    private readonly db: Db,
+    private readonly store: PortalSessionStore,
+    private readonly owners: Owners,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  /** A session for a customer of the caller's environment (404 when it has none of that id); the URL holds the token, shown once. */
+  async create(ctx: RequestContext, customerId: string, body: CreatePortalSessionBody, base: string): Promise<PortalSessionView> {
+    // The gateway's own read: the caller needs portal:write, not customers:read, to open a session.
+    const own: RequestContext = { tenantId: ctx.tenantId, environmentId: ctx.environmentId, actor: ctx.actor, requestId: ctx.requestId };
+    const customer = await this.owners.get<{ id: string }>('customer', own, `/v1/customers/${seg(customerId)}`);
+    if (!customer) throw new NotFoundError(`Customer ${customerId} not found`, { field: 'id', id: customerId });
+    const token = generatePortalToken();
+    const expiresAt = new Date(this.clock() + (body.expires_in ?? PORTAL_SESSION_TTL.default) * 1000);
+    const record = await this.store.insert(this.db, {
+      id: newId('portalSession'),
+      tenantId: ctx.tenantId,
+      environmentId: ctx.environmentId,
+      customerId: customer.id,
+      tokenHash: hashPortalToken(token),
+      returnUrl: body.return_url ?? null,
+      createdBy: ctx.actor,
+      expiresAt,
+    });
+    return { id: record.id, url: portalUrl(base, token), expires_at: record.expiresAt.toISOString() };
+  }
+
+  async revoke(ctx: RequestContext, id: string): Promise<void> {
+    const revoked = await this.store.revoke(this.db, ctx, id);
+    if (!revoked) throw new NotFoundError(`Portal session ${id} not found`, { field: 'id', id });
+  }
+
+  /**
+   * The live session of a token, else undefined (unknown, expired or revoked). Looked up on
+   * every call, never cached: a revocation counts at once on every gateway.
+   */
+  async resolve(token: string): Promise<PortalSessionRecord | undefined> {
+    if (!token.startsWith(PORTAL_TOKEN_PREFIX) || token.length > 128) return undefined;
+    const record = await this.store.findByHash(this.db, hashPortalToken(token));
+    if (!record || record.revokedAt || record.expiresAt.getTime() <= this.clock()) return undefined;
+    return record;
+  }
+}

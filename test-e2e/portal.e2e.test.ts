@@ -1,0 +1,108 @@
+import type { Page } from 'playwright-core';
+import { waitFor, type ApiClient } from '@billstream/testing';
+import { startConsoleStack, type ConsoleStack } from './console/harness';
+
+/**
+ * The customer portal (ADR 0069, docs/portal.md) in Debian's chromium on the embedded default
+ * (./console/harness.ts): a client opens a portal session through the API, its customer opens
+ * the URL and sees the invoice, the usage chart and the real-time balance. Every page is checked
+ * with axe-core and its screenshot written (CONSOLE_SCREENSHOTS=docs/portal refreshes the
+ * committed ones); a CSP violation or any console error fails the journey.
+ */
+jest.setTimeout(600_000);
+
+describe('the customer portal in a real browser, on the embedded default', () => {
+  let stack: ConsoleStack;
+  let api: ApiClient;
+  let page: Page;
+  const run = `${Date.now()}`;
+  let invoiceNumber: string;
+  let url: string;
+
+  beforeAll(async () => {
+    stack = await startConsoleStack();
+    api = stack.api;
+    expect((await api.put('/v1/settings/billing', { invoice_settings: { company_name: 'Acme Cloud', address: '1 Market St, Springfield', accent_color: '#0b6e4f' } })).status).toBe(200);
+    const meter = await api.post('/v1/meters', { name: 'API calls', event_name: `portal_call_${run}`, aggregation: { type: 'COUNT' } });
+    const storage = await api.post('/v1/meters', { name: 'Storage writes', event_name: `portal_write_${run}`, aggregation: { type: 'COUNT' } });
+    const usage = (meterId: string, amount: string) => ({ type: 'USAGE', currency: 'usd', amount, billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ARREAR', meter_id: meterId });
+    const plan = await api.post('/v1/plans', {
+      name: 'Growth',
+      prices: [{ type: 'FIXED', currency: 'usd', amount: '49', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ADVANCE' }, usage(meter.body.id, '0.5'), usage(storage.body.id, '0.1')],
+    });
+    const external = `portal-buyer-${run}`;
+    const customer = await api.post('/v1/customers', { external_customer_id: external, name: 'Globex Corporation', email: 'billing@globex.example' });
+    const sub = await api.post('/v1/subscriptions', { customer_id: customer.body.id, plan_id: plan.body.id });
+    expect([meter.status, storage.status, plan.status, customer.status, sub.status]).toEqual([201, 201, 201, 201, 201]);
+    const draft = (await api.get(`/v1/invoices?subscription_id=${sub.body.id}`)).body.items[0];
+    const finalized = await api.post(`/v1/invoices/${draft.id}/finalize`, {});
+    expect(finalized.status).toBe(200);
+    invoiceNumber = finalized.body.invoice_number;
+    // The wallet after the invoice: its 100 credits are all there, less the usage in real time.
+    const wallet = await api.post('/v1/wallets', { customer_id: customer.body.id, currency: 'usd', initial_credits_to_load: '100', config: { allowed_price_types: ['ALL'] } });
+    expect([wallet.status, wallet.body.error]).toEqual([201, undefined]);
+    const events = (name: string, count: number) => Array.from({ length: count }, (_, i) => ({ event_name: name, external_customer_id: external, timestamp: new Date().toISOString(), event_id: `${name}-${i}` }));
+    expect((await api.post('/v1/events/bulk', { events: [...events(`portal_call_${run}`, 12), ...events(`portal_write_${run}`, 5)] })).status).toBe(202);
+    // 12 calls at 0.5 and 5 writes at 0.1: 6.50 usd unbilled, taken off the real-time balance of 100.
+    await waitFor(async () => (await api.get(`/v1/wallets/${wallet.body.id}/balance?include_real_time_balance=true`)).body.real_time_balance === '93.5', { timeoutMs: 60_000, what: 'the real-time balance at 100 - 6.5' });
+    const session = await api.post(`/v1/customers/${customer.body.id}/portal_sessions`, { expires_in: 900, return_url: 'https://globex.example/account' });
+    expect(session.status).toBe(201);
+    url = session.body.url;
+    page = await stack.newPage();
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('opens on the invoices: the invoice with its hosted page and PDF links; the token leaves the address', async () => {
+    await page.goto(url);
+    await page.getByRole('heading', { name: 'Invoices' }).waitFor();
+    const row = page.getByRole('row', { name: new RegExp(invoiceNumber) });
+    await row.waitFor();
+    expect(await row.textContent()).toContain('$49.00');
+    expect(await page.getByRole('link', { name: `View invoice ${invoiceNumber}` }).getAttribute('href')).toContain('/v1/hosted/invoices/');
+    expect(await page.getByRole('link', { name: `PDF of invoice ${invoiceNumber}` }).getAttribute('href')).toContain('/pdf?token=');
+    expect(page.url()).not.toContain('bsp_');
+    expect(await page.locator('.brand').textContent()).toBe('Acme Cloud');
+    // The seller's accent colour, set through the CSSOM (no inline style in the markup).
+    expect(await page.evaluate('getComputedStyle(document.documentElement).getPropertyValue("--accent")')).toBe('#0b6e4f');
+    await stack.check(page, '01-invoices');
+  });
+
+  it('shows the subscription with its plan and upcoming invoice', async () => {
+    await page.getByRole('link', { name: 'Subscriptions' }).click();
+    const row = page.getByRole('row', { name: /Growth/ });
+    await row.waitFor();
+    expect(await row.textContent()).toContain('active');
+    await stack.check(page, '02-subscriptions');
+  });
+
+  it('draws the usage chart per meter with the same numbers as text', async () => {
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.getByTestId('usage-chart').waitFor();
+    expect(await page.locator('[data-testid=usage-chart] rect').count()).toBe(2);
+    expect(await page.getByRole('row', { name: /API calls/ }).textContent()).toContain('12');
+    expect(await page.getByRole('row', { name: /Storage writes/ }).textContent()).toContain('5');
+    expect(await page.getByText('So far this period: $6.50.').count()).toBe(1);
+    await stack.check(page, '03-usage');
+  });
+
+  it('shows the wallet with its real-time balance and its ledger', async () => {
+    await page.getByRole('link', { name: 'Wallets' }).click();
+    await page.getByTestId('real-time-balance').waitFor();
+    expect(await page.getByTestId('real-time-balance').textContent()).toBe('$93.50');
+    await page.getByRole('button', { name: /Show ledger/ }).click();
+    await page.getByRole('table', { name: /Ledger of/ }).waitFor();
+    await stack.check(page, '04-wallets');
+  });
+
+  it('shows the entitlements page, and no console error or CSP violation happened', async () => {
+    await page.getByRole('link', { name: 'Entitlements' }).click();
+    await page.getByRole('heading', { name: 'Entitlements' }).waitFor();
+    await page.getByText(/No entitlements|What your plans include/).first().waitFor();
+    await stack.check(page, '05-entitlements');
+    expect(stack.problems).toEqual([]);
+    // The whole stack's output so far holds no portal token.
+    expect(stack.output()).not.toMatch(/bsp_[A-Za-z0-9_-]{20,}/);
+  });
+});
