@@ -42,7 +42,7 @@ export interface IntegrationStackOptions {
  * on a free port, with a `*` key for TEST_TENANT/TEST_ENVIRONMENT.
  */
 export async function startIntegrationStack(options: IntegrationStackOptions = {}): Promise<IntegrationStack> {
-  const database = await createTestDatabase();
+  const database = await createTestDatabase({ migrated: true });
   const topicPrefix = uniqueTopicPrefix();
   const key = randomKey();
   const embedded = await startEmbedded({
@@ -127,7 +127,7 @@ const ROOT = path.resolve(__dirname, '../..');
  * and Kafka, the way a platform team deploys them. Run `npm run build` first.
  */
 export async function startProcessStack(options: ProcessStackOptions = {}): Promise<ProcessStack> {
-  const database = await createTestDatabase();
+  const database = await createTestDatabase({ migrated: true });
   const topicPrefix = uniqueTopicPrefix('e2e');
   const key = randomKey();
   const internalToken = randomBytes(24).toString('hex');

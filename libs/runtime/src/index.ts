@@ -3,3 +3,4 @@ export * from './run-service';
 export * from './service-app';
 export * from './failpoints';
 export * from './observability';
+export * from './repeating';

@@ -1,6 +1,7 @@
 import type { Scope } from '@billstream/contracts';
 import type { Logger } from '@billstream/logger';
 import { recordBillingRun } from '@billstream/observability';
+import { Repeating } from '@billstream/runtime';
 import type { ClosePeriod, PeriodJobResult } from './close-period';
 
 export type { PeriodJobResult } from './close-period';
@@ -19,11 +20,19 @@ export interface PeriodJobDeps {
  * counted and timed.
  */
 export class PeriodJob {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
-  private stopped = true;
+  private readonly schedule: Repeating<PeriodJobResult>;
 
-  constructor(private readonly deps: PeriodJobDeps) {}
+  constructor(private readonly deps: PeriodJobDeps) {
+    this.schedule = new Repeating({
+      run: () => this.runOnce(),
+      intervalMs: deps.intervalMs,
+      logger: deps.logger,
+      failure: 'subscription period round failed; will retry',
+      done: (r) => {
+        if (Object.values(r).some((n) => n > 0)) deps.logger.info('period job round', r);
+      },
+    });
+  }
 
   /**
    * One run; `billstream_billing_job_*` count it (success or failure), and time it and its
@@ -46,26 +55,10 @@ export class PeriodJob {
 
   /** Runs the job every interval until stopped (0 turns the schedule off). */
   start(): void {
-    if (this.deps.intervalMs <= 0 || !this.stopped) return;
-    this.stopped = false;
-    const schedule = () => {
-      this.timer = setTimeout(() => {
-        this.running = this.runOnce()
-          .then((r) => {
-            if (Object.values(r).some((n) => n > 0)) this.deps.logger.info('period job round', r);
-          })
-          .catch((err) => this.deps.logger.warn('subscription period round failed; will retry', { err }))
-          .finally(() => {
-            if (!this.stopped) schedule();
-          });
-      }, this.deps.intervalMs);
-    };
-    schedule();
+    this.schedule.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+    await this.schedule.stop();
   }
 }

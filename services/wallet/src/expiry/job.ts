@@ -1,5 +1,6 @@
 import { rowsOf } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
+import { Repeating } from '@billstream/runtime';
 import type { Ledger } from '../ledger/ledger';
 import type { Scope } from '@billstream/contracts';
 
@@ -16,15 +17,23 @@ export interface ExpiryResult {
  * afterwards, so a second run finds nothing.
  */
 export class ExpiryJob {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
-  private stopped = true;
+  private readonly schedule: Repeating<ExpiryResult>;
 
   constructor(
     private readonly ledger: Ledger,
-    private readonly logger: Logger,
-    private readonly intervalMs: number,
-  ) {}
+    logger: Logger,
+    intervalMs: number,
+  ) {
+    this.schedule = new Repeating({
+      run: () => this.runOnce(),
+      intervalMs,
+      logger,
+      failure: 'credit expiry round failed; will retry',
+      done: (r) => {
+        if (r.expired_transactions > 0) logger.info('expired credits written off', r);
+      },
+    });
+  }
 
   async runOnce(scope?: Scope): Promise<ExpiryResult> {
     const result: ExpiryResult = { expired_transactions: 0, wallets_affected: 0 };
@@ -62,26 +71,10 @@ export class ExpiryJob {
 
   /** Runs the job every interval until stopped. */
   start(): void {
-    if (this.intervalMs <= 0 || !this.stopped) return;
-    this.stopped = false;
-    const schedule = () => {
-      this.timer = setTimeout(() => {
-        this.running = this.runOnce()
-          .then((r) => {
-            if (r.expired_transactions > 0) this.logger.info('expired credits written off', r);
-          })
-          .catch((err) => this.logger.warn('credit expiry round failed; will retry', { err }))
-          .finally(() => {
-            if (!this.stopped) schedule();
-          });
-      }, this.intervalMs);
-    };
-    schedule();
+    this.schedule.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+    await this.schedule.stop();
   }
 }
