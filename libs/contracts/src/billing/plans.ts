@@ -9,7 +9,7 @@ export const createPlanBody = z.strictObject({
   description: z.string().max(1000).optional(),
   metadata: metadataSchema.optional(),
   prices: z.array(planPriceBody).max(100, 'at most 100 prices per request').optional(),
-  /** The rates its lines bear when their price names none (docs/api/taxes.md#tax-fields-of-customers-plans-and-prices). */
+  /** The rates its lines bear when their price names none (docs/api/taxes.md#which-rates-a-line-bears). */
   tax_rate_ids: taxRateIdsSchema.optional(),
 });
 

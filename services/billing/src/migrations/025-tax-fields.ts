@@ -1,7 +1,7 @@
 import type { Migration } from '@billstream/db';
 
 /**
- * Which rates a line bears and how (docs/api/taxes.md#tax-fields-of-customers-plans-and-prices): the rates a plan
+ * Which rates a line bears and how (docs/api/taxes.md#which-rates-a-line-bears): the rates a plan
  * or price names (empty: none named) and a price's `tax_behavior` (null: the settings' default).
  */
 export function taxFieldsMigration(schema: string): Migration {

@@ -11,7 +11,7 @@ export interface Plan {
   description: string | null;
   metadata: Record<string, string>;
   status: PlanStatus;
-  /** The rates its lines bear when their price names none (docs/api/taxes.md#tax-fields-of-customers-plans-and-prices). */
+  /** The rates its lines bear when their price names none (docs/api/taxes.md#which-rates-a-line-bears). */
   taxRateIds: string[];
   /** 1 at creation, +1 on every update or archive; the ETag is `"<version>"`. */
   version: number;

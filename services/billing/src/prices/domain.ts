@@ -24,7 +24,7 @@ export interface Price {
   tierMode: TierMode | null;
   tiers: Tier[] | null;
   displayName: string | null;
-  /** The rates its lines bear (docs/api/taxes.md#tax-fields-of-customers-plans-and-prices); empty: the plan's, the customer's or the address's. */
+  /** The rates its lines bear (docs/api/taxes.md#which-rates-a-line-bears); empty: the plan's, the customer's or the address's. */
   taxRateIds: string[];
   /** Null: the settings' `tax.default_behavior`. */
   taxBehavior: TaxBehavior | null;

@@ -2,7 +2,7 @@ import { taxRateApi, type Scope } from '@billstream/contracts';
 import { ServiceUnavailableError, ValidationError } from '@billstream/errors';
 import { InternalClient } from '@billstream/http';
 
-/** Whether the tax rates a customer names exist and are active (docs/api/taxes.md#tax-fields-of-customers-plans-and-prices): billing owns them. */
+/** Whether the tax rates a customer names exist and are active (docs/api/taxes.md#which-rates-a-line-bears): billing owns them. */
 export interface TaxRateCheck {
   /** Throws a 400 naming `tax_rate_ids.{i}` for an unknown or archived rate. */
   assertActive(scope: Scope, ids: readonly string[], requestId: string): Promise<void>;

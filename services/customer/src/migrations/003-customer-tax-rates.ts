@@ -1,6 +1,6 @@
 import type { Migration } from '@billstream/db';
 
-/** The tax rates a customer's lines bear when their price and plan name none (docs/api/taxes.md#tax-fields-of-customers-plans-and-prices). */
+/** The tax rates a customer's lines bear when their price and plan name none (docs/api/taxes.md#which-rates-a-line-bears). */
 export function customerTaxRatesMigration(schema: string): Migration {
   return {
     name: '003_customer_tax_rates',
