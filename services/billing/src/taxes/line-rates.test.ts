@@ -1,12 +1,12 @@
-import { euReverseCharge, lineRates, type RateRef, type TaxBuyer } from './line-rates';
+import { euReverseCharge, lineRates, type RateRef, type ReverseChargeSetting, type TaxBuyer } from './line-rates';
 
 const rate = (id: string, country: string | null, region: string | null = null, active = true): RateRef => ({ id, code: id.toUpperCase(), percentage: '10', country, region, active });
 const rates = new Map(
   [rate('txr_de', 'DE'), rate('txr_us', 'US'), rate('txr_ca', 'US', 'US-CA'), rate('txr_ny', 'US', 'US-NY'), rate('txr_p', null), rate('txr_q', null), rate('txr_old', 'DE', null, false)].map((r) => [r.id, r]),
 );
 const buyer = (b: Partial<TaxBuyer> = {}): TaxBuyer => ({ taxExempt: 'none', taxIds: [], taxRateIds: [], addressCountry: null, addressState: null, ...b });
-const off = { enabled: false, sellerCountry: null };
-const eu = { enabled: true, sellerCountry: 'DE' };
+const off: ReverseChargeSetting = { enabled: false, sellerCountry: null };
+const eu: ReverseChargeSetting = { enabled: true, sellerCountry: 'DE' };
 const ids = (r: ReturnType<typeof lineRates>) => r.rates.map((x) => x.id);
 const run = (b: TaxBuyer, price: string[] = [], plan: string[] = [], reverseCharge = off) => lineRates({ buyer: b, priceRateIds: price, planRateIds: plan, reverseCharge, rates });
 
