@@ -51,6 +51,8 @@ __all__ = [
     "BillingSettingsDunning",
     "BillingSettingsInvoiceSettings1",
     "BillingSettingsEmail",
+    "BillingSettingsTaxReverseCharge",
+    "BillingSettingsTax",
     "BillingSettings",
     "CommunicationTriggered",
     "InvoiceCommunicationList",
@@ -345,6 +347,8 @@ __all__ = [
     "PreviewSubscriptionChangeBody",
     "UpdateBillingSettingsBodyDunning",
     "UpdateBillingSettingsBodyInvoiceSettings",
+    "UpdateBillingSettingsBodyTaxReverseCharge",
+    "UpdateBillingSettingsBodyTax",
     "UpdateBillingSettingsBodyEmail",
     "UpdateBillingSettingsBody",
     "GetInvoicePdfResponse",
@@ -403,6 +407,7 @@ class Plan(TypedDict):
     metadata: Dict[str, str]
     status: Literal["active", "archived"]
     prices: List[Price]
+    tax_rate_ids: List[str]
     created_at: str
     updated_at: str
     tenant_id: str
@@ -436,6 +441,8 @@ class Price(TypedDict):
     tier_mode: Optional[Literal["VOLUME", "SLAB"]]
     tiers: Optional[List[PriceTiers1Item]]
     display_name: Optional[str]
+    tax_rate_ids: List[str]
+    tax_behavior: Optional[Literal["exclusive", "inclusive"]]
     parent_price_id: Optional[str]
     subscription_id: Optional[str]
     status: Literal["active", "archived"]
@@ -859,16 +866,33 @@ class _BillingSettingsInvoiceSettings1Required(TypedDict):
 
 
 class BillingSettingsInvoiceSettings1(_BillingSettingsInvoiceSettings1Required, total=False):
+    country: Optional[str]
     accent_color: Optional[str]
 
 
 BillingSettingsEmail = TypedDict("BillingSettingsEmail", {"enabled": bool, "from": Optional[str], "reply_to": Optional[str], "bcc": Optional[str]})
 
 
+class BillingSettingsTaxReverseCharge(TypedDict):
+    enabled: bool
+    seller_country: Optional[str]
+
+
+class BillingSettingsTax(TypedDict):
+    enabled: bool
+    default_behavior: Literal["exclusive", "inclusive"]
+    rounding: Literal["LINE", "TOTAL"]
+    reverse_charge: BillingSettingsTaxReverseCharge
+    provider: Literal["BUILT_IN", "HTTP"]
+    url: Optional[str]
+    secret_set: bool
+
+
 class BillingSettings(TypedDict):
     dunning: BillingSettingsDunning
     invoice_settings: Optional[BillingSettingsInvoiceSettings1]
     email: BillingSettingsEmail
+    tax: BillingSettingsTax
     version: int
     updated_at: Optional[str]
 
@@ -1017,6 +1041,7 @@ class ListCustomersResponseItemsItemParentCustomer1(TypedDict):
     address_country: Optional[str]
     tax_ids: List[ListCustomersResponseItemsItemParentCustomer1TaxIdsItem]
     tax_exempt: Literal["none", "exempt", "reverse"]
+    tax_rate_ids: List[str]
     parent_customer_id: Optional[str]
     metadata: Dict[str, str]
     status: Literal["published", "draft", "archived"]
@@ -1039,6 +1064,7 @@ class _ListCustomersResponseItemsItemRequired(TypedDict):
     address_country: Optional[str]
     tax_ids: List[ListCustomersResponseItemsItemTaxIdsItem]
     tax_exempt: Literal["none", "exempt", "reverse"]
+    tax_rate_ids: List[str]
     parent_customer_id: Optional[str]
     metadata: Dict[str, str]
     status: Literal["published", "draft", "archived"]
@@ -1083,6 +1109,7 @@ class CreateCustomerBody(_CreateCustomerBodyRequired, total=False):
     address_country: Optional[str]
     tax_ids: List[CreateCustomerBodyTaxIdsItem]
     tax_exempt: Literal["none", "exempt", "reverse"]
+    tax_rate_ids: List[str]
     metadata: Dict[str, str]
     parent_customer_id: Optional[str]
     status: Literal["published", "draft", "archived"]
@@ -1106,6 +1133,7 @@ class CreateCustomerResponse(TypedDict):
     address_country: Optional[str]
     tax_ids: List[CreateCustomerResponseTaxIdsItem]
     tax_exempt: Literal["none", "exempt", "reverse"]
+    tax_rate_ids: List[str]
     parent_customer_id: Optional[str]
     metadata: Dict[str, str]
     status: Literal["published", "draft", "archived"]
@@ -1137,6 +1165,7 @@ class UpdateCustomerByExternalIdBody(TypedDict, total=False):
     address_country: Optional[str]
     tax_ids: List[UpdateCustomerByExternalIdBodyTaxIdsItem]
     tax_exempt: Literal["none", "exempt", "reverse"]
+    tax_rate_ids: List[str]
     metadata: Dict[str, str]
     parent_customer_id: Optional[str]
     status: Literal["published", "draft", "archived"]
@@ -1160,6 +1189,7 @@ class UpdateCustomerByExternalIdResponse(TypedDict):
     address_country: Optional[str]
     tax_ids: List[UpdateCustomerByExternalIdResponseTaxIdsItem]
     tax_exempt: Literal["none", "exempt", "reverse"]
+    tax_rate_ids: List[str]
     parent_customer_id: Optional[str]
     metadata: Dict[str, str]
     status: Literal["published", "draft", "archived"]
@@ -1197,6 +1227,7 @@ class GetCustomerByExternalIdResponseParentCustomer1(TypedDict):
     address_country: Optional[str]
     tax_ids: List[GetCustomerByExternalIdResponseParentCustomer1TaxIdsItem]
     tax_exempt: Literal["none", "exempt", "reverse"]
+    tax_rate_ids: List[str]
     parent_customer_id: Optional[str]
     metadata: Dict[str, str]
     status: Literal["published", "draft", "archived"]
@@ -1219,6 +1250,7 @@ class _GetCustomerByExternalIdResponseRequired(TypedDict):
     address_country: Optional[str]
     tax_ids: List[GetCustomerByExternalIdResponseTaxIdsItem]
     tax_exempt: Literal["none", "exempt", "reverse"]
+    tax_rate_ids: List[str]
     parent_customer_id: Optional[str]
     metadata: Dict[str, str]
     status: Literal["published", "draft", "archived"]
@@ -1260,6 +1292,7 @@ class GetCustomerResponseParentCustomer1(TypedDict):
     address_country: Optional[str]
     tax_ids: List[GetCustomerResponseParentCustomer1TaxIdsItem]
     tax_exempt: Literal["none", "exempt", "reverse"]
+    tax_rate_ids: List[str]
     parent_customer_id: Optional[str]
     metadata: Dict[str, str]
     status: Literal["published", "draft", "archived"]
@@ -1282,6 +1315,7 @@ class _GetCustomerResponseRequired(TypedDict):
     address_country: Optional[str]
     tax_ids: List[GetCustomerResponseTaxIdsItem]
     tax_exempt: Literal["none", "exempt", "reverse"]
+    tax_rate_ids: List[str]
     parent_customer_id: Optional[str]
     metadata: Dict[str, str]
     status: Literal["published", "draft", "archived"]
@@ -1312,6 +1346,7 @@ class UpdateCustomerBody(TypedDict, total=False):
     address_country: Optional[str]
     tax_ids: List[UpdateCustomerBodyTaxIdsItem]
     tax_exempt: Literal["none", "exempt", "reverse"]
+    tax_rate_ids: List[str]
     metadata: Dict[str, str]
     parent_customer_id: Optional[str]
     status: Literal["published", "draft", "archived"]
@@ -1335,6 +1370,7 @@ class UpdateCustomerResponse(TypedDict):
     address_country: Optional[str]
     tax_ids: List[UpdateCustomerResponseTaxIdsItem]
     tax_exempt: Literal["none", "exempt", "reverse"]
+    tax_rate_ids: List[str]
     parent_customer_id: Optional[str]
     metadata: Dict[str, str]
     status: Literal["published", "draft", "archived"]
@@ -2528,6 +2564,8 @@ class CreatePlanBodyPricesItem(_CreatePlanBodyPricesItemRequired, total=False):
     tier_mode: Literal["VOLUME", "SLAB"]
     tiers: List[CreatePlanBodyPricesItemTiersItem]
     display_name: str
+    tax_rate_ids: List[str]
+    tax_behavior: Literal["exclusive", "inclusive"]
 
 
 class _CreatePlanBodyRequired(TypedDict):
@@ -2539,12 +2577,14 @@ class CreatePlanBody(_CreatePlanBodyRequired, total=False):
     description: str
     metadata: Dict[str, str]
     prices: List[CreatePlanBodyPricesItem]
+    tax_rate_ids: List[str]
 
 
 class UpdatePlanBody(TypedDict, total=False):
     name: str
     description: Optional[str]
     metadata: Dict[str, str]
+    tax_rate_ids: List[str]
 
 
 ArchivePlanResponse: TypeAlias = None
@@ -2582,6 +2622,8 @@ class CreatePriceBody(_CreatePriceBodyRequired, total=False):
     tier_mode: Literal["VOLUME", "SLAB"]
     tiers: List[CreatePriceBodyTiersItem]
     display_name: str
+    tax_rate_ids: List[str]
+    tax_behavior: Literal["exclusive", "inclusive"]
 
 
 ArchivePriceResponse: TypeAlias = None
@@ -3523,6 +3565,22 @@ class UpdateBillingSettingsBodyInvoiceSettings(TypedDict, total=False):
     footer: Optional[str]
     tax_id: Optional[str]
     accent_color: Optional[str]
+    country: Optional[str]
+
+
+class UpdateBillingSettingsBodyTaxReverseCharge(TypedDict, total=False):
+    enabled: bool
+    seller_country: Optional[str]
+
+
+class UpdateBillingSettingsBodyTax(TypedDict, total=False):
+    enabled: bool
+    default_behavior: Literal["exclusive", "inclusive"]
+    rounding: Literal["LINE", "TOTAL"]
+    reverse_charge: UpdateBillingSettingsBodyTaxReverseCharge
+    provider: Literal["BUILT_IN", "HTTP"]
+    url: Optional[str]
+    secret: Optional[str]
 
 
 UpdateBillingSettingsBodyEmail = TypedDict("UpdateBillingSettingsBodyEmail", {"enabled": bool, "from": Optional[str], "reply_to": Optional[str], "bcc": Optional[str]}, total=False)
@@ -3531,6 +3589,7 @@ UpdateBillingSettingsBodyEmail = TypedDict("UpdateBillingSettingsBodyEmail", {"e
 class UpdateBillingSettingsBody(TypedDict, total=False):
     dunning: UpdateBillingSettingsBodyDunning
     invoice_settings: UpdateBillingSettingsBodyInvoiceSettings
+    tax: UpdateBillingSettingsBodyTax
     email: UpdateBillingSettingsBodyEmail
 
 

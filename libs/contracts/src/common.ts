@@ -73,6 +73,19 @@ export const csvList = z
   .union([z.string(), z.array(z.string())])
   .transform((v) => (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean));
 
+/** Tax rates a customer, plan or price names (docs/api/taxes.md#which-rates-a-line-bears): ids of active rates, no repeats; billing checks they exist. */
+export const taxRateIdsSchema = z
+  .array(z.string().regex(/^txr_[A-Za-z0-9]{1,64}$/, 'must be a tax rate id (txr_...)'), { error: 'must be an array of tax rate ids' })
+  .max(10, 'at most 10 tax rates')
+  .refine((ids) => new Set(ids).size === ids.length, 'must not name a tax rate twice');
+
+/** How a line's amount holds its tax (docs/api/taxes.md#arithmetic): tax added to it, or inside it. */
+export const TAX_BEHAVIORS = ['exclusive', 'inclusive'] as const;
+export type TaxBehaviorName = (typeof TAX_BEHAVIORS)[number];
+
+/** The EU's 27 member states (ISO 3166-1 alpha-2; Greece is GR, its VAT prefix EL), for the reverse charge (docs/api/taxes.md#which-rates-a-line-bears). */
+export const EU_MEMBER_STATES: ReadonlySet<string> = new Set(['AT', 'BE', 'BG', 'HR', 'CY', 'CZ', 'DK', 'EE', 'FI', 'FR', 'DE', 'GR', 'HU', 'IE', 'IT', 'LV', 'LT', 'LU', 'MT', 'NL', 'PL', 'PT', 'RO', 'SK', 'SI', 'ES', 'SE']);
+
 export const queryBoolean = z.enum(['true', 'false']).transform((v) => v === 'true');
 
 export const metadataSchema = z.record(z.string(), z.string().max(2000)).refine((m) => Object.keys(m).length <= 50, 'at most 50 keys');

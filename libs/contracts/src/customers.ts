@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { csvList, metadataSchema, paginationQuery } from './common';
+import { csvList, metadataSchema, paginationQuery, taxRateIdsSchema } from './common';
 import { defineRoute, type RouteDef } from './routes';
 
 export const CUSTOMER_STATUSES = ['published', 'draft', 'archived'] as const;
@@ -32,6 +32,8 @@ const taxIdSchema = z.strictObject({
 const taxFields = {
   tax_ids: z.array(taxIdSchema).max(10, 'at most 10 tax ids').optional(),
   tax_exempt: z.enum(CUSTOMER_TAX_EXEMPTIONS, `must be one of ${CUSTOMER_TAX_EXEMPTIONS.join(', ')}`).optional(),
+  /** The rates the customer's lines bear when neither their price nor their plan names any (docs/api/taxes.md). */
+  tax_rate_ids: taxRateIdsSchema.optional(),
 };
 
 export const createCustomerBody = z.strictObject({
@@ -95,6 +97,7 @@ const customerFields = {
   address_country: z.string().nullable(),
   tax_ids: z.array(z.object({ type: z.enum(CUSTOMER_TAX_ID_TYPES), value: z.string() })),
   tax_exempt: z.enum(CUSTOMER_TAX_EXEMPTIONS),
+  tax_rate_ids: z.array(z.string()),
   parent_customer_id: z.string().nullable(),
   metadata: z.record(z.string(), z.string()),
   status: customerStatus,

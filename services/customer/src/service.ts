@@ -5,6 +5,7 @@ import { mountCustomerRoutes } from './customers/routes';
 import { CustomerService } from './customers/service';
 import { CustomerStore } from './customers/store';
 import { HttpPayerCheck } from './customers/payers';
+import { HttpTaxRateCheck } from './customers/tax-rates';
 import { migrations, SCHEMA } from './migrations';
 
 export interface CustomerServiceConfig {
@@ -16,7 +17,8 @@ export interface CustomerServiceConfig {
 export function createCustomerService({ db, bus, logger }: ServiceDeps, config: CustomerServiceConfig): Service {
   const relay = new OutboxRelay({ db, schema: SCHEMA, bus, logger });
   const payers = config.billingServiceUrl && new HttpPayerCheck(config.billingServiceUrl, config.internalToken);
-  const customers = new CustomerService(db, new CustomerStore(), () => relay.nudge(), payers);
+  const taxRates = config.billingServiceUrl && new HttpTaxRateCheck(config.billingServiceUrl, config.internalToken);
+  const customers = new CustomerService(db, new CustomerStore(), () => relay.nudge(), payers, taxRates || undefined);
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
   const app = createServiceApp({
     service: 'customer',
@@ -40,6 +42,7 @@ export function createCustomerService({ db, bus, logger }: ServiceDeps, config: 
     async stop() {
       await relay.stop();
       await payers?.close();
+      if (taxRates) await taxRates.close();
     },
   };
 }

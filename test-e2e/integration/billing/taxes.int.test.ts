@@ -149,4 +149,96 @@ describe('tax rates through the gateway (real Postgres and Kafka)', () => {
       expect((await stack.api.get(`/v1/customers/${existing.id}`)).body.tax_ids).toEqual([valid[2]]);
     });
   });
+  describe('tax fields and settings', () => {
+    const fieldOf = (res: { status: number; body: { error?: { details?: { field?: string } } } }) => [res.status, res.body.error?.details?.field ?? JSON.stringify(res.body)];
+    const fixed = { type: 'FIXED', currency: 'eur', amount: '10', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ADVANCE' };
+    let active: string;
+    let archived: string;
+    beforeAll(async () => {
+      active = (await stack.api.post('/v1/tax_rates', { code: `F_ACTIVE`, name: 'Active', percentage: '10', tax_type: 'VAT' })).body.id;
+      archived = (await stack.api.post('/v1/tax_rates', { code: `F_ARCHIVED`, name: 'Archived', percentage: '5', tax_type: 'VAT' })).body.id;
+      await stack.api.delete(`/v1/tax_rates/${archived}`);
+    });
+
+    it('answers the tax settings with their defaults, merges a change and keeps the secret unanswered', async () => {
+      const before = await stack.api.get('/v1/settings/billing');
+      expect(before.body.tax).toEqual({ enabled: false, default_behavior: 'exclusive', rounding: 'LINE', reverse_charge: { enabled: false, seller_country: null }, provider: 'BUILT_IN', url: null, secret_set: false });
+      const put = await stack.api.put('/v1/settings/billing', {
+        tax: { rounding: 'TOTAL', reverse_charge: { enabled: true, seller_country: 'DE' }, secret: 'a-secret-of-sixteen+' },
+        invoice_settings: { company_name: 'Seller GmbH', address: '1 Hafenstrasse, Hamburg', country: 'DE', tax_id: 'DE136695976' },
+      });
+      expect(put.status).toBe(200);
+      expect(put.body.tax).toEqual({ enabled: false, default_behavior: 'exclusive', rounding: 'TOTAL', reverse_charge: { enabled: true, seller_country: 'DE' }, provider: 'BUILT_IN', url: null, secret_set: true });
+      expect(put.body.invoice_settings).toMatchObject({ country: 'DE', tax_id: 'DE136695976' });
+      expect(JSON.stringify(put.body)).not.toContain('a-secret-of-sixteen+');
+      const merged = await stack.api.put('/v1/settings/billing', { tax: { rounding: 'LINE', reverse_charge: { enabled: false } } });
+      expect(merged.body.tax).toMatchObject({ rounding: 'LINE', reverse_charge: { enabled: false, seller_country: 'DE' }, secret_set: true });
+    });
+
+    it('refuses bad tax settings with a 400 naming the field and saves nothing', async () => {
+      const version = (await stack.api.get('/v1/settings/billing')).body.version;
+      const cases: Array<[Record<string, unknown>, string]> = [
+        [{ tax: { rounding: 'HALF' } }, 'tax.rounding'],
+        [{ tax: { default_behavior: 'both' } }, 'tax.default_behavior'],
+        [{ tax: { enabled: 'yes' } }, 'tax.enabled'],
+        [{ tax: { reverse_charge: { enabled: true, seller_country: null } } }, 'tax.reverse_charge.seller_country'],
+        [{ tax: { reverse_charge: { seller_country: 'US' } } }, 'tax.reverse_charge.seller_country'],
+        [{ tax: { reverse_charge: { seller_country: 'de' } } }, 'tax.reverse_charge.seller_country'],
+        [{ tax: { provider: 'HTTP', url: 'https://tax.example.com' } }, 'tax.provider'],
+        [{ tax: { provider: 'AVALARA' } }, 'tax.provider'],
+        [{ tax: { url: 'ftp://x' } }, 'tax.url'],
+        [{ tax: { secret: 'short' } }, 'tax.secret'],
+        [{ tax: { percent: 1 } }, 'tax'],
+        [{ invoice_settings: { country: 'Germany' } }, 'invoice_settings.country'],
+      ];
+      for (const [body, field] of cases) {
+        const res = await stack.api.put('/v1/settings/billing', body);
+        expect([res.status, JSON.stringify(res.body)]).toEqual([400, expect.stringContaining(field)]);
+      }
+      expect((await stack.api.get('/v1/settings/billing')).body.version).toBe(version);
+    });
+
+    it("keeps a customer's, a plan's and a price's tax rates and a price's tax behavior", async () => {
+      const customer = await stack.api.post('/v1/customers', { external_customer_id: `rated-${Date.now()}`, tax_rate_ids: [active] });
+      expect([customer.status, customer.body.tax_rate_ids]).toEqual([201, [active]]);
+      expect((await stack.api.post('/v1/customers', { external_customer_id: `unrated-${Date.now()}` })).body.tax_rate_ids).toEqual([]);
+      const cleared = await stack.api.put(`/v1/customers/${customer.body.id}`, { tax_rate_ids: [] });
+      expect(cleared.body.tax_rate_ids).toEqual([]);
+      const plan = await stack.api.post('/v1/plans', { name: 'Taxed', tax_rate_ids: [active], prices: [{ ...fixed, tax_rate_ids: [active], tax_behavior: 'inclusive' }, fixed] });
+      expect(plan.status).toBe(201);
+      expect(plan.body.tax_rate_ids).toEqual([active]);
+      expect(plan.body.prices.map((p: { tax_rate_ids: string[]; tax_behavior: string | null }) => [p.tax_rate_ids, p.tax_behavior])).toEqual([[[active], 'inclusive'], [[], null]]);
+      const price = await stack.api.post('/v1/prices', { ...fixed, plan_id: plan.body.id, tax_behavior: 'exclusive' });
+      expect([price.status, price.body.tax_behavior, price.body.tax_rate_ids]).toEqual([201, 'exclusive', []]);
+      const renamed = await stack.api.put(`/v1/plans/${plan.body.id}`, { tax_rate_ids: [] });
+      expect([renamed.status, renamed.body.tax_rate_ids]).toEqual([200, []]);
+    });
+
+    it('refuses unknown or archived tax rates with a 400 naming the field, and writes nothing', async () => {
+      const customers = Number((await db.raw('SELECT count(*) AS n FROM customer.customers')).rows[0].n);
+      const plans = Number((await db('plans').count({ n: '*' }).first())!.n);
+      const prices = Number((await db('prices').count({ n: '*' }).first())!.n);
+      const missing = 'txr_01JDQ8Z6Y4K2M9N3P5R7T9V1X3';
+      expect(fieldOf(await stack.api.post('/v1/customers', { external_customer_id: `bad-rate-${Date.now()}`, tax_rate_ids: [active, missing] }))).toEqual([400, 'tax_rate_ids.1']);
+      expect(fieldOf(await stack.api.post('/v1/customers', { external_customer_id: `bad-rate-${Date.now()}`, tax_rate_ids: [archived] }))).toEqual([400, 'tax_rate_ids.0']);
+      const bad = await stack.api.post('/v1/customers', { external_customer_id: `bad-rate-${Date.now()}`, tax_rate_ids: [active, active] });
+      expect([bad.status, JSON.stringify(bad.body)]).toEqual([400, expect.stringContaining('tax_rate_ids')]);
+      const malformed = await stack.api.post('/v1/customers', { external_customer_id: `bad-rate-${Date.now()}`, tax_rate_ids: ['VAT19'] });
+      expect([malformed.status, JSON.stringify(malformed.body)]).toEqual([400, expect.stringContaining('tax_rate_ids')]);
+      expect(fieldOf(await stack.api.post('/v1/plans', { name: 'Bad', tax_rate_ids: [missing] }))).toEqual([400, 'tax_rate_ids.0']);
+      expect(fieldOf(await stack.api.post('/v1/plans', { name: 'Bad', prices: [fixed, { ...fixed, tax_rate_ids: [active, archived] }] }))).toEqual([400, 'prices.1.tax_rate_ids.1']);
+      const badBehavior = await stack.api.post('/v1/plans', { name: 'Bad', prices: [{ ...fixed, tax_behavior: 'included' }] });
+      expect([badBehavior.status, JSON.stringify(badBehavior.body)]).toEqual([400, expect.stringContaining('tax_behavior')]);
+      const plan = (await stack.api.post('/v1/plans', { name: 'Kept' })).body;
+      expect(fieldOf(await stack.api.post('/v1/prices', { ...fixed, plan_id: plan.id, tax_rate_ids: [archived] }))).toEqual([400, 'tax_rate_ids.0']);
+      expect(fieldOf(await stack.api.put(`/v1/plans/${plan.id}`, { tax_rate_ids: [missing] }))).toEqual([400, 'tax_rate_ids.0']);
+      const customer = (await stack.api.post('/v1/customers', { external_customer_id: `keep-rate-${Date.now()}`, tax_rate_ids: [active] })).body;
+      expect(fieldOf(await stack.api.put(`/v1/customers/${customer.id}`, { tax_rate_ids: [archived] }))).toEqual([400, 'tax_rate_ids.0']);
+      expect((await stack.api.get(`/v1/customers/${customer.id}`)).body.tax_rate_ids).toEqual([active]);
+      expect((await stack.api.get(`/v1/plans/${plan.id}`)).body.tax_rate_ids).toEqual([]);
+      expect(Number((await db.raw('SELECT count(*) AS n FROM customer.customers')).rows[0].n)).toBe(customers + 1);
+      expect(Number((await db('plans').count({ n: '*' }).first())!.n)).toBe(plans + 1);
+      expect(Number((await db('prices').count({ n: '*' }).first())!.n)).toBe(prices);
+    });
+  });
 });

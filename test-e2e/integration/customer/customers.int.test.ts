@@ -52,6 +52,7 @@ describe('customer API through the gateway (real Postgres and Kafka)', () => {
         address_country: 'US',
         tax_ids: [],
         tax_exempt: 'none',
+        tax_rate_ids: [],
         parent_customer_id: null,
         metadata: { plan: 'gold' },
         status: 'published',

@@ -1740,7 +1740,7 @@ export interface paths {
          */
         get: operations["getBillingSettings"];
         /**
-         * Merge dunning, invoice and email settings into the stored ones (email enabled needs `from`)
+         * Merge dunning, invoice, email and tax settings into the stored ones (email enabled needs `from`)
          * @description Needs the `settings:write` permission (or `*`). Served by the billing service.
          */
         put: operations["updateBillingSettings"];
@@ -2052,6 +2052,7 @@ export interface components {
             /** @enum {string} */
             status: "active" | "archived";
             prices: components["schemas"]["Price"][];
+            tax_rate_ids: string[];
             created_at: string;
             updated_at: string;
             tenant_id: string;
@@ -2087,6 +2088,8 @@ export interface components {
                 flat_amount: string | null;
             }[] | null;
             display_name: string | null;
+            tax_rate_ids: string[];
+            tax_behavior: ("exclusive" | "inclusive") | null;
             parent_price_id: string | null;
             subscription_id: string | null;
             /** @enum {string} */
@@ -2518,6 +2521,7 @@ export interface components {
                 logo_url: string | null;
                 footer: string | null;
                 tax_id: string | null;
+                country?: string | null;
                 accent_color?: string | null;
             } | null;
             email: {
@@ -2525,6 +2529,21 @@ export interface components {
                 from: string | null;
                 reply_to: string | null;
                 bcc: string | null;
+            };
+            tax: {
+                enabled: boolean;
+                /** @enum {string} */
+                default_behavior: "exclusive" | "inclusive";
+                /** @enum {string} */
+                rounding: "LINE" | "TOTAL";
+                reverse_charge: {
+                    enabled: boolean;
+                    seller_country: string | null;
+                };
+                /** @enum {string} */
+                provider: "BUILT_IN" | "HTTP";
+                url: string | null;
+                secret_set: boolean;
             };
             version: number;
             updated_at: string | null;
@@ -3164,6 +3183,9 @@ export interface operations {
                      *             }
                      *           ],
                      *           "tax_exempt": "none",
+                     *           "tax_rate_ids": [
+                     *             "100"
+                     *           ],
                      *           "parent_customer_id": null,
                      *           "metadata": {
                      *             "plan": "pro"
@@ -3202,6 +3224,7 @@ export interface operations {
                             }[];
                             /** @enum {string} */
                             tax_exempt: "none" | "exempt" | "reverse";
+                            tax_rate_ids: string[];
                             parent_customer_id: string | null;
                             metadata: {
                                 [key: string]: string;
@@ -3230,6 +3253,7 @@ export interface operations {
                                 }[];
                                 /** @enum {string} */
                                 tax_exempt: "none" | "exempt" | "reverse";
+                                tax_rate_ids: string[];
                                 parent_customer_id: string | null;
                                 metadata: {
                                     [key: string]: string;
@@ -3325,31 +3349,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "external_customer_id": "acme-42",
-                 *       "name": "Acme Corp",
-                 *       "email": "billing@acme.example",
-                 *       "address_line1": "1 Market Street",
-                 *       "address_line2": null,
-                 *       "address_city": "San Francisco",
-                 *       "address_state": "CA",
-                 *       "address_postal_code": "94105",
-                 *       "address_country": "US",
-                 *       "tax_ids": [
-                 *         {
-                 *           "type": "eu_vat",
-                 *           "value": "100"
-                 *         }
-                 *       ],
-                 *       "tax_exempt": "none",
-                 *       "metadata": {
-                 *         "plan": "pro"
-                 *       },
-                 *       "parent_customer_id": null,
-                 *       "status": "published"
-                 *     }
-                 */
+                /** @example {} */
                 "application/json": {
                     external_customer_id?: string;
                     name?: string | null;
@@ -3367,6 +3367,7 @@ export interface operations {
                     }[];
                     /** @enum {string} */
                     tax_exempt?: "none" | "exempt" | "reverse";
+                    tax_rate_ids?: string[];
                     metadata?: {
                         [key: string]: string;
                     };
@@ -3403,6 +3404,9 @@ export interface operations {
                      *         }
                      *       ],
                      *       "tax_exempt": "none",
+                     *       "tax_rate_ids": [
+                     *         "100"
+                     *       ],
                      *       "parent_customer_id": null,
                      *       "metadata": {
                      *         "plan": "pro"
@@ -3432,6 +3436,7 @@ export interface operations {
                         }[];
                         /** @enum {string} */
                         tax_exempt: "none" | "exempt" | "reverse";
+                        tax_rate_ids: string[];
                         parent_customer_id: string | null;
                         metadata: {
                             [key: string]: string;
@@ -3540,27 +3545,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "external_customer_id": "acme-42",
-                 *       "name": "Acme Corp",
-                 *       "email": "billing@acme.example",
-                 *       "address_line1": "1 Market Street",
-                 *       "address_line2": null,
-                 *       "address_city": "San Francisco",
-                 *       "address_state": "CA",
-                 *       "address_postal_code": "94105",
-                 *       "address_country": "US",
-                 *       "tax_ids": [
-                 *         {
-                 *           "type": "eu_vat",
-                 *           "value": "100"
-                 *         }
-                 *       ],
-                 *       "tax_exempt": "none",
-                 *       "metadata": {
-                 *         "plan": "pro"
-                 *       },
-                 *       "parent_customer_id": null,
-                 *       "status": "published"
+                 *       "external_customer_id": "acme-42"
                  *     }
                  */
                 "application/json": {
@@ -3580,6 +3565,7 @@ export interface operations {
                     }[];
                     /** @enum {string} */
                     tax_exempt?: "none" | "exempt" | "reverse";
+                    tax_rate_ids?: string[];
                     metadata?: {
                         [key: string]: string;
                     };
@@ -3616,6 +3602,9 @@ export interface operations {
                      *         }
                      *       ],
                      *       "tax_exempt": "none",
+                     *       "tax_rate_ids": [
+                     *         "100"
+                     *       ],
                      *       "parent_customer_id": null,
                      *       "metadata": {
                      *         "plan": "pro"
@@ -3645,6 +3634,7 @@ export interface operations {
                         }[];
                         /** @enum {string} */
                         tax_exempt: "none" | "exempt" | "reverse";
+                        tax_rate_ids: string[];
                         parent_customer_id: string | null;
                         metadata: {
                             [key: string]: string;
@@ -3783,6 +3773,9 @@ export interface operations {
                      *         }
                      *       ],
                      *       "tax_exempt": "none",
+                     *       "tax_rate_ids": [
+                     *         "100"
+                     *       ],
                      *       "parent_customer_id": null,
                      *       "metadata": {
                      *         "plan": "pro"
@@ -3813,6 +3806,7 @@ export interface operations {
                         }[];
                         /** @enum {string} */
                         tax_exempt: "none" | "exempt" | "reverse";
+                        tax_rate_ids: string[];
                         parent_customer_id: string | null;
                         metadata: {
                             [key: string]: string;
@@ -3841,6 +3835,7 @@ export interface operations {
                             }[];
                             /** @enum {string} */
                             tax_exempt: "none" | "exempt" | "reverse";
+                            tax_rate_ids: string[];
                             parent_customer_id: string | null;
                             metadata: {
                                 [key: string]: string;
@@ -3962,6 +3957,9 @@ export interface operations {
                      *         }
                      *       ],
                      *       "tax_exempt": "none",
+                     *       "tax_rate_ids": [
+                     *         "100"
+                     *       ],
                      *       "parent_customer_id": null,
                      *       "metadata": {
                      *         "plan": "pro"
@@ -3992,6 +3990,7 @@ export interface operations {
                         }[];
                         /** @enum {string} */
                         tax_exempt: "none" | "exempt" | "reverse";
+                        tax_rate_ids: string[];
                         parent_customer_id: string | null;
                         metadata: {
                             [key: string]: string;
@@ -4020,6 +4019,7 @@ export interface operations {
                             }[];
                             /** @enum {string} */
                             tax_exempt: "none" | "exempt" | "reverse";
+                            tax_rate_ids: string[];
                             parent_customer_id: string | null;
                             metadata: {
                                 [key: string]: string;
@@ -4118,31 +4118,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "external_customer_id": "acme-42",
-                 *       "name": "Acme Corp",
-                 *       "email": "billing@acme.example",
-                 *       "address_line1": "1 Market Street",
-                 *       "address_line2": null,
-                 *       "address_city": "San Francisco",
-                 *       "address_state": "CA",
-                 *       "address_postal_code": "94105",
-                 *       "address_country": "US",
-                 *       "tax_ids": [
-                 *         {
-                 *           "type": "eu_vat",
-                 *           "value": "100"
-                 *         }
-                 *       ],
-                 *       "tax_exempt": "none",
-                 *       "metadata": {
-                 *         "plan": "pro"
-                 *       },
-                 *       "parent_customer_id": null,
-                 *       "status": "published"
-                 *     }
-                 */
+                /** @example {} */
                 "application/json": {
                     external_customer_id?: string;
                     name?: string | null;
@@ -4160,6 +4136,7 @@ export interface operations {
                     }[];
                     /** @enum {string} */
                     tax_exempt?: "none" | "exempt" | "reverse";
+                    tax_rate_ids?: string[];
                     metadata?: {
                         [key: string]: string;
                     };
@@ -4196,6 +4173,9 @@ export interface operations {
                      *         }
                      *       ],
                      *       "tax_exempt": "none",
+                     *       "tax_rate_ids": [
+                     *         "100"
+                     *       ],
                      *       "parent_customer_id": null,
                      *       "metadata": {
                      *         "plan": "pro"
@@ -4225,6 +4205,7 @@ export interface operations {
                         }[];
                         /** @enum {string} */
                         tax_exempt: "none" | "exempt" | "reverse";
+                        tax_rate_ids: string[];
                         parent_customer_id: string | null;
                         metadata: {
                             [key: string]: string;
@@ -9614,6 +9595,10 @@ export interface operations {
                      *                 }
                      *               ],
                      *               "display_name": "100",
+                     *               "tax_rate_ids": [
+                     *                 "100"
+                     *               ],
+                     *               "tax_behavior": "exclusive",
                      *               "parent_price_id": "100",
                      *               "subscription_id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *               "status": "active",
@@ -9622,6 +9607,9 @@ export interface operations {
                      *               "tenant_id": "default",
                      *               "environment_id": "production"
                      *             }
+                     *           ],
+                     *           "tax_rate_ids": [
+                     *             "100"
                      *           ],
                      *           "created_at": "2026-01-15T10:30:00Z",
                      *           "updated_at": "2026-01-15T10:30:00Z",
@@ -9755,7 +9743,11 @@ export interface operations {
                             flat_amount?: string;
                         }[];
                         display_name?: string;
+                        tax_rate_ids?: string[];
+                        /** @enum {string} */
+                        tax_behavior?: "exclusive" | "inclusive";
                     }[];
+                    tax_rate_ids?: string[];
                 };
             };
         };
@@ -9807,6 +9799,10 @@ export interface operations {
                      *             }
                      *           ],
                      *           "display_name": "100",
+                     *           "tax_rate_ids": [
+                     *             "100"
+                     *           ],
+                     *           "tax_behavior": "exclusive",
                      *           "parent_price_id": "100",
                      *           "subscription_id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *           "status": "active",
@@ -9815,6 +9811,9 @@ export interface operations {
                      *           "tenant_id": "default",
                      *           "environment_id": "production"
                      *         }
+                     *       ],
+                     *       "tax_rate_ids": [
+                     *         "100"
                      *       ],
                      *       "created_at": "2026-01-15T10:30:00Z",
                      *       "updated_at": "2026-01-15T10:30:00Z",
@@ -9968,6 +9967,10 @@ export interface operations {
                      *             }
                      *           ],
                      *           "display_name": "100",
+                     *           "tax_rate_ids": [
+                     *             "100"
+                     *           ],
+                     *           "tax_behavior": "exclusive",
                      *           "parent_price_id": "100",
                      *           "subscription_id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *           "status": "active",
@@ -9976,6 +9979,9 @@ export interface operations {
                      *           "tenant_id": "default",
                      *           "environment_id": "production"
                      *         }
+                     *       ],
+                     *       "tax_rate_ids": [
+                     *         "100"
                      *       ],
                      *       "created_at": "2026-01-15T10:30:00Z",
                      *       "updated_at": "2026-01-15T10:30:00Z",
@@ -10070,21 +10076,14 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "name": "Acme Corp",
-                 *       "description": "Monthly prepaid credits",
-                 *       "metadata": {
-                 *         "plan": "pro"
-                 *       }
-                 *     }
-                 */
+                /** @example {} */
                 "application/json": {
                     name?: string;
                     description?: string | null;
                     metadata?: {
                         [key: string]: string;
                     };
+                    tax_rate_ids?: string[];
                 };
             };
         };
@@ -10136,6 +10135,10 @@ export interface operations {
                      *             }
                      *           ],
                      *           "display_name": "100",
+                     *           "tax_rate_ids": [
+                     *             "100"
+                     *           ],
+                     *           "tax_behavior": "exclusive",
                      *           "parent_price_id": "100",
                      *           "subscription_id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *           "status": "active",
@@ -10144,6 +10147,9 @@ export interface operations {
                      *           "tenant_id": "default",
                      *           "environment_id": "production"
                      *         }
+                     *       ],
+                     *       "tax_rate_ids": [
+                     *         "100"
                      *       ],
                      *       "created_at": "2026-01-15T10:30:00Z",
                      *       "updated_at": "2026-01-15T10:30:00Z",
@@ -10394,6 +10400,9 @@ export interface operations {
                         flat_amount?: string;
                     }[];
                     display_name?: string;
+                    tax_rate_ids?: string[];
+                    /** @enum {string} */
+                    tax_behavior?: "exclusive" | "inclusive";
                 };
             };
         };
@@ -10435,6 +10444,10 @@ export interface operations {
                      *         }
                      *       ],
                      *       "display_name": "100",
+                     *       "tax_rate_ids": [
+                     *         "100"
+                     *       ],
+                     *       "tax_behavior": "exclusive",
                      *       "parent_price_id": "100",
                      *       "subscription_id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "status": "active",
@@ -10571,6 +10584,10 @@ export interface operations {
                      *         }
                      *       ],
                      *       "display_name": "100",
+                     *       "tax_rate_ids": [
+                     *         "100"
+                     *       ],
+                     *       "tax_behavior": "exclusive",
                      *       "parent_price_id": "100",
                      *       "subscription_id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "status": "active",
@@ -19175,6 +19192,7 @@ export interface operations {
                      *         "logo_url": "100",
                      *         "footer": "100",
                      *         "tax_id": "100",
+                     *         "country": "100",
                      *         "accent_color": "100"
                      *       },
                      *       "email": {
@@ -19182,6 +19200,18 @@ export interface operations {
                      *         "from": "100",
                      *         "reply_to": "100",
                      *         "bcc": "100"
+                     *       },
+                     *       "tax": {
+                     *         "enabled": true,
+                     *         "default_behavior": "exclusive",
+                     *         "rounding": "LINE",
+                     *         "reverse_charge": {
+                     *           "enabled": true,
+                     *           "seller_country": "100"
+                     *         },
+                     *         "provider": "BUILT_IN",
+                     *         "url": "https://example.com/webhooks/billstream",
+                     *         "secret_set": true
                      *       },
                      *       "version": 1,
                      *       "updated_at": "2026-01-15T10:30:00Z"
@@ -19290,6 +19320,22 @@ export interface operations {
                         footer?: string | null;
                         tax_id?: string | null;
                         accent_color?: string | null;
+                        country?: string | null;
+                    };
+                    tax?: {
+                        enabled?: boolean;
+                        /** @enum {string} */
+                        default_behavior?: "exclusive" | "inclusive";
+                        /** @enum {string} */
+                        rounding?: "LINE" | "TOTAL";
+                        reverse_charge?: {
+                            enabled?: boolean;
+                            seller_country?: string | null;
+                        };
+                        /** @enum {string} */
+                        provider?: "BUILT_IN" | "HTTP";
+                        url?: string | null;
+                        secret?: string | null;
                     };
                     email?: {
                         enabled?: boolean;
@@ -19324,6 +19370,7 @@ export interface operations {
                      *         "logo_url": "100",
                      *         "footer": "100",
                      *         "tax_id": "100",
+                     *         "country": "100",
                      *         "accent_color": "100"
                      *       },
                      *       "email": {
@@ -19331,6 +19378,18 @@ export interface operations {
                      *         "from": "100",
                      *         "reply_to": "100",
                      *         "bcc": "100"
+                     *       },
+                     *       "tax": {
+                     *         "enabled": true,
+                     *         "default_behavior": "exclusive",
+                     *         "rounding": "LINE",
+                     *         "reverse_charge": {
+                     *           "enabled": true,
+                     *           "seller_country": "100"
+                     *         },
+                     *         "provider": "BUILT_IN",
+                     *         "url": "https://example.com/webhooks/billstream",
+                     *         "secret_set": true
                      *       },
                      *       "version": 1,
                      *       "updated_at": "2026-01-15T10:30:00Z"

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isKnownCurrency, money } from '@billstream/money';
+import { TAX_BEHAVIORS, taxRateIdsSchema } from '../common';
 
 /**
  * Edge validation of price requests (docs/api/billing.md#prices). They live in the contracts
@@ -49,6 +50,10 @@ const priceFields = {
   tier_mode: z.enum(TIER_MODES).optional(),
   tiers: z.array(tierBody).min(1, 'needs at least one tier').max(100, 'at most 100 tiers').optional(),
   display_name: z.string().min(1).max(255).optional(),
+  /** Tax (docs/api/taxes.md#which-rates-a-line-bears): the rates its lines bear, before the plan's and the customer's. */
+  tax_rate_ids: taxRateIdsSchema.optional(),
+  /** Absent: the settings' `tax.default_behavior`. */
+  tax_behavior: z.enum(TAX_BEHAVIORS, 'must be exclusive or inclusive').optional(),
 };
 
 type PriceFields = z.output<z.ZodObject<typeof priceFields>>;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { TAX_BEHAVIORS } from '../common';
 import { defineRoute, type RouteDef } from '../routes';
 
 /** Billing settings of a tenant and environment (docs/api/billing.md#billing-settings-and-dunning, ADR 0044). */
@@ -22,6 +23,8 @@ export const invoiceSettingsSchema = z.object({
   logo_url: z.string().nullable(),
   footer: z.string().nullable(),
   tax_id: z.string().nullable(),
+  /** The seller's country (ISO 3166-1 alpha-2), for tax (docs/api/taxes.md#settings); absent in settings saved before it existed. */
+  country: z.string().nullable().optional(),
   /** The customer portal's accent colour (docs/api/portal.md); absent in settings saved before it existed. */
   accent_color: z.string().nullable().optional(),
 });
@@ -35,6 +38,31 @@ export const emailSettingsSchema = z.object({
 });
 export type EmailSettings = z.infer<typeof emailSettingsSchema>;
 
+/** Tax (docs/api/taxes.md#settings): off by default; `secret` is never answered (`secret_set` says whether one is kept). */
+export const TAX_ROUNDINGS = ['LINE', 'TOTAL'] as const;
+export const TAX_PROVIDERS = ['BUILT_IN', 'HTTP'] as const;
+export const taxSettingsSchema = z.object({
+  enabled: z.boolean(),
+  default_behavior: z.enum(TAX_BEHAVIORS),
+  rounding: z.enum(TAX_ROUNDINGS),
+  reverse_charge: z.object({ enabled: z.boolean(), seller_country: z.string().nullable() }),
+  provider: z.enum(TAX_PROVIDERS),
+  url: z.string().nullable(),
+  secret_set: z.boolean(),
+});
+export type TaxSettingsView = z.infer<typeof taxSettingsSchema>;
+/** As stored: the secret itself instead of `secret_set`. */
+export type TaxSettings = Omit<TaxSettingsView, 'secret_set'> & { secret: string | null };
+export const TAX_DEFAULTS: TaxSettings = {
+  enabled: false,
+  default_behavior: 'exclusive',
+  rounding: 'LINE',
+  reverse_charge: { enabled: false, seller_country: null },
+  provider: 'BUILT_IN',
+  url: null,
+  secret: null,
+};
+
 export const EMAIL_DEFAULTS: EmailSettings = { enabled: false, from: null, reply_to: null, bcc: null };
 
 export const DUNNING_DEFAULTS: DunningSettings = { enabled: false, retry_schedule_days: [1, 3, 7], max_attempts: 3, provider: null };
@@ -44,6 +72,7 @@ export const billingSettingsSchema = z
     dunning: dunningSettingsSchema,
     invoice_settings: invoiceSettingsSchema.nullable(),
     email: emailSettingsSchema,
+    tax: taxSettingsSchema,
     version: z.number().int(),
     updated_at: z.string().nullable(),
   })
@@ -52,6 +81,8 @@ export type BillingSettingsResponse = z.infer<typeof billingSettingsSchema>;
 
 /** One address, `billing@example.com` (no display name, no list). */
 const address = z.email({ error: 'must be an email address like billing@example.com' }).max(254, 'must be at most 254 characters');
+
+const countryCode = z.string().regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 country code in capitals, like "DE"');
 
 const text = (max: number) => z.string().min(1, 'must not be empty').max(max, `must be at most ${max} characters`);
 
@@ -88,6 +119,23 @@ export const updateBillingSettingsBody = z
           .regex(/^#[0-9a-fA-F]{6}$/, 'must be a #rrggbb colour')
           .nullable()
           .optional(),
+        country: countryCode.nullable().optional(),
+      })
+      .optional(),
+    tax: z
+      .strictObject({
+        enabled: z.boolean().optional(),
+        default_behavior: z.enum(TAX_BEHAVIORS, 'must be exclusive or inclusive').optional(),
+        rounding: z.enum(TAX_ROUNDINGS, 'must be LINE or TOTAL').optional(),
+        reverse_charge: z.strictObject({ enabled: z.boolean().optional(), seller_country: countryCode.nullable().optional() }).optional(),
+        provider: z.enum(TAX_PROVIDERS, 'must be BUILT_IN or HTTP').optional(),
+        url: z
+          .string()
+          .max(2048, 'must be at most 2048 characters')
+          .refine((u) => /^https?:\/\/[^\s]+$/.test(u), 'must be an http(s) URL')
+          .nullable()
+          .optional(),
+        secret: z.string().min(16, 'must be at least 16 characters').max(256, 'must be at most 256 characters').nullable().optional(),
       })
       .optional(),
     email: z
@@ -120,7 +168,7 @@ export const settingsApi = {
     path: '/v1/settings/billing',
     service: 'billing',
     permission: 'settings:write',
-    summary: 'Merge dunning, invoice and email settings into the stored ones (email enabled needs `from`)',
+    summary: 'Merge dunning, invoice, email and tax settings into the stored ones (email enabled needs `from`)',
     tag: 'Settings',
     body: updateBillingSettingsBody,
     response: billingSettingsSchema,

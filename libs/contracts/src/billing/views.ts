@@ -21,6 +21,8 @@ export const priceSchema = z.object({
   tier_mode: z.enum(TIER_MODES).nullable(),
   tiers: z.array(z.object({ up_to: z.string().nullable(), unit_amount: z.string(), flat_amount: z.string().nullable() })).nullable(),
   display_name: z.string().nullable(),
+  tax_rate_ids: z.array(z.string()),
+  tax_behavior: z.enum(['exclusive', 'inclusive']).nullable(),
   /** On a subscription's price override (docs/api/billing.md#price-overrides): the plan's price it replaces, and the subscription. */
   parent_price_id: z.string().nullable(),
   subscription_id: z.string().nullable(),
@@ -40,6 +42,7 @@ export const planSchema = z.object({
   metadata: z.record(z.string(), z.string()),
   status: z.enum(PLAN_STATUSES),
   prices: z.array(priceSchema),
+  tax_rate_ids: z.array(z.string()),
   created_at: z.string(),
   updated_at: z.string(),
   tenant_id: z.string(),

@@ -9,6 +9,7 @@ import { FeatureService } from '../features/service';
 import { PlanService } from '../plans/service';
 import { MeterCheck } from '../prices/new-price';
 import { PriceService } from '../prices/service';
+import { TaxRateRefs } from '../taxes/refs';
 import { TaxRateService } from '../taxes/service';
 import { TaxRateStore } from '../taxes/store';
 import type { CompositionBase } from './base';
@@ -24,11 +25,13 @@ export interface Catalog {
 
 export function composeCatalog({ db, clock, published }: CompositionBase, { stores, meters }: { stores: BillingStores; meters: Meters }): Catalog {
   const meterCheck = new MeterCheck(meters);
+  const taxRateStore = new TaxRateStore();
+  const taxRates = new TaxRateRefs(taxRateStore);
   return {
-    plans: new PlanService({ db, plans: stores.plans, prices: stores.prices, meters: meterCheck, clock }),
-    prices: new PriceService({ db, plans: stores.plans, prices: stores.prices, meters: meterCheck, clock }),
+    plans: new PlanService({ db, plans: stores.plans, prices: stores.prices, meters: meterCheck, taxRates, clock }),
+    prices: new PriceService({ db, plans: stores.plans, prices: stores.prices, meters: meterCheck, taxRates, clock }),
     features: new FeatureService({ db, features: stores.features, meters: meterCheck, clock, published }),
     entitlements: new EntitlementService({ db, plans: stores.plans, features: stores.features, entitlements: stores.entitlements, clock, published }),
-    taxRates: new TaxRateService(db, new TaxRateStore(), clock),
+    taxRates: new TaxRateService(db, taxRateStore, clock),
   };
 }

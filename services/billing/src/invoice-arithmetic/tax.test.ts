@@ -1,5 +1,7 @@
 import { ArithmeticInputError } from './domain';
 import { creditNoteLineTax, invoiceTax, percentageUnits, type TaxableLine } from './tax';
+import { invoiceArithmetic } from './compute';
+import { invoiceTotals } from './totals';
 
 const vat = { id: 'txr_vat', code: 'VAT20', percentage: '20' };
 const ten = { id: 'txr_10', code: 'T10', percentage: '10' };
@@ -63,5 +65,21 @@ describe('tax arithmetic (step 6, docs/api/taxes.md)', () => {
     expect(percentageUnits('100')).toBe(1_000_000n);
     for (const bad of ['100.0001', '7.12345', '-1', '1e2', '', ' 5']) expect(() => percentageUnits(bad)).toThrow(ArithmeticInputError);
     expect(() => invoiceTax([line('a', 10, [vat, vat])], 'LINE')).toThrow(/appears twice/);
+  });
+  it('adds only exclusive tax to the total, after discounts and before credits (step 6)', () => {
+    const a = invoiceArithmetic({
+      lines: [
+        { id: 'a', position: 0, lineType: 'CHARGE', priceId: 'p1', amount: 1000 },
+        { id: 'b', position: 1, lineType: 'CHARGE', priceId: 'p2', amount: 1070 },
+      ],
+      discounts: [{ discountId: 'd', kind: 'PERCENTAGE', percent: '10', appliesTo: ['a'] }],
+    });
+    const tax = invoiceTax([line('a', a.lines[0]!.netAmount), line('b', a.lines[1]!.netAmount, [{ ...ten, percentage: '7' }], 'inclusive')], 'LINE');
+    expect([tax.lines[0]!.taxAmount, tax.lines[1]!.taxAmount, tax.exclusiveTax, tax.totalTax]).toEqual([180, 70, 180, 250]);
+    const totals = invoiceTotals({ ...a, exclusiveTax: tax.exclusiveTax }, { totalPrepaidCreditsApplied: 500, prePaymentCreditNotesAmount: 0, amountPaid: 0 });
+    // total = subtotal − discount + excess credit + Σ exclusive tax − credits = 2070 − 100 + 0 + 180 − 500.
+    expect(totals).toMatchObject({ subtotal: 2070, totalDiscount: 100, total: 1650, amountDue: 1650, amountRemaining: 1650 });
+    expect(invoiceTotals(a, { totalPrepaidCreditsApplied: 0, prePaymentCreditNotesAmount: 0, amountPaid: 0 }).total).toBe(1970);
+    expect(() => invoiceTotals({ ...a, exclusiveTax: -1 }, { totalPrepaidCreditsApplied: 0, prePaymentCreditNotesAmount: 0, amountPaid: 0 })).toThrow(ArithmeticInputError);
   });
 });

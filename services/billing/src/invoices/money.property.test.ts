@@ -56,6 +56,8 @@ function price(cur: string, p: Partial<Price>): Price {
     tierMode: null,
     tiers: null,
     displayName: null,
+    taxRateIds: [],
+    taxBehavior: null,
     parentPriceId: null,
     subscriptionId: null,
     status: 'active',

@@ -24,6 +24,7 @@ import { discountPeriodAmountsMigration } from './021-discount-period-amounts';
 import { documentLinksMigration } from './022-document-links';
 import { taxRatesMigration } from './023-tax-rates';
 import { invoiceEmailsMigration } from './024-invoice-emails';
+import { taxFieldsMigration } from './025-tax-fields';
 
 export const SCHEMA = 'billing';
 
@@ -54,4 +55,5 @@ export const migrations: Migration[] = [
   documentLinksMigration(SCHEMA),
   taxRatesMigration(SCHEMA),
   invoiceEmailsMigration(SCHEMA),
+  taxFieldsMigration(SCHEMA),
 ];

@@ -11,6 +11,8 @@ export interface Plan {
   description: string | null;
   metadata: Record<string, string>;
   status: PlanStatus;
+  /** The rates its lines bear when their price names none (docs/api/taxes.md#which-rates-a-line-bears). */
+  taxRateIds: string[];
   /** 1 at creation, +1 on every update or archive; the ETag is `"<version>"`. */
   version: number;
   createdAt: Date;
@@ -25,6 +27,7 @@ export interface PlanChanges {
   name?: string;
   description?: string | null;
   metadata?: Record<string, string>;
+  taxRateIds?: string[];
 }
 
 export interface PlanListQuery {

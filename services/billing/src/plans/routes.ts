@@ -24,6 +24,7 @@ export function mountPlanRoutes(app: Express, plans: PlanService, logger: Logger
             description: body.description ?? null,
             metadata: body.metadata ?? {},
             prices: (body.prices ?? []).map(newPriceOf),
+            taxRateIds: body.tax_rate_ids ?? [],
           },
           ctx.requestId,
         ),
@@ -44,7 +45,7 @@ export function mountPlanRoutes(app: Express, plans: PlanService, logger: Logger
     app,
     billingApi.updatePlan,
     async ({ params, body, ctx, req }) =>
-      withEtag(await plans.update(ctx, params.id, { name: body.name, description: body.description, metadata: body.metadata }, req.header('if-match'))),
+      withEtag(await plans.update(ctx, params.id, { name: body.name, description: body.description, metadata: body.metadata, taxRateIds: body.tax_rate_ids }, req.header('if-match'))),
     logger,
   );
   mountRoute(app, billingApi.archivePlan, async ({ params, ctx }) => plans.archive(ctx, params.id), logger);

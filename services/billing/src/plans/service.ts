@@ -6,6 +6,7 @@ import { newId } from '@billstream/ids';
 import type { NewPrice, Price } from '../prices/domain';
 import { priceOf, type MeterCheck } from '../prices/new-price';
 import type { PriceStore } from '../prices/store';
+import type { TaxRateRefs } from '../taxes/refs';
 import type { Plan, PlanChanges, PlanListQuery, PlanWithPrices } from './domain';
 import type { PlanStore } from './store';
 
@@ -15,6 +16,8 @@ export interface NewPlan {
   description: string | null;
   metadata: Record<string, string>;
   prices: NewPrice[];
+  /** Absent: none. */
+  taxRateIds?: string[];
 }
 
 export function planNotFound(id: string, field = 'id'): NotFoundError {
@@ -26,6 +29,7 @@ export interface PlanServiceDeps {
   plans: PlanStore;
   prices: PriceStore;
   meters: MeterCheck;
+  taxRates: TaxRateRefs;
   clock: () => Date;
 }
 
@@ -40,6 +44,10 @@ export class PlanService {
       input.prices.map((p, i) => ({ meterId: p.meterId, field: `prices.${i}.meter_id` })),
       requestId,
     );
+    await this.deps.taxRates.ensureActive(this.deps.db, scope, [
+      { ids: input.taxRateIds ?? [], field: 'tax_rate_ids' },
+      ...input.prices.map((p, i) => ({ ids: p.taxRateIds, field: `prices.${i}.tax_rate_ids` })),
+    ]);
     const now = this.deps.clock();
     const plan: Plan = {
       id: newId('plan'),
@@ -49,6 +57,7 @@ export class PlanService {
       description: input.description,
       metadata: input.metadata,
       status: 'active',
+      taxRateIds: input.taxRateIds ?? [],
       version: 1,
       createdAt: now,
       updatedAt: now,
@@ -86,6 +95,7 @@ export class PlanService {
 
   /** `ifMatch` (the If-Match header) must name the current ETag, or be `*` or absent; else version_conflict and nothing changes. */
   async update(scope: Scope, id: string, changes: PlanChanges, ifMatch?: string): Promise<PlanWithPrices> {
+    if (changes.taxRateIds) await this.deps.taxRates.ensureActive(this.deps.db, scope, [{ ids: changes.taxRateIds, field: 'tax_rate_ids' }]);
     await this.deps.db.transaction(async (trx) => {
       const current = await this.deps.plans.getForUpdate(trx, scope, id);
       if (!current) throw planNotFound(id);

@@ -11,6 +11,7 @@ interface PlanRow {
   description: string | null;
   metadata: Record<string, string>;
   status: Plan['status'];
+  tax_rate_ids: string[] | string;
   version: number;
   created_at: Date;
   updated_at: Date;
@@ -26,6 +27,7 @@ function fromRow(r: PlanRow): Plan {
     description: r.description,
     metadata: r.metadata,
     status: r.status,
+    taxRateIds: (typeof r.tax_rate_ids === 'string' ? JSON.parse(r.tax_rate_ids) : r.tax_rate_ids) ?? [],
     version: r.version,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
@@ -46,6 +48,7 @@ export class PlanStore {
       description: plan.description,
       metadata: JSON.stringify(plan.metadata),
       status: plan.status,
+      tax_rate_ids: JSON.stringify(plan.taxRateIds),
       version: plan.version,
       created_at: plan.createdAt,
       updated_at: plan.updatedAt,
@@ -85,6 +88,7 @@ export class PlanStore {
     if (changes.description !== undefined) set.description = changes.description;
     if (changes.metadata !== undefined) set.metadata = JSON.stringify(changes.metadata);
     if (changes.status !== undefined) set.status = changes.status;
+    if (changes.taxRateIds !== undefined) set.tax_rate_ids = JSON.stringify(changes.taxRateIds);
     const rows = await scoped(conn, scope).where({ id }).update(set).returning('*');
     return rows[0] && fromRow(rows[0] as PlanRow);
   }

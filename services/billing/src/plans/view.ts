@@ -11,6 +11,7 @@ export function toPlanView(p: PlanWithPrices): PlanResponse {
     metadata: p.metadata,
     status: p.status,
     prices: p.prices.map(toPriceView),
+    tax_rate_ids: [...p.taxRateIds],
     created_at: p.createdAt.toISOString(),
     updated_at: p.updatedAt.toISOString(),
     tenant_id: p.tenantId,

@@ -1,4 +1,5 @@
 import type { BillingPeriod } from '../periods';
+import type { TaxBehavior } from '../invoice-arithmetic';
 import type { BillingModel, PackageSpec, PriceType, Tier, TierMode } from '@billstream/pricing';
 
 export type InvoiceCadence = 'ADVANCE' | 'ARREAR';
@@ -23,6 +24,10 @@ export interface Price {
   tierMode: TierMode | null;
   tiers: Tier[] | null;
   displayName: string | null;
+  /** The rates its lines bear (docs/api/taxes.md#which-rates-a-line-bears); empty: the plan's, the customer's or the address's. */
+  taxRateIds: string[];
+  /** Null: the settings' `tax.default_behavior`. */
+  taxBehavior: TaxBehavior | null;
   /** A subscription's price override (docs/api/billing.md#price-overrides): the plan's price it replaces; null on a plan's own price. */
   parentPriceId: string | null;
   /** The subscription an override belongs to; null on a plan's own price. */

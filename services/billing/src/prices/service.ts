@@ -4,6 +4,7 @@ import { NotFoundError, ValidationError } from '@billstream/errors';
 import type { NewPrice, Price } from './domain';
 import { priceOf, type MeterCheck } from './new-price';
 import type { PriceStore } from './store';
+import type { TaxRateRefs } from '../taxes/refs';
 
 function priceNotFound(id: string): NotFoundError {
   return new NotFoundError(`Price ${id} not found`, { field: 'id', price_id: id });
@@ -23,6 +24,7 @@ export interface PriceServiceDeps {
   plans: PlanLocks;
   prices: PriceStore;
   meters: MeterCheck;
+  taxRates: TaxRateRefs;
   clock: () => Date;
 }
 
@@ -32,6 +34,7 @@ export class PriceService {
 
   async create(scope: Scope, planId: string, input: NewPrice, requestId: string): Promise<Price> {
     await this.deps.meters.ensureAll(scope, [{ meterId: input.meterId, field: 'meter_id' }], requestId);
+    await this.deps.taxRates.ensureActive(this.deps.db, scope, [{ ids: input.taxRateIds, field: 'tax_rate_ids' }]);
     return this.deps.db.transaction(async (trx) => {
       const plan = await this.deps.plans.getForShare(trx, scope, planId);
       if (!plan) throw new NotFoundError(`Plan ${planId} not found`, { field: 'plan_id', plan_id: planId });

@@ -20,6 +20,8 @@ interface PriceRow {
   tier_mode: Price['tierMode'];
   tiers: Array<{ up_to: string | null; unit_amount: string; flat_amount: string | null }> | null;
   display_name: string | null;
+  tax_rate_ids: string[] | string;
+  tax_behavior: Price['taxBehavior'];
   parent_price_id: string | null;
   subscription_id: string | null;
   status: Price['status'];
@@ -46,6 +48,8 @@ function fromRow(r: PriceRow): Price {
     tierMode: r.tier_mode,
     tiers: r.tiers && r.tiers.map((t) => ({ upTo: t.up_to, unitAmount: t.unit_amount, flatAmount: t.flat_amount })),
     displayName: r.display_name,
+    taxRateIds: (typeof r.tax_rate_ids === 'string' ? JSON.parse(r.tax_rate_ids) : r.tax_rate_ids) ?? [],
+    taxBehavior: r.tax_behavior ?? null,
     parentPriceId: r.parent_price_id,
     subscriptionId: r.subscription_id,
     status: r.status,
@@ -73,6 +77,8 @@ function toRow(p: Price): PriceRow {
     tier_mode: p.tierMode,
     tiers: p.tiers && p.tiers.map((t) => ({ up_to: t.upTo, unit_amount: t.unitAmount, flat_amount: t.flatAmount })),
     display_name: p.displayName,
+    tax_rate_ids: p.taxRateIds,
+    tax_behavior: p.taxBehavior,
     parent_price_id: p.parentPriceId,
     subscription_id: p.subscriptionId,
     status: p.status,
@@ -93,6 +99,7 @@ export class PriceStore {
       filter_values: r.filter_values && JSON.stringify(r.filter_values),
       package: r.package && JSON.stringify(r.package),
       tiers: r.tiers && JSON.stringify(r.tiers),
+      tax_rate_ids: JSON.stringify(r.tax_rate_ids),
     }));
     await conn('prices').insert(rows);
   }

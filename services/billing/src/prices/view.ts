@@ -19,6 +19,8 @@ export function toPriceView(p: Price): PriceResponse {
     tier_mode: p.tierMode,
     tiers: p.tiers && p.tiers.map((t) => ({ up_to: t.upTo, unit_amount: t.unitAmount, flat_amount: t.flatAmount })),
     display_name: p.displayName,
+    tax_rate_ids: [...p.taxRateIds],
+    tax_behavior: p.taxBehavior,
     parent_price_id: p.parentPriceId,
     subscription_id: p.subscriptionId,
     status: p.status,
@@ -45,5 +47,7 @@ export function newPriceOf(b: PlanPriceBody): NewPrice {
     tierMode: b.tier_mode ?? null,
     tiers: b.tiers ? b.tiers.map((t) => ({ upTo: t.up_to, unitAmount: t.unit_amount, flatAmount: t.flat_amount ?? null })) : null,
     displayName: b.display_name ?? null,
+    taxRateIds: b.tax_rate_ids ?? [],
+    taxBehavior: b.tax_behavior ?? null,
   };
 }

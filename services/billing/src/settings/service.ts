@@ -1,4 +1,4 @@
-import type { Scope } from '@billstream/contracts';
+import { EU_MEMBER_STATES, type Scope, type TaxSettings } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { ValidationError } from '@billstream/errors';
 import type { BillingSettings, InvoiceSettings, SettingsStore } from './store';
@@ -7,7 +7,16 @@ import type { BillingSettings, InvoiceSettings, SettingsStore } from './store';
 export interface SettingsChange {
   dunning?: { enabled?: boolean; retryScheduleDays?: number[]; maxAttempts?: number; provider?: string | null };
   email?: { enabled?: boolean; from?: string | null; replyTo?: string | null; bcc?: string | null };
-  invoiceSettings?: { companyName?: string; address?: string; logoUrl?: string | null; footer?: string | null; taxId?: string | null; accentColor?: string | null };
+  invoiceSettings?: { companyName?: string; address?: string; logoUrl?: string | null; footer?: string | null; taxId?: string | null; accentColor?: string | null; country?: string | null };
+  tax?: {
+    enabled?: boolean;
+    defaultBehavior?: TaxSettings['default_behavior'];
+    rounding?: TaxSettings['rounding'];
+    reverseCharge?: { enabled?: boolean; sellerCountry?: string | null };
+    provider?: TaxSettings['provider'];
+    url?: string | null;
+    secret?: string | null;
+  };
 }
 
 /** `GET|PUT /v1/settings/billing` (docs/api/billing.md#billing-settings-and-dunning, ADR 0044): PUT merges the objects it is given. */
@@ -29,23 +38,46 @@ export class SettingsService {
       const d = change.dunning ?? {};
       const dunning = { ...current.dunning, ...definedOf({ enabled: d.enabled, retry_schedule_days: d.retryScheduleDays, max_attempts: d.maxAttempts, provider: d.provider }) };
       const i = change.invoiceSettings ?? {};
-      const given = definedOf({ company_name: i.companyName, address: i.address, logo_url: i.logoUrl, footer: i.footer, tax_id: i.taxId, accent_color: i.accentColor });
+      const given = definedOf({ company_name: i.companyName, address: i.address, logo_url: i.logoUrl, footer: i.footer, tax_id: i.taxId, accent_color: i.accentColor, country: i.country });
       const merged = { ...(current.invoiceSettings ?? {}), ...given } as Partial<InvoiceSettings>;
       let invoiceSettings = current.invoiceSettings;
       if (change.invoiceSettings) {
         if (!merged.company_name || !merged.address) {
           throw new ValidationError('invoice_settings needs company_name and address (the seller every invoice document shows)', { field: merged.company_name ? 'invoice_settings.address' : 'invoice_settings.company_name' });
         }
-        invoiceSettings = { company_name: merged.company_name, address: merged.address, logo_url: merged.logo_url ?? null, footer: merged.footer ?? null, tax_id: merged.tax_id ?? null, accent_color: merged.accent_color ?? null };
+        invoiceSettings = { company_name: merged.company_name, address: merged.address, logo_url: merged.logo_url ?? null, footer: merged.footer ?? null, tax_id: merged.tax_id ?? null, accent_color: merged.accent_color ?? null, country: merged.country ?? null };
       }
       const e = change.email ?? {};
       const email = { ...current.email, ...definedOf({ enabled: e.enabled, from: e.from, reply_to: e.replyTo, bcc: e.bcc }) };
       if (email.enabled && !email.from) {
         throw new ValidationError('email.enabled needs email.from (the sender of invoice email)', { field: 'email.from' });
       }
-      return this.store.save(trx, scope, { ...current, dunning, invoiceSettings, email }, this.clock());
+      const tax = mergedTax(current.tax, change.tax);
+      return this.store.save(trx, scope, { ...current, dunning, invoiceSettings, email, tax }, this.clock());
     });
   }
+}
+
+/** The tax settings a change leaves (docs/api/taxes.md#settings), checked as a whole: a 400 naming the field, nothing saved. */
+function mergedTax(current: TaxSettings, change: SettingsChange['tax']): TaxSettings {
+  if (!change) return current;
+  const rc = change.reverseCharge ?? {};
+  const tax: TaxSettings = {
+    ...current,
+    ...definedOf({ enabled: change.enabled, default_behavior: change.defaultBehavior, rounding: change.rounding, provider: change.provider, url: change.url, secret: change.secret }),
+    reverse_charge: { ...current.reverse_charge, ...definedOf({ enabled: rc.enabled, seller_country: rc.sellerCountry }) },
+  };
+  if (tax.reverse_charge.enabled && !tax.reverse_charge.seller_country) {
+    throw new ValidationError('tax.reverse_charge.enabled needs tax.reverse_charge.seller_country (the seller\'s EU member state)', { field: 'tax.reverse_charge.seller_country' });
+  }
+  if (tax.reverse_charge.seller_country && !EU_MEMBER_STATES.has(tax.reverse_charge.seller_country)) {
+    throw new ValidationError(`tax.reverse_charge.seller_country ${tax.reverse_charge.seller_country} is not an EU member state`, { field: 'tax.reverse_charge.seller_country' });
+  }
+  if (tax.provider === 'HTTP') {
+    // The HTTP provider is a later step of issue #49: refused rather than taxing with the built-in rates under its name.
+    throw new ValidationError('tax.provider HTTP is not served yet; use BUILT_IN', { field: 'tax.provider' });
+  }
+  return tax;
 }
 
 function definedOf<T extends object>(o: T): Partial<T> {

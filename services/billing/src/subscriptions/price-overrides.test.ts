@@ -3,7 +3,7 @@ import type { Price } from '../prices/domain';
 import { withOverrides } from './price-overrides';
 
 const AT = new Date('2026-03-01T00:00:00Z');
-const base = { tenantId: 't', environmentId: 'e', planId: 'plan_1', currency: 'usd', billingPeriod: 'MONTHLY', billingPeriodCount: 1, meterId: null, filterValues: null, package: null, displayName: null, parentPriceId: null, subscriptionId: null, status: 'active', createdAt: AT, updatedAt: AT } as const;
+const base = { tenantId: 't', environmentId: 'e', planId: 'plan_1', currency: 'usd', billingPeriod: 'MONTHLY', billingPeriodCount: 1, meterId: null, filterValues: null, package: null, displayName: null, taxRateIds: [] as string[], taxBehavior: null, parentPriceId: null, subscriptionId: null, status: 'active', createdAt: AT, updatedAt: AT } as const;
 const fixed: Price = { ...base, id: 'price_fixed', type: 'FIXED', amount: '49', billingModel: 'FLAT_FEE', invoiceCadence: 'ADVANCE', tierMode: null, tiers: null };
 const tiered: Price = { ...base, id: 'price_tiered', type: 'USAGE', amount: null, billingModel: 'TIERED', invoiceCadence: 'ARREAR', meterId: 'm', tierMode: 'VOLUME', tiers: [{ upTo: null, unitAmount: '1', flatAmount: null }] };
 const tiers = [{ upTo: null, unitAmount: '0.1', flatAmount: null }];

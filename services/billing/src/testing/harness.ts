@@ -60,6 +60,8 @@ export const monthlyFixed: NewPrice = {
   tierMode: null,
   tiers: null,
   displayName: null,
+  taxRateIds: [],
+  taxBehavior: null,
 };
 
 export interface BillingHarness {

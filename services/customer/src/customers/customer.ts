@@ -24,6 +24,8 @@ export interface Customer {
   /** Checked by format and checksum (`assertTaxIds`). */
   taxIds: TaxId[];
   taxExempt: TaxExempt;
+  /** Tax rates its lines bear when their price and plan name none (docs/api/taxes.md); billing checked they exist and are active. */
+  taxRateIds: string[];
   parentCustomerId: string | null;
   metadata: Record<string, string>;
   status: CustomerStatus;

@@ -45,6 +45,7 @@ function newCustomerOf(b: CreateCustomerBody): NewCustomer {
     },
     taxIds: b.tax_ids ?? [],
     taxExempt: b.tax_exempt ?? 'none',
+    taxRateIds: b.tax_rate_ids ?? [],
     parentCustomerId: b.parent_customer_id ?? null,
     metadata: b.metadata ?? {},
     status: b.status ?? 'published',
@@ -59,6 +60,7 @@ function changesOf(b: UpdateCustomerBody): CustomerChanges {
     address: addressOf(b),
     taxIds: b.tax_ids,
     taxExempt: b.tax_exempt,
+    taxRateIds: b.tax_rate_ids,
     parentCustomerId: b.parent_customer_id,
     metadata: b.metadata,
     status: b.status,
@@ -98,7 +100,7 @@ export function mountCustomerRoutes(app: Express, customers: CustomerService, lo
     app,
     customerApi.create,
     async ({ body, ctx }) => {
-      const created = await customers.create(eventContextOf(ctx), newCustomerOf(body));
+      const created = await customers.create(eventContextOf(ctx), newCustomerOf(body), ctx.requestId);
       return withEtag(toCustomerView(created), created, 201);
     },
     logger,
@@ -150,6 +152,7 @@ export function mountCustomerRoutes(app: Express, customers: CustomerService, lo
         { externalId: query.external_customer_id },
         changesOf(body),
         req.header('if-match'),
+        ctx.requestId,
       );
       return withEtag(toCustomerView(updated), updated);
     },
@@ -160,7 +163,7 @@ export function mountCustomerRoutes(app: Express, customers: CustomerService, lo
     app,
     customerApi.update,
     async ({ params, body, ctx, req }) => {
-      const updated = await customers.update(eventContextOf(ctx), { id: params.id }, changesOf(body), req.header('if-match'));
+      const updated = await customers.update(eventContextOf(ctx), { id: params.id }, changesOf(body), req.header('if-match'), ctx.requestId);
       return withEtag(toCustomerView(updated), updated);
     },
     logger,

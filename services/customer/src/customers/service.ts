@@ -17,6 +17,7 @@ import type { CustomerStore } from './store';
 import { paysSubscriptionsError, type PayerCheck } from './payers';
 import { toCustomerView } from './view';
 import { assertTaxIds, type TaxExempt, type TaxId } from './tax-ids';
+import { noTaxRates, type TaxRateCheck } from './tax-rates';
 
 export interface NewCustomer {
   externalId: string;
@@ -25,6 +26,7 @@ export interface NewCustomer {
   address: CustomerAddress;
   taxIds: TaxId[];
   taxExempt: TaxExempt;
+  taxRateIds: string[];
   parentCustomerId: string | null;
   metadata: Record<string, string>;
   status: CustomerStatus;
@@ -62,6 +64,7 @@ function applyChanges(c: Customer, changes: CustomerChanges): Customer {
     address,
     taxIds: changes.taxIds ?? c.taxIds,
     taxExempt: changes.taxExempt ?? c.taxExempt,
+    taxRateIds: changes.taxRateIds ?? c.taxRateIds,
     parentCustomerId: changes.parentCustomerId !== undefined ? changes.parentCustomerId : c.parentCustomerId,
     metadata: changes.metadata ?? c.metadata,
     status: changes.status ?? c.status,
@@ -91,11 +94,14 @@ export class CustomerService {
     private readonly onEventsWritten: () => void,
     /** Billing's answer to whether the customer pays others' subscriptions; absent: a deployment without billing. */
     private readonly payers?: PayerCheck,
+    /** Billing's tax rates (the ones a customer names must exist and be active). */
+    private readonly taxRates: TaxRateCheck = noTaxRates,
   ) {}
 
-  async create(ctx: EventContext, input: NewCustomer): Promise<Customer> {
+  async create(ctx: EventContext, input: NewCustomer, requestId = 'customer-create'): Promise<Customer> {
     assertTaxIds(input.taxIds);
     const scope = scopeOf(ctx);
+    await this.taxRates.assertActive(scope, input.taxRateIds, requestId);
     const now = new Date();
     const customer: Customer = {
       id: newId('customer'),
@@ -128,9 +134,10 @@ export class CustomerService {
    * Applies changes under a row lock. `ifMatch` (the If-Match header) must name the current
    * ETag (or be `*` or absent), else version_conflict. A change that alters nothing publishes nothing.
    */
-  async update(ctx: EventContext, ref: CustomerRef, changes: CustomerChanges, ifMatch?: string): Promise<Customer> {
+  async update(ctx: EventContext, ref: CustomerRef, changes: CustomerChanges, ifMatch?: string, requestId = 'customer-update'): Promise<Customer> {
     if (changes.taxIds) assertTaxIds(changes.taxIds);
     const scope = scopeOf(ctx);
+    if (changes.taxRateIds) await this.taxRates.assertActive(scope, changes.taxRateIds, requestId);
     let changed = false;
     const result = await this.db.transaction(async (trx) => {
       // Hierarchy lock before the row lock: every mover takes them in this order (no deadlock).

@@ -30,6 +30,7 @@ export interface CustomerRow {
   address_country: string | null;
   tax_ids: TaxId[] | string;
   tax_exempt: string;
+  tax_rate_ids: string[] | string;
   parent_customer_id: string | null;
   metadata: Record<string, string> | string;
   status: string;
@@ -56,6 +57,7 @@ export function toCustomer(row: CustomerRow): Customer {
     },
     taxIds: typeof row.tax_ids === 'string' ? JSON.parse(row.tax_ids) : row.tax_ids,
     taxExempt: row.tax_exempt as TaxExempt,
+    taxRateIds: (typeof row.tax_rate_ids === 'string' ? JSON.parse(row.tax_rate_ids) : row.tax_rate_ids) ?? [],
     parentCustomerId: row.parent_customer_id,
     metadata: typeof row.metadata === 'string' ? JSON.parse(row.metadata) : row.metadata,
     status: row.status as CustomerStatus,
@@ -65,7 +67,7 @@ export function toCustomer(row: CustomerRow): Customer {
   };
 }
 
-type CustomerWriteRow = Omit<CustomerRow, 'metadata' | 'tax_ids'> & { metadata: string; tax_ids: string };
+type CustomerWriteRow = Omit<CustomerRow, 'metadata' | 'tax_ids' | 'tax_rate_ids'> & { metadata: string; tax_ids: string; tax_rate_ids: string };
 type MutableColumns = Omit<CustomerWriteRow, 'id' | 'tenant_id' | 'environment_id' | 'created_at'>;
 
 function mutableColumns(c: Customer): MutableColumns {
@@ -81,6 +83,7 @@ function mutableColumns(c: Customer): MutableColumns {
     address_country: c.address.country,
     tax_ids: JSON.stringify(c.taxIds),
     tax_exempt: c.taxExempt,
+    tax_rate_ids: JSON.stringify(c.taxRateIds),
     parent_customer_id: c.parentCustomerId,
     metadata: JSON.stringify(c.metadata),
     status: c.status,

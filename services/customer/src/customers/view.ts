@@ -16,6 +16,7 @@ export function toCustomerView(c: Customer): CustomerView {
     address_country: c.address.country,
     tax_ids: c.taxIds.map((t) => ({ type: t.type, value: t.value })),
     tax_exempt: c.taxExempt,
+    tax_rate_ids: [...c.taxRateIds],
     parent_customer_id: c.parentCustomerId,
     metadata: c.metadata,
     status: c.status,
