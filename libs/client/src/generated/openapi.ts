@@ -381,7 +381,7 @@ export interface paths {
         get: operations["listReservations"];
         put?: never;
         /**
-         * Hold credits of a customer's PRE_PAID wallet before the work starts (402 when the available credits fall short)
+         * Hold credits of a customer's PRE_PAID wallet, or quantity of a METERED hard-limit entitlement, before the work starts (402 when what is available falls short)
          * @description Needs the `reservations:write` permission (or `*`). Served by the wallet service.
          */
         post: operations["createReservation"];
@@ -421,7 +421,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Debit the actual spend of a hold (RESERVATION_CAPTURE) and release the rest
+         * Debit the actual spend of a hold (RESERVATION_CAPTURE), or count the used quantity as usage, and release the rest
          * @description Needs the `reservations:write` permission (or `*`). Served by the wallet service.
          */
         post: operations["commitReservation"];
@@ -2396,6 +2396,7 @@ export interface components {
             /** @enum {string} */
             type: "BOOLEAN" | "METERED" | "STATIC";
             usage: string | null;
+            held: string | null;
             limit: string | null;
             remaining: string | null;
             is_soft_limit: boolean;
@@ -6544,6 +6545,16 @@ export interface operations {
                      *           "wallet_id": "wallet_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *           "currency": "usd",
                      *           "credits_held": "100",
+                     *           "entitlement": {
+                     *             "feature_id": "100",
+                     *             "feature_lookup_key": "100",
+                     *             "meter_id": "meter_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *             "entitlement_ids": [
+                     *               "100"
+                     *             ]
+                     *           },
+                     *           "quantity_held": "100",
+                     *           "quantity_committed": "100",
                      *           "credits_committed": "100",
                      *           "transaction_id": "wtxn_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *           "allow_overage": true,
@@ -6556,7 +6567,9 @@ export interface operations {
                      *           "environment_id": "production",
                      *           "created_at": "2026-01-15T10:30:00Z",
                      *           "updated_at": "2026-01-15T10:30:00Z",
-                     *           "ended_at": "2026-01-15T10:30:00Z"
+                     *           "ended_at": "2026-01-15T10:30:00Z",
+                     *           "event_id": "evt_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "settled_at": "2026-01-15T10:30:00Z"
                      *         }
                      *       ],
                      *       "pagination": {
@@ -6572,9 +6585,17 @@ export interface operations {
                             /** @enum {string} */
                             status: "held" | "committed" | "released" | "expired";
                             customer_id: string;
-                            wallet_id: string;
-                            currency: string;
-                            credits_held: string;
+                            wallet_id: string | null;
+                            currency: string | null;
+                            credits_held: string | null;
+                            entitlement: {
+                                feature_id: string;
+                                feature_lookup_key: string;
+                                meter_id: string;
+                                entitlement_ids: string[];
+                            } | null;
+                            quantity_held: string | null;
+                            quantity_committed: string | null;
                             credits_committed: string | null;
                             transaction_id: string | null;
                             allow_overage: boolean;
@@ -6588,6 +6609,8 @@ export interface operations {
                             created_at: string;
                             updated_at: string;
                             ended_at: string | null;
+                            event_id: string | null;
+                            settled_at: string | null;
                         }[];
                         pagination: {
                             total: number;
@@ -6681,9 +6704,11 @@ export interface operations {
                 "application/json": {
                     customer_id?: string;
                     external_customer_id?: string;
-                    currency: string;
+                    currency?: string;
                     credits?: string;
                     amount?: string;
+                    feature_id?: string;
+                    quantity?: string;
                     /** @default 300 */
                     expires_in?: number;
                     /** @default false */
@@ -6711,6 +6736,16 @@ export interface operations {
                      *       "wallet_id": "wallet_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "currency": "usd",
                      *       "credits_held": "100",
+                     *       "entitlement": {
+                     *         "feature_id": "100",
+                     *         "feature_lookup_key": "100",
+                     *         "meter_id": "meter_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "entitlement_ids": [
+                     *           "100"
+                     *         ]
+                     *       },
+                     *       "quantity_held": "100",
+                     *       "quantity_committed": "100",
                      *       "credits_committed": "100",
                      *       "transaction_id": "wtxn_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "allow_overage": true,
@@ -6723,7 +6758,9 @@ export interface operations {
                      *       "environment_id": "production",
                      *       "created_at": "2026-01-15T10:30:00Z",
                      *       "updated_at": "2026-01-15T10:30:00Z",
-                     *       "ended_at": "2026-01-15T10:30:00Z"
+                     *       "ended_at": "2026-01-15T10:30:00Z",
+                     *       "event_id": "evt_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "settled_at": "2026-01-15T10:30:00Z"
                      *     }
                      */
                     "application/json": {
@@ -6731,9 +6768,17 @@ export interface operations {
                         /** @enum {string} */
                         status: "held" | "committed" | "released" | "expired";
                         customer_id: string;
-                        wallet_id: string;
-                        currency: string;
-                        credits_held: string;
+                        wallet_id: string | null;
+                        currency: string | null;
+                        credits_held: string | null;
+                        entitlement: {
+                            feature_id: string;
+                            feature_lookup_key: string;
+                            meter_id: string;
+                            entitlement_ids: string[];
+                        } | null;
+                        quantity_held: string | null;
+                        quantity_committed: string | null;
                         credits_committed: string | null;
                         transaction_id: string | null;
                         allow_overage: boolean;
@@ -6747,6 +6792,8 @@ export interface operations {
                         created_at: string;
                         updated_at: string;
                         ended_at: string | null;
+                        event_id: string | null;
+                        settled_at: string | null;
                     };
                 };
             };
@@ -6870,6 +6917,16 @@ export interface operations {
                      *       "wallet_id": "wallet_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "currency": "usd",
                      *       "credits_held": "100",
+                     *       "entitlement": {
+                     *         "feature_id": "100",
+                     *         "feature_lookup_key": "100",
+                     *         "meter_id": "meter_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "entitlement_ids": [
+                     *           "100"
+                     *         ]
+                     *       },
+                     *       "quantity_held": "100",
+                     *       "quantity_committed": "100",
                      *       "credits_committed": "100",
                      *       "transaction_id": "wtxn_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "allow_overage": true,
@@ -6882,7 +6939,9 @@ export interface operations {
                      *       "environment_id": "production",
                      *       "created_at": "2026-01-15T10:30:00Z",
                      *       "updated_at": "2026-01-15T10:30:00Z",
-                     *       "ended_at": "2026-01-15T10:30:00Z"
+                     *       "ended_at": "2026-01-15T10:30:00Z",
+                     *       "event_id": "evt_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "settled_at": "2026-01-15T10:30:00Z"
                      *     }
                      */
                     "application/json": {
@@ -6890,9 +6949,17 @@ export interface operations {
                         /** @enum {string} */
                         status: "held" | "committed" | "released" | "expired";
                         customer_id: string;
-                        wallet_id: string;
-                        currency: string;
-                        credits_held: string;
+                        wallet_id: string | null;
+                        currency: string | null;
+                        credits_held: string | null;
+                        entitlement: {
+                            feature_id: string;
+                            feature_lookup_key: string;
+                            meter_id: string;
+                            entitlement_ids: string[];
+                        } | null;
+                        quantity_held: string | null;
+                        quantity_committed: string | null;
                         credits_committed: string | null;
                         transaction_id: string | null;
                         allow_overage: boolean;
@@ -6906,6 +6973,8 @@ export interface operations {
                         created_at: string;
                         updated_at: string;
                         ended_at: string | null;
+                        event_id: string | null;
+                        settled_at: string | null;
                     };
                 };
             };
@@ -6994,9 +7063,19 @@ export interface operations {
                  */
                 "application/json": {
                     credits?: string;
+                    quantity?: string;
                     allow_overage?: boolean;
                     event?: {
-                        [key: string]: unknown;
+                        event_name: string;
+                        external_customer_id: string;
+                        timestamp: string;
+                        properties?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Your id of the event, unique per tenant and environment; a later copy is accepted and ignored. Always send one: after a 503 or a timeout the event is not known to be stored, and only a retry with the same id cannot count it twice */
+                        event_id?: string;
+                        customer_id?: string;
+                        source?: string;
                     };
                 };
             };
@@ -7017,6 +7096,16 @@ export interface operations {
                      *       "wallet_id": "wallet_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "currency": "usd",
                      *       "credits_held": "100",
+                     *       "entitlement": {
+                     *         "feature_id": "100",
+                     *         "feature_lookup_key": "100",
+                     *         "meter_id": "meter_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "entitlement_ids": [
+                     *           "100"
+                     *         ]
+                     *       },
+                     *       "quantity_held": "100",
+                     *       "quantity_committed": "100",
                      *       "credits_committed": "100",
                      *       "transaction_id": "wtxn_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "allow_overage": true,
@@ -7029,7 +7118,9 @@ export interface operations {
                      *       "environment_id": "production",
                      *       "created_at": "2026-01-15T10:30:00Z",
                      *       "updated_at": "2026-01-15T10:30:00Z",
-                     *       "ended_at": "2026-01-15T10:30:00Z"
+                     *       "ended_at": "2026-01-15T10:30:00Z",
+                     *       "event_id": "evt_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "settled_at": "2026-01-15T10:30:00Z"
                      *     }
                      */
                     "application/json": {
@@ -7037,9 +7128,17 @@ export interface operations {
                         /** @enum {string} */
                         status: "held" | "committed" | "released" | "expired";
                         customer_id: string;
-                        wallet_id: string;
-                        currency: string;
-                        credits_held: string;
+                        wallet_id: string | null;
+                        currency: string | null;
+                        credits_held: string | null;
+                        entitlement: {
+                            feature_id: string;
+                            feature_lookup_key: string;
+                            meter_id: string;
+                            entitlement_ids: string[];
+                        } | null;
+                        quantity_held: string | null;
+                        quantity_committed: string | null;
                         credits_committed: string | null;
                         transaction_id: string | null;
                         allow_overage: boolean;
@@ -7053,6 +7152,8 @@ export interface operations {
                         created_at: string;
                         updated_at: string;
                         ended_at: string | null;
+                        event_id: string | null;
+                        settled_at: string | null;
                     };
                 };
             };
@@ -7172,6 +7273,16 @@ export interface operations {
                      *       "wallet_id": "wallet_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "currency": "usd",
                      *       "credits_held": "100",
+                     *       "entitlement": {
+                     *         "feature_id": "100",
+                     *         "feature_lookup_key": "100",
+                     *         "meter_id": "meter_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "entitlement_ids": [
+                     *           "100"
+                     *         ]
+                     *       },
+                     *       "quantity_held": "100",
+                     *       "quantity_committed": "100",
                      *       "credits_committed": "100",
                      *       "transaction_id": "wtxn_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "allow_overage": true,
@@ -7184,7 +7295,9 @@ export interface operations {
                      *       "environment_id": "production",
                      *       "created_at": "2026-01-15T10:30:00Z",
                      *       "updated_at": "2026-01-15T10:30:00Z",
-                     *       "ended_at": "2026-01-15T10:30:00Z"
+                     *       "ended_at": "2026-01-15T10:30:00Z",
+                     *       "event_id": "evt_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "settled_at": "2026-01-15T10:30:00Z"
                      *     }
                      */
                     "application/json": {
@@ -7192,9 +7305,17 @@ export interface operations {
                         /** @enum {string} */
                         status: "held" | "committed" | "released" | "expired";
                         customer_id: string;
-                        wallet_id: string;
-                        currency: string;
-                        credits_held: string;
+                        wallet_id: string | null;
+                        currency: string | null;
+                        credits_held: string | null;
+                        entitlement: {
+                            feature_id: string;
+                            feature_lookup_key: string;
+                            meter_id: string;
+                            entitlement_ids: string[];
+                        } | null;
+                        quantity_held: string | null;
+                        quantity_committed: string | null;
                         credits_committed: string | null;
                         transaction_id: string | null;
                         allow_overage: boolean;
@@ -7208,6 +7329,8 @@ export interface operations {
                         created_at: string;
                         updated_at: string;
                         ended_at: string | null;
+                        event_id: string | null;
+                        settled_at: string | null;
                     };
                 };
             };
@@ -15073,6 +15196,7 @@ export interface operations {
                      *       "feature_lookup_key": "100",
                      *       "type": "BOOLEAN",
                      *       "usage": "100",
+                     *       "held": "100",
                      *       "limit": "100",
                      *       "remaining": "100",
                      *       "is_soft_limit": true,
