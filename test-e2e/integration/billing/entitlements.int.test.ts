@@ -416,7 +416,7 @@ describe('features, entitlements and the check through the gateway', () => {
         const res = await check({ customer_id: c.id, feature_lookup_key: f.lookup_key });
         expect([period, res.body]).toEqual([
           period,
-          { allowed: true, feature_lookup_key: f.lookup_key, type: 'METERED', usage: String(counted), limit: '100', remaining: String(100 - counted), is_soft_limit: false, period_start: from.toISOString(), period_end: to ? to.toISOString() : null },
+          { allowed: true, feature_lookup_key: f.lookup_key, type: 'METERED', usage: String(counted), held: '0', limit: '100', remaining: String(100 - counted), is_soft_limit: false, period_start: from.toISOString(), period_end: to ? to.toISOString() : null },
         ]);
         await stack.api.post(`/v1/subscriptions/${sub.id}/cancel`, { cancel_at: 'immediately' });
         await granting(c.id, sub.id, false);
@@ -441,6 +441,7 @@ describe('features, entitlements and the check through the gateway', () => {
         feature_lookup_key: f.lookup_key,
         type: 'METERED',
         usage: '2',
+        held: '0',
         limit: '12.5',
         remaining: '10.5',
         is_soft_limit: false,

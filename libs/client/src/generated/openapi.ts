@@ -6815,7 +6815,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Not enough credits for a hold (`insufficient_credits`); `details.available` says how many credits are available */
+            /** @description Not enough available for a hold: credits (`insufficient_credits`) or quantity of an entitlement (`insufficient_quota`); `details.available` says how much is available */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -7175,7 +7175,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Not enough credits for a hold (`insufficient_credits`); `details.available` says how many credits are available */
+            /** @description Not enough available for a hold: credits (`insufficient_credits`) or quantity of an entitlement (`insufficient_quota`); `details.available` says how much is available */
             402: {
                 headers: {
                     [name: string]: unknown;
