@@ -159,11 +159,11 @@ export async function startProcessStack(options: ProcessStackOptions = {}): Prom
   };
   const perService: Record<ServiceProcessName, Record<string, string>> = {
     customer: { BILLING_SERVICE_URL: urls.billing },
-    wallet: { CUSTOMER_SERVICE_URL: urls.customer },
+    wallet: { CUSTOMER_SERVICE_URL: urls.customer, ENTITLEMENTS_SERVICE_URL: urls.entitlements, INGESTION_SERVICE_URL: urls['ingestion-aggregator'] },
     'ingestion-aggregator': {},
     'webhook-dispatcher': {},
     billing: { CUSTOMER_SERVICE_URL: urls.customer, INGESTION_SERVICE_URL: urls['ingestion-aggregator'], WALLET_SERVICE_URL: urls.wallet },
-    entitlements: { CUSTOMER_SERVICE_URL: urls.customer, INGESTION_SERVICE_URL: urls['ingestion-aggregator'], BILLING_SERVICE_URL: urls.billing },
+    entitlements: { CUSTOMER_SERVICE_URL: urls.customer, INGESTION_SERVICE_URL: urls['ingestion-aggregator'], BILLING_SERVICE_URL: urls.billing, WALLET_SERVICE_URL: urls.wallet },
     gateway: {
       CUSTOMER_SERVICE_URL: urls.customer,
       WALLET_SERVICE_URL: urls.wallet,

@@ -257,7 +257,7 @@ class SyncOperations:
         return cast("ListReservationsResponse", self._call("listReservations", {}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
     def create_reservation(self, body: CreateReservationBody, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> CreateReservationResponse:
-        """Hold credits of a customer's PRE_PAID wallet before the work starts (402 when the available credits fall short). POST /v1/reservations"""
+        """Hold credits of a customer's PRE_PAID wallet, or quantity of a METERED hard-limit entitlement, before the work starts (402 when what is available falls short). POST /v1/reservations"""
         return cast("CreateReservationResponse", self._call("createReservation", {}, query=None, body=body, headers=headers, request_id=request_id, timeout=timeout))
 
     def get_reservation(self, id: str, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> GetReservationResponse:
@@ -265,7 +265,7 @@ class SyncOperations:
         return cast("GetReservationResponse", self._call("getReservation", {"id": id}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
     def commit_reservation(self, id: str, body: Optional[CommitReservationBody] = None, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> CommitReservationResponse:
-        """Debit the actual spend of a hold (RESERVATION_CAPTURE) and release the rest. POST /v1/reservations/{id}/commit"""
+        """Debit the actual spend of a hold (RESERVATION_CAPTURE), or count the used quantity as usage, and release the rest. POST /v1/reservations/{id}/commit"""
         return cast("CommitReservationResponse", self._call("commitReservation", {"id": id}, query=None, body=body, headers=headers, request_id=request_id, timeout=timeout))
 
     def release_reservation(self, id: str, body: Optional[ReleaseReservationBody] = None, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ReleaseReservationResponse:
@@ -784,7 +784,7 @@ class AsyncOperations:
         return cast("ListReservationsResponse", await self._call("listReservations", {}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
     async def create_reservation(self, body: CreateReservationBody, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> CreateReservationResponse:
-        """Hold credits of a customer's PRE_PAID wallet before the work starts (402 when the available credits fall short). POST /v1/reservations"""
+        """Hold credits of a customer's PRE_PAID wallet, or quantity of a METERED hard-limit entitlement, before the work starts (402 when what is available falls short). POST /v1/reservations"""
         return cast("CreateReservationResponse", await self._call("createReservation", {}, query=None, body=body, headers=headers, request_id=request_id, timeout=timeout))
 
     async def get_reservation(self, id: str, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> GetReservationResponse:
@@ -792,7 +792,7 @@ class AsyncOperations:
         return cast("GetReservationResponse", await self._call("getReservation", {"id": id}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
     async def commit_reservation(self, id: str, body: Optional[CommitReservationBody] = None, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> CommitReservationResponse:
-        """Debit the actual spend of a hold (RESERVATION_CAPTURE) and release the rest. POST /v1/reservations/{id}/commit"""
+        """Debit the actual spend of a hold (RESERVATION_CAPTURE), or count the used quantity as usage, and release the rest. POST /v1/reservations/{id}/commit"""
         return cast("CommitReservationResponse", await self._call("commitReservation", {"id": id}, query=None, body=body, headers=headers, request_id=request_id, timeout=timeout))
 
     async def release_reservation(self, id: str, body: Optional[ReleaseReservationBody] = None, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ReleaseReservationResponse:

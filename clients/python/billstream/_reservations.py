@@ -12,15 +12,16 @@ from ._types import CommitReservationBody, CommitReservationResponse, CreateRese
 T = TypeVar("T")
 
 
-class _ReserveBodyRequired(TypedDict):
-    currency: str
-
-
-class ReserveBody(_ReserveBodyRequired, total=False):
-    """CreateReservationBody with `idempotency_key` optional: the client fills it in (a UUID)."""
+class ReserveBody(TypedDict, total=False):
+    """CreateReservationBody with `idempotency_key` optional: the client fills it in (a UUID).
+    A hold of credits names `currency` and `credits` or `amount`; a hold of a METERED
+    hard-limit entitlement names `feature_id` and `quantity` (ADR 0070)."""
 
     customer_id: str
     external_customer_id: str
+    currency: str
+    feature_id: str
+    quantity: str
     credits: str
     amount: str
     expires_in: int

@@ -167,15 +167,21 @@ __all__ = [
     "ExpireCreditsBody",
     "ExpireCreditsResponse",
     "ListReservationsQuery",
+    "ListReservationsResponseItemsItemEntitlement1",
     "ListReservationsResponseItemsItem",
     "ListReservationsResponsePagination",
     "ListReservationsResponse",
     "CreateReservationBody",
+    "CreateReservationResponseEntitlement1",
     "CreateReservationResponse",
+    "GetReservationResponseEntitlement1",
     "GetReservationResponse",
+    "CommitReservationBodyEvent",
     "CommitReservationBody",
+    "CommitReservationResponseEntitlement1",
     "CommitReservationResponse",
     "ReleaseReservationBody",
+    "ReleaseReservationResponseEntitlement1",
     "ReleaseReservationResponse",
     "IngestEventBody",
     "IngestEventResponse",
@@ -731,6 +737,7 @@ class EntitlementCheck(TypedDict):
     feature_lookup_key: str
     type: Literal["BOOLEAN", "METERED", "STATIC"]
     usage: Optional[str]
+    held: Optional[str]
     limit: Optional[str]
     remaining: Optional[str]
     is_soft_limit: bool
@@ -2004,13 +2011,23 @@ class ListReservationsQuery(TypedDict, total=False):
     offset: int
 
 
+class ListReservationsResponseItemsItemEntitlement1(TypedDict):
+    feature_id: str
+    feature_lookup_key: str
+    meter_id: str
+    entitlement_ids: List[str]
+
+
 class ListReservationsResponseItemsItem(TypedDict):
     id: str
     status: Literal["held", "committed", "released", "expired"]
     customer_id: str
-    wallet_id: str
-    currency: str
-    credits_held: str
+    wallet_id: Optional[str]
+    currency: Optional[str]
+    credits_held: Optional[str]
+    entitlement: Optional[ListReservationsResponseItemsItemEntitlement1]
+    quantity_held: Optional[str]
+    quantity_committed: Optional[str]
     credits_committed: Optional[str]
     transaction_id: Optional[str]
     allow_overage: bool
@@ -2022,6 +2039,8 @@ class ListReservationsResponseItemsItem(TypedDict):
     created_at: str
     updated_at: str
     ended_at: Optional[str]
+    event_id: Optional[str]
+    settled_at: Optional[str]
 
 
 class ListReservationsResponsePagination(TypedDict):
@@ -2036,27 +2055,39 @@ class ListReservationsResponse(TypedDict):
 
 
 class _CreateReservationBodyRequired(TypedDict):
-    currency: str
     idempotency_key: str
 
 
 class CreateReservationBody(_CreateReservationBodyRequired, total=False):
     customer_id: str
     external_customer_id: str
+    currency: str
     credits: str
     amount: str
+    feature_id: str
+    quantity: str
     expires_in: int
     allow_overage: bool
     metadata: Dict[str, str]
+
+
+class CreateReservationResponseEntitlement1(TypedDict):
+    feature_id: str
+    feature_lookup_key: str
+    meter_id: str
+    entitlement_ids: List[str]
 
 
 class CreateReservationResponse(TypedDict):
     id: str
     status: Literal["held", "committed", "released", "expired"]
     customer_id: str
-    wallet_id: str
-    currency: str
-    credits_held: str
+    wallet_id: Optional[str]
+    currency: Optional[str]
+    credits_held: Optional[str]
+    entitlement: Optional[CreateReservationResponseEntitlement1]
+    quantity_held: Optional[str]
+    quantity_committed: Optional[str]
     credits_committed: Optional[str]
     transaction_id: Optional[str]
     allow_overage: bool
@@ -2068,15 +2099,27 @@ class CreateReservationResponse(TypedDict):
     created_at: str
     updated_at: str
     ended_at: Optional[str]
+    event_id: Optional[str]
+    settled_at: Optional[str]
+
+
+class GetReservationResponseEntitlement1(TypedDict):
+    feature_id: str
+    feature_lookup_key: str
+    meter_id: str
+    entitlement_ids: List[str]
 
 
 class GetReservationResponse(TypedDict):
     id: str
     status: Literal["held", "committed", "released", "expired"]
     customer_id: str
-    wallet_id: str
-    currency: str
-    credits_held: str
+    wallet_id: Optional[str]
+    currency: Optional[str]
+    credits_held: Optional[str]
+    entitlement: Optional[GetReservationResponseEntitlement1]
+    quantity_held: Optional[str]
+    quantity_committed: Optional[str]
     credits_committed: Optional[str]
     transaction_id: Optional[str]
     allow_overage: bool
@@ -2088,21 +2131,47 @@ class GetReservationResponse(TypedDict):
     created_at: str
     updated_at: str
     ended_at: Optional[str]
+    event_id: Optional[str]
+    settled_at: Optional[str]
+
+
+class _CommitReservationBodyEventRequired(TypedDict):
+    event_name: str
+    external_customer_id: str
+    timestamp: str
+
+
+class CommitReservationBodyEvent(_CommitReservationBodyEventRequired, total=False):
+    properties: Dict[str, Any]
+    event_id: str
+    customer_id: str
+    source: str
 
 
 class CommitReservationBody(TypedDict, total=False):
     credits: str
+    quantity: str
     allow_overage: bool
-    event: Dict[str, Any]
+    event: CommitReservationBodyEvent
+
+
+class CommitReservationResponseEntitlement1(TypedDict):
+    feature_id: str
+    feature_lookup_key: str
+    meter_id: str
+    entitlement_ids: List[str]
 
 
 class CommitReservationResponse(TypedDict):
     id: str
     status: Literal["held", "committed", "released", "expired"]
     customer_id: str
-    wallet_id: str
-    currency: str
-    credits_held: str
+    wallet_id: Optional[str]
+    currency: Optional[str]
+    credits_held: Optional[str]
+    entitlement: Optional[CommitReservationResponseEntitlement1]
+    quantity_held: Optional[str]
+    quantity_committed: Optional[str]
     credits_committed: Optional[str]
     transaction_id: Optional[str]
     allow_overage: bool
@@ -2114,18 +2183,30 @@ class CommitReservationResponse(TypedDict):
     created_at: str
     updated_at: str
     ended_at: Optional[str]
+    event_id: Optional[str]
+    settled_at: Optional[str]
 
 
 ReleaseReservationBody: TypeAlias = Dict[str, Any]
+
+
+class ReleaseReservationResponseEntitlement1(TypedDict):
+    feature_id: str
+    feature_lookup_key: str
+    meter_id: str
+    entitlement_ids: List[str]
 
 
 class ReleaseReservationResponse(TypedDict):
     id: str
     status: Literal["held", "committed", "released", "expired"]
     customer_id: str
-    wallet_id: str
-    currency: str
-    credits_held: str
+    wallet_id: Optional[str]
+    currency: Optional[str]
+    credits_held: Optional[str]
+    entitlement: Optional[ReleaseReservationResponseEntitlement1]
+    quantity_held: Optional[str]
+    quantity_committed: Optional[str]
     credits_committed: Optional[str]
     transaction_id: Optional[str]
     allow_overage: bool
@@ -2137,6 +2218,8 @@ class ReleaseReservationResponse(TypedDict):
     created_at: str
     updated_at: str
     ended_at: Optional[str]
+    event_id: Optional[str]
+    settled_at: Optional[str]
 
 
 class _IngestEventBodyRequired(TypedDict):

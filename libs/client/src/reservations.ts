@@ -1,6 +1,7 @@
 /**
- * Reservations (docs/api/reservations.md): hold credits of a PRE_PAID wallet before the work
- * starts, commit what it cost, release what it did not use. `withReservation` is the pattern
+ * Reservations (docs/api/reservations.md): hold credits of a PRE_PAID wallet (or quantity of a
+ * METERED hard-limit entitlement) before the work starts, commit what it cost, release what it
+ * did not use. `withReservation` is the pattern
  * for metered work such as an LLM call: reserve the maximum, do the work, commit the actual;
  * an error in the work releases the hold.
  */
@@ -14,6 +15,9 @@ export type ReserveParams = Omit<RequestBody<'/v1/reservations', 'post'>, 'idemp
   allow_overage?: boolean;
 };
 
+/** The usage event of a commit by event. */
+export type CommitEvent = NonNullable<RequestBody<'/v1/reservations/{id}/commit', 'post'>['event']>;
+
 /** What the work of `withReservation` answers: the credits to commit, and its own value. */
 export type WorkResult<T> = string | { credits: string; value: T };
 
@@ -22,6 +26,10 @@ export interface ReservationCalls {
   reserve(params: ReserveParams, options?: CallOptions): Promise<Reservation>;
   /** POST /v1/reservations/{id}/commit: one debit of `credits` (a decimal string), the rest released. */
   commit(id: string, credits: string, options?: CallOptions & { allowOverage?: boolean }): Promise<Reservation>;
+  /** POST /v1/reservations/{id}/commit of a hold of an entitlement: the used `quantity` counted as usage of its meter, the rest released. */
+  commitQuantity(id: string, quantity: string, options?: CallOptions): Promise<Reservation>;
+  /** POST /v1/reservations/{id}/commit by usage event: ingested once (`event_id` = the reservation id), the hold kept until it is counted. */
+  commitEvent(id: string, event: CommitEvent, options?: CallOptions): Promise<Reservation>;
   /** POST /v1/reservations/{id}/release: the hold released whole. */
   release(id: string, options?: CallOptions): Promise<Reservation>;
   /**
@@ -44,6 +52,12 @@ export function reservationCalls(post: Post): ReservationCalls {
       const { allowOverage, ...rest } = options;
       const body = allowOverage === undefined ? { credits } : { credits, allow_overage: allowOverage };
       return (await post('/v1/reservations/{id}/commit', { ...rest, params: { path: { id } }, body })) as Reservation;
+    },
+    async commitQuantity(id, quantity, options = {}) {
+      return (await post('/v1/reservations/{id}/commit', { ...options, params: { path: { id } }, body: { quantity } })) as Reservation;
+    },
+    async commitEvent(id, event, options = {}) {
+      return (await post('/v1/reservations/{id}/commit', { ...options, params: { path: { id } }, body: { event } })) as Reservation;
     },
     async release(id, options = {}) {
       return (await post('/v1/reservations/{id}/release', { ...options, params: { path: { id } }, body: {} })) as Reservation;

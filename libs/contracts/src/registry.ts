@@ -24,6 +24,7 @@ export * from './internal/unbilled-usage';
 export * from './internal/wallet-credits';
 export * from './internal/billing-payers';
 export * from './internal/entitlements-snapshot';
+export * from './internal/reservation-quota';
 
 /** Every public route, in matching order. */
 export const ALL_ROUTES: RouteDef[] = [

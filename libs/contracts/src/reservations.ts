@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { listResponse, metadataSchema, paginationQuery, positiveDecimalString } from './common';
 import { defineRoute, type RouteDef } from './routes';
+import { usageEventInput } from './usage-events';
 import { idempotencyKey, nonNegativeDecimalString } from './wallets';
 
 /** What a reservation is; a held one past `expires_at` reads as `expired` (docs/api/reservations.md). */
@@ -12,9 +13,12 @@ export const createReservationBody = z
   .strictObject({
     customer_id: z.string().min(1).max(255).optional(),
     external_customer_id: z.string().min(1).max(255).optional(),
-    currency: z.string().regex(/^[A-Za-z]{3}$/, 'must be a 3-letter ISO 4217 code'),
+    currency: z.string().regex(/^[A-Za-z]{3}$/, 'must be a 3-letter ISO 4217 code').optional(),
     credits: positiveDecimalString.optional(),
     amount: positiveDecimalString.optional(),
+    /** A hold of a METERED hard-limit entitlement (with `quantity`) instead of credits. */
+    feature_id: z.string().min(1).max(255).optional(),
+    quantity: positiveDecimalString.optional(),
     expires_in: z
       .number()
       .int('must be an integer')
@@ -29,6 +33,17 @@ export const createReservationBody = z
     if ((v.customer_id === undefined) === (v.external_customer_id === undefined)) {
       ctx.addIssue({ code: 'custom', path: ['customer_id'], message: 'give exactly one of customer_id and external_customer_id' });
     }
+    if (v.feature_id !== undefined || v.quantity !== undefined) {
+      // A hold of an entitlement: feature_id and quantity, no credits, amount, currency or overage.
+      if (v.feature_id === undefined) ctx.addIssue({ code: 'custom', path: ['feature_id'], message: 'is required with quantity' });
+      if (v.quantity === undefined) ctx.addIssue({ code: 'custom', path: ['quantity'], message: 'is required with feature_id' });
+      for (const field of ['credits', 'amount', 'currency'] as const) {
+        if (v[field] !== undefined) ctx.addIssue({ code: 'custom', path: [field], message: 'must not be given with feature_id and quantity' });
+      }
+      if (v.allow_overage) ctx.addIssue({ code: 'custom', path: ['allow_overage'], message: 'is not supported for holds of an entitlement' });
+      return;
+    }
+    if (v.currency === undefined) ctx.addIssue({ code: 'custom', path: ['currency'], message: 'is required' });
     if ((v.credits === undefined) === (v.amount === undefined)) {
       ctx.addIssue({ code: 'custom', path: ['credits'], message: 'give exactly one of credits and amount' });
     }
@@ -36,23 +51,38 @@ export const createReservationBody = z
   .meta({ examples: [{ customer_id: 'cust_01JB8Z9Y7X6W5V4T3S2R1Q0P9N', currency: 'usd', credits: '4000', expires_in: 120, idempotency_key: 'llm-call-2026-01-15-0001' }] });
 
 /**
- * A commit by credits (one RESERVATION_CAPTURE debit, the rest released). `allow_overage` here
- * lets this commit exceed the hold (else the reservation's own). `event` (a commit by usage
- * event) is named by the contract but not built yet: 400 naming `event`.
+ * A commit by credits (one RESERVATION_CAPTURE debit, the rest released), or, of a hold of an
+ * entitlement, by `quantity` (a usage event of its meter, the rest released). `allow_overage`
+ * here lets a credits commit exceed the hold (else the reservation's own). `event` (a commit by
+ * usage event) sends the event and keeps the hold until it is counted (ADR 0070).
  */
 export const commitReservationBody = z.strictObject({
   credits: nonNegativeDecimalString.optional(),
+  quantity: nonNegativeDecimalString.optional(),
   allow_overage: z.boolean().optional(),
-  event: z.record(z.string(), z.unknown()).optional(),
+  /** A commit by usage event: ingested once (`event_id` = the reservation id), the hold kept until it is counted. */
+  event: usageEventInput.optional(),
+}).superRefine((v, ctx) => {
+  const given = (['credits', 'quantity', 'event'] as const).filter((f) => v[f] !== undefined);
+  if (given.length > 1) ctx.addIssue({ code: 'custom', path: [given[1]], message: 'give exactly one of credits, quantity and event' });
+  if (v.allow_overage !== undefined && v.credits === undefined) ctx.addIssue({ code: 'custom', path: ['allow_overage'], message: 'only goes with credits' });
 }).meta({ examples: [{ credits: '1234.5' }] });
 
 export const reservationSchema = z.object({
   id: z.string(),
   status: z.enum(RESERVATION_STATUSES),
   customer_id: z.string(),
-  wallet_id: z.string(),
-  currency: z.string(),
-  credits_held: z.string(),
+  /** The wallet of a hold of credits; null for a hold of an entitlement. */
+  wallet_id: z.string().nullable(),
+  currency: z.string().nullable(),
+  credits_held: z.string().nullable(),
+  /** A hold of a METERED entitlement: what it holds; null for a hold of credits. */
+  entitlement: z
+    .object({ feature_id: z.string(), feature_lookup_key: z.string(), meter_id: z.string(), entitlement_ids: z.array(z.string()) })
+    .nullable(),
+  quantity_held: z.string().nullable(),
+  /** What a quantity commit counted as usage; null until committed. */
+  quantity_committed: z.string().nullable(),
   /** What the commit debited; null until committed. */
   credits_committed: z.string().nullable(),
   /** The RESERVATION_CAPTURE debit of the commit (null before, or when it committed 0). */
@@ -67,6 +97,10 @@ export const reservationSchema = z.object({
   updated_at: z.string(),
   /** When it was committed, released or expired; null while held. */
   ended_at: z.string().nullable(),
+  /** A commit by usage event (or by quantity): the event's id (the reservation's), null otherwise. */
+  event_id: z.string().nullable(),
+  /** When the committed event was counted and the hold stopped counting; null before, and for commits without an event. */
+  settled_at: z.string().nullable(),
 });
 
 const reservationIdParams = z.strictObject({ id: z.string().min(1) });
@@ -78,7 +112,7 @@ export const reservationApi = {
     path: '/v1/reservations',
     service: 'wallet',
     permission: 'reservations:write',
-    summary: "Hold credits of a customer's PRE_PAID wallet before the work starts (402 when the available credits fall short)",
+    summary: "Hold credits of a customer's PRE_PAID wallet, or quantity of a METERED hard-limit entitlement, before the work starts (402 when what is available falls short)",
     tag: 'Reservations',
     body: createReservationBody,
     response: reservationSchema,
@@ -120,7 +154,7 @@ export const reservationApi = {
     path: '/v1/reservations/:id/commit',
     service: 'wallet',
     permission: 'reservations:write',
-    summary: 'Debit the actual spend of a hold (RESERVATION_CAPTURE) and release the rest',
+    summary: 'Debit the actual spend of a hold (RESERVATION_CAPTURE), or count the used quantity as usage, and release the rest',
     tag: 'Reservations',
     params: reservationIdParams,
     body: commitReservationBody,

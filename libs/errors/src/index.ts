@@ -13,6 +13,7 @@ export type ErrorKind =
   | 'version_conflict'
   | 'idempotency_conflict'
   | 'insufficient_credits'
+  | 'insufficient_quota'
   | 'rate_limited'
   | 'unavailable'
   | 'database'
@@ -92,6 +93,13 @@ export class IdempotencyConflictError extends DomainError {
 export class InsufficientCreditsError extends DomainError {
   constructor(message: string, details: ErrorDetails & { available: string }) {
     super('insufficient_credits', message, details);
+  }
+}
+
+/** Not enough quantity of a METERED hard-limit entitlement for a hold (402 `insufficient_quota`); `details.available` says what there is. */
+export class InsufficientQuotaError extends DomainError {
+  constructor(message: string, details: ErrorDetails & { available: string }) {
+    super('insufficient_quota', message, details);
   }
 }
 

@@ -14,6 +14,7 @@ const KIND_TO_HTTP: Record<ErrorKind, { status: number; code: string }> = {
   version_conflict: { status: 409, code: 'version_conflict' },
   idempotency_conflict: { status: 409, code: 'idempotency_conflict' },
   insufficient_credits: { status: 402, code: 'insufficient_credits' },
+  insufficient_quota: { status: 402, code: 'insufficient_quota' },
   rate_limited: { status: 429, code: 'service_unavailable' },
   unavailable: { status: 503, code: 'service_unavailable' },
   database: { status: 500, code: 'database_error' },

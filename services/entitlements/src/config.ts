@@ -7,6 +7,8 @@ export const entitlementsEnv = {
   CUSTOMER_SERVICE_URL: z.string().url('must be the base URL of the customer service'),
   /** Usage comes from the ingestion-aggregator's meters. */
   INGESTION_SERVICE_URL: z.string().url('must be the base URL of the ingestion-aggregator'),
+  /** The wallet service: the check counts its reservations of hard limits (`held`, ADR 0070); unset: it counts none. */
+  WALLET_SERVICE_URL: z.string().url('must be the base URL of the wallet service').optional(),
   /** Billing's snapshot seeds the projection (ADR 0061); unset: no seed (a deployment that started with this service). */
   BILLING_SERVICE_URL: z.string().url('must be the base URL of the billing service').optional(),
   /** Whether a start seeds the projection from billing when it was never seeded (`npm run seed -w @billstream/entitlements` seeds again at any time). */
@@ -20,7 +22,7 @@ export const entitlementsEnv = {
 };
 
 /** Settings the embedded default reads from the environment (service addresses are known in-process). */
-export const entitlementsSettingsEnv = z.object(entitlementsEnv).omit({ CUSTOMER_SERVICE_URL: true, INGESTION_SERVICE_URL: true, BILLING_SERVICE_URL: true });
+export const entitlementsSettingsEnv = z.object(entitlementsEnv).omit({ CUSTOMER_SERVICE_URL: true, INGESTION_SERVICE_URL: true, BILLING_SERVICE_URL: true, WALLET_SERVICE_URL: true });
 
 export interface EntitlementsSettings {
   seedOnStart: boolean;

@@ -14,6 +14,7 @@ runServiceProcess({
       customerServiceUrl: config.CUSTOMER_SERVICE_URL,
       ingestionServiceUrl: config.INGESTION_SERVICE_URL,
       billingServiceUrl: config.BILLING_SERVICE_URL,
+      walletServiceUrl: config.WALLET_SERVICE_URL,
       settings: entitlementsSettings(config),
     }),
 });

@@ -4,6 +4,7 @@ import { createServiceApp, type Service, type ServiceDeps } from '@billstream/ru
 import { CustomerAccess } from './check/access';
 import { AccessCache } from './check/access-cache';
 import { AccessNotices } from './check/access-notices';
+import { mountQuotaRoutes } from './check/quota-routes';
 import { mountCheckRoutes } from './check/routes';
 import { UsageNotices } from './check/usage-notices';
 import type { EntitlementsSettings } from './config';
@@ -13,6 +14,7 @@ import { CustomerDirectory } from './projection/directory';
 import { SnapshotSeeder } from './projection/seed';
 import { ProjectionStore } from './projection/store';
 import { HttpCustomerLookup } from './upstreams/customers';
+import { HttpHeldQuantity } from './upstreams/holds';
 import { HttpMeters, type Meters } from './upstreams/meters';
 
 type Url = string | (() => string | undefined);
@@ -28,6 +30,8 @@ export interface EntitlementsServiceConfig {
   clock?: () => Date;
   /** Tests: meters instead of the aggregator's. */
   meters?: Meters;
+  /** The wallet service, whose reservations of hard limits the check counts (`held`, ADR 0070); absent: the check counts none. */
+  walletServiceUrl?: Url;
 }
 
 const SEED_RETRY_MS = 5000;
@@ -55,7 +59,8 @@ export function createEntitlementsService({ db, bus, logger }: ServiceDeps, conf
   const lookup = new HttpCustomerLookup(getter(config.customerServiceUrl), config.internalToken);
   const httpMeters = new HttpMeters(getter(config.ingestionServiceUrl), config.internalToken);
   const directory = new CustomerDirectory({ db, store, lookup, clock });
-  const access = new CustomerAccess({ db, customers: directory, projection: store, meters: config.meters ?? httpMeters, clock, cache });
+  const holds = config.walletServiceUrl ? new HttpHeldQuantity(getter(config.walletServiceUrl), config.internalToken) : undefined;
+  const access = new CustomerAccess({ db, customers: directory, projection: store, meters: config.meters ?? httpMeters, clock, cache, holds });
   const seeder = config.billingServiceUrl ? new SnapshotSeeder({ db, store, billingUrl: getter(config.billingServiceUrl), internalToken: config.internalToken, clock }) : undefined;
   const changed = (c: ProjectionChanges) => {
     for (const scope of c.scopes) cache.scopeChanged(scope);
@@ -92,7 +97,10 @@ export function createEntitlementsService({ db, bus, logger }: ServiceDeps, conf
     logger,
     internalToken: config.internalToken,
     ready,
-    mount: (a) => mountCheckRoutes(a, access, logger),
+    mount: (a) => {
+      mountCheckRoutes(a, access, logger);
+      mountQuotaRoutes(a, db, store, access, logger);
+    },
     // The entitlement check is on client systems' hot path (issue #14, ADR 0027).
     lean: ['checkEntitlement'],
   });
@@ -130,6 +138,7 @@ export function createEntitlementsService({ db, bus, logger }: ServiceDeps, conf
       cache.close();
       await lookup.close();
       await httpMeters.close();
+      await holds?.close();
       await seeder?.close();
     },
   };

@@ -116,6 +116,7 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
       customerServiceUrl: serviceUrl('customer'),
       ingestionServiceUrl: serviceUrl('ingestion-aggregator'),
       billingServiceUrl: serviceUrl('billing'),
+      walletServiceUrl: serviceUrl('wallet'),
       settings: settings.entitlements,
     }),
     createBillingService(deps('billing', 'billing'), {
@@ -126,7 +127,13 @@ export async function startEmbedded(options: EmbeddedOptions): Promise<Embedded>
       settings: settings.billing,
     }),
     createIngestionService(deps('ingestion', 'ingestion-aggregator'), { internalToken, ...settings.ingestion }),
-    createWalletService(deps('wallet', 'wallet'), { internalToken, customerServiceUrl: serviceUrl('customer'), ...settings.wallet }),
+    createWalletService(deps('wallet', 'wallet'), {
+      internalToken,
+      customerServiceUrl: serviceUrl('customer'),
+      entitlementsServiceUrl: serviceUrl('entitlements'),
+      ingestionServiceUrl: serviceUrl('ingestion-aggregator'),
+      ...settings.wallet,
+    }),
     createCustomerService(deps('customer', 'customer'), { internalToken, billingServiceUrl: serviceUrl('billing') }),
   ];
   const listening: Listening[] = [];

@@ -6,6 +6,10 @@ const debitConcurrency = z.coerce.number().int().min(1).optional();
 /** Variables of the wallet service beyond the common ones. */
 export const walletEnv = {
   CUSTOMER_SERVICE_URL: z.string().url('must be the base URL of the customer service'),
+  /** Holds of METERED entitlements ask the entitlement check's quota (ADR 0070); unset: such holds answer 503. */
+  ENTITLEMENTS_SERVICE_URL: z.string().url('must be the base URL of the entitlements service').optional(),
+  /** Commits by quantity or usage event read meters and stored events of the ingestion-aggregator (ADR 0070); unset: they answer 503. */
+  INGESTION_SERVICE_URL: z.string().url('must be the base URL of the ingestion-aggregator').optional(),
   WALLET_EXPIRY_INTERVAL_MS: env.int(60_000, 0),
   /** Debit group commits (database transactions of debits) that run at once in one instance; default 2 (the second after WALLET_DEBIT_OVERLAP_MS). */
   WALLET_DEBIT_CONCURRENCY: debitConcurrency,
@@ -21,7 +25,7 @@ export function debitConcurrencyOf(config: { WALLET_DEBIT_CONCURRENCY?: number; 
 }
 
 /** Settings read from the environment by the embedded default (no customer URL: it is known in-process). */
-export const walletSettingsEnv = z.object(walletEnv).omit({ CUSTOMER_SERVICE_URL: true });
+export const walletSettingsEnv = z.object(walletEnv).omit({ CUSTOMER_SERVICE_URL: true, ENTITLEMENTS_SERVICE_URL: true, INGESTION_SERVICE_URL: true });
 
 export interface WalletSettings {
   /** WALLET_EXPIRY_INTERVAL_MS (0: no expiry job). */

@@ -9,5 +9,11 @@ runServiceProcess({
   defaultPort: 8082,
   env: walletEnv,
   create: (deps, config) =>
-    createWalletService(deps, { internalToken: config.INTERNAL_TOKEN, customerServiceUrl: config.CUSTOMER_SERVICE_URL, ...walletSettings(config) }),
+    createWalletService(deps, {
+      internalToken: config.INTERNAL_TOKEN,
+      customerServiceUrl: config.CUSTOMER_SERVICE_URL,
+      entitlementsServiceUrl: config.ENTITLEMENTS_SERVICE_URL,
+      ingestionServiceUrl: config.INGESTION_SERVICE_URL,
+      ...walletSettings(config),
+    }),
 });

@@ -33,6 +33,10 @@ import { RESERVATION_EXPIRY_INTERVAL_MS, ReservationExpiryJob } from './reservat
 import { mountReservationRoutes } from './reservations/routes';
 import { ReservationService } from './reservations/service';
 import { ReservationStore } from './reservations/store';
+import { mountHeldQuantityRoute } from './reservations/internal-routes';
+import { QuotaReservations } from './reservations/quota';
+import { RESERVATION_SETTLE_INTERVAL_MS, UsageSettlement } from './reservations/settle';
+import { HttpQuotaUpstreams } from './reservations/upstreams';
 
 export interface WalletServiceConfig {
   internalToken: string;
@@ -50,6 +54,11 @@ export interface WalletServiceConfig {
   clock?: Clock;
   /** Replaces the HTTP lookup of customers (tests of the ledger without a customer service). */
   customerLookup?: CustomerLookup;
+  /** The entitlements service (the check's quota) and the ingestion-aggregator (meters, stored events): holds of entitlements and commits by event (ADR 0070). */
+  entitlementsServiceUrl?: string | (() => string | undefined);
+  ingestionServiceUrl?: string | (() => string | undefined);
+  /** How often committed holds whose event is not counted yet are looked at; 0 turns it off. Default 100 ms. */
+  reservationSettleIntervalMs?: number;
 }
 
 /** The composed service, with its parts reachable for tests and tools. */
@@ -63,6 +72,8 @@ export interface WalletServiceHandle extends Service {
   /** Holds of PRE_PAID wallets (docs/api/reservations.md) and the job that expires them. */
   reservations: ReservationService;
   reservationExpiry: ReservationExpiryJob;
+  /** Ends the count of holds committed by a usage event once it is counted (ADR 0070). */
+  reservationSettlement: UsageSettlement;
 }
 
 export function createWalletService({ db, bus, logger }: ServiceDeps, config: WalletServiceConfig): WalletServiceHandle {
@@ -95,6 +106,10 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
   const reservations = new ReservationService(db, ledger, reservationStore, directory);
   const reservationExpiry = new ReservationExpiryJob(ledger, reservationStore, logger, config.reservationExpiryIntervalMs ?? RESERVATION_EXPIRY_INTERVAL_MS);
   const held = (walletIds: string[]) => reservationStore.heldByWallet(db, walletIds, clock());
+  const urlOf = (u: string | (() => string | undefined) | undefined) => (typeof u === 'function' ? u : () => u);
+  const quotaUpstreams = new HttpQuotaUpstreams(urlOf(config.entitlementsServiceUrl), urlOf(config.ingestionServiceUrl), config.internalToken);
+  const quotas = new QuotaReservations(db, reservationStore, quotaUpstreams, (ctx, external) => directory.resolveExternal(ctx, external, ctx.requestId), clock, published);
+  const settlement = new UsageSettlement(db, quotaUpstreams, logger, clock, config.reservationSettleIntervalMs ?? RESERVATION_SETTLE_INTERVAL_MS);
   let subscription: Subscription | undefined;
 
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });
@@ -109,7 +124,8 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
     lean: ['getWallet', 'getWalletBalance', 'topupWallet', 'debitWallet'],
     mount: (app) => {
       mountWalletRoutes(app, wallets, held, logger);
-      mountReservationRoutes(app, reservations, clock, logger);
+      mountReservationRoutes(app, reservations, quotas, clock, logger);
+      mountHeldQuantityRoute(app, db, reservationStore, clock, logger);
       mountEntryRoutes(app, entries, logger);
       mountExpiryRoutes(app, expiry, logger);
       mountInvoiceRoutes(app, invoices, logger);
@@ -130,6 +146,7 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
     credits,
     reservations,
     reservationExpiry,
+    reservationSettlement: settlement,
     async start() {
       await migrate(db, SCHEMA, migrations);
       subscription = await subscribeCustomerEvents({
@@ -144,10 +161,14 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
       relay.start();
       expiry.start();
       reservationExpiry.start();
+      // Without the aggregator there is no event to wait for (and no commit by event to settle).
+      if (config.ingestionServiceUrl) settlement.start();
     },
     async stop() {
       await expiry.stop();
       await reservationExpiry.stop();
+      await settlement.stop();
+      await quotaUpstreams.close();
       await subscription?.stop();
       await relay.stop();
       await httpLookup.close();

@@ -278,7 +278,7 @@ describe('features, entitlements and the check through the gateway', () => {
       await entitle(on, s.id, { static_value: 'gold' });
       const c = await customer();
       const none = await check({ customer_id: c.id, feature_lookup_key: b.lookup_key });
-      expect(none.body).toEqual({ allowed: false, feature_lookup_key: b.lookup_key, type: 'BOOLEAN', usage: null, limit: null, remaining: null, is_soft_limit: false, period_start: null, period_end: null });
+      expect(none.body).toEqual({ allowed: false, feature_lookup_key: b.lookup_key, type: 'BOOLEAN', usage: null, held: null, limit: null, remaining: null, is_soft_limit: false, period_start: null, period_end: null });
       expect((await stack.api.get(`/v1/customers/${c.id}/entitlements`)).body).toEqual({ items: [], pagination: { total: 0, limit: 50, offset: 0 } });
       const subOff = await subscribe(c.id, off);
       expect((await check({ external_customer_id: c.external, feature_lookup_key: b.lookup_key })).body.allowed).toBe(false);
@@ -354,7 +354,7 @@ describe('features, entitlements and the check through the gateway', () => {
       const sub = await subscribe(c.id, p);
       const ask = (quantity?: string) => check({ customer_id: c.id, feature_lookup_key: f.lookup_key, ...(quantity ? { quantity } : {}) });
       const fresh = await ask();
-      expect(fresh.body).toEqual({ allowed: true, feature_lookup_key: f.lookup_key, type: 'METERED', usage: '0', limit: '3', remaining: '3', is_soft_limit: false, period_start: sub.start_date, period_end: null });
+      expect(fresh.body).toEqual({ allowed: true, feature_lookup_key: f.lookup_key, type: 'METERED', usage: '0', held: '0', limit: '3', remaining: '3', is_soft_limit: false, period_start: sub.start_date, period_end: null });
       await usage(c.external, [now(), now()]);
       expect((await checkShows({ customer_id: c.id, feature_lookup_key: f.lookup_key }, { usage: '2' })).body).toMatchObject({ allowed: true, usage: '2', limit: '3', remaining: '1' });
       expect((await ask('1.5')).body).toMatchObject({ allowed: false, usage: '2', remaining: '1' });
@@ -416,7 +416,7 @@ describe('features, entitlements and the check through the gateway', () => {
         const res = await check({ customer_id: c.id, feature_lookup_key: f.lookup_key });
         expect([period, res.body]).toEqual([
           period,
-          { allowed: true, feature_lookup_key: f.lookup_key, type: 'METERED', usage: String(counted), limit: '100', remaining: String(100 - counted), is_soft_limit: false, period_start: from.toISOString(), period_end: to ? to.toISOString() : null },
+          { allowed: true, feature_lookup_key: f.lookup_key, type: 'METERED', usage: String(counted), held: '0', limit: '100', remaining: String(100 - counted), is_soft_limit: false, period_start: from.toISOString(), period_end: to ? to.toISOString() : null },
         ]);
         await stack.api.post(`/v1/subscriptions/${sub.id}/cancel`, { cancel_at: 'immediately' });
         await granting(c.id, sub.id, false);
@@ -441,6 +441,7 @@ describe('features, entitlements and the check through the gateway', () => {
         feature_lookup_key: f.lookup_key,
         type: 'METERED',
         usage: '2',
+        held: '0',
         limit: '12.5',
         remaining: '10.5',
         is_soft_limit: false,

@@ -44,7 +44,10 @@ describe('reservations of PRE_PAID wallets through the gateway (real Postgres an
     for (const [body, field] of [
       [{ credits: '-1' }, 'credits'],
       [{}, 'credits'],
-      [{ credits: '1', event: { event_name: 'tokens', properties: { n: 1 } } }, 'event'],
+      // A commit is by credits, quantity or event: one of them; an event is checked as POST /v1/events checks it.
+      [{ credits: '1', event: { event_name: 'tokens', external_customer_id: 'c', timestamp: new Date().toISOString() } }, 'event'],
+      [{ event: { event_name: 'tokens', properties: { n: 1 } } }, 'event.external_customer_id'],
+      [{ quantity: '1' }, 'quantity'],
       [{ credits: '1', color: 'red' }, 'color'],
     ] as const) {
       const res = await w.stack.api.post(`/v1/reservations/${held.body.id}/commit`, body);

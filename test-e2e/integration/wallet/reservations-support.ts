@@ -16,8 +16,8 @@ export interface ReservationWorld {
   stop(): Promise<void>;
 }
 
-export async function startReservationWorld(prefix: string): Promise<ReservationWorld> {
-  const stack = await startIntegrationStack({ extra: { env: { WALLET_EXPIRY_INTERVAL_MS: '0' } } });
+export async function startReservationWorld(prefix: string, env: Record<string, string> = {}): Promise<ReservationWorld> {
+  const stack = await startIntegrationStack({ extra: { env: { WALLET_EXPIRY_INTERVAL_MS: '0', ...env } } });
   const walletDb = createDb({ databaseUrl: stack.database.url, schema: 'wallet', poolMax: 2 });
   let seq = 0;
   const touched = new Set<string>();

@@ -381,7 +381,7 @@ export interface paths {
         get: operations["listReservations"];
         put?: never;
         /**
-         * Hold credits of a customer's PRE_PAID wallet before the work starts (402 when the available credits fall short)
+         * Hold credits of a customer's PRE_PAID wallet, or quantity of a METERED hard-limit entitlement, before the work starts (402 when what is available falls short)
          * @description Needs the `reservations:write` permission (or `*`). Served by the wallet service.
          */
         post: operations["createReservation"];
@@ -421,7 +421,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Debit the actual spend of a hold (RESERVATION_CAPTURE) and release the rest
+         * Debit the actual spend of a hold (RESERVATION_CAPTURE), or count the used quantity as usage, and release the rest
          * @description Needs the `reservations:write` permission (or `*`). Served by the wallet service.
          */
         post: operations["commitReservation"];
@@ -2399,6 +2399,7 @@ export interface components {
             /** @enum {string} */
             type: "BOOLEAN" | "METERED" | "STATIC";
             usage: string | null;
+            held: string | null;
             limit: string | null;
             remaining: string | null;
             is_soft_limit: boolean;
@@ -6525,6 +6526,16 @@ export interface operations {
                      *           "wallet_id": "wallet_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *           "currency": "usd",
                      *           "credits_held": "100",
+                     *           "entitlement": {
+                     *             "feature_id": "100",
+                     *             "feature_lookup_key": "100",
+                     *             "meter_id": "meter_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *             "entitlement_ids": [
+                     *               "100"
+                     *             ]
+                     *           },
+                     *           "quantity_held": "100",
+                     *           "quantity_committed": "100",
                      *           "credits_committed": "100",
                      *           "transaction_id": "wtxn_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *           "allow_overage": true,
@@ -6537,7 +6548,9 @@ export interface operations {
                      *           "environment_id": "production",
                      *           "created_at": "2026-01-15T10:30:00Z",
                      *           "updated_at": "2026-01-15T10:30:00Z",
-                     *           "ended_at": "2026-01-15T10:30:00Z"
+                     *           "ended_at": "2026-01-15T10:30:00Z",
+                     *           "event_id": "evt_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "settled_at": "2026-01-15T10:30:00Z"
                      *         }
                      *       ],
                      *       "pagination": {
@@ -6553,9 +6566,17 @@ export interface operations {
                             /** @enum {string} */
                             status: "held" | "committed" | "released" | "expired";
                             customer_id: string;
-                            wallet_id: string;
-                            currency: string;
-                            credits_held: string;
+                            wallet_id: string | null;
+                            currency: string | null;
+                            credits_held: string | null;
+                            entitlement: {
+                                feature_id: string;
+                                feature_lookup_key: string;
+                                meter_id: string;
+                                entitlement_ids: string[];
+                            } | null;
+                            quantity_held: string | null;
+                            quantity_committed: string | null;
                             credits_committed: string | null;
                             transaction_id: string | null;
                             allow_overage: boolean;
@@ -6569,6 +6590,8 @@ export interface operations {
                             created_at: string;
                             updated_at: string;
                             ended_at: string | null;
+                            event_id: string | null;
+                            settled_at: string | null;
                         }[];
                         pagination: {
                             total: number;
@@ -6662,9 +6685,11 @@ export interface operations {
                 "application/json": {
                     customer_id?: string;
                     external_customer_id?: string;
-                    currency: string;
+                    currency?: string;
                     credits?: string;
                     amount?: string;
+                    feature_id?: string;
+                    quantity?: string;
                     /** @default 300 */
                     expires_in?: number;
                     /** @default false */
@@ -6692,6 +6717,16 @@ export interface operations {
                      *       "wallet_id": "wallet_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "currency": "usd",
                      *       "credits_held": "100",
+                     *       "entitlement": {
+                     *         "feature_id": "100",
+                     *         "feature_lookup_key": "100",
+                     *         "meter_id": "meter_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "entitlement_ids": [
+                     *           "100"
+                     *         ]
+                     *       },
+                     *       "quantity_held": "100",
+                     *       "quantity_committed": "100",
                      *       "credits_committed": "100",
                      *       "transaction_id": "wtxn_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "allow_overage": true,
@@ -6704,7 +6739,9 @@ export interface operations {
                      *       "environment_id": "production",
                      *       "created_at": "2026-01-15T10:30:00Z",
                      *       "updated_at": "2026-01-15T10:30:00Z",
-                     *       "ended_at": "2026-01-15T10:30:00Z"
+                     *       "ended_at": "2026-01-15T10:30:00Z",
+                     *       "event_id": "evt_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "settled_at": "2026-01-15T10:30:00Z"
                      *     }
                      */
                     "application/json": {
@@ -6712,9 +6749,17 @@ export interface operations {
                         /** @enum {string} */
                         status: "held" | "committed" | "released" | "expired";
                         customer_id: string;
-                        wallet_id: string;
-                        currency: string;
-                        credits_held: string;
+                        wallet_id: string | null;
+                        currency: string | null;
+                        credits_held: string | null;
+                        entitlement: {
+                            feature_id: string;
+                            feature_lookup_key: string;
+                            meter_id: string;
+                            entitlement_ids: string[];
+                        } | null;
+                        quantity_held: string | null;
+                        quantity_committed: string | null;
                         credits_committed: string | null;
                         transaction_id: string | null;
                         allow_overage: boolean;
@@ -6728,6 +6773,8 @@ export interface operations {
                         created_at: string;
                         updated_at: string;
                         ended_at: string | null;
+                        event_id: string | null;
+                        settled_at: string | null;
                     };
                 };
             };
@@ -6749,7 +6796,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Not enough credits for a hold (`insufficient_credits`); `details.available` says how many credits are available */
+            /** @description Not enough available for a hold: credits (`insufficient_credits`) or quantity of an entitlement (`insufficient_quota`); `details.available` says how much is available */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -6851,6 +6898,16 @@ export interface operations {
                      *       "wallet_id": "wallet_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "currency": "usd",
                      *       "credits_held": "100",
+                     *       "entitlement": {
+                     *         "feature_id": "100",
+                     *         "feature_lookup_key": "100",
+                     *         "meter_id": "meter_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "entitlement_ids": [
+                     *           "100"
+                     *         ]
+                     *       },
+                     *       "quantity_held": "100",
+                     *       "quantity_committed": "100",
                      *       "credits_committed": "100",
                      *       "transaction_id": "wtxn_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "allow_overage": true,
@@ -6863,7 +6920,9 @@ export interface operations {
                      *       "environment_id": "production",
                      *       "created_at": "2026-01-15T10:30:00Z",
                      *       "updated_at": "2026-01-15T10:30:00Z",
-                     *       "ended_at": "2026-01-15T10:30:00Z"
+                     *       "ended_at": "2026-01-15T10:30:00Z",
+                     *       "event_id": "evt_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "settled_at": "2026-01-15T10:30:00Z"
                      *     }
                      */
                     "application/json": {
@@ -6871,9 +6930,17 @@ export interface operations {
                         /** @enum {string} */
                         status: "held" | "committed" | "released" | "expired";
                         customer_id: string;
-                        wallet_id: string;
-                        currency: string;
-                        credits_held: string;
+                        wallet_id: string | null;
+                        currency: string | null;
+                        credits_held: string | null;
+                        entitlement: {
+                            feature_id: string;
+                            feature_lookup_key: string;
+                            meter_id: string;
+                            entitlement_ids: string[];
+                        } | null;
+                        quantity_held: string | null;
+                        quantity_committed: string | null;
                         credits_committed: string | null;
                         transaction_id: string | null;
                         allow_overage: boolean;
@@ -6887,6 +6954,8 @@ export interface operations {
                         created_at: string;
                         updated_at: string;
                         ended_at: string | null;
+                        event_id: string | null;
+                        settled_at: string | null;
                     };
                 };
             };
@@ -6975,9 +7044,19 @@ export interface operations {
                  */
                 "application/json": {
                     credits?: string;
+                    quantity?: string;
                     allow_overage?: boolean;
                     event?: {
-                        [key: string]: unknown;
+                        event_name: string;
+                        external_customer_id: string;
+                        timestamp: string;
+                        properties?: {
+                            [key: string]: unknown;
+                        };
+                        /** @description Your id of the event, unique per tenant and environment; a later copy is accepted and ignored. Always send one: after a 503 or a timeout the event is not known to be stored, and only a retry with the same id cannot count it twice */
+                        event_id?: string;
+                        customer_id?: string;
+                        source?: string;
                     };
                 };
             };
@@ -6998,6 +7077,16 @@ export interface operations {
                      *       "wallet_id": "wallet_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "currency": "usd",
                      *       "credits_held": "100",
+                     *       "entitlement": {
+                     *         "feature_id": "100",
+                     *         "feature_lookup_key": "100",
+                     *         "meter_id": "meter_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "entitlement_ids": [
+                     *           "100"
+                     *         ]
+                     *       },
+                     *       "quantity_held": "100",
+                     *       "quantity_committed": "100",
                      *       "credits_committed": "100",
                      *       "transaction_id": "wtxn_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "allow_overage": true,
@@ -7010,7 +7099,9 @@ export interface operations {
                      *       "environment_id": "production",
                      *       "created_at": "2026-01-15T10:30:00Z",
                      *       "updated_at": "2026-01-15T10:30:00Z",
-                     *       "ended_at": "2026-01-15T10:30:00Z"
+                     *       "ended_at": "2026-01-15T10:30:00Z",
+                     *       "event_id": "evt_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "settled_at": "2026-01-15T10:30:00Z"
                      *     }
                      */
                     "application/json": {
@@ -7018,9 +7109,17 @@ export interface operations {
                         /** @enum {string} */
                         status: "held" | "committed" | "released" | "expired";
                         customer_id: string;
-                        wallet_id: string;
-                        currency: string;
-                        credits_held: string;
+                        wallet_id: string | null;
+                        currency: string | null;
+                        credits_held: string | null;
+                        entitlement: {
+                            feature_id: string;
+                            feature_lookup_key: string;
+                            meter_id: string;
+                            entitlement_ids: string[];
+                        } | null;
+                        quantity_held: string | null;
+                        quantity_committed: string | null;
                         credits_committed: string | null;
                         transaction_id: string | null;
                         allow_overage: boolean;
@@ -7034,6 +7133,8 @@ export interface operations {
                         created_at: string;
                         updated_at: string;
                         ended_at: string | null;
+                        event_id: string | null;
+                        settled_at: string | null;
                     };
                 };
             };
@@ -7055,7 +7156,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Not enough credits for a hold (`insufficient_credits`); `details.available` says how many credits are available */
+            /** @description Not enough available for a hold: credits (`insufficient_credits`) or quantity of an entitlement (`insufficient_quota`); `details.available` says how much is available */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -7153,6 +7254,16 @@ export interface operations {
                      *       "wallet_id": "wallet_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "currency": "usd",
                      *       "credits_held": "100",
+                     *       "entitlement": {
+                     *         "feature_id": "100",
+                     *         "feature_lookup_key": "100",
+                     *         "meter_id": "meter_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "entitlement_ids": [
+                     *           "100"
+                     *         ]
+                     *       },
+                     *       "quantity_held": "100",
+                     *       "quantity_committed": "100",
                      *       "credits_committed": "100",
                      *       "transaction_id": "wtxn_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *       "allow_overage": true,
@@ -7165,7 +7276,9 @@ export interface operations {
                      *       "environment_id": "production",
                      *       "created_at": "2026-01-15T10:30:00Z",
                      *       "updated_at": "2026-01-15T10:30:00Z",
-                     *       "ended_at": "2026-01-15T10:30:00Z"
+                     *       "ended_at": "2026-01-15T10:30:00Z",
+                     *       "event_id": "evt_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "settled_at": "2026-01-15T10:30:00Z"
                      *     }
                      */
                     "application/json": {
@@ -7173,9 +7286,17 @@ export interface operations {
                         /** @enum {string} */
                         status: "held" | "committed" | "released" | "expired";
                         customer_id: string;
-                        wallet_id: string;
-                        currency: string;
-                        credits_held: string;
+                        wallet_id: string | null;
+                        currency: string | null;
+                        credits_held: string | null;
+                        entitlement: {
+                            feature_id: string;
+                            feature_lookup_key: string;
+                            meter_id: string;
+                            entitlement_ids: string[];
+                        } | null;
+                        quantity_held: string | null;
+                        quantity_committed: string | null;
                         credits_committed: string | null;
                         transaction_id: string | null;
                         allow_overage: boolean;
@@ -7189,6 +7310,8 @@ export interface operations {
                         created_at: string;
                         updated_at: string;
                         ended_at: string | null;
+                        event_id: string | null;
+                        settled_at: string | null;
                     };
                 };
             };
@@ -15090,6 +15213,7 @@ export interface operations {
                      *       "feature_lookup_key": "100",
                      *       "type": "BOOLEAN",
                      *       "usage": "100",
+                     *       "held": "100",
                      *       "limit": "100",
                      *       "remaining": "100",
                      *       "is_soft_limit": true,

@@ -150,6 +150,8 @@ export const entitlementCheckSchema = z
     feature_lookup_key: z.string(),
     type: z.enum(FEATURE_TYPES),
     usage: z.string().nullable(),
+    /** METERED with a hard limit: the quantity of the customer's live reservations of the feature, counted in `remaining` and `allowed`; else null. */
+    held: z.string().nullable(),
     limit: z.string().nullable(),
     remaining: z.string().nullable(),
     is_soft_limit: z.boolean(),

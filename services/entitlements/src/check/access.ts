@@ -96,10 +96,20 @@ export interface CheckResult {
   allowed: boolean;
   feature: Feature;
   usage: string | null;
+  /** METERED with a hard limit: the quantity held by the customer's live reservations of the feature (ADR 0070); else null. */
+  held: string | null;
   limit: string | null;
   remaining: string | null;
   isSoftLimit: boolean;
   window: UsageWindow | null;
+  /** The enabled and disabled entitlements that grant the feature. */
+  entitlementIds: string[];
+  externalCustomerId: string;
+}
+
+/** The quantity held by a customer's live reservations of a feature (the wallet's, ADR 0070). */
+export interface HeldQuantity {
+  held(scope: Scope, customerId: string, featureId: string, requestId: string): Promise<string>;
 }
 
 export interface CustomerAccessDeps {
@@ -111,6 +121,8 @@ export interface CustomerAccessDeps {
   clock: () => Date;
   /** The replica's cache of grants and usage (ADR 0025, 0026). */
   cache: AccessCache;
+  /** Holds of hard limits; absent: the check counts none (`held` null). */
+  holds?: HeldQuantity;
 }
 
 /**
@@ -129,9 +141,10 @@ export class CustomerAccess {
   private readonly meters: Meters;
   private readonly clock: () => Date;
   private readonly cache: AccessCache;
+  private readonly holds?: HeldQuantity;
 
   constructor(deps: CustomerAccessDeps) {
-    ({ db: this.db, customers: this.customers, projection: this.projection, meters: this.meters, clock: this.clock, cache: this.cache } = deps);
+    ({ db: this.db, customers: this.customers, projection: this.projection, meters: this.meters, clock: this.clock, cache: this.cache, holds: this.holds } = deps);
   }
 
   async ofCustomer(scope: Scope, customerId: string, requestId: string): Promise<CustomerFeature[]> {
@@ -150,8 +163,11 @@ export class CustomerAccess {
     return combined.map((c) => ({ ...c, usage: usage.get(c.feature.id) ?? null }));
   }
 
-  /** allowed = enabled and (no limit, soft limit, or usage + quantity <= limit); remaining = limit − usage. */
-  async check(scope: Scope, ref: CustomerRef, lookupKey: string, quantity: string, requestId: string): Promise<CheckResult> {
+  /**
+   * allowed = enabled and (no limit, soft limit, or usage + held + quantity <= limit); remaining = limit − usage − held, where
+   * held (a hard limit only) is the quantity of the customer's live reservations of the feature; `countHolds: false` leaves them out.
+   */
+  async check(scope: Scope, ref: CustomerRef, lookupKey: string, quantity: string, requestId: string, options: { countHolds?: boolean } = {}): Promise<CheckResult> {
     const feature = await this.cache.get(scope, null, `feature|${lookupKey}`, this.cache.grantsTtlMs(), () => this.projection.featureByLookupKey(this.db, scope, lookupKey));
     if (!feature || feature.status === 'archived') {
       throw new NotFoundError(`Feature with lookup_key "${lookupKey}" not found`, { field: 'feature_lookup_key', feature_lookup_key: lookupKey });
@@ -160,18 +176,22 @@ export class CustomerAccess {
     const customer = await this.cache.getCustomer(scope, refKey, () => this.customers.resolve(scope, ref, requestId));
     const sources = (await this.grants(scope, customer)).of(feature.id);
     const c = combine(feature, sources, this.clock());
+    const of = { entitlementIds: sources.map((s) => s.entitlement.id), externalCustomerId: customer.externalId };
     if (feature.type !== 'METERED') {
-      return { allowed: c.isEnabled, feature, usage: null, limit: null, remaining: null, isSoftLimit: false, window: null };
+      return { allowed: c.isEnabled, feature, usage: null, held: null, limit: null, remaining: null, isSoftLimit: false, window: null, ...of };
     }
-    if (!c.isEnabled) return { allowed: false, feature, usage: null, limit: '0', remaining: '0', isSoftLimit: false, window: null };
+    if (!c.isEnabled) return { allowed: false, feature, usage: null, held: null, limit: '0', remaining: '0', isSoftLimit: false, window: null, ...of };
     const q = this.usageQuery(customer, feature, c.window!);
     const usage = await this.cache.getUsage(scope, customer.externalId, `${q.meterId}|${q.from.toISOString()}|${q.to.toISOString()}`, () =>
       this.usageLoader(scope).load({ query: q, requestId }),
     );
     const limit = c.usageLimit;
-    const allowed = limit === null || c.isSoftLimit || exact(usage).plus(quantity).lte(limit);
-    const remaining = limit === null ? null : toDecimalString(exact(limit).minus(usage));
-    return { allowed, feature, usage: toDecimalString(usage), limit, remaining, isSoftLimit: c.isSoftLimit, window: c.window };
+    const hard = limit !== null && !c.isSoftLimit;
+    const held = hard && this.holds && options.countHolds !== false ? await this.holds.held(scope, customer.id, feature.id, requestId) : null;
+    const counted = held === null ? exact(usage) : exact(usage).plus(held);
+    const allowed = limit === null || c.isSoftLimit || counted.plus(quantity).lte(limit);
+    const remaining = limit === null ? null : toDecimalString(exact(limit).minus(counted));
+    return { allowed, feature, usage: toDecimalString(usage), held: held === null ? null : toDecimalString(held), limit, remaining, isSoftLimit: c.isSoftLimit, window: c.window, ...of };
   }
 
   private usageQuery(customer: KnownCustomer, feature: Feature, window: UsageWindow): MeterQuery {

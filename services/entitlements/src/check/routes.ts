@@ -44,6 +44,7 @@ export function mountCheckRoutes(app: Express, access: CustomerAccess, logger: L
         feature_lookup_key: r.feature.lookupKey,
         type: r.feature.type,
         usage: r.usage,
+        held: r.held,
         limit: r.limit,
         remaining: r.remaining,
         is_soft_limit: r.isSoftLimit,

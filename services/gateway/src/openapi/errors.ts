@@ -35,7 +35,7 @@ const DESCRIPTIONS: Record<number, string> = {
     'a repeated or unknown query parameter (docs/api.md, "Refused input")',
   401: 'Missing, invalid or revoked API key (`permission_denied`)',
   403: 'The API key lacks the permission this operation needs (`permission_denied`)',
-  402: 'Not enough credits for a hold (`insufficient_credits`); `details.available` says how many credits are available',
+  402: 'Not enough available for a hold: credits (`insufficient_credits`) or quantity of an entitlement (`insufficient_quota`); `details.available` says how much is available',
   404: 'The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`)',
   409: 'Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`)',
   410: "The signed link expired or its invoice's links were revoked (`not_found`); ask the seller for a new link",

@@ -4,11 +4,12 @@ import { ValidationError } from '@billstream/errors';
 import { HttpResult, mountRoute } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
 import { exact } from '@billstream/money';
+import { quotaRequestOf, type QuotaReservations } from './quota';
 import type { ReservationService } from './service';
 import { reservationView } from './view';
 
 /** The public reservation routes (docs/api/reservations.md). */
-export function mountReservationRoutes(app: Express, reservations: ReservationService, clock: () => Date, logger: Logger): void {
+export function mountReservationRoutes(app: Express, reservations: ReservationService, quotas: QuotaReservations, clock: () => Date, logger: Logger): void {
   mountRoute(
     app,
     reservationApi.create,
@@ -17,9 +18,13 @@ export function mountReservationRoutes(app: Express, reservations: ReservationSe
         ctx,
         body.customer_id !== undefined ? { customerId: body.customer_id } : { externalCustomerId: body.external_customer_id! },
       );
+      if (body.feature_id !== undefined) {
+        const held = await quotas.create(ctx, quotaRequestOf(customerId, body));
+        return new HttpResult(reservationView(held, clock()), 201);
+      }
       const r = await reservations.create(ctx, {
         customerId,
-        currency: body.currency,
+        currency: body.currency!,
         credits: body.credits === undefined ? null : exact(body.credits),
         amount: body.amount === undefined ? null : exact(body.amount),
         expiresInSeconds: body.expires_in,
@@ -50,9 +55,8 @@ export function mountReservationRoutes(app: Express, reservations: ReservationSe
     app,
     reservationApi.commit,
     async ({ params, body, ctx }) => {
-      if (body.event !== undefined) {
-        throw new ValidationError('A commit by usage event is not supported yet: commit by credits', { field: 'event' });
-      }
+      if (body.event !== undefined) return reservationView(await quotas.commitEvent(ctx, params.id, body.event), clock());
+      if (body.quantity !== undefined) return reservationView(await quotas.commitQuantity(ctx, params.id, exact(body.quantity)), clock());
       if (body.credits === undefined) throw new ValidationError('credits is required', { field: 'credits' });
       const r = await reservations.commit(ctx, params.id, { credits: exact(body.credits), allowOverage: body.allow_overage });
       return reservationView(r, clock());

@@ -11,7 +11,7 @@ import { debit } from '../ledger/debit';
 import type { Ledger } from '../ledger/ledger';
 import { flush } from '../ledger/writes';
 import { creditsAvailableOf } from '../wallets/view';
-import { statusAt, type Reservation, type ReservationRequest, type ReservationStatus } from './domain';
+import { creditReservationOf, statusAt, type CreditReservation, type Reservation, type ReservationRequest, type ReservationStatus } from './domain';
 import type { ReservationStore } from './store';
 import { reservationView } from './view';
 
@@ -124,6 +124,10 @@ export class ReservationService {
       status: 'held',
       creditsHeld: credits,
       creditsCommitted: null,
+      quota: null,
+      commitEvent: null,
+      eventSeenAt: null,
+      settledAt: null,
       transactionId: null,
       allowOverage: request.allowOverage,
       expiresAt: new Date(change.now.getTime() + request.expiresInSeconds * 1000),
@@ -145,11 +149,11 @@ export class ReservationService {
    * any other call on an ended reservation is 400 `status`.
    */
   async commit(ctx: EventContext, id: string, request: CommitRequest): Promise<Reservation> {
-    const found = await this.get(ctx, id);
+    const found = creditReservationOf(await this.get(ctx, id));
     if (found.status === 'committed') return this.sameCommit(found, request.credits);
     const { result } = await this.ledger.transaction((trx) =>
       this.ledger.changeIn(trx, ctx, found.walletId, async (change) => {
-        const r = (await this.store.lockById(trx, ctx, id))!;
+        const r = (await this.store.lockById(trx, ctx, id)) as CreditReservation;
         if (r.status === 'committed') return this.sameCommit(r, request.credits);
         if (statusAt(r, change.now) !== 'held') throw statusError(r, change.now, 'committed');
         await this.checkOverage(trx, change, r, request);
@@ -184,7 +188,7 @@ export class ReservationService {
   }
 
   /** More than held: 400 `credits` unless overage is allowed; then what is available (this hold's credits back) must cover it, else 402. */
-  private async checkOverage(trx: Trx, change: WalletChange, r: Reservation, request: CommitRequest): Promise<void> {
+  private async checkOverage(trx: Trx, change: WalletChange, r: CreditReservation, request: CommitRequest): Promise<void> {
     if (!request.credits.greaterThan(r.creditsHeld)) return;
     if (!(request.allowOverage ?? r.allowOverage)) {
       throw new ValidationError('The commit is larger than the credits held (allow_overage is false)', {

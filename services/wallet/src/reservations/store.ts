@@ -1,10 +1,10 @@
 import { TOPICS } from '@billstream/bus';
-import type { DomainEvent, Scope, WebhookEventName } from '@billstream/contracts';
-import { rowsOf, type Conn, type Trx } from '@billstream/db';
+import type { DomainEvent, Scope, UsageEventMessage, WebhookEventName } from '@billstream/contracts';
+import { rowsOf, type Conn, type Knex, type Trx } from '@billstream/db';
 import { newDomainEvent, outboxInsertMany, type EventContext } from '@billstream/outbox';
 import { EXACT_ZERO, exact, toDecimalString } from '@billstream/money';
 import type { Decimal } from 'decimal.js';
-import type { Reservation, ReservationStatus } from './domain';
+import type { QuotaHold, Reservation, ReservationStatus } from './domain';
 import { reservationView } from './view';
 
 interface ReservationRow {
@@ -12,10 +12,17 @@ interface ReservationRow {
   tenant_id: string;
   environment_id: string;
   customer_id: string;
-  wallet_id: string;
-  currency: string;
+  wallet_id: string | null;
+  currency: string | null;
   status: ReservationStatus;
-  credits_held: string;
+  credits_held: string | null;
+  feature_id: string | null;
+  entitlement: EntitlementColumn | string | null;
+  quantity_held: string | null;
+  quantity_committed: string | null;
+  commit_event: UsageEventMessage | string | null;
+  event_seen_at: Date | null;
+  settled_at: Date | null;
   credits_committed: string | null;
   transaction_id: string | null;
   allow_overage: boolean;
@@ -28,6 +35,28 @@ interface ReservationRow {
   ended_at: Date | null;
 }
 
+/** `entitlement` of a quantity hold, as stored. */
+interface EntitlementColumn {
+  feature_lookup_key: string;
+  external_customer_id: string;
+  meter_id: string;
+  entitlement_ids: string[];
+}
+
+function quotaOf(r: ReservationRow): QuotaHold | null {
+  if (r.feature_id === null || r.quantity_held === null || r.entitlement === null) return null;
+  const e = typeof r.entitlement === 'string' ? (JSON.parse(r.entitlement) as EntitlementColumn) : r.entitlement;
+  return {
+    featureId: r.feature_id,
+    featureLookupKey: e.feature_lookup_key,
+    externalCustomerId: e.external_customer_id,
+    meterId: e.meter_id,
+    entitlementIds: e.entitlement_ids,
+    quantityHeld: exact(r.quantity_held),
+    quantityCommitted: r.quantity_committed === null ? null : exact(r.quantity_committed),
+  };
+}
+
 function fromRow(r: ReservationRow): Reservation {
   return {
     id: r.id,
@@ -37,8 +66,12 @@ function fromRow(r: ReservationRow): Reservation {
     walletId: r.wallet_id,
     currency: r.currency,
     status: r.status,
-    creditsHeld: exact(r.credits_held),
+    creditsHeld: r.credits_held === null ? null : exact(r.credits_held),
     creditsCommitted: r.credits_committed === null ? null : exact(r.credits_committed),
+    quota: quotaOf(r),
+    commitEvent: typeof r.commit_event === 'string' ? (JSON.parse(r.commit_event) as UsageEventMessage) : r.commit_event,
+    eventSeenAt: r.event_seen_at && new Date(r.event_seen_at),
+    settledAt: r.settled_at && new Date(r.settled_at),
     transactionId: r.transaction_id,
     allowOverage: r.allow_overage,
     expiresAt: new Date(r.expires_at),
@@ -51,11 +84,25 @@ function fromRow(r: ReservationRow): Reservation {
   };
 }
 
+/**
+ * The holds that count at `now`: live ones (held, not past `expires_at`), and those committed by
+ * a usage event not counted yet (ADR 0070): so what is available never jumps up in between.
+ */
+function countingAt(q: Knex.QueryBuilder, now: Date): Knex.QueryBuilder {
+  return q
+    .where((h) => h.where({ status: 'held' }).where('expires_at', '>', now))
+    .orWhere((c) => c.where({ status: 'committed' }).whereNotNull('commit_event').whereNull('settled_at'));
+}
+
 /** The end of a hold as stored: who ended it, what it debited. */
 export interface ReservationEnd {
   status: Exclude<ReservationStatus, 'held'>;
   creditsCommitted: Decimal | null;
   transactionId: string | null;
+  /** A quantity commit: what it counted as usage. */
+  quantityCommitted?: Decimal;
+  /** A commit by usage event: the event sent (the hold counts until it is counted). */
+  commitEvent?: UsageEventMessage;
 }
 
 /** `wallet.reservations`. */
@@ -69,8 +116,14 @@ export class ReservationStore {
       wallet_id: r.walletId,
       currency: r.currency,
       status: r.status,
-      credits_held: toDecimalString(r.creditsHeld),
+      credits_held: r.creditsHeld && toDecimalString(r.creditsHeld),
       credits_committed: null,
+      feature_id: r.quota?.featureId ?? null,
+      entitlement: r.quota
+        ? JSON.stringify({ feature_lookup_key: r.quota.featureLookupKey, external_customer_id: r.quota.externalCustomerId, meter_id: r.quota.meterId, entitlement_ids: r.quota.entitlementIds } satisfies EntitlementColumn)
+        : null,
+      quantity_held: r.quota ? toDecimalString(r.quota.quantityHeld) : null,
+      quantity_committed: null,
       transaction_id: null,
       allow_overage: r.allowOverage,
       expires_at: r.expiresAt,
@@ -109,7 +162,7 @@ export class ReservationStore {
    */
   async announce(trx: Trx, ctx: EventContext | null, ended: Reservation[], type: WebhookEventName, now: Date): Promise<DomainEvent[]> {
     const items = ended.map((r) => ({
-      key: r.walletId,
+      key: r.walletId ?? r.customerId,
       event: newDomainEvent(type, ctx ?? { tenantId: r.tenantId, environmentId: r.environmentId, actor: 'system' }, { reservation: reservationView(r, now) }),
     }));
     if (items.length > 0) await outboxInsertMany(trx, TOPICS.walletEvents, items);
@@ -124,12 +177,21 @@ export class ReservationStore {
   /** Credits held at `now` by the wallet's live reservations (held, not past `expires_at`), but `except`. */
   async heldCredits(conn: Conn, walletId: string, now: Date, except?: string): Promise<Decimal> {
     const row = await conn('reservations')
-      .where({ wallet_id: walletId, status: 'held' })
-      .where('expires_at', '>', now)
+      .where({ wallet_id: walletId })
+      .where((q) => countingAt(q, now))
       .modify((q) => {
         if (except) q.whereNot('id', except);
       })
       .first<{ held: string | null }>(conn.raw('sum(credits_held)::text AS held'));
+    return row?.held ? exact(row.held) : EXACT_ZERO;
+  }
+
+  /** Quantity held at `now` by the live holds of a customer's feature (held, not past `expires_at`). */
+  async heldQuantity(conn: Conn, scope: Scope, customerId: string, featureId: string, now: Date): Promise<Decimal> {
+    const row = await conn('reservations')
+      .where({ tenant_id: scope.tenantId, environment_id: scope.environmentId, customer_id: customerId, feature_id: featureId })
+      .where((q) => countingAt(q, now))
+      .first<{ held: string | null }>(conn.raw("sum(CASE WHEN status = 'held' THEN quantity_held ELSE coalesce(quantity_committed, quantity_held) END)::text AS held"));
     return row?.held ? exact(row.held) : EXACT_ZERO;
   }
 
@@ -139,8 +201,7 @@ export class ReservationStore {
     if (walletIds.length === 0) return out;
     const rows = await conn('reservations')
       .whereIn('wallet_id', walletIds)
-      .where({ status: 'held' })
-      .where('expires_at', '>', now)
+      .where((q) => countingAt(q, now))
       .groupBy('wallet_id')
       .select<Array<{ wallet_id: string; held: string }>>('wallet_id', conn.raw('sum(credits_held)::text AS held'));
     for (const r of rows) out.set(r.wallet_id, exact(r.held));
@@ -154,6 +215,8 @@ export class ReservationStore {
         status: end.status,
         credits_committed: end.creditsCommitted && toDecimalString(end.creditsCommitted),
         transaction_id: end.transactionId,
+        ...(end.quantityCommitted ? { quantity_committed: toDecimalString(end.quantityCommitted) } : {}),
+        ...(end.commitEvent ? { commit_event: JSON.stringify(end.commitEvent) } : {}),
         updated_at: now,
         ended_at: now,
       });

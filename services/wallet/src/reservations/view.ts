@@ -9,8 +9,16 @@ export function reservationView(r: Reservation, now: Date) {
     customer_id: r.customerId,
     wallet_id: r.walletId,
     currency: r.currency,
-    credits_held: toDecimalString(r.creditsHeld),
+    credits_held: r.creditsHeld && toDecimalString(r.creditsHeld),
     credits_committed: r.creditsCommitted && toDecimalString(r.creditsCommitted),
+    entitlement: r.quota && {
+      feature_id: r.quota.featureId,
+      feature_lookup_key: r.quota.featureLookupKey,
+      meter_id: r.quota.meterId,
+      entitlement_ids: r.quota.entitlementIds,
+    },
+    quantity_held: r.quota && toDecimalString(r.quota.quantityHeld),
+    quantity_committed: r.quota?.quantityCommitted ? toDecimalString(r.quota.quantityCommitted) : null,
     transaction_id: r.transactionId,
     allow_overage: r.allowOverage,
     expires_at: r.expiresAt.toISOString(),
@@ -21,5 +29,7 @@ export function reservationView(r: Reservation, now: Date) {
     created_at: r.createdAt.toISOString(),
     updated_at: r.updatedAt.toISOString(),
     ended_at: r.endedAt && r.endedAt.toISOString(),
+    event_id: r.commitEvent?.event_id ?? null,
+    settled_at: r.settledAt && r.settledAt.toISOString(),
   };
 }
