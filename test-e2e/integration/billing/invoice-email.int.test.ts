@@ -152,6 +152,28 @@ describe('invoice email over SMTP through the gateway (real Postgres, Kafka and 
       expect(body).toContain(`Payer ${n}`);
     }
     expect(mail.text).toContain('Amount due: 49.00 USD');
+    // The portal link: a signed entry (no portal token in the mailbox) the gateway exchanges for a one-hour session.
+    const portalLink = /(http\S+\/portal\/#email=([A-Za-z0-9_.-]+))/.exec(mail.text!);
+    expect(portalLink).not.toBeNull();
+    expect(mail.html as string).toContain(portalLink![1]);
+    expect(`${mail.text}${mail.html as string}`).not.toMatch(/bsp_/);
+    const exchange = (link: string) => fetch(`${stack.embedded.url}/v1/portal/email_sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ link }) });
+    const opened = await exchange(portalLink![2]!);
+    expect(opened.status).toBe(201);
+    const { token, expires_at } = (await opened.json()) as { token: string; expires_at: string };
+    expect(token).toMatch(/^bsp_/);
+    expect(Date.parse(expires_at) - Date.now()).toBeLessThanOrEqual(3600_000);
+    const session = await fetch(`${stack.embedded.url}/v1/portal/session`, { headers: { authorization: `Bearer ${token}` } });
+    expect(session.status).toBe(200);
+    expect(((await session.json()) as { customer: { email: string } }).customer.email).toBe(d.email);
+    const portalInvoice = await fetch(`${stack.embedded.url}/v1/portal/invoices/${d.id}`, { headers: { authorization: `Bearer ${token}` } });
+    expect(portalInvoice.status).toBe(200);
+    // A link changed by one character, or none: 401 / 400 in the envelope, no session.
+    const tampered = portalLink![2]!.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'));
+    const refused = await exchange(tampered);
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { success: boolean }).success).toBe(false);
+    expect((await exchange('')).status).toBe(400);
     expect(mail.attachments).toHaveLength(1);
     const attachment = mail.attachments[0]!;
     expect(attachment.contentType).toBe('application/pdf');
@@ -266,6 +288,13 @@ describe('invoice email over SMTP through the gateway (real Postgres, Kafka and 
       const cells = await row.getByRole('cell').allTextContents();
       expect(cells.slice(1, 5)).toEqual(['finalization', d.email, 'sent', '2']);
       expect(cells[5]).toMatch(/^250 /);
+      // The customer opens the email's portal link: the page exchanges it for a session and shows
+      // the invoice; the link is out of the address at once.
+      const link = new URL(/(http\S+\/portal\/#email=[A-Za-z0-9_.-]+)/.exec(messagesOf(d.id)[0]!.mail.text!)![1]!);
+      const portal = await browser.newPage();
+      await portal.goto(`${stack.embedded.url}/portal/${link.hash}`);
+      await portal.getByRole('row', { name: new RegExp(invoice.invoice_number) }).waitFor();
+      expect(portal.url()).not.toContain('email=');
     } finally {
       await browser.close();
     }

@@ -28,6 +28,8 @@ export interface EmailSenderDeps {
   pollMs: number;
   maxAttempts: number;
   retryBaseMs: number;
+  /** The portal link of a message built now for the invoice's customer (ADR 0067); null: none. */
+  portalLink?: (email: InvoiceEmail, customerId: string, now: Date) => string | null;
 }
 
 /** The delay before attempt n + 1 after attempt n failed: the base, doubled each time, at most 6 hours. */
@@ -133,7 +135,7 @@ export class EmailSender {
     const scope = { tenantId: email.tenantId, environmentId: email.environmentId };
     const invoice = (await this.deps.invoices.getById(this.deps.db, email.invoiceId))!;
     const [snapshot, pdf] = [await this.deps.documents.getById(this.deps.db, email.invoiceId), await this.deps.pdf(scope, email.invoiceId)];
-    const content = emailContent(email, invoice, snapshot);
+    const content = emailContent(email, invoice, snapshot, this.deps.portalLink?.(email, invoice.customerId, this.deps.clock()) ?? null);
     const info = (await this.transport!.sendMail({
       messageId: email.messageId,
       from: email.sender,
