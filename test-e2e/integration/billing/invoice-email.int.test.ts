@@ -127,7 +127,7 @@ describe('invoice email over SMTP through the gateway (real Postgres, Kafka and 
     expect(messagesOf(d.id)).toHaveLength(0);
   });
 
-  it('the finalization sends one email: recipient, bcc, reply-to, subject with number and amount, both bodies with the hosted link, the PDF the API serves attached, a Message-ID of the communication', async () => {
+  it('the finalization sends one email: recipient, bcc, reply-to, subject with number and amount, both bodies with the hosted link and a portal link (a signed entry exchanged for a one-hour session, no token), the PDF the API serves attached, a Message-ID of the communication', async () => {
     await emailSettings({ enabled: true, from: FROM, reply_to: 'help@acme.example', bcc: 'archive@acme.example' });
     const d = await draft();
     const invoice = await finalize(d.id);
@@ -269,7 +269,7 @@ describe('invoice email over SMTP through the gateway (real Postgres, Kafka and 
     expect(refused.status).toBe(403);
   });
 
-  it("the console's invoice page shows each delivery: trigger, recipient, status, attempts, the server's last answer (headless Chromium)", async () => {
+  it("the console's invoice page shows each delivery: trigger, recipient, status, attempts, the server's last answer; the email's portal link opens the portal on the invoice (headless Chromium)", async () => {
     const d = await draft();
     smtp.mode = { kind: 'refuse-rcpt', code: 451, text: '4.3.0 Mailbox busy, try later', times: 1 };
     const invoice = await finalize(d.id);

@@ -2,6 +2,7 @@ import type { Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
 import { recordInvoiceEmailAttempt } from '@billstream/observability';
+import { failpoint } from '@billstream/runtime';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { DocumentStore } from '../documents/store';
 import type { InvoiceStore } from '../invoices/store';
@@ -118,6 +119,8 @@ export class EmailSender {
     let outcome: { status: 'sent' | 'pending' | 'failed'; response: string; nextAttemptAt: Date | null };
     try {
       const response = await this.send(email);
+      // The server has the message; a crash here sends it again after the lease, same Message-ID (ADR 0067).
+      failpoint('email.after-accepted');
       recordInvoiceEmailAttempt('sent');
       outcome = { status: 'sent', response, nextAttemptAt: null };
     } catch (err) {
