@@ -1,7 +1,10 @@
+import { Writable } from 'node:stream';
 import { chromium } from 'playwright-core';
+import winston from 'winston';
 import { createBillingService, type BillingServiceHandle } from '@billstream/billing';
 import { InProcessBus } from '@billstream/bus';
 import { createDb, type Db } from '@billstream/db';
+import { createLogger } from '@billstream/logger';
 import { freePort, testLogger, waitFor } from '@billstream/testing';
 import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 import { TestSmtpServer } from '../../support/smtp';
@@ -41,12 +44,17 @@ describe('invoice email over SMTP through the gateway (real Postgres, Kafka and 
   let second: BillingServiceHandle;
   let secondDb: Db;
   let n = 0;
+  const logLines: string[] = [];
 
   beforeAll(async () => {
     smtp = new TestSmtpServer(await freePort());
     await smtp.start();
     const emailEnv = { SMTP_URL: smtp.url, BILLING_EMAIL_RETRY_BASE_MS: '300', BILLING_EMAIL_MAX_ATTEMPTS: String(MAX_ATTEMPTS) };
-    stack = await startIntegrationStack({ extra: { env: { BILLING_INTERVAL_MS: '0', WALLET_EXPIRY_INTERVAL_MS: '0', BILLING_EMAIL_POLL_MS: '100', ...emailEnv } } });
+    // Every line the stack logs, at http level too: the portal link of a message must be in none.
+    const logger = createLogger({ service: 'stack', level: 'debug' });
+    logger.clear();
+    logger.add(new winston.transports.Stream({ stream: new Writable({ write(chunk, _enc, done) { logLines.push(chunk.toString()); done(); } }) }));
+    stack = await startIntegrationStack({ extra: { logger, env: { BILLING_INTERVAL_MS: '0', WALLET_EXPIRY_INTERVAL_MS: '0', BILLING_EMAIL_POLL_MS: '100', ...emailEnv } } });
     billingDb = createDb({ databaseUrl: stack.database.url, schema: 'billing', poolMax: 2 });
     // A second billing instance on the same database: only its sender's rounds are run, by the test.
     secondDb = createDb({ databaseUrl: stack.database.url, schema: 'billing', poolMax: 2 });
@@ -174,6 +182,11 @@ describe('invoice email over SMTP through the gateway (real Postgres, Kafka and 
     expect(refused.status).toBe(401);
     expect(((await refused.json()) as { success: boolean }).success).toBe(false);
     expect((await exchange('')).status).toBe(400);
+    // Neither the link nor the session's token in any log line of the stack (the exchange's request line included).
+    expect(logLines.some((l) => l.includes('/v1/portal/email_sessions'))).toBe(true);
+    const all = logLines.join('\n');
+    expect(all).not.toContain(portalLink![2]!.split('.')[1]!);
+    expect(all).not.toContain(token.slice(4));
     expect(mail.attachments).toHaveLength(1);
     const attachment = mail.attachments[0]!;
     expect(attachment.contentType).toBe('application/pdf');
