@@ -45,6 +45,9 @@ describe('the customer portal in a real browser, on the embedded default', () =>
     expect((await api.post('/v1/events/bulk', { events: [...events(`portal_call_${run}`, 12), ...events(`portal_write_${run}`, 5)] })).status).toBe(202);
     // 12 calls at 0.5 and 5 writes at 0.1: 6.50 usd unbilled, taken off the real-time balance of 100.
     await waitFor(async () => (await api.get(`/v1/wallets/${wallet.body.id}/balance?include_real_time_balance=true`)).body.real_time_balance === '93.5', { timeoutMs: 60_000, what: 'the real-time balance at 100 - 6.5' });
+    // A live hold of 2.5 credits on the wallet (issue #51): shown on the wallets page.
+    const hold = await api.post('/v1/reservations', { customer_id: customer.body.id, currency: 'usd', credits: '2.5', expires_in: 3600, idempotency_key: `portal-hold-${run}` });
+    expect([hold.status, hold.body.error]).toEqual([201, undefined]);
     const session = await api.post(`/v1/customers/${customer.body.id}/portal_sessions`, { expires_in: 900, return_url: 'https://globex.example/account' });
     expect(session.status).toBe(201);
     url = session.body.url;
@@ -87,10 +90,12 @@ describe('the customer portal in a real browser, on the embedded default', () =>
     await stack.check(page, '03-usage');
   });
 
-  it('shows the wallet with its real-time balance and its ledger', async () => {
+  it('shows the wallet with its real-time balance, its live hold and its ledger', async () => {
     await page.getByRole('link', { name: 'Wallets' }).click();
     await page.getByTestId('real-time-balance').waitFor();
     expect(await page.getByTestId('real-time-balance').textContent()).toBe('$93.50');
+    await page.getByRole('table', { name: 'Credits on hold' }).waitFor();
+    expect(await page.getByTestId('hold-credits').allTextContents()).toEqual(['2.5']);
     await page.getByRole('button', { name: /Show ledger/ }).click();
     await page.getByRole('table', { name: /Ledger of/ }).waitFor();
     await stack.check(page, '04-wallets');

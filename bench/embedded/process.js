@@ -23,7 +23,7 @@ function cpuModel() {
 async function start(dataDir, extraEnv = {}) {
   const port = await freePort();
   const env = { METRICS_PORT: '0', LOG_LEVEL: 'warn', ...process.env, ...extraEnv, DATA_DIR: dataDir, PORT: String(port) };
-  delete env.DATABASE_URL;
+  if (!extraEnv.DATABASE_URL) delete env.DATABASE_URL;
   delete env.KAFKA_BROKERS;
   const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Dict, Mapping, NamedTuple, Optional, cast
 
 if TYPE_CHECKING:
-    from ._types import ActivateSubscriptionBody, ArchiveCouponResponse, ArchiveCreditGrantResponse, ArchiveFeatureResponse, ArchivePlanResponse, ArchivePriceResponse, AttachDiscountBody, AttachDiscountResponse, BillSubscriptionsBody, BillSubscriptionsResponse, BillingSettings, CancelSubscriptionBody, CancelTaskBody, ChangeSubscriptionBody, CheckEntitlementBody, CommitReservationBody, CommitReservationResponse, CommunicationTriggered, CreateApiKeyBody, CreateApiKeyResponse, CreateCouponBody, CreateCouponResponse, CreateCreditGrantBody, CreateCreditGrantResponse, CreateCreditNoteBody, CreateCreditNoteResponse, CreateCustomerBody, CreateCustomerResponse, CreateEntitlementBody, CreateExportTaskBody, CreateFeatureBody, CreateImportTaskQuery, CreateInvoiceDocumentLinksBody, CreateMeterBody, CreateMeterResponse, CreatePaymentBody, CreatePlanBody, CreatePortalSessionBody, CreatePriceBody, CreateReservationBody, CreateReservationResponse, CreateSubscriptionBody, CreateTaxRateBody, CreateWalletBody, CreateWalletResponse, CreateWebhookEndpointBody, CreateWebhookEndpointResponse, CustomerUsage, DebitWalletBody, DebitWalletResponse, DeleteCustomerResponse, DeleteEntitlementResponse, DeleteWebhookEndpointResponse, DownloadTaskResponse, Entitlement, EntitlementCheck, EventMonitoringResponse, ExpireCreditsBody, ExpireCreditsResponse, FailPaymentBody, Feature, FinalizeInvoiceBody, GetBillingDailyQuery, GetBillingDailyResponse, GetCouponResponse, GetCreditGrantResponse, GetCreditNoteResponse, GetCustomerByExternalIdQuery, GetCustomerByExternalIdResponse, GetCustomerEntitlementsQuery, GetCustomerEntitlementsResponse, GetCustomerQuery, GetCustomerResponse, GetCustomerUsageQuery, GetEventsHourlyQuery, GetEventsHourlyResponse, GetHostedInvoicePdfQuery, GetHostedInvoicePdfResponse, GetHostedInvoiceQuery, GetHostedInvoiceResponse, GetInvoiceHtmlResponse, GetInvoicePdfResponse, GetMeterResponse, GetOpenApiDocumentResponse, GetReservationResponse, GetSubscriptionUsageResponse, GetWalletBalanceQuery, GetWalletBalanceResponse, GetWalletResponse, GetWebhookEndpointResponse, GetWebhookFailuresQuery, GetWebhookFailuresResponse, IngestEventBody, IngestEventResponse, IngestEventsBulkBody, IngestEventsBulkResponse, Invoice, InvoiceCommunicationList, InvoiceDocumentLinks, ListApiKeysQuery, ListApiKeysResponse, ListCouponsQuery, ListCouponsResponse, ListCreditGrantApplicationsQuery, ListCreditGrantApplicationsResponse, ListCreditGrantsQuery, ListCreditGrantsResponse, ListCreditNotesQuery, ListCreditNotesResponse, ListCustomerWalletsQuery, ListCustomerWalletsResponse, ListCustomersQuery, ListCustomersResponse, ListDiscountsQuery, ListDiscountsResponse, ListEntitlementsQuery, ListEntitlementsResponse, ListFeaturesQuery, ListFeaturesResponse, ListInvoicesQuery, ListInvoicesResponse, ListMetersQuery, ListMetersResponse, ListPaymentsQuery, ListPaymentsResponse, ListPlansQuery, ListPlansResponse, ListReservationsQuery, ListReservationsResponse, ListSubscriptionsQuery, ListSubscriptionsResponse, ListTasksQuery, ListTasksResponse, ListTaxRatesQuery, ListTaxRatesResponse, ListWalletTransactionsQuery, ListWalletTransactionsResponse, ListWebhookDeliveriesQuery, ListWebhookDeliveriesResponse, ListWebhookEndpointsQuery, ListWebhookEndpointsResponse, LivenessResponse, MeterUsageBody, MeterUsageResponse, PauseSubscriptionBody, Payment, Plan, PortalSession, PreviewSubscriptionChangeBody, Price, QueryEventsBody, QueryEventsResponse, ReadinessResponse, ReleaseReservationBody, ReleaseReservationResponse, RemoveDiscountResponse, ResendWebhookDeliveryBody, ResendWebhookDeliveryResponse, ResumeSubscriptionBody, RevokeApiKeyResponse, RevokeInvoiceDocumentLinksResponse, RevokePortalSessionResponse, SettleWalletTransactionBody, SettleWalletTransactionResponse, Subscription, SubscriptionChange, SubscriptionChangePreview, SucceedPaymentBody, Task, TaxRate, TerminateWalletBody, TerminateWalletResponse, TestWebhookEndpointBody, TestWebhookEndpointResponse, TopupWalletBody, TopupWalletResponse, TriggerInvoiceCommunicationBody, UpcomingInvoice, UpdateBillingSettingsBody, UpdateCouponBody, UpdateCouponResponse, UpdateCustomerBody, UpdateCustomerByExternalIdBody, UpdateCustomerByExternalIdQuery, UpdateCustomerByExternalIdResponse, UpdateCustomerResponse, UpdateEntitlementBody, UpdateFeatureBody, UpdatePlanBody, UpdateTaxRateBody, UpdateWalletBody, UpdateWalletResponse, UpdateWebhookEndpointBody, UpdateWebhookEndpointResponse, VoidCreditNoteBody, VoidCreditNoteResponse, VoidInvoiceBody
+    from ._types import ActivateSubscriptionBody, ArchiveCouponResponse, ArchiveCreditGrantResponse, ArchiveFeatureResponse, ArchivePlanResponse, ArchivePriceResponse, AttachDiscountBody, AttachDiscountResponse, BillSubscriptionsBody, BillSubscriptionsResponse, BillingSettings, CancelSubscriptionBody, CancelTaskBody, ChangeSubscriptionBody, CheckEntitlementBody, CommitReservationBody, CommitReservationResponse, CommunicationTriggered, CreateApiKeyBody, CreateApiKeyResponse, CreateCouponBody, CreateCouponResponse, CreateCreditGrantBody, CreateCreditGrantResponse, CreateCreditNoteBody, CreateCreditNoteResponse, CreateCustomerBody, CreateCustomerResponse, CreateEntitlementBody, CreateExportTaskBody, CreateFeatureBody, CreateImportTaskQuery, CreateInvoiceDocumentLinksBody, CreateMeterBody, CreateMeterResponse, CreatePaymentBody, CreatePlanBody, CreatePortalSessionBody, CreatePriceBody, CreateReservationBody, CreateReservationResponse, CreateSubscriptionBody, CreateTaxRateBody, CreateWalletBody, CreateWalletResponse, CreateWebhookEndpointBody, CreateWebhookEndpointResponse, CustomerUsage, DebitWalletBody, DebitWalletResponse, DeleteCustomerResponse, DeleteEntitlementResponse, DeleteWebhookEndpointResponse, DownloadTaskResponse, Entitlement, EntitlementCheck, EventMonitoringResponse, ExpireCreditsBody, ExpireCreditsResponse, FailPaymentBody, Feature, FinalizeInvoiceBody, GetBillingDailyQuery, GetBillingDailyResponse, GetCouponResponse, GetCreditGrantResponse, GetCreditNoteResponse, GetCustomerByExternalIdQuery, GetCustomerByExternalIdResponse, GetCustomerEntitlementsQuery, GetCustomerEntitlementsResponse, GetCustomerQuery, GetCustomerResponse, GetCustomerUsageQuery, GetEventsHourlyQuery, GetEventsHourlyResponse, GetHostedInvoicePdfQuery, GetHostedInvoicePdfResponse, GetHostedInvoiceQuery, GetHostedInvoiceResponse, GetInvoiceHtmlResponse, GetInvoicePdfResponse, GetMeterResponse, GetOpenApiDocumentResponse, GetReservationResponse, GetSubscriptionUsageResponse, GetWalletBalanceQuery, GetWalletBalanceResponse, GetWalletResponse, GetWebhookEndpointResponse, GetWebhookFailuresQuery, GetWebhookFailuresResponse, IngestEventBody, IngestEventResponse, IngestEventsBulkBody, IngestEventsBulkResponse, Invoice, InvoiceCommunicationList, InvoiceDocumentLinks, ListApiKeysQuery, ListApiKeysResponse, ListCouponsQuery, ListCouponsResponse, ListCreditGrantApplicationsQuery, ListCreditGrantApplicationsResponse, ListCreditGrantsQuery, ListCreditGrantsResponse, ListCreditNotesQuery, ListCreditNotesResponse, ListCustomerWalletsQuery, ListCustomerWalletsResponse, ListCustomersQuery, ListCustomersResponse, ListDiscountsQuery, ListDiscountsResponse, ListEntitlementsQuery, ListEntitlementsResponse, ListFeaturesQuery, ListFeaturesResponse, ListInvoicesQuery, ListInvoicesResponse, ListMetersQuery, ListMetersResponse, ListPaymentsQuery, ListPaymentsResponse, ListPlansQuery, ListPlansResponse, ListPortalCreditNotesQuery, ListPortalCreditNotesResponse, ListPortalEntitlementsQuery, ListPortalEntitlementsResponse, ListPortalHoldsQuery, ListPortalHoldsResponse, ListPortalInvoicesQuery, ListPortalInvoicesResponse, ListPortalSubscriptionsQuery, ListPortalSubscriptionsResponse, ListPortalWalletTransactionsQuery, ListPortalWalletTransactionsResponse, ListPortalWalletsQuery, ListPortalWalletsResponse, ListReservationsQuery, ListReservationsResponse, ListSubscriptionsQuery, ListSubscriptionsResponse, ListTasksQuery, ListTasksResponse, ListTaxRatesQuery, ListTaxRatesResponse, ListWalletTransactionsQuery, ListWalletTransactionsResponse, ListWebhookDeliveriesQuery, ListWebhookDeliveriesResponse, ListWebhookEndpointsQuery, ListWebhookEndpointsResponse, LivenessResponse, MeterUsageBody, MeterUsageResponse, OpenPortalSessionFromEmailBody, PauseSubscriptionBody, Payment, Plan, PortalEmailSession, PortalInvoice, PortalSession, PortalSessionContext, PortalUsage, PreviewSubscriptionChangeBody, Price, QueryEventsBody, QueryEventsResponse, ReadinessResponse, ReleaseReservationBody, ReleaseReservationResponse, RemoveDiscountResponse, ResendWebhookDeliveryBody, ResendWebhookDeliveryResponse, ResumeSubscriptionBody, RevokeApiKeyResponse, RevokeInvoiceDocumentLinksResponse, RevokePortalSessionResponse, SettleWalletTransactionBody, SettleWalletTransactionResponse, Subscription, SubscriptionChange, SubscriptionChangePreview, SucceedPaymentBody, Task, TaxRate, TerminateWalletBody, TerminateWalletResponse, TestWebhookEndpointBody, TestWebhookEndpointResponse, TopupWalletBody, TopupWalletResponse, TriggerInvoiceCommunicationBody, UpcomingInvoice, UpdateBillingSettingsBody, UpdateCouponBody, UpdateCouponResponse, UpdateCustomerBody, UpdateCustomerByExternalIdBody, UpdateCustomerByExternalIdQuery, UpdateCustomerByExternalIdResponse, UpdateCustomerResponse, UpdateEntitlementBody, UpdateFeatureBody, UpdatePlanBody, UpdateTaxRateBody, UpdateWalletBody, UpdateWalletResponse, UpdateWebhookEndpointBody, UpdateWebhookEndpointResponse, VoidCreditNoteBody, VoidCreditNoteResponse, VoidInvoiceBody
 
 
 class Operation(NamedTuple):
@@ -148,6 +148,17 @@ OPERATIONS: Dict[str, Operation] = {
     "getTaxRate": Operation("getTaxRate", "GET", "/v1/tax_rates/{id}", "", "none"),
     "updateTaxRate": Operation("updateTaxRate", "PUT", "/v1/tax_rates/{id}", "", "json"),
     "archiveTaxRate": Operation("archiveTaxRate", "DELETE", "/v1/tax_rates/{id}", "", "none"),
+    "openPortalSessionFromEmail": Operation("openPortalSessionFromEmail", "POST", "/v1/portal/email_sessions", "", "json"),
+    "getPortalSession": Operation("getPortalSession", "GET", "/v1/portal/session", "", "none"),
+    "listPortalInvoices": Operation("listPortalInvoices", "GET", "/v1/portal/invoices", "", "none"),
+    "getPortalInvoice": Operation("getPortalInvoice", "GET", "/v1/portal/invoices/{id}", "", "none"),
+    "listPortalCreditNotes": Operation("listPortalCreditNotes", "GET", "/v1/portal/credit_notes", "", "none"),
+    "listPortalSubscriptions": Operation("listPortalSubscriptions", "GET", "/v1/portal/subscriptions", "", "none"),
+    "getPortalUsage": Operation("getPortalUsage", "GET", "/v1/portal/usage", "", "none"),
+    "listPortalWallets": Operation("listPortalWallets", "GET", "/v1/portal/wallets", "", "none"),
+    "listPortalWalletTransactions": Operation("listPortalWalletTransactions", "GET", "/v1/portal/wallets/{id}/transactions", "", "none"),
+    "listPortalHolds": Operation("listPortalHolds", "GET", "/v1/portal/holds", "", "none"),
+    "listPortalEntitlements": Operation("listPortalEntitlements", "GET", "/v1/portal/entitlements", "", "none"),
     "liveness": Operation("liveness", "GET", "/healthz", "", "none"),
     "readiness": Operation("readiness", "GET", "/readyz", "", "none"),
     "getOpenApiDocument": Operation("getOpenApiDocument", "GET", "/v1/openapi.json", "", "none"),
@@ -667,6 +678,50 @@ class SyncOperations:
     def archive_tax_rate(self, id: str, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> TaxRate:
         """Archive a tax rate (active: false); drafts stop bearing it, finalized invoices keep it. DELETE /v1/tax_rates/{id}"""
         return cast("TaxRate", self._call("archiveTaxRate", {"id": id}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
+
+    def open_portal_session_from_email(self, body: OpenPortalSessionFromEmailBody, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> PortalEmailSession:
+        """Exchange an invoice email's portal link (the `email` of `/portal/#email=...`) for a one-hour portal session; 401 when the link is not valid or has expired. POST /v1/portal/email_sessions"""
+        return cast("PortalEmailSession", self._call("openPortalSessionFromEmail", {}, query=None, body=body, headers=headers, request_id=request_id, timeout=timeout))
+
+    def get_portal_session(self, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> PortalSessionContext:
+        """The session: its customer, the customers it reaches and the seller's branding. GET /v1/portal/session"""
+        return cast("PortalSessionContext", self._call("getPortalSession", {}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
+
+    def list_portal_invoices(self, *, query: Optional[ListPortalInvoicesQuery] = None, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ListPortalInvoicesResponse:
+        """The invoices of the session's customer and its descendants, with their hosted page and PDF links. GET /v1/portal/invoices"""
+        return cast("ListPortalInvoicesResponse", self._call("listPortalInvoices", {}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
+
+    def get_portal_invoice(self, id: str, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> PortalInvoice:
+        """One invoice of the session (another customer's: 404). GET /v1/portal/invoices/{id}"""
+        return cast("PortalInvoice", self._call("getPortalInvoice", {"id": id}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
+
+    def list_portal_credit_notes(self, *, query: Optional[ListPortalCreditNotesQuery] = None, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ListPortalCreditNotesResponse:
+        """The credit notes of the session's customers. GET /v1/portal/credit_notes"""
+        return cast("ListPortalCreditNotesResponse", self._call("listPortalCreditNotes", {}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
+
+    def list_portal_subscriptions(self, *, query: Optional[ListPortalSubscriptionsQuery] = None, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ListPortalSubscriptionsResponse:
+        """The subscriptions of the session, with their plan names and upcoming invoice. GET /v1/portal/subscriptions"""
+        return cast("ListPortalSubscriptionsResponse", self._call("listPortalSubscriptions", {}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
+
+    def get_portal_usage(self, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> PortalUsage:
+        """Usage this period per meter, for the chart. GET /v1/portal/usage"""
+        return cast("PortalUsage", self._call("getPortalUsage", {}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
+
+    def list_portal_wallets(self, *, query: Optional[ListPortalWalletsQuery] = None, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ListPortalWalletsResponse:
+        """The wallets of the session with their balance and real-time balance. GET /v1/portal/wallets"""
+        return cast("ListPortalWalletsResponse", self._call("listPortalWallets", {}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
+
+    def list_portal_wallet_transactions(self, id: str, *, query: Optional[ListPortalWalletTransactionsQuery] = None, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ListPortalWalletTransactionsResponse:
+        """A wallet's ledger (another customer's wallet: 404). GET /v1/portal/wallets/{id}/transactions"""
+        return cast("ListPortalWalletTransactionsResponse", self._call("listPortalWalletTransactions", {"id": id}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
+
+    def list_portal_holds(self, *, query: Optional[ListPortalHoldsQuery] = None, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ListPortalHoldsResponse:
+        """The live holds: reservations held on the session's wallets. GET /v1/portal/holds"""
+        return cast("ListPortalHoldsResponse", self._call("listPortalHolds", {}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
+
+    def list_portal_entitlements(self, *, query: Optional[ListPortalEntitlementsQuery] = None, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ListPortalEntitlementsResponse:
+        """The entitlements of the session, with what remains. GET /v1/portal/entitlements"""
+        return cast("ListPortalEntitlementsResponse", self._call("listPortalEntitlements", {}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
     def liveness(self, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> LivenessResponse:
         """Alive: the process is up. GET /healthz"""
@@ -1194,6 +1249,50 @@ class AsyncOperations:
     async def archive_tax_rate(self, id: str, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> TaxRate:
         """Archive a tax rate (active: false); drafts stop bearing it, finalized invoices keep it. DELETE /v1/tax_rates/{id}"""
         return cast("TaxRate", await self._call("archiveTaxRate", {"id": id}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
+
+    async def open_portal_session_from_email(self, body: OpenPortalSessionFromEmailBody, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> PortalEmailSession:
+        """Exchange an invoice email's portal link (the `email` of `/portal/#email=...`) for a one-hour portal session; 401 when the link is not valid or has expired. POST /v1/portal/email_sessions"""
+        return cast("PortalEmailSession", await self._call("openPortalSessionFromEmail", {}, query=None, body=body, headers=headers, request_id=request_id, timeout=timeout))
+
+    async def get_portal_session(self, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> PortalSessionContext:
+        """The session: its customer, the customers it reaches and the seller's branding. GET /v1/portal/session"""
+        return cast("PortalSessionContext", await self._call("getPortalSession", {}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
+
+    async def list_portal_invoices(self, *, query: Optional[ListPortalInvoicesQuery] = None, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ListPortalInvoicesResponse:
+        """The invoices of the session's customer and its descendants, with their hosted page and PDF links. GET /v1/portal/invoices"""
+        return cast("ListPortalInvoicesResponse", await self._call("listPortalInvoices", {}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
+
+    async def get_portal_invoice(self, id: str, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> PortalInvoice:
+        """One invoice of the session (another customer's: 404). GET /v1/portal/invoices/{id}"""
+        return cast("PortalInvoice", await self._call("getPortalInvoice", {"id": id}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
+
+    async def list_portal_credit_notes(self, *, query: Optional[ListPortalCreditNotesQuery] = None, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ListPortalCreditNotesResponse:
+        """The credit notes of the session's customers. GET /v1/portal/credit_notes"""
+        return cast("ListPortalCreditNotesResponse", await self._call("listPortalCreditNotes", {}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
+
+    async def list_portal_subscriptions(self, *, query: Optional[ListPortalSubscriptionsQuery] = None, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ListPortalSubscriptionsResponse:
+        """The subscriptions of the session, with their plan names and upcoming invoice. GET /v1/portal/subscriptions"""
+        return cast("ListPortalSubscriptionsResponse", await self._call("listPortalSubscriptions", {}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
+
+    async def get_portal_usage(self, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> PortalUsage:
+        """Usage this period per meter, for the chart. GET /v1/portal/usage"""
+        return cast("PortalUsage", await self._call("getPortalUsage", {}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
+
+    async def list_portal_wallets(self, *, query: Optional[ListPortalWalletsQuery] = None, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ListPortalWalletsResponse:
+        """The wallets of the session with their balance and real-time balance. GET /v1/portal/wallets"""
+        return cast("ListPortalWalletsResponse", await self._call("listPortalWallets", {}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
+
+    async def list_portal_wallet_transactions(self, id: str, *, query: Optional[ListPortalWalletTransactionsQuery] = None, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ListPortalWalletTransactionsResponse:
+        """A wallet's ledger (another customer's wallet: 404). GET /v1/portal/wallets/{id}/transactions"""
+        return cast("ListPortalWalletTransactionsResponse", await self._call("listPortalWalletTransactions", {"id": id}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
+
+    async def list_portal_holds(self, *, query: Optional[ListPortalHoldsQuery] = None, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ListPortalHoldsResponse:
+        """The live holds: reservations held on the session's wallets. GET /v1/portal/holds"""
+        return cast("ListPortalHoldsResponse", await self._call("listPortalHolds", {}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
+
+    async def list_portal_entitlements(self, *, query: Optional[ListPortalEntitlementsQuery] = None, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> ListPortalEntitlementsResponse:
+        """The entitlements of the session, with what remains. GET /v1/portal/entitlements"""
+        return cast("ListPortalEntitlementsResponse", await self._call("listPortalEntitlements", {}, query=query, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
     async def liveness(self, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> LivenessResponse:
         """Alive: the process is up. GET /healthz"""

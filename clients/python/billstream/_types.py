@@ -59,6 +59,24 @@ __all__ = [
     "InvoiceCommunication",
     "InvoiceDocumentLinks",
     "TaxRate",
+    "PortalEmailSession",
+    "PortalSessionContextSession",
+    "PortalSessionContextBranding",
+    "PortalSessionContext",
+    "PortalCustomer",
+    "PortalInvoice",
+    "PortalCreditNote",
+    "PortalSubscriptionUpcomingInvoice1",
+    "PortalSubscription",
+    "PortalUsageSubscriptionsItemItemsItem",
+    "PortalUsageSubscriptionsItem",
+    "PortalUsageTotalsItem",
+    "PortalUsage",
+    "PortalWalletBalance1",
+    "PortalWallet",
+    "PortalWalletTransaction",
+    "PortalHold",
+    "PortalEntitlement",
     "ListApiKeysQuery",
     "ListApiKeysResponseItemsItem",
     "ListApiKeysResponsePagination",
@@ -374,6 +392,28 @@ __all__ = [
     "ListTaxRatesResponse",
     "CreateTaxRateBody",
     "UpdateTaxRateBody",
+    "OpenPortalSessionFromEmailBody",
+    "ListPortalInvoicesQuery",
+    "ListPortalInvoicesResponsePagination",
+    "ListPortalInvoicesResponse",
+    "ListPortalCreditNotesQuery",
+    "ListPortalCreditNotesResponsePagination",
+    "ListPortalCreditNotesResponse",
+    "ListPortalSubscriptionsQuery",
+    "ListPortalSubscriptionsResponsePagination",
+    "ListPortalSubscriptionsResponse",
+    "ListPortalWalletsQuery",
+    "ListPortalWalletsResponsePagination",
+    "ListPortalWalletsResponse",
+    "ListPortalWalletTransactionsQuery",
+    "ListPortalWalletTransactionsResponsePagination",
+    "ListPortalWalletTransactionsResponse",
+    "ListPortalHoldsQuery",
+    "ListPortalHoldsResponsePagination",
+    "ListPortalHoldsResponse",
+    "ListPortalEntitlementsQuery",
+    "ListPortalEntitlementsResponsePagination",
+    "ListPortalEntitlementsResponse",
     "LivenessResponse",
     "ReadinessResponse",
     "GetOpenApiDocumentResponse",
@@ -948,6 +988,143 @@ class TaxRate(TypedDict):
     updated_at: str
     tenant_id: str
     environment_id: str
+
+
+class PortalEmailSession(TypedDict):
+    token: str
+    expires_at: str
+
+
+class PortalSessionContextSession(TypedDict):
+    id: str
+    expires_at: str
+    return_url: Optional[str]
+
+
+class PortalSessionContextBranding(TypedDict):
+    company_name: Optional[str]
+    logo_url: Optional[str]
+    accent_color: Optional[str]
+
+
+class PortalSessionContext(TypedDict):
+    session: PortalSessionContextSession
+    customer: PortalCustomer
+    customers: List[PortalCustomer]
+    branding: PortalSessionContextBranding
+
+
+class PortalCustomer(TypedDict):
+    id: str
+    external_id: str
+    name: Optional[str]
+    email: Optional[str]
+    parent_customer_id: Optional[str]
+
+
+class PortalInvoice(TypedDict):
+    id: str
+    customer_id: str
+    invoice_number: Optional[str]
+    status: str
+    currency: str
+    total: float
+    amount_due: float
+    hosted_invoice_url: Optional[str]
+    invoice_pdf_url: Optional[str]
+
+
+class PortalCreditNote(TypedDict):
+    id: str
+    customer_id: str
+    invoice_id: str
+    status: str
+    currency: str
+
+
+class PortalSubscriptionUpcomingInvoice1(TypedDict):
+    total: float
+    currency: str
+
+
+class PortalSubscription(TypedDict):
+    id: str
+    customer_id: str
+    plan_id: str
+    status: str
+    plan_name: Optional[str]
+    upcoming_invoice: Optional[PortalSubscriptionUpcomingInvoice1]
+
+
+class PortalUsageSubscriptionsItemItemsItem(TypedDict):
+    meter_id: str
+    meter_name: Optional[str]
+
+
+class PortalUsageSubscriptionsItem(TypedDict):
+    subscription_id: str
+    customer_id: str
+    items: List[PortalUsageSubscriptionsItemItemsItem]
+
+
+class PortalUsageTotalsItem(TypedDict):
+    currency: str
+    amount: float
+
+
+class PortalUsage(TypedDict):
+    customer_id: str
+    as_of: str
+    subscriptions: List[PortalUsageSubscriptionsItem]
+    totals: List[PortalUsageTotalsItem]
+
+
+class _PortalWalletBalance1Required(TypedDict):
+    balance: str
+    credit_balance: str
+
+
+class PortalWalletBalance1(_PortalWalletBalance1Required, total=False):
+    real_time_balance: str
+    real_time_credit_balance: str
+
+
+class PortalWallet(TypedDict):
+    id: str
+    customer_id: str
+    currency: str
+    wallet_status: str
+    balance: Optional[PortalWalletBalance1]
+
+
+class _PortalWalletTransactionRequired(TypedDict):
+    id: str
+    type: str
+    created_at: str
+
+
+class PortalWalletTransaction(_PortalWalletTransactionRequired, total=False):
+    credit_amount: str
+
+
+class PortalHold(TypedDict):
+    id: str
+    customer_id: str
+    wallet_id: str
+    status: Literal["held"]
+    currency: str
+    credits_held: str
+    expires_at: str
+    created_at: str
+
+
+class PortalEntitlement(TypedDict):
+    customer_id: str
+    feature_lookup_key: str
+    is_enabled: bool
+    usage_limit: Optional[str]
+    usage: Optional[str]
+    remaining: Optional[str]
 
 
 class ListApiKeysQuery(TypedDict, total=False):
@@ -3762,6 +3939,129 @@ class CreateTaxRateBody(_CreateTaxRateBodyRequired, total=False):
 class UpdateTaxRateBody(TypedDict, total=False):
     name: str
     description: Optional[str]
+
+
+class OpenPortalSessionFromEmailBody(TypedDict):
+    link: str
+
+
+class ListPortalInvoicesQuery(TypedDict, total=False):
+    """Query parameters of listPortalInvoices"""
+    limit: int
+    offset: int
+
+
+class ListPortalInvoicesResponsePagination(TypedDict):
+    total: int
+    limit: int
+    offset: int
+
+
+class ListPortalInvoicesResponse(TypedDict):
+    items: List[PortalInvoice]
+    pagination: ListPortalInvoicesResponsePagination
+
+
+class ListPortalCreditNotesQuery(TypedDict, total=False):
+    """Query parameters of listPortalCreditNotes"""
+    limit: int
+    offset: int
+
+
+class ListPortalCreditNotesResponsePagination(TypedDict):
+    total: int
+    limit: int
+    offset: int
+
+
+class ListPortalCreditNotesResponse(TypedDict):
+    items: List[PortalCreditNote]
+    pagination: ListPortalCreditNotesResponsePagination
+
+
+class ListPortalSubscriptionsQuery(TypedDict, total=False):
+    """Query parameters of listPortalSubscriptions"""
+    limit: int
+    offset: int
+
+
+class ListPortalSubscriptionsResponsePagination(TypedDict):
+    total: int
+    limit: int
+    offset: int
+
+
+class ListPortalSubscriptionsResponse(TypedDict):
+    items: List[PortalSubscription]
+    pagination: ListPortalSubscriptionsResponsePagination
+
+
+class ListPortalWalletsQuery(TypedDict, total=False):
+    """Query parameters of listPortalWallets"""
+    limit: int
+    offset: int
+
+
+class ListPortalWalletsResponsePagination(TypedDict):
+    total: int
+    limit: int
+    offset: int
+
+
+class ListPortalWalletsResponse(TypedDict):
+    items: List[PortalWallet]
+    pagination: ListPortalWalletsResponsePagination
+
+
+class ListPortalWalletTransactionsQuery(TypedDict, total=False):
+    """Query parameters of listPortalWalletTransactions"""
+    limit: int
+    offset: int
+
+
+class ListPortalWalletTransactionsResponsePagination(TypedDict):
+    total: int
+    limit: int
+    offset: int
+
+
+class ListPortalWalletTransactionsResponse(TypedDict):
+    items: List[PortalWalletTransaction]
+    pagination: ListPortalWalletTransactionsResponsePagination
+
+
+class ListPortalHoldsQuery(TypedDict, total=False):
+    """Query parameters of listPortalHolds"""
+    limit: int
+    offset: int
+
+
+class ListPortalHoldsResponsePagination(TypedDict):
+    total: int
+    limit: int
+    offset: int
+
+
+class ListPortalHoldsResponse(TypedDict):
+    items: List[PortalHold]
+    pagination: ListPortalHoldsResponsePagination
+
+
+class ListPortalEntitlementsQuery(TypedDict, total=False):
+    """Query parameters of listPortalEntitlements"""
+    limit: int
+    offset: int
+
+
+class ListPortalEntitlementsResponsePagination(TypedDict):
+    total: int
+    limit: int
+    offset: int
+
+
+class ListPortalEntitlementsResponse(TypedDict):
+    items: List[PortalEntitlement]
+    pagination: ListPortalEntitlementsResponsePagination
 
 
 class LivenessResponse(TypedDict):

@@ -48,6 +48,13 @@ export interface RouteDef<
    * and the owner service checks the token and answers only the one resource it names.
    */
   signedLink?: true;
+  /**
+   * A route of the portal API (ADR 0069), answered by the gateway itself and never in
+   * `ALL_ROUTES`: `token`, authenticated by a portal session's token, never an API key (its
+   * `permission` is the one that opens sessions, not checked on the call); `link`, the exchange of
+   * an invoice email's signed portal link, without a token.
+   */
+  portal?: 'token' | 'link';
 }
 
 /** The request context of a `signedLink` route's call: no tenant; the owner service finds it from the token's resource. */

@@ -13,3 +13,4 @@ export * from './observe';
 export * from './static-routes';
 export * from './lean-routes';
 export * from './idempotency-key';
+export * from './portal-email-link';

@@ -47,7 +47,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   const subscriptions = composeSubscriptions(base, { stores, customerLookup: clients.customerLookup, meters, invoicing, grants });
   const creditNotes = composeCreditNotes(base, { stores, walletCredits });
   // Invoice email (ADR 0067): recorded in documents/' transactions, sent by its job with the frozen PDF.
-  const communications = composeCommunications(base, { invoices: stores.invoices, customers: stores.customers, pdf: (scope, id) => documents.pdf(scope, id) });
+  const communications = composeCommunications({ ...base, internalToken: config.internalToken }, { invoices: stores.invoices, customers: stores.customers, pdf: (scope, id) => documents.pdf(scope, id) });
   const documents = composeDocuments(base, { stores, internalToken: config.internalToken, emails: communications.recorder });
   const invoices = composeInvoices(base, { stores, wallets, walletCredits, billing, documents, creditNotes });
   const { finalizer, settlement, excessCredits, topups } = invoices;

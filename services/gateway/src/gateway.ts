@@ -3,7 +3,7 @@ import { TOPICS } from '@billstream/bus';
 import { RateLimitedError } from '@billstream/errors';
 import { ALL_ROUTES, DOCUMENT_RESPONSE_HEADERS, LINK_CONTEXT, type RouteDef, type ServiceName } from '@billstream/contracts';
 import { migrate, pingDb } from '@billstream/db';
-import { assertRoutesMounted, createHttpApp, finishApp, MiB, mountHealth, mountLeanRoute, mountRoute, parseRouteInput, staticRoutes, templateResolver, type RouteRunner } from '@billstream/http';
+import { assertRoutesMounted, createHttpApp, finishApp, MiB, mountHealth, mountLeanRoute, mountRoute, parseRouteInput, portalEmailLinkKey, staticRoutes, templateResolver, type RouteRunner } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
 import type { Service, ServiceDeps } from '@billstream/runtime';
 import { apiKeyHandlers } from './api-keys/routes';
@@ -107,7 +107,7 @@ export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayC
   // The customer portal (ADR 0069): its page (no credential; the token is in the URL fragment) and
   // its read-only API, authenticated by a portal token and never by an API key.
   mountPortalPage(app, config.portalFrameAncestors ?? []);
-  app.use('/v1/portal', portalRouter(portalSessions, owners, limits, trustedProxyHops));
+  app.use('/v1/portal', portalRouter(portalSessions, owners, limits, trustedProxyHops, portalEmailLinkKey(config.internalToken)));
   // Signed links (`signedLink` routes): no API key; the owner service checks the token. A source
   // address whose calls failed (401, 403, 404) too often gets 429, as for failed authentications.
   for (const def of ALL_ROUTES.filter((d) => d.signedLink)) {

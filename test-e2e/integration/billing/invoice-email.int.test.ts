@@ -1,7 +1,10 @@
+import { Writable } from 'node:stream';
 import { chromium } from 'playwright-core';
+import winston from 'winston';
 import { createBillingService, type BillingServiceHandle } from '@billstream/billing';
 import { InProcessBus } from '@billstream/bus';
 import { createDb, type Db } from '@billstream/db';
+import { createLogger } from '@billstream/logger';
 import { freePort, testLogger, waitFor } from '@billstream/testing';
 import { startIntegrationStack, type IntegrationStack } from '../../support/stack';
 import { TestSmtpServer } from '../../support/smtp';
@@ -41,12 +44,17 @@ describe('invoice email over SMTP through the gateway (real Postgres, Kafka and 
   let second: BillingServiceHandle;
   let secondDb: Db;
   let n = 0;
+  const logLines: string[] = [];
 
   beforeAll(async () => {
     smtp = new TestSmtpServer(await freePort());
     await smtp.start();
     const emailEnv = { SMTP_URL: smtp.url, BILLING_EMAIL_RETRY_BASE_MS: '300', BILLING_EMAIL_MAX_ATTEMPTS: String(MAX_ATTEMPTS) };
-    stack = await startIntegrationStack({ extra: { env: { BILLING_INTERVAL_MS: '0', WALLET_EXPIRY_INTERVAL_MS: '0', BILLING_EMAIL_POLL_MS: '100', ...emailEnv } } });
+    // Every line the stack logs, at http level too: the portal link of a message must be in none.
+    const logger = createLogger({ service: 'stack', level: 'debug' });
+    logger.clear();
+    logger.add(new winston.transports.Stream({ stream: new Writable({ write(chunk, _enc, done) { logLines.push(chunk.toString()); done(); } }) }));
+    stack = await startIntegrationStack({ extra: { logger, env: { BILLING_INTERVAL_MS: '0', WALLET_EXPIRY_INTERVAL_MS: '0', BILLING_EMAIL_POLL_MS: '100', ...emailEnv } } });
     billingDb = createDb({ databaseUrl: stack.database.url, schema: 'billing', poolMax: 2 });
     // A second billing instance on the same database: only its sender's rounds are run, by the test.
     secondDb = createDb({ databaseUrl: stack.database.url, schema: 'billing', poolMax: 2 });
@@ -127,7 +135,7 @@ describe('invoice email over SMTP through the gateway (real Postgres, Kafka and 
     expect(messagesOf(d.id)).toHaveLength(0);
   });
 
-  it('the finalization sends one email: recipient, bcc, reply-to, subject with number and amount, both bodies with the hosted link, the PDF the API serves attached, a Message-ID of the communication', async () => {
+  it('the finalization sends one email: recipient, bcc, reply-to, subject with number and amount, both bodies with the hosted link and a portal link (a signed entry exchanged for a one-hour session, no token), the PDF the API serves attached, a Message-ID of the communication', async () => {
     await emailSettings({ enabled: true, from: FROM, reply_to: 'help@acme.example', bcc: 'archive@acme.example' });
     const d = await draft();
     const invoice = await finalize(d.id);
@@ -152,6 +160,33 @@ describe('invoice email over SMTP through the gateway (real Postgres, Kafka and 
       expect(body).toContain(`Payer ${n}`);
     }
     expect(mail.text).toContain('Amount due: 49.00 USD');
+    // The portal link: a signed entry (no portal token in the mailbox) the gateway exchanges for a one-hour session.
+    const portalLink = /(http\S+\/portal\/#email=([A-Za-z0-9_.-]+))/.exec(mail.text!);
+    expect(portalLink).not.toBeNull();
+    expect(mail.html as string).toContain(portalLink![1]);
+    expect(`${mail.text}${mail.html as string}`).not.toMatch(/bsp_/);
+    const exchange = (link: string) => fetch(`${stack.embedded.url}/v1/portal/email_sessions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ link }) });
+    const opened = await exchange(portalLink![2]!);
+    expect(opened.status).toBe(201);
+    const { token, expires_at } = (await opened.json()) as { token: string; expires_at: string };
+    expect(token).toMatch(/^bsp_/);
+    expect(Date.parse(expires_at) - Date.now()).toBeLessThanOrEqual(3600_000);
+    const session = await fetch(`${stack.embedded.url}/v1/portal/session`, { headers: { authorization: `Bearer ${token}` } });
+    expect(session.status).toBe(200);
+    expect(((await session.json()) as { customer: { email: string } }).customer.email).toBe(d.email);
+    const portalInvoice = await fetch(`${stack.embedded.url}/v1/portal/invoices/${d.id}`, { headers: { authorization: `Bearer ${token}` } });
+    expect(portalInvoice.status).toBe(200);
+    // A link changed by one character, or none: 401 / 400 in the envelope, no session.
+    const tampered = portalLink![2]!.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'));
+    const refused = await exchange(tampered);
+    expect(refused.status).toBe(401);
+    expect(((await refused.json()) as { success: boolean }).success).toBe(false);
+    expect((await exchange('')).status).toBe(400);
+    // Neither the link nor the session's token in any log line of the stack (the exchange's request line included).
+    expect(logLines.some((l) => l.includes('/v1/portal/email_sessions'))).toBe(true);
+    const all = logLines.join('\n');
+    expect(all).not.toContain(portalLink![2]!.split('.')[1]!);
+    expect(all).not.toContain(token.slice(4));
     expect(mail.attachments).toHaveLength(1);
     const attachment = mail.attachments[0]!;
     expect(attachment.contentType).toBe('application/pdf');
@@ -247,7 +282,7 @@ describe('invoice email over SMTP through the gateway (real Postgres, Kafka and 
     expect(refused.status).toBe(403);
   });
 
-  it("the console's invoice page shows each delivery: trigger, recipient, status, attempts, the server's last answer (headless Chromium)", async () => {
+  it("the console's invoice page shows each delivery: trigger, recipient, status, attempts, the server's last answer; the email's portal link opens the portal on the invoice (headless Chromium)", async () => {
     const d = await draft();
     smtp.mode = { kind: 'refuse-rcpt', code: 451, text: '4.3.0 Mailbox busy, try later', times: 1 };
     const invoice = await finalize(d.id);
@@ -266,6 +301,13 @@ describe('invoice email over SMTP through the gateway (real Postgres, Kafka and 
       const cells = await row.getByRole('cell').allTextContents();
       expect(cells.slice(1, 5)).toEqual(['finalization', d.email, 'sent', '2']);
       expect(cells[5]).toMatch(/^250 /);
+      // The customer opens the email's portal link: the page exchanges it for a session and shows
+      // the invoice; the link is out of the address at once.
+      const link = new URL(/(http\S+\/portal\/#email=[A-Za-z0-9_.-]+)/.exec(messagesOf(d.id)[0]!.mail.text!)![1]!);
+      const portal = await browser.newPage();
+      await portal.goto(`${stack.embedded.url}/portal/${link.hash}`);
+      await portal.getByRole('row', { name: new RegExp(invoice.invoice_number) }).waitFor();
+      expect(portal.url()).not.toContain('email=');
     } finally {
       await browser.close();
     }

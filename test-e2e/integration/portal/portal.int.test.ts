@@ -134,6 +134,41 @@ describe('customer portal through the gateway (real Postgres and Kafka)', () => 
     for (const e of ents) expect([tree.a.id, tree.a1.id]).toContain(e.customer_id);
   });
 
+  it("pages every list (limit, offset, pagination.total) across the session's customers, and lists the live holds of its wallets only", async () => {
+    const api = portal((await open(tree.a.id)).token);
+    for (const list of ['invoices', 'subscriptions', 'wallets']) {
+      const pages = await Promise.all([0, 1, 2].map((offset) => api.get(`/v1/portal/${list}?limit=1&offset=${offset}`)));
+      expect(pages.map((p) => [p.status, p.body.items.length, p.body.pagination])).toEqual([
+        [200, 1, { total: 2, limit: 1, offset: 0 }],
+        [200, 1, { total: 2, limit: 1, offset: 1 }],
+        [200, 0, { total: 2, limit: 1, offset: 2 }],
+      ]);
+      expect(new Set(pages.flatMap((p) => p.body.items.map((r: { id: string }) => r.id))).size).toBe(2);
+    }
+    expect((await api.get('/v1/portal/entitlements?limit=1')).body.pagination).toMatchObject({ limit: 1, offset: 0 });
+    for (const bad of ['limit=0', 'limit=1001', 'offset=-1', 'limit=two']) {
+      const res = await api.get(`/v1/portal/wallets?${bad}`);
+      expect([bad, res.status, res.body.error.internal_error]).toEqual([bad, 400, 'validation_error']);
+    }
+    // Holds on A1's wallet and on B's: A's session sees A1's live one only; a released hold is gone.
+    const hold = async (customer: string, credits: string) => {
+      const res = await stack.api.post('/v1/reservations', { customer_id: customer, currency: 'usd', credits, expires_in: 3600, idempotency_key: `portal-hold-${++n}-${run}` });
+      expect([res.status, res.body.error]).toEqual([201, undefined]);
+      return res.body as { id: string; wallet_id: string };
+    };
+    for (const w of [tree.a1.wallet, tree.b.wallet]) expect((await stack.api.post(`/v1/wallets/${w}/topup`, { credits_to_add: '20' })).status).toBe(201);
+    const [mine, released, theirs] = [await hold(tree.a1.id, '3'), await hold(tree.a1.id, '4'), await hold(tree.b.id, '5')];
+    expect((await stack.api.post(`/v1/reservations/${released.id}/release`, {})).status).toBe(200);
+    const holds = await api.get('/v1/portal/holds');
+    expect(holds.status).toBe(200);
+    expect(holds.body.items.map((h: { id: string }) => h.id)).toEqual([mine.id]);
+    expect(holds.body.items[0]).toMatchObject({ wallet_id: tree.a1.wallet, customer_id: tree.a1.id, status: 'held', credits_held: '3' });
+    expect(holds.body.items[0].tenant_id).toBeUndefined();
+    expect(holds.body.pagination.total).toBe(1);
+    expect(holds.text).not.toContain(theirs.id);
+    expect((await portal((await open(tree.b.id)).token).get('/v1/portal/holds')).body.items.map((h: { id: string }) => h.id)).toEqual([theirs.id]);
+  });
+
   it("another customer's record by any id in any portal route is 404, and no list holds one", async () => {
     const { token } = await open(tree.a1.id);
     const api = portal(token);
@@ -145,7 +180,7 @@ describe('customer portal through the gateway (real Postgres and Kafka)', () => 
         expect(res.text).not.toContain(other.id);
       }
     }
-    const everything = await Promise.all(['session', 'invoices', 'credit_notes', 'subscriptions', 'usage', 'wallets', 'entitlements'].map((p) => api.get(`/v1/portal/${p}`)));
+    const everything = await Promise.all(['session', 'invoices', 'credit_notes', 'subscriptions', 'usage', 'wallets', 'holds', 'entitlements'].map((p) => api.get(`/v1/portal/${p}`)));
     for (const res of everything) {
       expect(res.status).toBe(200);
       for (const other of [tree.b, tree.a]) for (const id of [other.id, other.invoice, other.sub, other.wallet]) expect(res.text).not.toContain(id);

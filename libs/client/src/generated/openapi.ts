@@ -1967,6 +1967,226 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/portal/email_sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Exchange an invoice email's portal link (the `email` of `/portal/#email=...`) for a one-hour portal session; 401 when the link is not valid or has expired
+         * @description No API key and no portal token: the signed link of an invoice email opens a new one-hour session of its customer. Answered by the gateway.
+         */
+        post: operations["openPortalSessionFromEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/portal/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The session: its customer, the customers it reaches and the seller's branding
+         * @description The customer portal's API: a portal session's token, never an API key (401 when it is unknown, expired or revoked). Read only; it answers only the records of the session's customer and its descendants (any other id: 404). Answered by the gateway from the owners' routes.
+         */
+        get: operations["getPortalSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/portal/invoices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The invoices of the session's customer and its descendants, with their hosted page and PDF links
+         * @description The customer portal's API: a portal session's token, never an API key (401 when it is unknown, expired or revoked). Read only; it answers only the records of the session's customer and its descendants (any other id: 404). Answered by the gateway from the owners' routes.
+         */
+        get: operations["listPortalInvoices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/portal/invoices/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One invoice of the session (another customer's: 404)
+         * @description The customer portal's API: a portal session's token, never an API key (401 when it is unknown, expired or revoked). Read only; it answers only the records of the session's customer and its descendants (any other id: 404). Answered by the gateway from the owners' routes.
+         */
+        get: operations["getPortalInvoice"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/portal/credit_notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The credit notes of the session's customers
+         * @description The customer portal's API: a portal session's token, never an API key (401 when it is unknown, expired or revoked). Read only; it answers only the records of the session's customer and its descendants (any other id: 404). Answered by the gateway from the owners' routes.
+         */
+        get: operations["listPortalCreditNotes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/portal/subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The subscriptions of the session, with their plan names and upcoming invoice
+         * @description The customer portal's API: a portal session's token, never an API key (401 when it is unknown, expired or revoked). Read only; it answers only the records of the session's customer and its descendants (any other id: 404). Answered by the gateway from the owners' routes.
+         */
+        get: operations["listPortalSubscriptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/portal/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Usage this period per meter, for the chart
+         * @description The customer portal's API: a portal session's token, never an API key (401 when it is unknown, expired or revoked). Read only; it answers only the records of the session's customer and its descendants (any other id: 404). Answered by the gateway from the owners' routes.
+         */
+        get: operations["getPortalUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/portal/wallets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The wallets of the session with their balance and real-time balance
+         * @description The customer portal's API: a portal session's token, never an API key (401 when it is unknown, expired or revoked). Read only; it answers only the records of the session's customer and its descendants (any other id: 404). Answered by the gateway from the owners' routes.
+         */
+        get: operations["listPortalWallets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/portal/wallets/{id}/transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A wallet's ledger (another customer's wallet: 404)
+         * @description The customer portal's API: a portal session's token, never an API key (401 when it is unknown, expired or revoked). Read only; it answers only the records of the session's customer and its descendants (any other id: 404). Answered by the gateway from the owners' routes.
+         */
+        get: operations["listPortalWalletTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/portal/holds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The live holds: reservations held on the session's wallets
+         * @description The customer portal's API: a portal session's token, never an API key (401 when it is unknown, expired or revoked). Read only; it answers only the records of the session's customer and its descendants (any other id: 404). Answered by the gateway from the owners' routes.
+         */
+        get: operations["listPortalHolds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/portal/entitlements": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The entitlements of the session, with what remains
+         * @description The customer portal's API: a portal session's token, never an API key (401 when it is unknown, expired or revoked). Read only; it answers only the records of the session's customer and its descendants (any other id: 404). Answered by the gateway from the owners' routes.
+         */
+        get: operations["listPortalEntitlements"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -2609,6 +2829,138 @@ export interface components {
             updated_at: string;
             tenant_id: string;
             environment_id: string;
+        };
+        PortalEmailSession: {
+            /** @description bsp_...: send as `Authorization: Bearer` */
+            token: string;
+            expires_at: string;
+        };
+        PortalSessionContext: {
+            session: {
+                id: string;
+                expires_at: string;
+                return_url: string | null;
+            };
+            customer: components["schemas"]["PortalCustomer"];
+            customers: components["schemas"]["PortalCustomer"][];
+            branding: {
+                company_name: string | null;
+                logo_url: string | null;
+                accent_color: string | null;
+            };
+        };
+        PortalCustomer: {
+            id: string;
+            external_id: string;
+            name: string | null;
+            email: string | null;
+            parent_customer_id: string | null;
+        };
+        PortalInvoice: {
+            id: string;
+            customer_id: string;
+            invoice_number: string | null;
+            status: string;
+            currency: string;
+            total: number;
+            amount_due: number;
+            hosted_invoice_url: string | null;
+            invoice_pdf_url: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        PortalCreditNote: {
+            id: string;
+            customer_id: string;
+            invoice_id: string;
+            status: string;
+            currency: string;
+        } & {
+            [key: string]: unknown;
+        };
+        PortalSubscription: {
+            id: string;
+            customer_id: string;
+            plan_id: string;
+            status: string;
+            plan_name: string | null;
+            upcoming_invoice: ({
+                total: number;
+                currency: string;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+        } & {
+            [key: string]: unknown;
+        };
+        PortalUsage: {
+            customer_id: string;
+            as_of: string;
+            subscriptions: ({
+                subscription_id: string;
+                customer_id: string;
+                items: ({
+                    meter_id: string;
+                    meter_name: string | null;
+                } & {
+                    [key: string]: unknown;
+                })[];
+            } & {
+                [key: string]: unknown;
+            })[];
+            totals: ({
+                currency: string;
+                amount: number;
+            } & {
+                [key: string]: unknown;
+            })[];
+        };
+        PortalWallet: {
+            id: string;
+            customer_id: string;
+            currency: string;
+            wallet_status: string;
+            balance: ({
+                balance: string;
+                credit_balance: string;
+                real_time_balance?: string;
+                real_time_credit_balance?: string;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+        } & {
+            [key: string]: unknown;
+        };
+        PortalWalletTransaction: {
+            id: string;
+            type: string;
+            credit_amount?: string;
+            created_at: string;
+        } & {
+            [key: string]: unknown;
+        };
+        PortalHold: {
+            id: string;
+            customer_id: string;
+            wallet_id: string;
+            /** @constant */
+            status: "held";
+            currency: string;
+            credits_held: string;
+            expires_at: string;
+            created_at: string;
+        } & {
+            [key: string]: unknown;
+        };
+        PortalEntitlement: {
+            customer_id: string;
+            feature_lookup_key: string;
+            is_enabled: boolean;
+            usage_limit: string | null;
+            usage: string | null;
+            remaining: string | null;
+        } & {
+            [key: string]: unknown;
         };
     };
     responses: never;
@@ -21096,6 +21448,987 @@ export interface operations {
             };
             /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    openPortalSessionFromEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "link": "100"
+                 *     }
+                 */
+                "application/json": {
+                    link: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "token": "100",
+                     *       "expires_at": "2030-12-31T23:59:59Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PortalEmailSession"];
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A portal link that is not valid or has expired (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The request body is larger than the limit (`validation_error`) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getPortalSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "session": {
+                     *         "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "expires_at": "2030-12-31T23:59:59Z",
+                     *         "return_url": "100"
+                     *       },
+                     *       "customer": {
+                     *         "id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *         "external_id": "acme-42",
+                     *         "name": "Acme Corp",
+                     *         "email": "billing@acme.example",
+                     *         "parent_customer_id": null
+                     *       },
+                     *       "customers": [
+                     *         {
+                     *           "id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "external_id": "acme-42",
+                     *           "name": "Acme Corp",
+                     *           "email": "billing@acme.example",
+                     *           "parent_customer_id": null
+                     *         }
+                     *       ],
+                     *       "branding": {
+                     *         "company_name": "100",
+                     *         "logo_url": "100",
+                     *         "accent_color": "100"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PortalSessionContext"];
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked portal session token (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listPortalInvoices: {
+        parameters: {
+            query?: {
+                /** @example 50 */
+                limit?: number;
+                /** @example 0 */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "invoice_number": "100",
+                     *           "status": "100",
+                     *           "currency": "usd",
+                     *           "total": 1,
+                     *           "amount_due": 1.5,
+                     *           "hosted_invoice_url": "100",
+                     *           "invoice_pdf_url": "100"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "total": 1,
+                     *         "limit": 50,
+                     *         "offset": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        items: components["schemas"]["PortalInvoice"][];
+                        pagination: {
+                            total: number;
+                            limit: number;
+                            offset: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked portal session token (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getPortalInvoice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @example 01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "invoice_number": "100",
+                     *       "status": "100",
+                     *       "currency": "usd",
+                     *       "total": 1,
+                     *       "amount_due": 1.5,
+                     *       "hosted_invoice_url": "100",
+                     *       "invoice_pdf_url": "100"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PortalInvoice"];
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked portal session token (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listPortalCreditNotes: {
+        parameters: {
+            query?: {
+                /** @example 50 */
+                limit?: number;
+                /** @example 0 */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "invoice_id": "100",
+                     *           "status": "100",
+                     *           "currency": "usd"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "total": 1,
+                     *         "limit": 50,
+                     *         "offset": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        items: components["schemas"]["PortalCreditNote"][];
+                        pagination: {
+                            total: number;
+                            limit: number;
+                            offset: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked portal session token (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listPortalSubscriptions: {
+        parameters: {
+            query?: {
+                /** @example 50 */
+                limit?: number;
+                /** @example 0 */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "plan_id": "plan_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "status": "100",
+                     *           "plan_name": "100",
+                     *           "upcoming_invoice": {
+                     *             "total": 1,
+                     *             "currency": "usd"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "total": 1,
+                     *         "limit": 50,
+                     *         "offset": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        items: components["schemas"]["PortalSubscription"][];
+                        pagination: {
+                            total: number;
+                            limit: number;
+                            offset: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked portal session token (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getPortalUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *       "as_of": "100",
+                     *       "subscriptions": [
+                     *         {
+                     *           "subscription_id": "sub_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "items": [
+                     *             {
+                     *               "meter_id": "meter_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *               "meter_name": "100"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "totals": [
+                     *         {
+                     *           "currency": "usd",
+                     *           "amount": 1.5
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PortalUsage"];
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked portal session token (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listPortalWallets: {
+        parameters: {
+            query?: {
+                /** @example 50 */
+                limit?: number;
+                /** @example 0 */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "wallet_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "currency": "usd",
+                     *           "wallet_status": "100",
+                     *           "balance": {
+                     *             "balance": "600",
+                     *             "credit_balance": "600",
+                     *             "real_time_balance": "600",
+                     *             "real_time_credit_balance": "600"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "total": 1,
+                     *         "limit": 50,
+                     *         "offset": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        items: components["schemas"]["PortalWallet"][];
+                        pagination: {
+                            total: number;
+                            limit: number;
+                            offset: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked portal session token (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listPortalWalletTransactions: {
+        parameters: {
+            query?: {
+                /** @example 50 */
+                limit?: number;
+                /** @example 0 */
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                /** @example wallet_01JDQ8Z6Y4K2M9N3P5R7T9V1X3 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "wtxn_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "type": "100",
+                     *           "credit_amount": "100",
+                     *           "created_at": "2026-01-15T10:30:00Z"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "total": 1,
+                     *         "limit": 50,
+                     *         "offset": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        items: components["schemas"]["PortalWalletTransaction"][];
+                        pagination: {
+                            total: number;
+                            limit: number;
+                            offset: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked portal session token (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listPortalHolds: {
+        parameters: {
+            query?: {
+                /** @example 50 */
+                limit?: number;
+                /** @example 0 */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "wallet_id": "wallet_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "status": "held",
+                     *           "currency": "usd",
+                     *           "credits_held": "100",
+                     *           "expires_at": "2030-12-31T23:59:59Z",
+                     *           "created_at": "2026-01-15T10:30:00Z"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "total": 1,
+                     *         "limit": 50,
+                     *         "offset": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        items: components["schemas"]["PortalHold"][];
+                        pagination: {
+                            total: number;
+                            limit: number;
+                            offset: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked portal session token (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listPortalEntitlements: {
+        parameters: {
+            query?: {
+                /** @example 50 */
+                limit?: number;
+                /** @example 0 */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "customer_id": "cust_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "feature_lookup_key": "100",
+                     *           "is_enabled": true,
+                     *           "usage_limit": "100",
+                     *           "usage": "100",
+                     *           "remaining": "100"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "total": 1,
+                     *         "limit": 50,
+                     *         "offset": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        items: components["schemas"]["PortalEntitlement"][];
+                        pagination: {
+                            total: number;
+                            limit: number;
+                            offset: number;
+                        };
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked portal session token (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -28,4 +28,12 @@ describe('the invoice email message (ADR 0067)', () => {
     expect(c.html).not.toContain('<a ');
     expect(c.text).not.toContain('online');
   });
+
+  it('links the portal in both bodies when given its link, escaped in the HTML', () => {
+    const portal = 'https://billing.example.com/portal/#email=eyJ0.abc&x';
+    const c = emailContent(email, invoice('usd', 100, 100), snapshot('A', null), portal);
+    expect(c.text).toContain(`Your invoices, usage and balance (link valid 7 days): ${portal}`);
+    expect(c.html).toContain('<a href="https://billing.example.com/portal/#email=eyJ0.abc&amp;x">Your invoices, usage and balance</a>');
+    expect(emailContent(email, invoice('usd', 100, 100), snapshot('A', null)).text).not.toContain('/portal/');
+  });
 });

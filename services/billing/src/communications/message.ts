@@ -15,10 +15,10 @@ export interface EmailContent {
 /**
  * The subject names the invoice's number and total in its currency (`Invoice INV-202612-1: 1,234.56
  * USD`, the seller's name after it when set); both bodies say the total, the amount due and the
- * due date, and link the hosted page when the row has its link. A portal link is not in the
- * message yet: billing knows no portal URL (ADR 0067).
+ * due date, and link the hosted page when the row has its link and the customer portal (a signed
+ * entry the gateway exchanges for a one-hour session, valid 7 days: ADR 0067).
  */
-export function emailContent(email: InvoiceEmail, invoice: Invoice, snapshot: DocumentSnapshot | undefined): EmailContent {
+export function emailContent(email: InvoiceEmail, invoice: Invoice, snapshot: DocumentSnapshot | undefined, portalUrl: string | null = null): EmailContent {
   const number = invoice.invoiceNumber ?? invoice.id;
   const total = formatMinor(invoice.total, invoice.currency);
   const due = formatMinor(invoice.amountDue, invoice.currency);
@@ -32,6 +32,7 @@ export function emailContent(email: InvoiceEmail, invoice: Invoice, snapshot: Do
     `Your invoice ${number} of ${total} is attached as a PDF.`,
     `Amount due: ${due}${dueDate ? `, due on ${dueDate}` : ''}.`,
     ...(email.hostedInvoiceUrl ? ['', `View and download it online: ${email.hostedInvoiceUrl}`] : []),
+    ...(portalUrl ? ['', `Your invoices, usage and balance (link valid 7 days): ${portalUrl}`] : []),
     '',
     seller ?? '',
   ];
@@ -42,6 +43,7 @@ export function emailContent(email: InvoiceEmail, invoice: Invoice, snapshot: Do
     `<p>Your invoice <strong>${e(number)}</strong> of <strong>${e(total)}</strong> is attached as a PDF.</p>`,
     `<p>Amount due: ${e(due)}${dueDate ? `, due on ${e(dueDate)}` : ''}.</p>`,
     link,
+    portalUrl ? `<p><a href="${e(portalUrl)}">Your invoices, usage and balance</a> (link valid 7 days)</p>` : '',
     seller ? `<p>${e(seller)}</p>` : '',
     '</body></html>',
   ].join('');

@@ -2,6 +2,7 @@ import type { Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
 import { recordInvoiceEmailAttempt } from '@billstream/observability';
+import { failpoint } from '@billstream/runtime';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { DocumentStore } from '../documents/store';
 import type { InvoiceStore } from '../invoices/store';
@@ -28,6 +29,8 @@ export interface EmailSenderDeps {
   pollMs: number;
   maxAttempts: number;
   retryBaseMs: number;
+  /** The portal link of a message built now for the invoice's customer (ADR 0067); null: none. */
+  portalLink?: (email: InvoiceEmail, customerId: string, now: Date) => string | null;
 }
 
 /** The delay before attempt n + 1 after attempt n failed: the base, doubled each time, at most 6 hours. */
@@ -116,6 +119,8 @@ export class EmailSender {
     let outcome: { status: 'sent' | 'pending' | 'failed'; response: string; nextAttemptAt: Date | null };
     try {
       const response = await this.send(email);
+      // The server has the message; a crash here sends it again after the lease, same Message-ID (ADR 0067).
+      failpoint('email.after-accepted');
       recordInvoiceEmailAttempt('sent');
       outcome = { status: 'sent', response, nextAttemptAt: null };
     } catch (err) {
@@ -133,7 +138,7 @@ export class EmailSender {
     const scope = { tenantId: email.tenantId, environmentId: email.environmentId };
     const invoice = (await this.deps.invoices.getById(this.deps.db, email.invoiceId))!;
     const [snapshot, pdf] = [await this.deps.documents.getById(this.deps.db, email.invoiceId), await this.deps.pdf(scope, email.invoiceId)];
-    const content = emailContent(email, invoice, snapshot);
+    const content = emailContent(email, invoice, snapshot, this.deps.portalLink?.(email, invoice.customerId, this.deps.clock()) ?? null);
     const info = (await this.transport!.sendMail({
       messageId: email.messageId,
       from: email.sender,

@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import type { Api } from '../api';
 import { decimalMoney, money, quantity, when } from '../format';
-import type { Page, PortalCreditNote, PortalEntitlement, PortalInvoice, PortalSubscription, PortalTransaction, PortalUsage, PortalWallet } from './types';
+import { Pager, usePage } from './Pager';
+import type { PortalCreditNote, PortalEntitlement, PortalHold, PortalInvoice, PortalSubscription, PortalTransaction, PortalUsage, PortalWallet } from './types';
 import { useRead } from './usePortal';
 import { barsOf, UsageBars } from './UsageBars';
 
@@ -12,6 +13,9 @@ function Loaded<T>({ state, children }: { state: { data?: T; error?: string }; c
   return <>{children(state.data)}</>;
 }
 
+/** Records per page of every portal list. */
+const LIMIT = 50;
+
 /** A wallet as its customer knows it: its description, else its currency's. */
 const walletName = (w: PortalWallet) => w.description ?? `${w.currency.toUpperCase()} credits`;
 const date = (iso: string | null | undefined) => (iso ? when(iso) : '—');
@@ -19,14 +23,15 @@ const date = (iso: string | null | undefined) => (iso ? when(iso) : '—');
 const safeHref = (url: string | null) => (url && /^(https:\/\/|\/|http:\/\/(127\.0\.0\.1|localhost)[:/])/.test(url) ? url : undefined);
 
 export function Invoices({ api }: { api: Api }) {
-  const state = useRead<Page<PortalInvoice>>(api, '/v1/portal/invoices?limit=100');
-  const credits = useRead<Page<PortalCreditNote>>(api, '/v1/portal/credit_notes?limit=100');
+  const { state, setOffset } = usePage<PortalInvoice>(api, '/v1/portal/invoices', LIMIT);
+  const { state: credits, setOffset: setCreditsOffset } = usePage<PortalCreditNote>(api, '/v1/portal/credit_notes', LIMIT);
   return (
     <>
       <h1>Invoices</h1>
       <Loaded state={state}>
         {(page) =>
           page.items.length === 0 ? <p>No invoices yet.</p> : (
+            <>
             <table>
               <caption>Your invoices</caption>
               <thead><tr><th scope="col">Number</th><th scope="col">Period</th><th scope="col">Status</th><th scope="col">Total</th><th scope="col">Due</th><th scope="col">Due date</th><th scope="col">Documents</th></tr></thead>
@@ -47,6 +52,8 @@ export function Invoices({ api }: { api: Api }) {
                 ))}
               </tbody>
             </table>
+            <Pager page={page} label="invoices" onOffset={setOffset} />
+            </>
           )
         }
       </Loaded>
@@ -54,11 +61,14 @@ export function Invoices({ api }: { api: Api }) {
       <Loaded state={credits}>
         {(page) =>
           page.items.length === 0 ? <p>No credit notes.</p> : (
+            <>
             <table>
               <caption>Your credit notes</caption>
               <thead><tr><th scope="col">Number</th><th scope="col">Invoice</th><th scope="col">Status</th><th scope="col">Total</th><th scope="col">Issued</th></tr></thead>
               <tbody>{page.items.map((c) => <tr key={c.id}><td>{c.credit_note_number ?? c.id}</td><td>{c.invoice_id}</td><td>{c.status}</td><td>{c.total === undefined ? '—' : money(c.total, c.currency)}</td><td>{date(c.created_at)}</td></tr>)}</tbody>
             </table>
+            <Pager page={page} label="credit notes" onOffset={setCreditsOffset} />
+            </>
           )
         }
       </Loaded>
@@ -67,13 +77,14 @@ export function Invoices({ api }: { api: Api }) {
 }
 
 export function Subscriptions({ api }: { api: Api }) {
-  const state = useRead<Page<PortalSubscription>>(api, '/v1/portal/subscriptions');
+  const { state, setOffset } = usePage<PortalSubscription>(api, '/v1/portal/subscriptions', LIMIT);
   return (
     <>
       <h1>Subscriptions</h1>
       <Loaded state={state}>
         {(page) =>
           page.items.length === 0 ? <p>No subscriptions.</p> : (
+            <>
             <table>
               <caption>Your subscriptions and their next invoice</caption>
               <thead><tr><th scope="col">Plan</th><th scope="col">Status</th><th scope="col">Current period</th><th scope="col">Upcoming invoice</th></tr></thead>
@@ -88,6 +99,8 @@ export function Subscriptions({ api }: { api: Api }) {
                 ))}
               </tbody>
             </table>
+            <Pager page={page} label="subscriptions" onOffset={setOffset} />
+            </>
           )
         }
       </Loaded>
@@ -116,22 +129,53 @@ export function Usage({ api }: { api: Api }) {
 }
 
 function Ledger({ api, wallet }: { api: Api; wallet: PortalWallet }) {
-  const state = useRead<Page<PortalTransaction>>(api, `/v1/portal/wallets/${encodeURIComponent(wallet.id)}/transactions?limit=50`);
+  const { state, setOffset } = usePage<PortalTransaction>(api, `/v1/portal/wallets/${encodeURIComponent(wallet.id)}/transactions`, LIMIT);
   return (
     <Loaded state={state}>
       {(page) => (
+        <>
         <table>
           <caption>Ledger of {walletName(wallet)}</caption>
           <thead><tr><th scope="col">When</th><th scope="col">Type</th><th scope="col">Reason</th><th scope="col">Credits</th><th scope="col">Balance after</th></tr></thead>
           <tbody>{page.items.map((t) => <tr key={t.id}><td>{date(t.created_at)}</td><td>{t.type}</td><td>{t.transaction_reason ?? '—'}</td><td>{quantity(t.credit_amount ?? null)}</td><td>{quantity(t.credit_balance_after ?? null)}</td></tr>)}</tbody>
         </table>
+        <Pager page={page} label={`ledger of ${walletName(wallet)}`} onOffset={setOffset} />
+        </>
       )}
     </Loaded>
   );
 }
 
+/** The live holds: credits reserved on the wallets and not yet committed or released (ADR 0068). */
+function Holds({ api, wallets }: { api: Api; wallets: PortalWallet[] }) {
+  const { state, setOffset } = usePage<PortalHold>(api, '/v1/portal/holds', LIMIT);
+  const name = (id: string) => {
+    const w = wallets.find((x) => x.id === id);
+    return w ? walletName(w) : id;
+  };
+  return (
+    <>
+      <h2>Holds</h2>
+      <Loaded state={state}>
+        {(page) =>
+          page.items.length === 0 ? <p>No credits on hold.</p> : (
+            <>
+              <table>
+                <caption>Credits on hold</caption>
+                <thead><tr><th scope="col">Wallet</th><th scope="col">Credits held</th><th scope="col">Since</th><th scope="col">Expires</th></tr></thead>
+                <tbody>{page.items.map((h) => <tr key={h.id}><td>{name(h.wallet_id)}</td><td data-testid="hold-credits">{quantity(h.credits_held)}</td><td>{date(h.created_at)}</td><td>{date(h.expires_at)}</td></tr>)}</tbody>
+              </table>
+              <Pager page={page} label="holds" onOffset={setOffset} />
+            </>
+          )
+        }
+      </Loaded>
+    </>
+  );
+}
+
 export function Wallets({ api }: { api: Api }) {
-  const state = useRead<Page<PortalWallet>>(api, '/v1/portal/wallets');
+  const { state, setOffset } = usePage<PortalWallet>(api, '/v1/portal/wallets', LIMIT);
   const [open, setOpen] = useState<string | null>(null);
   return (
     <>
@@ -155,7 +199,9 @@ export function Wallets({ api }: { api: Api }) {
                   ))}
                 </tbody>
               </table>
+              <Pager page={page} label="wallets" onOffset={setOffset} />
               {page.items.filter((w) => w.id === open).map((w) => <Ledger key={w.id} api={api} wallet={w} />)}
+              <Holds api={api} wallets={page.items} />
             </>
           )
         }
@@ -165,18 +211,21 @@ export function Wallets({ api }: { api: Api }) {
 }
 
 export function Entitlements({ api }: { api: Api }) {
-  const state = useRead<Page<PortalEntitlement>>(api, '/v1/portal/entitlements');
+  const { state, setOffset } = usePage<PortalEntitlement>(api, '/v1/portal/entitlements', LIMIT);
   return (
     <>
       <h1>Entitlements</h1>
       <Loaded state={state}>
         {(page) =>
           page.items.length === 0 ? <p>No entitlements.</p> : (
+            <>
             <table>
               <caption>What your plans include</caption>
               <thead><tr><th scope="col">Feature</th><th scope="col">Enabled</th><th scope="col">Limit</th><th scope="col">Used</th><th scope="col">Remaining</th></tr></thead>
               <tbody>{page.items.map((e) => <tr key={`${e.customer_id}-${e.feature_lookup_key}`}><td>{e.feature_lookup_key}</td><td>{e.is_enabled ? 'yes' : 'no'}</td><td>{e.usage_limit === null ? (e.static_value ?? '—') : quantity(e.usage_limit)}</td><td>{quantity(e.usage)}</td><td>{e.remaining === null ? '—' : quantity(e.remaining)}</td></tr>)}</tbody>
             </table>
+            <Pager page={page} label="entitlements" onOffset={setOffset} />
+            </>
           )
         }
       </Loaded>

@@ -88,6 +88,16 @@ export interface PortalEntitlement {
   static_value: string | null;
 }
 
+export interface PortalHold {
+  id: string;
+  customer_id: string;
+  wallet_id: string;
+  currency: string;
+  credits_held: string;
+  expires_at: string;
+  created_at: string;
+}
+
 export interface Page<T> {
   items: T[];
   pagination?: { total: number; limit: number; offset: number };

@@ -1,4 +1,4 @@
-import { ALL_ROUTES, errorEnvelopeSchema, type RouteDef } from '@billstream/contracts';
+import { ALL_ROUTES, errorEnvelopeSchema, PORTAL_API_ROUTES, type RouteDef } from '@billstream/contracts';
 import { buildOperation } from './operation';
 import { SchemaComponents, toJsonSchema } from './json-schema';
 import { toOpenApiPath } from './paths';
@@ -60,7 +60,7 @@ function healthPaths(): OpenApiDocument['paths'] {
  * route with its method, path, permission, parameters, body, success response and the
  * errors it documents, each with examples. Deterministic: the same routes give the same bytes.
  */
-export function buildOpenApiDocument(routes: RouteDef[] = ALL_ROUTES): OpenApiDocument {
+export function buildOpenApiDocument(routes: RouteDef[] = [...ALL_ROUTES, ...PORTAL_API_ROUTES]): OpenApiDocument {
   const components = new SchemaComponents();
   components.register('ErrorEnvelope', toJsonSchema(errorEnvelopeSchema, 'output', components), 'output');
   const paths: OpenApiDocument['paths'] = {};
@@ -94,6 +94,7 @@ export function buildOpenApiDocument(routes: RouteDef[] = ALL_ROUTES): OpenApiDo
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key as `Authorization: Bearer <key>`' },
         apiKeyHeader: { type: 'apiKey', in: 'header', name: 'X-API-Key', description: 'An API key as `X-API-Key: <key>`' },
+        portalToken: { type: 'http', scheme: 'bearer', description: "A portal session's token (`bsp_...`, from the fragment of the session's `url`) as `Authorization: Bearer <token>`: the portal API only" },
       },
     },
   };

@@ -45,6 +45,8 @@ const DESCRIPTIONS: Record<number, string> = {
   503: 'A dependency is unavailable (`service_unavailable`); retry with exponential backoff',
 };
 
+const PORTAL_401 = { token: 'Missing, unknown, expired or revoked portal session token (`permission_denied`)', link: 'A portal link that is not valid or has expired (`permission_denied`)' };
+
 /** A 503 of event ingestion is not a "no" (issue #11): the producer cannot know whether the broker kept the events. */
 const INGESTION_503 =
   'The broker did not acknowledge in time (`service_unavailable`): the events are **not known to be stored**, neither accepted ' +
@@ -218,6 +220,8 @@ function examplesFor(status: number, route: RouteDef, examples: RequestExamples)
  */
 function documentedStatuses(route: RouteDef): number[] {
   const statuses = new Set([...ALWAYS_DOCUMENTED, ...(route.errors ?? [])]);
+  // A portal call has no permission to lack: its token is valid or it is 401.
+  if (route.portal) statuses.delete(403);
   if (pathParamNames(route.path).length > 0) statuses.add(404);
   if (route.body) statuses.add(413);
   if (route.service !== 'gateway') statuses.add(503);
@@ -230,7 +234,7 @@ export function errorResponses(route: RouteDef, examples: RequestExamples): Reco
   const out: Record<string, unknown> = {};
   for (const status of documentedStatuses(route)) {
     const response: Record<string, unknown> = {
-      description: (status === 503 && isIngestion(route) ? INGESTION_503 : DESCRIPTIONS[status]) ?? 'Error',
+      description: (status === 503 && isIngestion(route) ? INGESTION_503 : status === 401 && route.portal ? PORTAL_401[route.portal] : DESCRIPTIONS[status]) ?? 'Error',
       content: { 'application/json': { schema: { $ref: ERROR_ENVELOPE_REF }, examples: examplesFor(status, route, examples) } },
     };
     if (status === 429) response.headers = { 'Retry-After': { $ref: '#/components/headers/Retry-After' } };

@@ -88,12 +88,10 @@ export function buildOperation(route: RouteDef, components: SchemaComponents): R
   const operation: Record<string, unknown> = {
     operationId: route.operationId,
     summary: route.summary,
-    description: route.signedLink
-      ? `No API key: the \`token\` of a signed link opens the one resource it was signed for (a wrong token: 401). Served by the ${route.service} service.`
-      : `Needs the \`${route.permission}\` permission (or \`*\`). Served by the ${route.service} service.`,
+    description: describe(route),
     tags: [route.tag],
-    security: route.signedLink ? [] : SECURITY,
-    'x-billstream-permission': route.permission,
+    security: route.signedLink || route.portal === 'link' ? [] : route.portal === 'token' ? [{ portalToken: [] }] : SECURITY,
+    ...(route.portal ? {} : { 'x-billstream-permission': route.permission }),
     'x-billstream-service': route.service,
   };
 
@@ -147,6 +145,15 @@ export function buildOperation(route: RouteDef, components: SchemaComponents): R
   }
   operation.responses = { [String(route.status)]: success, ...errorResponses(route, examples) };
   return operation;
+}
+
+function describe(route: RouteDef): string {
+  if (route.signedLink) return `No API key: the \`token\` of a signed link opens the one resource it was signed for (a wrong token: 401). Served by the ${route.service} service.`;
+  if (route.portal === 'token') {
+    return "The customer portal's API: a portal session's token, never an API key (401 when it is unknown, expired or revoked). Read only; it answers only the records of the session's customer and its descendants (any other id: 404). Answered by the gateway from the owners' routes.";
+  }
+  if (route.portal === 'link') return 'No API key and no portal token: the signed link of an invoice email opens a new one-hour session of its customer. Answered by the gateway.';
+  return `Needs the \`${route.permission}\` permission (or \`*\`). Served by the ${route.service} service.`;
 }
 
 function successDescription(status: number): string {

@@ -1,5 +1,5 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
-import { PORTAL_API_PATHS as P, portalIdParams, portalListQuery, portalNoQuery } from '@billstream/contracts';
+import { PORTAL_API_PATHS as P, portalEmailSessionBody, portalIdParams, portalListQuery, portalNoQuery } from '@billstream/contracts';
 import { NotFoundError, RateLimitedError, UnauthenticatedError } from '@billstream/errors';
 import { parseOrThrow, parseQuery, type QueryParams } from '@billstream/http';
 import type { CallerLimits } from '../auth';
@@ -11,8 +11,6 @@ import { clean, inScope, remainingOf, type OwnerRecord } from './views';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 type List<T = OwnerRecord> = { items: T[]; pagination: { total: number; limit: number; offset: number } };
-/** Per customer of the scope, the lists that take one customer: its first 100 records. */
-const PER_CUSTOMER = 100;
 
 const scopeOfRes = (res: Response) => res.locals.portal as PortalScope;
 const list = (req: Request) => parseQuery(portalListQuery, req.query as QueryParams)!;
@@ -26,8 +24,22 @@ const notFound = (what: string, id: string) => new NotFoundError(`${what} ${id} 
  * by that customer, and every record is checked to be of a customer the session reaches. An id
  * the caller sends is only ever looked up, then checked: another customer's record is 404.
  */
-export function portalRouter(sessions: PortalSessionService, owners: Owners, limits: CallerLimits, trustedProxyHops: number): Router {
+export function portalRouter(sessions: PortalSessionService, owners: Owners, limits: CallerLimits, trustedProxyHops: number, emailLinkKey: Buffer): Router {
   const router = Router();
+
+  // An invoice email's portal link exchanged for a one-hour session (ADR 0067): the only portal
+  // route without a portal token; a link that is not one billing signed takes from the failure budget.
+  router.post(P.emailSession.replace('/v1/portal', ''), async (req: Request, res: Response) => {
+    const { link } = parseOrThrow(portalEmailSessionBody, req.body ?? {}, 'Body');
+    const opened = await sessions.openFromEmail(emailLinkKey, link, String(res.locals.requestId));
+    if (!opened) {
+      const wait = limits.failures.take(sourceAddressOf(req, trustedProxyHops));
+      if (wait > 0) throw new RateLimitedError(wait, 'Too many requests without a valid portal link from this address');
+      throw new UnauthenticatedError('Invalid portal link');
+    }
+    res.setHeader('Cache-Control', 'private, no-store');
+    res.status(201).json(opened);
+  });
 
   router.use(async (req: Request, res: Response, next: NextFunction) => {
     const address = sourceAddressOf(req, trustedProxyHops);
@@ -89,15 +101,36 @@ export function portalRouter(sessions: PortalSessionService, owners: Owners, lim
     return clean(invoice);
   });
 
-  /** A list the owner answers per customer, over every customer of the scope (each customer's first PER_CUSTOMER). */
-  const perCustomer = async (scope: PortalScope, path: (customerId: string) => string, service: 'billing' | 'wallet' | 'entitlements' = 'billing') => {
-    const lists = await Promise.all(scope.customers.map(async (c) => ({ c, page: await owners.get<List>(service, scope.ctx, path(c.id)) })));
-    return lists.flatMap(({ c, page }) => (page?.items ?? []).map((r): OwnerRecord => ({ ...r, customer_id: (r.customer_id as string | undefined) ?? c.id })));
+  /**
+   * A page (limit, offset) of a list the owner answers per customer, over the customers of the
+   * scope in order: one call per customer for its total, then one per customer whose records the
+   * page reaches (a one-customer scope: the page itself). `pagination.total` is the sum.
+   */
+  const pagedAcross = async (req: Request, scope: PortalScope, path: (customerId: string, limit: number, offset: number) => string, service: 'billing' | 'wallet' | 'entitlements') => {
+    const q = list(req);
+    const read = (c: string, limit: number, offset: number) => owners.get<List>(service, scope.ctx, path(c, limit, offset));
+    const tag = (c: string, page: List | undefined) => (page?.items ?? []).map((r): OwnerRecord => ({ ...r, customer_id: (r.customer_id as string | undefined) ?? c }));
+    if (scope.customers.length === 1) {
+      const c = scope.root.id;
+      const page = await read(c, q.limit, q.offset);
+      return { items: tag(c, page).filter((r) => inScope(scope.ids, r)), pagination: { total: page?.pagination.total ?? 0, limit: q.limit, offset: q.offset } };
+    }
+    const totals = await Promise.all(scope.customers.map(async (c) => (await read(c.id, 1, 0))?.pagination.total ?? 0));
+    const slices: Array<{ c: string; limit: number; offset: number }> = [];
+    let start = 0;
+    scope.customers.forEach((c, i) => {
+      const from = Math.max(q.offset, start);
+      const to = Math.min(q.offset + q.limit, start + totals[i]!);
+      if (to > from) slices.push({ c: c.id, limit: to - from, offset: from - start });
+      start += totals[i]!;
+    });
+    const pages = await Promise.all(slices.map(async (s) => tag(s.c, await read(s.c, s.limit, s.offset))));
+    return { items: pages.flat().filter((r) => inScope(scope.ids, r)), pagination: { total: start, limit: q.limit, offset: q.offset } };
   };
 
   get(P.subscriptions, async (req, scope) => {
-    none(req);
-    const subs = (await perCustomer(scope, (c) => `/v1/subscriptions?customer_id=${seg(c)}&limit=${PER_CUSTOMER}`)).filter((s) => inScope(scope.ids, s));
+    const page = await pagedAcross(req, scope, (c, l, o) => `/v1/subscriptions?customer_id=${seg(c)}&limit=${l}&offset=${o}`, 'billing');
+    const subs = page.items;
     const planIds = [...new Set(subs.map((s) => String(s.plan_id)))];
     const plans = new Map(await Promise.all(planIds.map(async (id) => [id, await owners.maybe<{ name: string }>('billing', scope.ctx, `/v1/plans/${seg(id)}`)] as const)));
     const items = await Promise.all(
@@ -107,7 +140,7 @@ export function portalRouter(sessions: PortalSessionService, owners: Owners, lim
         return { ...clean(s), plan_name: plans.get(String(s.plan_id))?.name ?? null, upcoming_invoice: upcoming ? clean(upcoming) : null };
       }),
     );
-    return { items };
+    return { items, pagination: page.pagination };
   });
 
   get(P.usage, async (req, scope) => {
@@ -122,15 +155,20 @@ export function portalRouter(sessions: PortalSessionService, owners: Owners, lim
   });
 
   get(P.wallets, async (req, scope) => {
-    none(req);
-    const wallets = (await perCustomer(scope, (c) => `/v1/customers/${seg(c)}/wallets?limit=${PER_CUSTOMER}`, 'wallet')).filter((w) => inScope(scope.ids, w));
+    const page = await pagedAcross(req, scope, (c, l, o) => `/v1/customers/${seg(c)}/wallets?limit=${l}&offset=${o}`, 'wallet');
     const items = await Promise.all(
-      wallets.map(async (w) => {
+      page.items.map(async (w) => {
         const balance = await owners.maybe<Record<string, unknown>>('wallet', scope.ctx, `/v1/wallets/${seg(w.id)}/balance?include_real_time_balance=true`);
         return { ...clean(w), balance: balance ? clean(balance as OwnerRecord) : null };
       }),
     );
-    return { items };
+    return { items, pagination: page.pagination };
+  });
+
+  // The live holds: reservations `held` on the wallets of the scope's customers (ADR 0068), newest first per customer.
+  get(P.holds, async (req, scope) => {
+    const page = await pagedAcross(req, scope, (c, l, o) => `/v1/reservations?customer_id=${seg(c)}&status=held&limit=${l}&offset=${o}`, 'wallet');
+    return { items: page.items.map(clean), pagination: page.pagination };
   });
 
   get(P.walletTransactions, async (req, scope) => {
@@ -143,9 +181,8 @@ export function portalRouter(sessions: PortalSessionService, owners: Owners, lim
   });
 
   get(P.entitlements, async (req, scope) => {
-    none(req);
-    const items = await perCustomer(scope, (c) => `/v1/customers/${seg(c)}/entitlements?limit=${PER_CUSTOMER}`, 'entitlements');
-    return { items: items.map((e) => ({ ...e, remaining: remainingOf(e.usage_limit, e.usage) })) };
+    const page = await pagedAcross(req, scope, (c, l, o) => `/v1/customers/${seg(c)}/entitlements?limit=${l}&offset=${o}`, 'entitlements');
+    return { items: page.items.map((e) => ({ ...e, remaining: remainingOf(e.usage_limit, e.usage) })), pagination: page.pagination };
   });
 
   // Anything else under /v1/portal: 404 in the envelope (never on to the API key routes).

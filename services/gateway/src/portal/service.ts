@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { PORTAL_SESSION_TTL, type CreatePortalSessionBody, type PortalSessionView } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
-import { NotFoundError } from '@billstream/errors';
-import type { RequestContext } from '@billstream/http';
+import { NotFoundError, UnauthenticatedError } from '@billstream/errors';
+import { PORTAL_EMAIL_SESSION_SECONDS, verifyPortalEmailLink, type RequestContext } from '@billstream/http';
 import { newId } from '@billstream/ids';
 import { seg, type Owners } from './owners';
 import type { PortalSessionRecord, PortalSessionStore } from './store';
@@ -51,6 +51,32 @@ export class PortalSessionService {
       expiresAt,
     });
     return { id: record.id, url: portalUrl(base, token), expires_at: record.expiresAt.toISOString() };
+  }
+
+  /**
+   * A one-hour session for the customer an invoice email's signed link names (ADR 0067): 401 when
+   * the link is not one billing signed or has expired, or its customer is gone. The token is
+   * answered to the page that opened the link, never in a URL.
+   */
+  async openFromEmail(key: Buffer, link: string, requestId: string): Promise<{ token: string; expires_at: string } | undefined> {
+    const claims = verifyPortalEmailLink(key, link, this.clock());
+    if (!claims) return undefined;
+    if (claims === 'expired') throw new UnauthenticatedError('This portal link has expired: open the link of a newer invoice email, or ask the seller for a new one');
+    const ctx: RequestContext = { tenantId: claims.tenantId, environmentId: claims.environmentId, actor: 'portal-email-link', requestId };
+    const customer = await this.owners.get<{ id: string }>('customer', ctx, `/v1/customers/${seg(claims.customerId)}`);
+    if (!customer) return undefined;
+    const token = generatePortalToken();
+    const record = await this.store.insert(this.db, {
+      id: newId('portalSession'),
+      tenantId: claims.tenantId,
+      environmentId: claims.environmentId,
+      customerId: customer.id,
+      tokenHash: hashPortalToken(token),
+      returnUrl: null,
+      createdBy: 'portal-email-link',
+      expiresAt: new Date(this.clock() + PORTAL_EMAIL_SESSION_SECONDS * 1000),
+    });
+    return { token, expires_at: record.expiresAt.toISOString() };
   }
 
   async revoke(ctx: RequestContext, id: string): Promise<void> {
