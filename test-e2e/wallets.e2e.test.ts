@@ -112,15 +112,12 @@ describe('wallets through the gateway, the services as separate processes (real 
   // ---------------------------------------------------------------- reservations and crashes
   // docs/api/reservations.md, ADR 0068: a wallet process killed at any point loses or doubles no
   // hold, debit or release. Each point of ADR 0017's table kills the wallet once; restarted, the
-  // client's retry (same key, same call) lands on exactly one hold, debit or end.
+  // client's retry (same key, same call) lands on exactly one hold, debit or end
+  // (test-e2e/support/reservations.ts).
 
   it('the wallet SIGKILLed at each reservation failpoint, restarted, the same call retried: one hold, one RESERVATION_CAPTURE debit, the right status, balance and credits_held, a ledger that adds up', async () => {
-    const crash = reservationCrash(stack, walletDb);
     const started = Date.now();
-    for (const point of RESERVATION_POINTS) {
-      const customerId = await newCustomer();
-      await crash.run(point, customerId);
-    }
+    await reservationCrash(stack, walletDb).runAll(RESERVATION_POINTS, newCustomer);
     console.log(`reservation failpoints: ${RESERVATION_POINTS.length} kills and retries in ${Date.now() - started} ms`);
   }, 300_000);
 

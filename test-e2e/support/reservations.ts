@@ -4,19 +4,23 @@ import { assertLedgerAddsUp } from '@billstream/wallet';
 import type { ProcessStack } from './stack';
 
 /**
- * The reservation failpoints of the wallet service (ADR 0017's table), in the order the crash
- * test kills at them: `reservations.{create|commit|release|expiry}.{step}`.
+ * The reservation failpoints of the wallet service (ADR 0017's table),
+ * `reservations.{create|commit|release|expiry}.{step}`, in the order the crash test kills at
+ * them. The process armed with one also runs the retry of the one before and the set-up of its
+ * own, so each point is on neither path: a retry after a kill inside a transaction runs its
+ * action's whole path again (not the next point's action), a retry after a commit only answers
+ * what is stored, and a create passes no expiry point. Kept in this order, one restart a point.
  */
 export const RESERVATION_POINTS = [
-  'reservations.create.before-commit',
-  'reservations.create.after-commit',
-  'reservations.commit.before-debit',
-  'reservations.commit.after-debit',
-  'reservations.commit.after-commit',
-  'reservations.release.before-commit',
-  'reservations.release.after-commit',
-  'reservations.expiry.before-commit',
   'reservations.expiry.after-commit',
+  'reservations.create.before-commit',
+  'reservations.commit.before-debit',
+  'reservations.release.before-commit',
+  'reservations.create.after-commit',
+  'reservations.commit.after-debit',
+  'reservations.release.after-commit',
+  'reservations.commit.after-commit',
+  'reservations.expiry.before-commit',
 ] as const;
 export type ReservationPoint = (typeof RESERVATION_POINTS)[number];
 
@@ -75,15 +79,31 @@ export function reservationCrash(stack: ProcessStack, walletDb: Db) {
   }
 
   /**
-   * One wallet of 100 credits, a hold of 30 (made by the armed process when the point is in the
-   * create or the expiry, before arming otherwise), the wallet killed at `point`, restarted
-   * unarmed, the client's call retried; then exactly one hold with the right status, one debit
-   * of 12 for a commit, the balance, credits_held, one event per step and a ledger that adds up.
+   * Every point of `points` in turn: the wallet restarted armed with it (which first finishes the
+   * previous point's proof), its kill, and after the last an unarmed restart and its proof.
    */
-  async function run(point: ReservationPoint, customerId: string): Promise<void> {
+  async function runAll(points: readonly ReservationPoint[], newCustomer: () => Promise<string>): Promise<void> {
+    let proof: (() => Promise<void>) | undefined;
+    for (const point of points) {
+      await stack.restart('wallet', { BILLSTREAM_FAILPOINTS: point });
+      if (proof) await proof();
+      proof = await killAt(point, await newCustomer());
+    }
+    await stack.restart('wallet');
+    if (proof) await proof();
+  }
+
+  /**
+   * In a wallet process armed with `point`: one wallet of 100 credits, a hold of 30 (the trigger
+   * itself for a point of the create or the expiry), the call that kills the process at `point`,
+   * and what the kill left in the database. Answers the proof to run once the wallet is up again:
+   * the client's call retried; then exactly one hold with the right status, one debit of 12 for a
+   * commit, the balance, credits_held, one event per step and a ledger that adds up.
+   */
+  async function killAt(point: ReservationPoint, customerId: string): Promise<() => Promise<void>> {
     const action = point.split('.')[1] as Action;
     const walletId = await walletOf(customerId, String(LOADED));
-    const body = { customer_id: customerId, currency: 'usd', credits: String(HELD), expires_in: action === 'expiry' ? 1 : 300, idempotency_key: `crash-${point}-${Date.now()}`, metadata: { point } };
+    const body = { customer_id: customerId, currency: 'usd', credits: String(HELD), expires_in: action === 'expiry' ? 1 : 3600, idempotency_key: `crash-${point}-${Date.now()}`, metadata: { point } };
     let id: string | undefined;
     if (action === 'commit' || action === 'release') {
       const held = await api.post('/v1/reservations', body);
@@ -96,7 +116,6 @@ export function reservationCrash(stack: ProcessStack, walletDb: Db) {
       return api.post('/v1/reservations', body);
     };
 
-    await stack.restart('wallet', { BILLSTREAM_FAILPOINTS: point });
     const first = await call();
     if (action === 'expiry') {
       // The hold is made; the expiry job kills the process when it writes it expired (within 1 s).
@@ -114,7 +133,16 @@ export function reservationCrash(stack: ProcessStack, walletDb: Db) {
     if (left.status) expect([point, atKill.reservations[0]!.status]).toEqual([point, left.status]);
     expect([point, atKill.captures.length]).toEqual([point, left.captured ? 1 : 0]);
 
-    await stack.restart('wallet');
+    return () => proveAfter(point, { walletId, body, call, atKill, left, id });
+  }
+
+  async function proveAfter(
+    point: ReservationPoint,
+    k: { walletId: string; body: { idempotency_key: string }; call: () => Promise<ApiResponse>; atKill: Awaited<ReturnType<typeof stored>>; left: ReturnType<typeof leftByKill>; id?: string },
+  ): Promise<void> {
+    const action = point.split('.')[1] as Action;
+    const { walletId, body, call, atKill, left } = k;
+    let id = k.id;
     const retried = await call();
     if (action === 'expiry') {
       await waitFor(async () => (await walletDb('reservations').where({ id }).first()).status === 'expired', { timeoutMs: 5_000, what: `${id} written expired after the restart` });
@@ -208,5 +236,5 @@ export function reservationCrash(stack: ProcessStack, walletDb: Db) {
     return { won, expired: n - won };
   }
 
-  return { run, raceExpiry };
+  return { runAll, raceExpiry };
 }
