@@ -235,6 +235,45 @@ describe('the console read pages in a real browser, on the embedded default', ()
     await check('31-overview');
   });
 
+  it("a customer's wallet: its live holds (id, credits held, expiry, metadata, created), credits held and available; a hold ended leaves at the next load", async () => {
+    const customer = await api.post('/v1/customers', { external_customer_id: 'holds-console', name: 'Holds' });
+    const wallet = await api.post('/v1/wallets', { customer_id: customer.body.id, currency: 'usd', initial_credits_to_load: '100' });
+    expect(wallet.status).toBe(201);
+    const reserve = (credits: string, key: string, metadata: Record<string, string>) =>
+      api.post('/v1/reservations', { customer_id: customer.body.id, currency: 'usd', credits, expires_in: 600, idempotency_key: key, metadata });
+    const llm = await reserve('30', 'holds-console-1', { request: 'llm-call-1' });
+    const job = await reserve('12.5', 'holds-console-2', { job: 'render-7' });
+    const gone = await reserve('5', 'holds-console-3', {});
+    expect([llm.status, job.status, gone.status]).toEqual([201, 201, 201]);
+    expect((await api.post(`/v1/reservations/${gone.body.id}/release`, {})).status).toBe(200);
+
+    await page.goto(`${stack.base}/console/#/customers/${customer.body.id}`);
+    await page.getByRole('heading', { name: 'Holds', exact: true }).waitFor();
+    const holds = page.getByRole('region', { name: 'Live holds' });
+    await holds.getByRole('cell', { name: llm.body.id }).waitFor();
+    const cells = async (id: string) => holds.getByRole('row').filter({ hasText: id }).getByRole('cell').allTextContents();
+    const row = await cells(llm.body.id);
+    expect(row.slice(0, 3)).toEqual([llm.body.id, wallet.body.id, '30']);
+    expect(row[4]).toBe('request: llm-call-1');
+    expect(await holds.getByRole('row').filter({ hasText: llm.body.id }).getByRole('cell').nth(3).getAttribute('title')).toBe(llm.body.expires_at);
+    expect((await cells(job.body.id)).slice(2, 5)).toEqual(['12.5', expect.any(String), 'job: render-7']);
+    // Live holds only, newest first: the released one is not listed.
+    expect(await holds.locator('tbody tr').count()).toBe(2);
+    expect(await holds.locator('tbody tr').first().textContent()).toContain(job.body.id);
+    const walletRow = page.getByRole('row').filter({ hasText: wallet.body.id }).filter({ hasText: 'Top up' });
+    const walletCells = await walletRow.getByRole('cell').allTextContents();
+    expect(walletCells.slice(5, 7)).toEqual(['42.5', '57.5']);
+    await check('34-customer-holds');
+
+    // The commit of one (20 of its 30 spent) ends it: the next load shows one hold, 12.5 held and 67.5 available.
+    expect((await api.post(`/v1/reservations/${llm.body.id}/commit`, { credits: '20' })).status).toBe(200);
+    await page.reload();
+    await holds.getByRole('cell', { name: job.body.id }).waitFor();
+    expect(await holds.locator('tbody tr').count()).toBe(1);
+    await walletRow.waitFor();
+    expect((await walletRow.getByRole('cell').allTextContents()).slice(5, 7)).toEqual(['12.5', '67.5']);
+  });
+
   const check = (name: string) => stack.check(page, name);
 });
 

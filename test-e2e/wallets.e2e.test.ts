@@ -1,6 +1,8 @@
 import { KafkaBus, TOPICS, type Subscription } from '@billstream/bus';
+import { createDb, type Db } from '@billstream/db';
 import { kafkaBrokers, testLogger, waitFor, type ApiClient } from '@billstream/testing';
 import { startProcessStack, type ProcessStack } from './support/stack';
+import { RESERVATION_POINTS, reservationCrash } from './support/reservations';
 
 interface SeenEvent {
   type: string;
@@ -13,6 +15,7 @@ describe('wallets through the gateway, the services as separate processes (real 
   let api: ApiClient;
   let bus: KafkaBus;
   let subscription: Subscription;
+  let walletDb: Db;
   const seen: SeenEvent[] = [];
   const run = Date.now().toString(36);
   let seq = 0;
@@ -20,6 +23,7 @@ describe('wallets through the gateway, the services as separate processes (real 
   beforeAll(async () => {
     stack = await startProcessStack();
     api = stack.api;
+    walletDb = createDb({ databaseUrl: stack.database.url, schema: 'wallet', poolMax: 2 });
     bus = new KafkaBus({ brokers: kafkaBrokers(), clientId: 'wallets-e2e', logger: testLogger(), topicPrefix: stack.topicPrefix });
     await bus.start();
     subscription = await bus.subscribe({
@@ -36,8 +40,9 @@ describe('wallets through the gateway, the services as separate processes (real 
   afterAll(async () => {
     await subscription?.stop();
     await bus?.stop();
+    await walletDb?.destroy();
     await stack?.stop();
-  });
+  }, 120_000);
 
   const newCustomer = async () => {
     const res = await api.post('/v1/customers', { external_customer_id: `wallet-e2e-${run}-${(seq += 1)}` });
@@ -103,4 +108,24 @@ describe('wallets through the gateway, the services as separate processes (real 
     const debits = await api.get(`/v1/wallets/${w.body.id}/transactions?transaction_reason=WALLET_TERMINATION`);
     expect(debits.body.items.map((t: { credit_amount: string }) => t.credit_amount)).toEqual(['3.5']);
   });
+
+  // ---------------------------------------------------------------- reservations and crashes
+  // docs/api/reservations.md, ADR 0068: a wallet process killed at any point loses or doubles no
+  // hold, debit or release. Each point of ADR 0017's table kills the wallet once; restarted, the
+  // client's retry (same key, same call) lands on exactly one hold, debit or end
+  // (test-e2e/support/reservations.ts).
+
+  it('the wallet SIGKILLed at each reservation failpoint, restarted, the same call retried: one hold, one RESERVATION_CAPTURE debit, the right status, balance and credits_held, a ledger that adds up', async () => {
+    const started = Date.now();
+    await reservationCrash(stack, walletDb).runAll(RESERVATION_POINTS, newCustomer);
+    console.log(`reservation failpoints: ${RESERVATION_POINTS.length} kills and retries in ${Date.now() - started} ms`);
+  }, 300_000);
+
+  it('commits and releases racing the expiry of their holds: each hold ends once (committed, released or expired), a debit only for a committed one', async () => {
+    const customerId = await newCustomer();
+    const outcome = await reservationCrash(stack, walletDb).raceExpiry(customerId, 24);
+    // Both sides of the instant happen (the calls are spread 300 ms either side of expires_at).
+    expect(outcome.won).toBeGreaterThan(0);
+    expect(outcome.expired).toBeGreaterThan(0);
+  }, 60_000);
 });

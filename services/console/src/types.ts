@@ -23,6 +23,21 @@ export interface Balance {
   credit_balance: string;
   real_time_balance?: string;
   unbilled_usage?: number;
+  /** Credits of the wallet's live reservations, and what a new hold can take (docs/api/reservations.md). */
+  credits_held?: string;
+  credits_available?: string;
+}
+
+/** A hold of a PRE_PAID wallet (docs/api/reservations.md). */
+export interface Reservation {
+  id: string;
+  status: 'held' | 'committed' | 'released' | 'expired';
+  wallet_id: string;
+  currency: string;
+  credits_held: string;
+  expires_at: string;
+  metadata: Record<string, string>;
+  created_at: string;
 }
 
 export interface Subscription {

@@ -7,6 +7,7 @@ import { ActionPanel, ActionToggle, Done } from '../forms/action';
 import { ApplyCouponForm, ChangePlanForm, TopUpForm } from '../forms/lazy';
 import type { Balance, Customer, Discount, Invoice, Subscription, Wallet } from '../types';
 import { CustomerUsage } from '../charts/CustomerUsage';
+import { CustomerHolds } from './CustomerHolds';
 import { CustomerLedger } from './CustomerLedger';
 import { InvoiceTable } from './Invoices';
 
@@ -85,6 +86,8 @@ export function CustomerPage({ api, id }: { api: Api; id: string }) {
                   <th scope="col">Status</th>
                   <th scope="col">Balance</th>
                   <th scope="col">Real-time balance</th>
+                  <th scope="col">Credits held</th>
+                  <th scope="col">Credits available</th>
                   <th scope="col">Unbilled usage</th>
                   <th scope="col">Actions</th>
                 </tr>
@@ -98,6 +101,8 @@ export function CustomerPage({ api, id }: { api: Api; id: string }) {
                       <td>{wallet.wallet_status}</td>
                       <td>{decimalMoney(balance.balance, wallet.currency)}</td>
                       <td>{decimalMoney(balance.real_time_balance, wallet.currency)}</td>
+                      <td>{balance.credits_held === undefined ? '–' : quantity(balance.credits_held)}</td>
+                      <td>{balance.credits_available === undefined ? '–' : quantity(balance.credits_available)}</td>
                       <td>{money(balance.unbilled_usage ?? 0, wallet.currency)}</td>
                       <td>
                         <ActionToggle label="Top up" open={open === `topup:${wallet.id}`} controls={`topup-${wallet.id}`} onToggle={() => toggle(`topup:${wallet.id}`)} />
@@ -105,7 +110,7 @@ export function CustomerPage({ api, id }: { api: Api; id: string }) {
                     </tr>
                     {open === `topup:${wallet.id}` && (
                       <tr>
-                        <td colSpan={7}>
+                        <td colSpan={9}>
                           <ActionPanel id={`topup-${wallet.id}`}>
                             <TopUpForm api={api} wallet={wallet} onCancel={() => setOpen(null)} onDone={succeeded(`Wallet ${wallet.id} topped up.`)} />
                           </ActionPanel>
@@ -119,6 +124,7 @@ export function CustomerPage({ api, id }: { api: Api; id: string }) {
           )
         }
       </Loaded>
+      <CustomerHolds api={api} id={id} version={version} />
       <h2>Subscriptions</h2>
       <Loaded load={subscriptions}>
         {(list) =>

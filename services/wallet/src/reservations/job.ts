@@ -1,4 +1,5 @@
 import type { Logger } from '@billstream/logger';
+import { failpoint } from '@billstream/runtime';
 import type { Ledger } from '../ledger/ledger';
 import type { ReservationStore } from './store';
 
@@ -34,8 +35,10 @@ export class ReservationExpiryJob {
         const now = this.ledger.clock();
         const expired = await this.store.expireDue(trx, now, BATCH);
         const events = await this.store.announce(trx, null, expired, 'reservation.expired', now);
+        if (expired.length > 0) failpoint('reservations.expiry.before-commit');
         return { count: expired.length, events };
       });
+      if (count > 0) failpoint('reservations.expiry.after-commit');
       total += count;
       if (count < BATCH) return total;
     }

@@ -4,6 +4,7 @@ import { IdempotencyConflictError, InsufficientCreditsError, NotFoundError, PG_U
 import { newId } from '@billstream/ids';
 import { toDecimalString } from '@billstream/money';
 import type { EventContext } from '@billstream/outbox';
+import { failpoint } from '@billstream/runtime';
 import { Decimal } from 'decimal.js';
 import type { CustomerDirectory } from '../customers/directory';
 import type { WalletChange } from '../ledger/change';
@@ -90,6 +91,7 @@ export class ReservationService {
           return this.hold(trx, change, { ...request, currency }, hash);
         }),
       );
+      failpoint('reservations.create.after-commit');
       return result;
     } catch (err) {
       // The same key on another wallet at the same moment: the unique key decides, the loser replays.
@@ -140,6 +142,7 @@ export class ReservationService {
     };
     await this.store.insert(trx, r);
     change.emit('reservation.created', { reservation: reservationView(r, change.now) });
+    failpoint('reservations.create.before-commit');
     return r;
   }
 
@@ -158,6 +161,7 @@ export class ReservationService {
         if (statusAt(r, change.now) !== 'held') throw statusError(r, change.now, 'committed');
         await this.checkOverage(trx, change, r, request);
         change.requireActive();
+        failpoint('reservations.commit.before-debit');
         const entry = request.credits.isZero()
           ? null
           : await debit(change, {
@@ -169,12 +173,14 @@ export class ReservationService {
             });
         // The debit's row first: the reservation names it (a foreign key).
         if (entry) await flush(change);
+        failpoint('reservations.commit.after-debit');
         const ended = { ...r, status: 'committed' as ReservationStatus, creditsCommitted: request.credits, transactionId: entry?.id ?? null, updatedAt: change.now, endedAt: change.now };
         await this.store.end(trx, r.id, { status: 'committed', creditsCommitted: request.credits, transactionId: ended.transactionId }, change.now);
         change.emit('reservation.committed', { reservation: reservationView(ended, change.now) });
         return ended;
       }),
     );
+    failpoint('reservations.commit.after-commit');
     return result;
   }
 
@@ -217,8 +223,10 @@ export class ReservationService {
       const ended: Reservation = { ...r, status: 'released', updatedAt: now, endedAt: now };
       await this.store.end(trx, r.id, { status: 'released', creditsCommitted: null, transactionId: null }, now);
       const events = await this.store.announce(trx, ctx, [ended], 'reservation.released', now);
+      failpoint('reservations.release.before-commit');
       return { result: ended, events };
     });
+    failpoint('reservations.release.after-commit');
     return out.result;
   }
 
