@@ -261,6 +261,8 @@ describe('the console read pages in a real browser, on the embedded default', ()
     expect(await holds.locator('tbody tr').count()).toBe(2);
     expect(await holds.locator('tbody tr').first().textContent()).toContain(job.body.id);
     const walletRow = page.getByRole('row').filter({ hasText: wallet.body.id }).filter({ hasText: 'Top up' });
+    // The wallets table loads on its own: wait for its row before reading it.
+    await walletRow.waitFor();
     const walletCells = await walletRow.getByRole('cell').allTextContents();
     expect(walletCells.slice(5, 7)).toEqual(['42.5', '57.5']);
     await check('34-customer-holds');

@@ -97,10 +97,10 @@ export function CustomerPage({ api, id }: { api: Api; id: string }) {
                   <Fragment key={wallet.id}>
                     <tr>
                       <td>{wallet.id}</td>
-                      <td>{wallet.wallet_type}</td>
-                      <td>{wallet.wallet_status}</td>
-                      <td>{decimalMoney(balance.balance, wallet.currency)}</td>
-                      <td>{decimalMoney(balance.real_time_balance, wallet.currency)}</td>
+                      <td className="word">{wallet.wallet_type}</td>
+                      <td className="word">{wallet.wallet_status}</td>
+                      <td className="word">{decimalMoney(balance.balance, wallet.currency)}</td>
+                      <td className="word">{decimalMoney(balance.real_time_balance, wallet.currency)}</td>
                       <td>{balance.credits_held === undefined ? '–' : quantity(balance.credits_held)}</td>
                       <td>{balance.credits_available === undefined ? '–' : quantity(balance.credits_available)}</td>
                       <td>{money(balance.unbilled_usage ?? 0, wallet.currency)}</td>
