@@ -1,5 +1,5 @@
 import type { Logger } from '@billstream/logger';
-import { failpoint } from '@billstream/runtime';
+import { Repeating, failpoint } from '@billstream/runtime';
 import type { Ledger } from '../ledger/ledger';
 import type { ReservationStore } from './store';
 
@@ -16,16 +16,24 @@ export const RESERVATION_EXPIRY_INTERVAL_MS = 250;
  * live is taken at the next round. Replicas share the rows the same way.
  */
 export class ReservationExpiryJob {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
-  private stopped = true;
+  private readonly schedule: Repeating<number>;
 
   constructor(
     private readonly ledger: Ledger,
     private readonly store: ReservationStore,
-    private readonly logger: Logger,
-    private readonly intervalMs: number,
-  ) {}
+    logger: Logger,
+    intervalMs: number,
+  ) {
+    this.schedule = new Repeating({
+      run: () => this.runOnce(),
+      intervalMs,
+      logger,
+      failure: 'reservation expiry round failed; will retry',
+      done: (n) => {
+        if (n > 0) logger.debug('reservations expired', { expired: n });
+      },
+    });
+  }
 
   /** Expires every due hold, BATCH a transaction; answers how many. */
   async runOnce(): Promise<number> {
@@ -45,26 +53,10 @@ export class ReservationExpiryJob {
   }
 
   start(): void {
-    if (this.intervalMs <= 0 || !this.stopped) return;
-    this.stopped = false;
-    const schedule = () => {
-      this.timer = setTimeout(() => {
-        this.running = this.runOnce()
-          .then((n) => {
-            if (n > 0) this.logger.debug('reservations expired', { expired: n });
-          })
-          .catch((err) => this.logger.warn('reservation expiry round failed; will retry', { err }))
-          .finally(() => {
-            if (!this.stopped) schedule();
-          });
-      }, this.intervalMs);
-    };
-    schedule();
+    this.schedule.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+    await this.schedule.stop();
   }
 }
