@@ -26,9 +26,15 @@ __all__ = [
     "CustomerUsageSubscriptionsItem",
     "CustomerUsageTotalsItem",
     "CustomerUsage",
+    "InvoiceBuyerTax1TaxIdsItem",
+    "InvoiceBuyerTax1",
     "Invoice",
     "InvoiceDiscount",
+    "InvoiceTaxBreakdown",
     "InvoiceLineItem",
+    "InvoiceLineTax",
+    "UpcomingInvoiceBuyerTax1TaxIdsItem",
+    "UpcomingInvoiceBuyerTax1",
     "UpcomingInvoice",
     "Payment",
     "Feature",
@@ -559,6 +565,18 @@ class CustomerUsage(TypedDict):
     totals: List[CustomerUsageTotalsItem]
 
 
+class InvoiceBuyerTax1TaxIdsItem(TypedDict):
+    type: str
+    value: str
+
+
+class InvoiceBuyerTax1(TypedDict):
+    tax_exempt: Literal["none", "exempt", "reverse"]
+    tax_ids: List[InvoiceBuyerTax1TaxIdsItem]
+    address_country: Optional[str]
+    address_state: Optional[str]
+
+
 class Invoice(TypedDict):
     id: str
     invoice_number: Optional[str]
@@ -579,6 +597,12 @@ class Invoice(TypedDict):
     excess_credit: int
     total_prepaid_credits_applied: int
     total: int
+    total_tax: int
+    total_excluding_tax: int
+    tax_breakdown: List[InvoiceTaxBreakdown]
+    reverse_charge: bool
+    tax_exempt_reason: Optional[Literal["customer_exempt"]]
+    buyer_tax: Optional[InvoiceBuyerTax1]
     pre_payment_credit_notes_amount: int
     post_payment_credit_notes_amount: int
     amount_due: int
@@ -601,6 +625,16 @@ class InvoiceDiscount(TypedDict):
     amount: int
 
 
+class InvoiceTaxBreakdown(TypedDict):
+    tax_rate_id: str
+    code: str
+    country: Optional[str]
+    region: Optional[str]
+    percentage: str
+    taxable_amount: int
+    amount: int
+
+
 class _InvoiceLineItemRequired(TypedDict):
     id: str
     price_id: Optional[str]
@@ -618,10 +652,33 @@ class _InvoiceLineItemRequired(TypedDict):
     prepaid_credits_applied: int
     period_start: Optional[str]
     period_end: Optional[str]
+    tax_amount: int
+    taxes: List[InvoiceLineTax]
+    tax_behavior: Optional[Literal["exclusive", "inclusive"]]
 
 
 class InvoiceLineItem(_InvoiceLineItemRequired, total=False):
     proration_factor: str
+
+
+class InvoiceLineTax(TypedDict):
+    tax_rate_id: str
+    code: str
+    percentage: str
+    taxable_amount: int
+    amount: int
+
+
+class UpcomingInvoiceBuyerTax1TaxIdsItem(TypedDict):
+    type: str
+    value: str
+
+
+class UpcomingInvoiceBuyerTax1(TypedDict):
+    tax_exempt: Literal["none", "exempt", "reverse"]
+    tax_ids: List[UpcomingInvoiceBuyerTax1TaxIdsItem]
+    address_country: Optional[str]
+    address_state: Optional[str]
 
 
 class UpcomingInvoice(TypedDict):
@@ -642,6 +699,12 @@ class UpcomingInvoice(TypedDict):
     excess_credit: int
     total_prepaid_credits_applied: int
     total: int
+    total_tax: int
+    total_excluding_tax: int
+    tax_breakdown: List[InvoiceTaxBreakdown]
+    reverse_charge: bool
+    tax_exempt_reason: Optional[Literal["customer_exempt"]]
+    buyer_tax: Optional[UpcomingInvoiceBuyerTax1]
     pre_payment_credit_notes_amount: int
     post_payment_credit_notes_amount: int
     amount_due: int

@@ -1,5 +1,6 @@
 import { createDb, type Db } from '@billstream/db';
 import { startIntegrationStack, TEST_ENVIRONMENT, TEST_TENANT, type IntegrationStack } from '../../support/stack';
+import { monthStart, taxedInvoiceHelpers, type TaxedInvoice } from './taxes-invoices';
 
 /**
  * Tax rates (docs/api/taxes.md) and customers' tax identity (docs/api/customers.md#tax-identity) as a client meets them: through the gateway, on the whole stack
@@ -239,6 +240,99 @@ describe('tax rates through the gateway (real Postgres and Kafka)', () => {
       expect(Number((await db.raw('SELECT count(*) AS n FROM customer.customers')).rows[0].n)).toBe(customers + 1);
       expect(Number((await db('plans').count({ n: '*' }).first())!.n)).toBe(plans + 1);
       expect(Number((await db('prices').count({ n: '*' }).first())!.n)).toBe(prices);
+    });
+  });
+
+  describe('invoices bearing tax', () => {
+    let t: Awaited<ReturnType<typeof taxedInvoiceHelpers>>;
+    const rates: Record<string, string> = {};
+    const byCode = (i: TaxedInvoice) => [...i.tax_breakdown].sort((a, b) => a.code.localeCompare(b.code)).map((b) => [b.code, b.country, b.region, b.taxable_amount, b.amount]);
+    beforeAll(async () => {
+      t = await taxedInvoiceHelpers(stack, db);
+      rates.de19 = await t.rate('INV_DE_19', '19', { country: 'DE' });
+      rates.reduced = await t.rate('INV_REDUCED_7', '7');
+      rates.ten = await t.rate('INV_TEN', '10');
+      rates.ca = await t.rate('INV_US_CA', '7.25', { country: 'US', region: 'US-CA' });
+      rates.us0 = await t.rate('INV_US_0', '0', { country: 'US' });
+      await t.settings({ enabled: true, rounding: 'LINE', reverse_charge: { enabled: true, seller_country: 'DE' } });
+    });
+
+    it('taxes a cycle invoice line by line (LINE) by price and by address, and wallet credits pay the taxed total', async () => {
+      const cust = await t.customer({ address_country: 'DE' });
+      const walletId = await t.wallet(cust, '100');
+      const invoices = await t.subscribe(cust, [['10.01'], ['3.33', { tax_rate_ids: [rates.reduced] }]], monthStart(-1));
+      const cycle = invoices.find((i) => i.billing_reason === 'SUBSCRIPTION_CYCLE')!;
+      expect(cycle.line_items.map((l) => [l.net_amount, l.tax_behavior, l.tax_amount, l.taxes.map((x) => [x.code, x.taxable_amount, x.amount])])).toEqual([
+        [1001, 'exclusive', 190, [['INV_DE_19', 1001, 190]]],
+        [333, 'exclusive', 23, [['INV_REDUCED_7', 333, 23]]],
+      ]);
+      expect(cycle).toMatchObject({ subtotal: 1334, total_tax: 213, total_excluding_tax: 1334, total: 1547, reverse_charge: false, tax_exempt_reason: null });
+      expect(cycle.buyer_tax).toEqual({ tax_exempt: 'none', tax_ids: [], address_country: 'DE', address_state: null });
+      expect(byCode(cycle)).toEqual([['INV_DE_19', 'DE', null, 1001, 190], ['INV_REDUCED_7', null, null, 333, 23]]);
+      t.adds(cycle);
+      for (const i of invoices) {
+        const paid = await t.finalize(i.id);
+        // Credits pay each line's net and its tax: nothing is left due.
+        expect(paid).toMatchObject({ status: 'paid', total_prepaid_credits_applied: 1547, total: 0, amount_due: 0, total_tax: 213 });
+        expect(paid.line_items.map((l) => l.prepaid_credits_applied)).toEqual([1191, 356]);
+      }
+      expect((await t.api.get(`/v1/wallets/${walletId}/balance`)).body.credit_balance).toBe('69.06');
+    });
+
+    it('taxes a created invoice once per rate (TOTAL), an inclusive price holds its tax exactly, and 0 % rates show', async () => {
+      await t.settings({ rounding: 'TOTAL' });
+      const cust = await t.customer({ address_country: 'US', address_state: 'CA' });
+      const [created] = await t.subscribe(cust, [['0.05', { tax_rate_ids: [rates.ten] }], ['0.05', { tax_rate_ids: [rates.ten] }], ['0.05', { tax_rate_ids: [rates.ten] }], ['10', { tax_rate_ids: [rates.de19], tax_behavior: 'inclusive' }], ['1']]);
+      expect(created!.billing_reason).toBe('SUBSCRIPTION_CREATE');
+      // 3 × 0.5 of exact tax: 1.5 rounds to 2 once, spread by largest remainder (LINE would bill 3).
+      expect(created!.line_items.map((l) => [l.net_amount, l.tax_behavior, l.tax_amount])).toEqual([
+        [5, 'exclusive', 1],
+        [5, 'exclusive', 1],
+        [5, 'exclusive', 0],
+        [1000, 'inclusive', 160],
+        [100, 'exclusive', 7],
+      ]);
+      const inclusive = created!.line_items[3]!;
+      expect(inclusive.taxes[0]!.taxable_amount + inclusive.tax_amount).toBe(inclusive.net_amount);
+      expect(byCode(created!)).toEqual([['INV_DE_19', 'DE', null, 840, 160], ['INV_TEN', null, null, 15, 2], ['INV_US_0', 'US', null, 100, 0], ['INV_US_CA', 'US', 'US-CA', 100, 7]]);
+      // The inclusive tax is inside the line; only the exclusive 9 adds to the total.
+      expect(created).toMatchObject({ subtotal: 1115, total_tax: 169, total_excluding_tax: 955, total: 1124 });
+      t.adds(created!);
+      expect(await t.finalize(created!.id)).toMatchObject({ status: 'finalized', total: 1124, amount_due: 1124, total_tax: 169 });
+      await t.settings({ rounding: 'LINE' });
+      // Finalized, it keeps what it bore; the settings move new drafts only.
+      expect(await t.get(created!.id)).toMatchObject({ total_tax: 169 });
+      const [line] = await t.subscribe(cust, [['0.05', { tax_rate_ids: [rates.ten] }], ['0.05', { tax_rate_ids: [rates.ten] }], ['0.05', { tax_rate_ids: [rates.ten] }]]);
+      expect(line!.line_items.map((l) => l.tax_amount)).toEqual([1, 1, 1]);
+    });
+
+    it('taxes neither an exempt nor a reverse-charged buyer (their own setting, or the EU rule)', async () => {
+      const cases: Array<[Record<string, unknown>, boolean, string | null]> = [
+        [{ address_country: 'DE', tax_exempt: 'exempt' }, false, 'customer_exempt'],
+        [{ address_country: 'US', address_state: 'CA', tax_exempt: 'reverse' }, true, null],
+        [{ address_country: 'GR', tax_ids: [{ type: 'eu_vat', value: 'EL094259216' }] }, true, null],
+      ];
+      for (const [body, reverse, reason] of cases) {
+        const [draft] = await t.subscribe(await t.customer(body), [['10', { tax_rate_ids: [rates.de19] }]]);
+        expect([draft!.total_tax, draft!.total, draft!.reverse_charge, draft!.tax_exempt_reason, draft!.line_items[0]!.taxes]).toEqual([0, 1000, reverse, reason, []]);
+        expect(draft!.buyer_tax).toMatchObject({ tax_exempt: body.tax_exempt ?? 'none' });
+      }
+    });
+
+    it('takes rates and the buyer as they are at finalization: a draft moves, a finalized invoice never does', async () => {
+      const cust = await t.customer({ address_country: 'DE', address_state: 'BY' });
+      const [draft] = await t.subscribe(cust, [['20']]);
+      expect(draft!.total_tax).toBe(380);
+      const bavaria = await t.rate('INV_DE_BY', '1', { country: 'DE', region: 'DE-BY' });
+      const finalized = await t.finalize(draft!.id);
+      expect(finalized).toMatchObject({ total_tax: 400, total: 2400, amount_due: 2400 });
+      expect(byCode(finalized)).toEqual([['INV_DE_19', 'DE', null, 2000, 380], ['INV_DE_BY', 'DE', 'DE-BY', 2000, 20]]);
+      expect((await t.api.delete(`/v1/tax_rates/${bavaria}`)).status).toBe(200);
+      expect((await t.api.put(`/v1/customers/${cust}`, { tax_exempt: 'exempt' })).status).toBe(200);
+      await t.billingKnows(cust, 'exempt');
+      expect(await t.get(finalized.id)).toEqual(finalized);
+      const [later] = await t.subscribe(cust, [['20']]);
+      expect(later).toMatchObject({ total_tax: 0, tax_exempt_reason: 'customer_exempt', buyer_tax: { tax_exempt: 'exempt' } });
     });
   });
 });

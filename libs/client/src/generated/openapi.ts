@@ -2218,8 +2218,27 @@ export interface components {
             /** @description What negative lines left after offsetting every line: credited to the PRE_PAID wallet at finalization, so no invoice is negative */
             excess_credit: number;
             total_prepaid_credits_applied: number;
-            /** @description subtotal - total_discount + excess_credit - total_prepaid_credits_applied */
+            /** @description subtotal - total_discount + excess_credit + the exclusive tax - total_prepaid_credits_applied */
             total: number;
+            /** @description The sum of the lines' tax_amount and of tax_breakdown[].amount (docs/api/taxes.md#invoices-bearing-tax) */
+            total_tax: number;
+            /** @description subtotal - total_discount + excess_credit less the tax inside inclusive lines: what the invoice bills before tax and credits */
+            total_excluding_tax: number;
+            tax_breakdown: components["schemas"]["InvoiceTaxBreakdown"][];
+            /** @description The buyer accounts for the tax (docs/api/taxes.md#which-rates-a-line-bears): no line bears any */
+            reverse_charge: boolean;
+            tax_exempt_reason: "customer_exempt" | null;
+            /** @description The buyer's tax identity the invoice was taxed with, fixed at finalization; null when taxes are off */
+            buyer_tax: {
+                /** @enum {string} */
+                tax_exempt: "none" | "exempt" | "reverse";
+                tax_ids: {
+                    type: string;
+                    value: string;
+                }[];
+                address_country: string | null;
+                address_state: string | null;
+            } | null;
             /** @description Credit notes that lowered what is due (issued before payment) */
             pre_payment_credit_notes_amount: number;
             /** @description Credit notes that returned money paid (to wallets or refunded) */
@@ -2243,6 +2262,15 @@ export interface components {
         };
         InvoiceDiscount: {
             discount_id: string;
+            amount: number;
+        };
+        InvoiceTaxBreakdown: {
+            tax_rate_id: string;
+            code: string;
+            country: string | null;
+            region: string | null;
+            percentage: string;
+            taxable_amount: number;
             amount: number;
         };
         InvoiceLineItem: {
@@ -2274,9 +2302,22 @@ export interface components {
              * @example 0.666666666667
              */
             proration_factor?: string;
+            /** @description Wallet credits that paid the line: at most net_amount plus its exclusive tax */
             prepaid_credits_applied: number;
             period_start: string | null;
             period_end: string | null;
+            /** @description The tax the line bears (docs/api/taxes.md#arithmetic): the sum of taxes[].amount; inside net_amount when inclusive, added to it when exclusive */
+            tax_amount: number;
+            taxes: components["schemas"]["InvoiceLineTax"][];
+            /** @description null on a line that bore no tax step (taxes off) */
+            tax_behavior: ("exclusive" | "inclusive") | null;
+        };
+        InvoiceLineTax: {
+            tax_rate_id: string;
+            code: string;
+            percentage: string;
+            taxable_amount: number;
+            amount: number;
         };
         UpcomingInvoice: {
             customer_id: string;
@@ -2302,8 +2343,27 @@ export interface components {
             /** @description What negative lines left after offsetting every line: credited to the PRE_PAID wallet at finalization, so no invoice is negative */
             excess_credit: number;
             total_prepaid_credits_applied: number;
-            /** @description subtotal - total_discount + excess_credit - total_prepaid_credits_applied */
+            /** @description subtotal - total_discount + excess_credit + the exclusive tax - total_prepaid_credits_applied */
             total: number;
+            /** @description The sum of the lines' tax_amount and of tax_breakdown[].amount (docs/api/taxes.md#invoices-bearing-tax) */
+            total_tax: number;
+            /** @description subtotal - total_discount + excess_credit less the tax inside inclusive lines: what the invoice bills before tax and credits */
+            total_excluding_tax: number;
+            tax_breakdown: components["schemas"]["InvoiceTaxBreakdown"][];
+            /** @description The buyer accounts for the tax (docs/api/taxes.md#which-rates-a-line-bears): no line bears any */
+            reverse_charge: boolean;
+            tax_exempt_reason: "customer_exempt" | null;
+            /** @description The buyer's tax identity the invoice was taxed with, fixed at finalization; null when taxes are off */
+            buyer_tax: {
+                /** @enum {string} */
+                tax_exempt: "none" | "exempt" | "reverse";
+                tax_ids: {
+                    type: string;
+                    value: string;
+                }[];
+                address_country: string | null;
+                address_state: string | null;
+            } | null;
             /** @description Credit notes that lowered what is due (issued before payment) */
             pre_payment_credit_notes_amount: number;
             /** @description Credit notes that returned money paid (to wallets or refunded) */
@@ -12337,6 +12397,32 @@ export interface operations {
                      *           "excess_credit": 1,
                      *           "total_prepaid_credits_applied": 1,
                      *           "total": 1,
+                     *           "total_tax": 1,
+                     *           "total_excluding_tax": 1,
+                     *           "tax_breakdown": [
+                     *             {
+                     *               "tax_rate_id": "100",
+                     *               "code": "100",
+                     *               "country": "100",
+                     *               "region": "100",
+                     *               "percentage": "100",
+                     *               "taxable_amount": 1,
+                     *               "amount": 1
+                     *             }
+                     *           ],
+                     *           "reverse_charge": true,
+                     *           "tax_exempt_reason": "customer_exempt",
+                     *           "buyer_tax": {
+                     *             "tax_exempt": "none",
+                     *             "tax_ids": [
+                     *               {
+                     *                 "type": "100",
+                     *                 "value": "100"
+                     *               }
+                     *             ],
+                     *             "address_country": "US",
+                     *             "address_state": "CA"
+                     *           },
                      *           "pre_payment_credit_notes_amount": 1,
                      *           "post_payment_credit_notes_amount": 1,
                      *           "amount_due": 1,
@@ -12362,7 +12448,18 @@ export interface operations {
                      *               "proration_factor": "0.666666666667",
                      *               "prepaid_credits_applied": 1,
                      *               "period_start": "100",
-                     *               "period_end": "100"
+                     *               "period_end": "100",
+                     *               "tax_amount": 1,
+                     *               "taxes": [
+                     *                 {
+                     *                   "tax_rate_id": "100",
+                     *                   "code": "100",
+                     *                   "percentage": "100",
+                     *                   "taxable_amount": 1,
+                     *                   "amount": 1
+                     *                 }
+                     *               ],
+                     *               "tax_behavior": "exclusive"
                      *             }
                      *           ],
                      *           "available_actions": [
@@ -12495,6 +12592,32 @@ export interface operations {
                      *       "excess_credit": 1,
                      *       "total_prepaid_credits_applied": 1,
                      *       "total": 1,
+                     *       "total_tax": 1,
+                     *       "total_excluding_tax": 1,
+                     *       "tax_breakdown": [
+                     *         {
+                     *           "tax_rate_id": "100",
+                     *           "code": "100",
+                     *           "country": "100",
+                     *           "region": "100",
+                     *           "percentage": "100",
+                     *           "taxable_amount": 1,
+                     *           "amount": 1
+                     *         }
+                     *       ],
+                     *       "reverse_charge": true,
+                     *       "tax_exempt_reason": "customer_exempt",
+                     *       "buyer_tax": {
+                     *         "tax_exempt": "none",
+                     *         "tax_ids": [
+                     *           {
+                     *             "type": "100",
+                     *             "value": "100"
+                     *           }
+                     *         ],
+                     *         "address_country": "US",
+                     *         "address_state": "CA"
+                     *       },
                      *       "pre_payment_credit_notes_amount": 1,
                      *       "post_payment_credit_notes_amount": 1,
                      *       "amount_due": 1,
@@ -12520,7 +12643,18 @@ export interface operations {
                      *           "proration_factor": "0.666666666667",
                      *           "prepaid_credits_applied": 1,
                      *           "period_start": "100",
-                     *           "period_end": "100"
+                     *           "period_end": "100",
+                     *           "tax_amount": 1,
+                     *           "taxes": [
+                     *             {
+                     *               "tax_rate_id": "100",
+                     *               "code": "100",
+                     *               "percentage": "100",
+                     *               "taxable_amount": 1,
+                     *               "amount": 1
+                     *             }
+                     *           ],
+                     *           "tax_behavior": "exclusive"
                      *         }
                      *       ],
                      *       "available_actions": [
@@ -12653,6 +12787,32 @@ export interface operations {
                      *       "excess_credit": 1,
                      *       "total_prepaid_credits_applied": 1,
                      *       "total": 1,
+                     *       "total_tax": 1,
+                     *       "total_excluding_tax": 1,
+                     *       "tax_breakdown": [
+                     *         {
+                     *           "tax_rate_id": "100",
+                     *           "code": "100",
+                     *           "country": "100",
+                     *           "region": "100",
+                     *           "percentage": "100",
+                     *           "taxable_amount": 1,
+                     *           "amount": 1
+                     *         }
+                     *       ],
+                     *       "reverse_charge": true,
+                     *       "tax_exempt_reason": "customer_exempt",
+                     *       "buyer_tax": {
+                     *         "tax_exempt": "none",
+                     *         "tax_ids": [
+                     *           {
+                     *             "type": "100",
+                     *             "value": "100"
+                     *           }
+                     *         ],
+                     *         "address_country": "US",
+                     *         "address_state": "CA"
+                     *       },
                      *       "pre_payment_credit_notes_amount": 1,
                      *       "post_payment_credit_notes_amount": 1,
                      *       "amount_due": 1,
@@ -12678,7 +12838,18 @@ export interface operations {
                      *           "proration_factor": "0.666666666667",
                      *           "prepaid_credits_applied": 1,
                      *           "period_start": "100",
-                     *           "period_end": "100"
+                     *           "period_end": "100",
+                     *           "tax_amount": 1,
+                     *           "taxes": [
+                     *             {
+                     *               "tax_rate_id": "100",
+                     *               "code": "100",
+                     *               "percentage": "100",
+                     *               "taxable_amount": 1,
+                     *               "amount": 1
+                     *             }
+                     *           ],
+                     *           "tax_behavior": "exclusive"
                      *         }
                      *       ],
                      *       "available_actions": [
@@ -12820,6 +12991,32 @@ export interface operations {
                      *       "excess_credit": 1,
                      *       "total_prepaid_credits_applied": 1,
                      *       "total": 1,
+                     *       "total_tax": 1,
+                     *       "total_excluding_tax": 1,
+                     *       "tax_breakdown": [
+                     *         {
+                     *           "tax_rate_id": "100",
+                     *           "code": "100",
+                     *           "country": "100",
+                     *           "region": "100",
+                     *           "percentage": "100",
+                     *           "taxable_amount": 1,
+                     *           "amount": 1
+                     *         }
+                     *       ],
+                     *       "reverse_charge": true,
+                     *       "tax_exempt_reason": "customer_exempt",
+                     *       "buyer_tax": {
+                     *         "tax_exempt": "none",
+                     *         "tax_ids": [
+                     *           {
+                     *             "type": "100",
+                     *             "value": "100"
+                     *           }
+                     *         ],
+                     *         "address_country": "US",
+                     *         "address_state": "CA"
+                     *       },
                      *       "pre_payment_credit_notes_amount": 1,
                      *       "post_payment_credit_notes_amount": 1,
                      *       "amount_due": 1,
@@ -12845,7 +13042,18 @@ export interface operations {
                      *           "proration_factor": "0.666666666667",
                      *           "prepaid_credits_applied": 1,
                      *           "period_start": "100",
-                     *           "period_end": "100"
+                     *           "period_end": "100",
+                     *           "tax_amount": 1,
+                     *           "taxes": [
+                     *             {
+                     *               "tax_rate_id": "100",
+                     *               "code": "100",
+                     *               "percentage": "100",
+                     *               "taxable_amount": 1,
+                     *               "amount": 1
+                     *             }
+                     *           ],
+                     *           "tax_behavior": "exclusive"
                      *         }
                      *       ],
                      *       "available_actions": [
@@ -12980,6 +13188,32 @@ export interface operations {
                      *       "excess_credit": 1,
                      *       "total_prepaid_credits_applied": 1,
                      *       "total": 1,
+                     *       "total_tax": 1,
+                     *       "total_excluding_tax": 1,
+                     *       "tax_breakdown": [
+                     *         {
+                     *           "tax_rate_id": "100",
+                     *           "code": "100",
+                     *           "country": "100",
+                     *           "region": "100",
+                     *           "percentage": "100",
+                     *           "taxable_amount": 1,
+                     *           "amount": 1
+                     *         }
+                     *       ],
+                     *       "reverse_charge": true,
+                     *       "tax_exempt_reason": "customer_exempt",
+                     *       "buyer_tax": {
+                     *         "tax_exempt": "none",
+                     *         "tax_ids": [
+                     *           {
+                     *             "type": "100",
+                     *             "value": "100"
+                     *           }
+                     *         ],
+                     *         "address_country": "US",
+                     *         "address_state": "CA"
+                     *       },
                      *       "pre_payment_credit_notes_amount": 1,
                      *       "post_payment_credit_notes_amount": 1,
                      *       "amount_due": 1,
@@ -13005,7 +13239,18 @@ export interface operations {
                      *           "proration_factor": "0.666666666667",
                      *           "prepaid_credits_applied": 1,
                      *           "period_start": "100",
-                     *           "period_end": "100"
+                     *           "period_end": "100",
+                     *           "tax_amount": 1,
+                     *           "taxes": [
+                     *             {
+                     *               "tax_rate_id": "100",
+                     *               "code": "100",
+                     *               "percentage": "100",
+                     *               "taxable_amount": 1,
+                     *               "amount": 1
+                     *             }
+                     *           ],
+                     *           "tax_behavior": "exclusive"
                      *         }
                      *       ],
                      *       "tenant_id": "default",
@@ -18603,6 +18848,32 @@ export interface operations {
                      *         "excess_credit": 1,
                      *         "total_prepaid_credits_applied": 1,
                      *         "total": 1,
+                     *         "total_tax": 1,
+                     *         "total_excluding_tax": 1,
+                     *         "tax_breakdown": [
+                     *           {
+                     *             "tax_rate_id": "100",
+                     *             "code": "100",
+                     *             "country": "100",
+                     *             "region": "100",
+                     *             "percentage": "100",
+                     *             "taxable_amount": 1,
+                     *             "amount": 1
+                     *           }
+                     *         ],
+                     *         "reverse_charge": true,
+                     *         "tax_exempt_reason": "customer_exempt",
+                     *         "buyer_tax": {
+                     *           "tax_exempt": "none",
+                     *           "tax_ids": [
+                     *             {
+                     *               "type": "100",
+                     *               "value": "100"
+                     *             }
+                     *           ],
+                     *           "address_country": "US",
+                     *           "address_state": "CA"
+                     *         },
                      *         "pre_payment_credit_notes_amount": 1,
                      *         "post_payment_credit_notes_amount": 1,
                      *         "amount_due": 1,
@@ -18628,7 +18899,18 @@ export interface operations {
                      *             "proration_factor": "0.666666666667",
                      *             "prepaid_credits_applied": 1,
                      *             "period_start": "100",
-                     *             "period_end": "100"
+                     *             "period_end": "100",
+                     *             "tax_amount": 1,
+                     *             "taxes": [
+                     *               {
+                     *                 "tax_rate_id": "100",
+                     *                 "code": "100",
+                     *                 "percentage": "100",
+                     *                 "taxable_amount": 1,
+                     *                 "amount": 1
+                     *               }
+                     *             ],
+                     *             "tax_behavior": "exclusive"
                      *           }
                      *         ],
                      *         "available_actions": [
@@ -18890,6 +19172,32 @@ export interface operations {
                      *         "excess_credit": 1,
                      *         "total_prepaid_credits_applied": 1,
                      *         "total": 1,
+                     *         "total_tax": 1,
+                     *         "total_excluding_tax": 1,
+                     *         "tax_breakdown": [
+                     *           {
+                     *             "tax_rate_id": "100",
+                     *             "code": "100",
+                     *             "country": "100",
+                     *             "region": "100",
+                     *             "percentage": "100",
+                     *             "taxable_amount": 1,
+                     *             "amount": 1
+                     *           }
+                     *         ],
+                     *         "reverse_charge": true,
+                     *         "tax_exempt_reason": "customer_exempt",
+                     *         "buyer_tax": {
+                     *           "tax_exempt": "none",
+                     *           "tax_ids": [
+                     *             {
+                     *               "type": "100",
+                     *               "value": "100"
+                     *             }
+                     *           ],
+                     *           "address_country": "US",
+                     *           "address_state": "CA"
+                     *         },
                      *         "pre_payment_credit_notes_amount": 1,
                      *         "post_payment_credit_notes_amount": 1,
                      *         "amount_due": 1,
@@ -18915,7 +19223,18 @@ export interface operations {
                      *             "proration_factor": "0.666666666667",
                      *             "prepaid_credits_applied": 1,
                      *             "period_start": "100",
-                     *             "period_end": "100"
+                     *             "period_end": "100",
+                     *             "tax_amount": 1,
+                     *             "taxes": [
+                     *               {
+                     *                 "tax_rate_id": "100",
+                     *                 "code": "100",
+                     *                 "percentage": "100",
+                     *                 "taxable_amount": 1,
+                     *                 "amount": 1
+                     *               }
+                     *             ],
+                     *             "tax_behavior": "exclusive"
                      *           }
                      *         ],
                      *         "tenant_id": "default",
