@@ -313,17 +313,21 @@ __all__ = [
     "ListCreditGrantApplicationsResponsePagination",
     "ListCreditGrantApplicationsResponse",
     "ListCreditNotesQuery",
+    "ListCreditNotesResponseItemsItemLinesItemTaxesItem",
     "ListCreditNotesResponseItemsItemLinesItem",
     "ListCreditNotesResponseItemsItem",
     "ListCreditNotesResponsePagination",
     "ListCreditNotesResponse",
     "CreateCreditNoteBodyLinesItem",
     "CreateCreditNoteBody",
+    "CreateCreditNoteResponseLinesItemTaxesItem",
     "CreateCreditNoteResponseLinesItem",
     "CreateCreditNoteResponse",
+    "GetCreditNoteResponseLinesItemTaxesItem",
     "GetCreditNoteResponseLinesItem",
     "GetCreditNoteResponse",
     "VoidCreditNoteBody",
+    "VoidCreditNoteResponseLinesItemTaxesItem",
     "VoidCreditNoteResponseLinesItem",
     "VoidCreditNoteResponse",
     "ListCouponsQuery",
@@ -3195,10 +3199,17 @@ class ListCreditNotesQuery(TypedDict, total=False):
     include_children: Literal["true", "false"]
 
 
+class ListCreditNotesResponseItemsItemLinesItemTaxesItem(TypedDict):
+    tax_rate_id: str
+    amount: int
+
+
 class ListCreditNotesResponseItemsItemLinesItem(TypedDict):
     id: str
     invoice_line_item_id: str
     amount: int
+    tax_amount: int
+    taxes: List[ListCreditNotesResponseItemsItemLinesItemTaxesItem]
 
 
 class ListCreditNotesResponseItemsItem(TypedDict):
@@ -3210,6 +3221,8 @@ class ListCreditNotesResponseItemsItem(TypedDict):
     reason: Literal["DUPLICATE", "FRAUDULENT", "ORDER_CHANGE", "PRODUCT_UNSATISFACTORY", "OTHER"]
     memo: Optional[str]
     amount: int
+    tax_amount: int
+    total: int
     lines: List[ListCreditNotesResponseItemsItemLinesItem]
     refund: Literal["WALLET", "OFFLINE", "NONE"]
     status: Literal["issued", "void"]
@@ -3258,10 +3271,17 @@ class CreateCreditNoteBody(_CreateCreditNoteBodyRequired, total=False):
     metadata: Dict[str, str]
 
 
+class CreateCreditNoteResponseLinesItemTaxesItem(TypedDict):
+    tax_rate_id: str
+    amount: int
+
+
 class CreateCreditNoteResponseLinesItem(TypedDict):
     id: str
     invoice_line_item_id: str
     amount: int
+    tax_amount: int
+    taxes: List[CreateCreditNoteResponseLinesItemTaxesItem]
 
 
 class CreateCreditNoteResponse(TypedDict):
@@ -3273,6 +3293,8 @@ class CreateCreditNoteResponse(TypedDict):
     reason: Literal["DUPLICATE", "FRAUDULENT", "ORDER_CHANGE", "PRODUCT_UNSATISFACTORY", "OTHER"]
     memo: Optional[str]
     amount: int
+    tax_amount: int
+    total: int
     lines: List[CreateCreditNoteResponseLinesItem]
     refund: Literal["WALLET", "OFFLINE", "NONE"]
     status: Literal["issued", "void"]
@@ -3291,10 +3313,17 @@ class CreateCreditNoteResponse(TypedDict):
     environment_id: str
 
 
+class GetCreditNoteResponseLinesItemTaxesItem(TypedDict):
+    tax_rate_id: str
+    amount: int
+
+
 class GetCreditNoteResponseLinesItem(TypedDict):
     id: str
     invoice_line_item_id: str
     amount: int
+    tax_amount: int
+    taxes: List[GetCreditNoteResponseLinesItemTaxesItem]
 
 
 class GetCreditNoteResponse(TypedDict):
@@ -3306,6 +3335,8 @@ class GetCreditNoteResponse(TypedDict):
     reason: Literal["DUPLICATE", "FRAUDULENT", "ORDER_CHANGE", "PRODUCT_UNSATISFACTORY", "OTHER"]
     memo: Optional[str]
     amount: int
+    tax_amount: int
+    total: int
     lines: List[GetCreditNoteResponseLinesItem]
     refund: Literal["WALLET", "OFFLINE", "NONE"]
     status: Literal["issued", "void"]
@@ -3327,10 +3358,17 @@ class GetCreditNoteResponse(TypedDict):
 VoidCreditNoteBody: TypeAlias = Dict[str, Any]
 
 
+class VoidCreditNoteResponseLinesItemTaxesItem(TypedDict):
+    tax_rate_id: str
+    amount: int
+
+
 class VoidCreditNoteResponseLinesItem(TypedDict):
     id: str
     invoice_line_item_id: str
     amount: int
+    tax_amount: int
+    taxes: List[VoidCreditNoteResponseLinesItemTaxesItem]
 
 
 class VoidCreditNoteResponse(TypedDict):
@@ -3342,6 +3380,8 @@ class VoidCreditNoteResponse(TypedDict):
     reason: Literal["DUPLICATE", "FRAUDULENT", "ORDER_CHANGE", "PRODUCT_UNSATISFACTORY", "OTHER"]
     memo: Optional[str]
     amount: int
+    tax_amount: int
+    total: int
     lines: List[VoidCreditNoteResponseLinesItem]
     refund: Literal["WALLET", "OFFLINE", "NONE"]
     status: Literal["issued", "void"]

@@ -319,6 +319,33 @@ describe('tax rates through the gateway (real Postgres and Kafka)', () => {
       }
     });
 
+    it('returns exactly the tax with credit notes, cumulatively per line and rate (partial, whole, inclusive, and a void)', async () => {
+      const cust = await t.customer({ address_country: 'DE' });
+      const make = async () => t.finalize((await t.subscribe(cust, [['10.01'], ['3.33', { tax_behavior: 'inclusive' }]]))[0]!.id);
+      const invoice = await make();
+      expect(invoice.line_items.map((l) => [l.net_amount, l.tax_amount])).toEqual([[1001, 190], [333, 53]]);
+      expect(invoice).toMatchObject({ total: 1524, amount_due: 1524, total_tax: 243 });
+      const [exclusive, inclusive] = invoice.line_items;
+      const note = async (lines: Array<[string, number]>) => {
+        const res = await t.api.post('/v1/credit_notes', { invoice_id: invoice.id, reason: 'OTHER', lines: lines.map(([id, amount]) => ({ invoice_line_item_id: id, amount })) });
+        expect(res.status).toBe(201);
+        return [res.body.amount, res.body.tax_amount, res.body.total, res.body.pre_payment_amount, res.body.lines.map((l: { taxes: Array<{ tax_rate_id: string; amount: number }> }) => l.taxes)];
+      };
+      // 190 × 300/1001 = 56.9 → 57; then round(190 × 700/1001) − 57 = 133 − 57; the rest returns what is left of 190.
+      expect(await note([[exclusive!.id, 300]])).toEqual([300, 57, 357, 357, [[{ tax_rate_id: rates.de19, amount: 57 }]]]);
+      expect(await note([[exclusive!.id, 400]])).toEqual([400, 76, 476, 476, [[{ tax_rate_id: rates.de19, amount: 76 }]]]);
+      expect(await note([[exclusive!.id, 301], [inclusive!.id, 333]])).toEqual([634, 110, 691, 691, [[{ tax_rate_id: rates.de19, amount: 57 }], [{ tax_rate_id: rates.de19, amount: 53 }]]]);
+      expect(await t.get(invoice.id)).toMatchObject({ status: 'paid', amount_due: 0, pre_payment_credit_notes_amount: 1524 });
+      // The void's note returns the rest of each line with the rest of its tax.
+      const second = await make();
+      const part = await t.api.post('/v1/credit_notes', { invoice_id: second.id, reason: 'OTHER', lines: [{ invoice_line_item_id: second.line_items[0]!.id, amount: 300 }] });
+      expect(part.body).toMatchObject({ tax_amount: 57, total: 357 });
+      expect((await t.api.post(`/v1/invoices/${second.id}/void`, {})).status).toBe(200);
+      const notes = (await t.api.get(`/v1/credit_notes?invoice_id=${second.id}`)).body.items as Array<{ origin: string; tax_amount: number; total: number }>;
+      expect(notes.map((n) => [n.origin, n.tax_amount, n.total])).toEqual([['MANUAL', 57, 357], ['INVOICE_VOID', 133 + 53, 701 + 133 + 333]]);
+      expect(notes.reduce((s, n) => s + n.tax_amount, 0)).toBe(second.total_tax);
+    });
+
     it('takes rates and the buyer as they are at finalization: a draft moves, a finalized invoice never does', async () => {
       const cust = await t.customer({ address_country: 'DE', address_state: 'BY' });
       const [draft] = await t.subscribe(cust, [['20']]);

@@ -16898,11 +16898,20 @@ export interface operations {
                      *           "reason": "DUPLICATE",
                      *           "memo": "100",
                      *           "amount": 1,
+                     *           "tax_amount": 1,
+                     *           "total": 1,
                      *           "lines": [
                      *             {
                      *               "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *               "invoice_line_item_id": "100",
-                     *               "amount": 1
+                     *               "amount": 1,
+                     *               "tax_amount": 1,
+                     *               "taxes": [
+                     *                 {
+                     *                   "tax_rate_id": "100",
+                     *                   "amount": 1
+                     *                 }
+                     *               ]
                      *             }
                      *           ],
                      *           "refund": "WALLET",
@@ -16942,10 +16951,17 @@ export interface operations {
                             reason: "DUPLICATE" | "FRAUDULENT" | "ORDER_CHANGE" | "PRODUCT_UNSATISFACTORY" | "OTHER";
                             memo: string | null;
                             amount: number;
+                            tax_amount: number;
+                            total: number;
                             lines: {
                                 id: string;
                                 invoice_line_item_id: string;
                                 amount: number;
+                                tax_amount: number;
+                                taxes: {
+                                    tax_rate_id: string;
+                                    amount: number;
+                                }[];
                             }[];
                             /** @enum {string} */
                             refund: "WALLET" | "OFFLINE" | "NONE";
@@ -17094,11 +17110,20 @@ export interface operations {
                      *       "reason": "DUPLICATE",
                      *       "memo": "100",
                      *       "amount": 1,
+                     *       "tax_amount": 1,
+                     *       "total": 1,
                      *       "lines": [
                      *         {
                      *           "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *           "invoice_line_item_id": "100",
-                     *           "amount": 1
+                     *           "amount": 1,
+                     *           "tax_amount": 1,
+                     *           "taxes": [
+                     *             {
+                     *               "tax_rate_id": "100",
+                     *               "amount": 1
+                     *             }
+                     *           ]
                      *         }
                      *       ],
                      *       "refund": "WALLET",
@@ -17130,10 +17155,17 @@ export interface operations {
                         reason: "DUPLICATE" | "FRAUDULENT" | "ORDER_CHANGE" | "PRODUCT_UNSATISFACTORY" | "OTHER";
                         memo: string | null;
                         amount: number;
+                        tax_amount: number;
+                        total: number;
                         lines: {
                             id: string;
                             invoice_line_item_id: string;
                             amount: number;
+                            tax_amount: number;
+                            taxes: {
+                                tax_rate_id: string;
+                                amount: number;
+                            }[];
                         }[];
                         /** @enum {string} */
                         refund: "WALLET" | "OFFLINE" | "NONE";
@@ -17272,11 +17304,20 @@ export interface operations {
                      *       "reason": "DUPLICATE",
                      *       "memo": "100",
                      *       "amount": 1,
+                     *       "tax_amount": 1,
+                     *       "total": 1,
                      *       "lines": [
                      *         {
                      *           "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *           "invoice_line_item_id": "100",
-                     *           "amount": 1
+                     *           "amount": 1,
+                     *           "tax_amount": 1,
+                     *           "taxes": [
+                     *             {
+                     *               "tax_rate_id": "100",
+                     *               "amount": 1
+                     *             }
+                     *           ]
                      *         }
                      *       ],
                      *       "refund": "WALLET",
@@ -17308,10 +17349,17 @@ export interface operations {
                         reason: "DUPLICATE" | "FRAUDULENT" | "ORDER_CHANGE" | "PRODUCT_UNSATISFACTORY" | "OTHER";
                         memo: string | null;
                         amount: number;
+                        tax_amount: number;
+                        total: number;
                         lines: {
                             id: string;
                             invoice_line_item_id: string;
                             amount: number;
+                            tax_amount: number;
+                            taxes: {
+                                tax_rate_id: string;
+                                amount: number;
+                            }[];
                         }[];
                         /** @enum {string} */
                         refund: "WALLET" | "OFFLINE" | "NONE";
@@ -17437,11 +17485,20 @@ export interface operations {
                      *       "reason": "DUPLICATE",
                      *       "memo": "100",
                      *       "amount": 1,
+                     *       "tax_amount": 1,
+                     *       "total": 1,
                      *       "lines": [
                      *         {
                      *           "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *           "invoice_line_item_id": "100",
-                     *           "amount": 1
+                     *           "amount": 1,
+                     *           "tax_amount": 1,
+                     *           "taxes": [
+                     *             {
+                     *               "tax_rate_id": "100",
+                     *               "amount": 1
+                     *             }
+                     *           ]
                      *         }
                      *       ],
                      *       "refund": "WALLET",
@@ -17473,10 +17530,17 @@ export interface operations {
                         reason: "DUPLICATE" | "FRAUDULENT" | "ORDER_CHANGE" | "PRODUCT_UNSATISFACTORY" | "OTHER";
                         memo: string | null;
                         amount: number;
+                        tax_amount: number;
+                        total: number;
                         lines: {
                             id: string;
                             invoice_line_item_id: string;
                             amount: number;
+                            tax_amount: number;
+                            taxes: {
+                                tax_rate_id: string;
+                                amount: number;
+                            }[];
                         }[];
                         /** @enum {string} */
                         refund: "WALLET" | "OFFLINE" | "NONE";

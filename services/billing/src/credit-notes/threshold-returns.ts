@@ -6,7 +6,7 @@ import type { InvoiceStore } from '../invoices/store';
 import { markThresholdReturned, thresholdInvoicesBilling, thresholdReturnsOwed } from '../invoices/threshold-returns-rows';
 import type { CreditNote } from './domain';
 import type { CreditNoteIssuer } from './issuer';
-import { creditableOf, splitAmount } from './money';
+import { creditableOf, noteTax, splitAmount } from './money';
 
 const BATCH = 100;
 
@@ -93,7 +93,7 @@ export class ThresholdReturnNotes {
             requestHash: null,
             metadata: { closing_invoice_id: closing.id, price_id: r.priceId },
             lines: [{ invoiceLineItemId: line.id, amount }],
-            ...splitAmount(amount, money, 'WALLET'),
+            ...splitAmount(noteTax(billed, [{ invoiceLineItemId: line.id, amount }]).total, money, 'WALLET'),
           });
           if (issued) made.push(issued.note);
           left -= amount;

@@ -44,16 +44,27 @@ export function invoiceTaxesMigration(schema: string): Migration {
              AND total = subtotal - total_discount + excess_credit + exclusive_tax - total_prepaid_credits_applied)`,
         [schema],
       );
+      await db.raw(`ALTER TABLE ??.credit_notes ADD COLUMN tax_amount bigint NOT NULL DEFAULT 0 CHECK (tax_amount >= 0), ADD COLUMN total bigint`, [schema]);
+      await db.raw('UPDATE ??.credit_notes SET total = amount', [schema]);
+      // The money order works on the note's total: its lines' amounts plus their exclusive tax.
       await db.raw(
-        `ALTER TABLE ??.credit_notes ADD COLUMN tax_amount bigint NOT NULL DEFAULT 0 CHECK (tax_amount >= 0),
-           ADD COLUMN total bigint`,
+        `ALTER TABLE ??.credit_notes ALTER COLUMN total SET NOT NULL, DROP CONSTRAINT credit_notes_amounts,
+           ADD CONSTRAINT credit_notes_amounts CHECK (
+             amount > 0 AND pre_payment_amount >= 0 AND wallet_amount >= 0 AND refund_amount >= 0
+             AND total >= amount AND total = pre_payment_amount + wallet_amount + refund_amount)`,
         [schema],
       );
       await db.raw(`ALTER TABLE ??.credit_note_lines ADD COLUMN tax_amount bigint NOT NULL DEFAULT 0, ADD COLUMN taxes jsonb NOT NULL DEFAULT '[]'`, [schema]);
     },
     async down(db) {
       await db.raw('ALTER TABLE ??.credit_note_lines DROP COLUMN tax_amount, DROP COLUMN taxes', [schema]);
-      await db.raw('ALTER TABLE ??.credit_notes DROP COLUMN tax_amount, DROP COLUMN total', [schema]);
+      await db.raw(
+        `ALTER TABLE ??.credit_notes DROP CONSTRAINT credit_notes_amounts, DROP COLUMN tax_amount, DROP COLUMN total,
+           ADD CONSTRAINT credit_notes_amounts CHECK (
+             amount > 0 AND pre_payment_amount >= 0 AND wallet_amount >= 0 AND refund_amount >= 0
+             AND amount = pre_payment_amount + wallet_amount + refund_amount)`,
+        [schema],
+      );
       await db.raw(
         `ALTER TABLE ??.invoices DROP CONSTRAINT invoices_total, ADD CONSTRAINT invoices_total CHECK (
            total_discount >= 0 AND excess_credit >= 0 AND total_prepaid_credits_applied >= 0 AND total >= 0
