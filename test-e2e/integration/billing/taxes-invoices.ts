@@ -21,6 +21,7 @@ export interface TaxedInvoice {
   id: string;
   status: string;
   billing_reason: string;
+  subscription_id: string;
   subtotal: number;
   total: number;
   total_tax: number;

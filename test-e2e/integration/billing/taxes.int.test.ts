@@ -319,6 +319,28 @@ describe('tax rates through the gateway (real Postgres and Kafka)', () => {
       }
     });
 
+    it('taxes the upcoming invoice and a plan change, previewed and applied, by the same code', async () => {
+      const cust = await t.customer({ address_country: 'DE' });
+      const [created] = await t.subscribe(cust, [['10']]);
+      const sub = created!.subscription_id;
+      const upcoming = (await t.api.get(`/v1/subscriptions/${sub}/upcoming-invoice`)).body as TaxedInvoice;
+      expect(upcoming).toMatchObject({ subtotal: 1000, total_tax: 190, total: 1190 });
+      t.adds(upcoming);
+      const planB = (await t.api.post('/v1/plans', { name: 'Taxed B', prices: [{ type: 'FIXED', currency: 'usd', amount: '30', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ADVANCE' }] })).body;
+      const preview = await t.api.post(`/v1/subscriptions/${sub}/change/preview`, { plan_id: planB.id });
+      expect(preview.status).toBe(200);
+      const applied = await t.api.post(`/v1/subscriptions/${sub}/change`, { plan_id: planB.id });
+      expect(applied.status).toBe(200);
+      const changed = ((await t.api.get(`/v1/invoices?subscription_id=${sub}&limit=100`)).body.items as TaxedInvoice[]).find((i) => i.billing_reason === 'SUBSCRIPTION_UPDATE')!;
+      for (const i of [preview.body.invoice as TaxedInvoice, changed]) {
+        t.adds(i);
+        expect(i.total_tax).toBeGreaterThan(0);
+        expect(i.tax_breakdown.map((b) => b.code)).toEqual(['INV_DE_19']);
+        // total = subtotal − discount + excess credit + exclusive tax − credits (all lines exclusive here).
+        expect(i.total).toBe(i.subtotal + i.total_tax - i.total_prepaid_credits_applied + (i as unknown as { excess_credit: number }).excess_credit);
+      }
+    });
+
     it('returns exactly the tax with credit notes, cumulatively per line and rate (partial, whole, inclusive, and a void)', async () => {
       const cust = await t.customer({ address_country: 'DE' });
       const make = async () => t.finalize((await t.subscribe(cust, [['10.01'], ['3.33', { tax_behavior: 'inclusive' }]]))[0]!.id);
