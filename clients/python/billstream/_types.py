@@ -26,9 +26,15 @@ __all__ = [
     "CustomerUsageSubscriptionsItem",
     "CustomerUsageTotalsItem",
     "CustomerUsage",
+    "InvoiceBuyerTax1TaxIdsItem",
+    "InvoiceBuyerTax1",
     "Invoice",
     "InvoiceDiscount",
+    "InvoiceTaxBreakdown",
     "InvoiceLineItem",
+    "InvoiceLineTax",
+    "UpcomingInvoiceBuyerTax1TaxIdsItem",
+    "UpcomingInvoiceBuyerTax1",
     "UpcomingInvoice",
     "Payment",
     "Feature",
@@ -331,17 +337,21 @@ __all__ = [
     "ListCreditGrantApplicationsResponsePagination",
     "ListCreditGrantApplicationsResponse",
     "ListCreditNotesQuery",
+    "ListCreditNotesResponseItemsItemLinesItemTaxesItem",
     "ListCreditNotesResponseItemsItemLinesItem",
     "ListCreditNotesResponseItemsItem",
     "ListCreditNotesResponsePagination",
     "ListCreditNotesResponse",
     "CreateCreditNoteBodyLinesItem",
     "CreateCreditNoteBody",
+    "CreateCreditNoteResponseLinesItemTaxesItem",
     "CreateCreditNoteResponseLinesItem",
     "CreateCreditNoteResponse",
+    "GetCreditNoteResponseLinesItemTaxesItem",
     "GetCreditNoteResponseLinesItem",
     "GetCreditNoteResponse",
     "VoidCreditNoteBody",
+    "VoidCreditNoteResponseLinesItemTaxesItem",
     "VoidCreditNoteResponseLinesItem",
     "VoidCreditNoteResponse",
     "ListCouponsQuery",
@@ -605,6 +615,18 @@ class CustomerUsage(TypedDict):
     totals: List[CustomerUsageTotalsItem]
 
 
+class InvoiceBuyerTax1TaxIdsItem(TypedDict):
+    type: str
+    value: str
+
+
+class InvoiceBuyerTax1(TypedDict):
+    tax_exempt: Literal["none", "exempt", "reverse"]
+    tax_ids: List[InvoiceBuyerTax1TaxIdsItem]
+    address_country: Optional[str]
+    address_state: Optional[str]
+
+
 class Invoice(TypedDict):
     id: str
     invoice_number: Optional[str]
@@ -625,6 +647,12 @@ class Invoice(TypedDict):
     excess_credit: int
     total_prepaid_credits_applied: int
     total: int
+    total_tax: int
+    total_excluding_tax: int
+    tax_breakdown: List[InvoiceTaxBreakdown]
+    reverse_charge: bool
+    tax_exempt_reason: Optional[Literal["customer_exempt"]]
+    buyer_tax: Optional[InvoiceBuyerTax1]
     pre_payment_credit_notes_amount: int
     post_payment_credit_notes_amount: int
     amount_due: int
@@ -647,6 +675,16 @@ class InvoiceDiscount(TypedDict):
     amount: int
 
 
+class InvoiceTaxBreakdown(TypedDict):
+    tax_rate_id: str
+    code: str
+    country: Optional[str]
+    region: Optional[str]
+    percentage: str
+    taxable_amount: int
+    amount: int
+
+
 class _InvoiceLineItemRequired(TypedDict):
     id: str
     price_id: Optional[str]
@@ -664,10 +702,33 @@ class _InvoiceLineItemRequired(TypedDict):
     prepaid_credits_applied: int
     period_start: Optional[str]
     period_end: Optional[str]
+    tax_amount: int
+    taxes: List[InvoiceLineTax]
+    tax_behavior: Optional[Literal["exclusive", "inclusive"]]
 
 
 class InvoiceLineItem(_InvoiceLineItemRequired, total=False):
     proration_factor: str
+
+
+class InvoiceLineTax(TypedDict):
+    tax_rate_id: str
+    code: str
+    percentage: str
+    taxable_amount: int
+    amount: int
+
+
+class UpcomingInvoiceBuyerTax1TaxIdsItem(TypedDict):
+    type: str
+    value: str
+
+
+class UpcomingInvoiceBuyerTax1(TypedDict):
+    tax_exempt: Literal["none", "exempt", "reverse"]
+    tax_ids: List[UpcomingInvoiceBuyerTax1TaxIdsItem]
+    address_country: Optional[str]
+    address_state: Optional[str]
 
 
 class UpcomingInvoice(TypedDict):
@@ -688,6 +749,12 @@ class UpcomingInvoice(TypedDict):
     excess_credit: int
     total_prepaid_credits_applied: int
     total: int
+    total_tax: int
+    total_excluding_tax: int
+    tax_breakdown: List[InvoiceTaxBreakdown]
+    reverse_charge: bool
+    tax_exempt_reason: Optional[Literal["customer_exempt"]]
+    buyer_tax: Optional[UpcomingInvoiceBuyerTax1]
     pre_payment_credit_notes_amount: int
     post_payment_credit_notes_amount: int
     amount_due: int
@@ -3392,10 +3459,17 @@ class ListCreditNotesQuery(TypedDict, total=False):
     include_children: Literal["true", "false"]
 
 
+class ListCreditNotesResponseItemsItemLinesItemTaxesItem(TypedDict):
+    tax_rate_id: str
+    amount: int
+
+
 class ListCreditNotesResponseItemsItemLinesItem(TypedDict):
     id: str
     invoice_line_item_id: str
     amount: int
+    tax_amount: int
+    taxes: List[ListCreditNotesResponseItemsItemLinesItemTaxesItem]
 
 
 class ListCreditNotesResponseItemsItem(TypedDict):
@@ -3407,6 +3481,8 @@ class ListCreditNotesResponseItemsItem(TypedDict):
     reason: Literal["DUPLICATE", "FRAUDULENT", "ORDER_CHANGE", "PRODUCT_UNSATISFACTORY", "OTHER"]
     memo: Optional[str]
     amount: int
+    tax_amount: int
+    total: int
     lines: List[ListCreditNotesResponseItemsItemLinesItem]
     refund: Literal["WALLET", "OFFLINE", "NONE"]
     status: Literal["issued", "void"]
@@ -3455,10 +3531,17 @@ class CreateCreditNoteBody(_CreateCreditNoteBodyRequired, total=False):
     metadata: Dict[str, str]
 
 
+class CreateCreditNoteResponseLinesItemTaxesItem(TypedDict):
+    tax_rate_id: str
+    amount: int
+
+
 class CreateCreditNoteResponseLinesItem(TypedDict):
     id: str
     invoice_line_item_id: str
     amount: int
+    tax_amount: int
+    taxes: List[CreateCreditNoteResponseLinesItemTaxesItem]
 
 
 class CreateCreditNoteResponse(TypedDict):
@@ -3470,6 +3553,8 @@ class CreateCreditNoteResponse(TypedDict):
     reason: Literal["DUPLICATE", "FRAUDULENT", "ORDER_CHANGE", "PRODUCT_UNSATISFACTORY", "OTHER"]
     memo: Optional[str]
     amount: int
+    tax_amount: int
+    total: int
     lines: List[CreateCreditNoteResponseLinesItem]
     refund: Literal["WALLET", "OFFLINE", "NONE"]
     status: Literal["issued", "void"]
@@ -3488,10 +3573,17 @@ class CreateCreditNoteResponse(TypedDict):
     environment_id: str
 
 
+class GetCreditNoteResponseLinesItemTaxesItem(TypedDict):
+    tax_rate_id: str
+    amount: int
+
+
 class GetCreditNoteResponseLinesItem(TypedDict):
     id: str
     invoice_line_item_id: str
     amount: int
+    tax_amount: int
+    taxes: List[GetCreditNoteResponseLinesItemTaxesItem]
 
 
 class GetCreditNoteResponse(TypedDict):
@@ -3503,6 +3595,8 @@ class GetCreditNoteResponse(TypedDict):
     reason: Literal["DUPLICATE", "FRAUDULENT", "ORDER_CHANGE", "PRODUCT_UNSATISFACTORY", "OTHER"]
     memo: Optional[str]
     amount: int
+    tax_amount: int
+    total: int
     lines: List[GetCreditNoteResponseLinesItem]
     refund: Literal["WALLET", "OFFLINE", "NONE"]
     status: Literal["issued", "void"]
@@ -3524,10 +3618,17 @@ class GetCreditNoteResponse(TypedDict):
 VoidCreditNoteBody: TypeAlias = Dict[str, Any]
 
 
+class VoidCreditNoteResponseLinesItemTaxesItem(TypedDict):
+    tax_rate_id: str
+    amount: int
+
+
 class VoidCreditNoteResponseLinesItem(TypedDict):
     id: str
     invoice_line_item_id: str
     amount: int
+    tax_amount: int
+    taxes: List[VoidCreditNoteResponseLinesItemTaxesItem]
 
 
 class VoidCreditNoteResponse(TypedDict):
@@ -3539,6 +3640,8 @@ class VoidCreditNoteResponse(TypedDict):
     reason: Literal["DUPLICATE", "FRAUDULENT", "ORDER_CHANGE", "PRODUCT_UNSATISFACTORY", "OTHER"]
     memo: Optional[str]
     amount: int
+    tax_amount: int
+    total: int
     lines: List[VoidCreditNoteResponseLinesItem]
     refund: Literal["WALLET", "OFFLINE", "NONE"]
     status: Literal["issued", "void"]

@@ -1,5 +1,6 @@
 import { createDb, type Db } from '@billstream/db';
 import { startIntegrationStack, TEST_ENVIRONMENT, TEST_TENANT, type IntegrationStack } from '../../support/stack';
+import { monthStart, taxedInvoiceHelpers, type TaxedInvoice } from './taxes-invoices';
 
 /**
  * Tax rates (docs/api/taxes.md) and customers' tax identity (docs/api/customers.md#tax-identity) as a client meets them: through the gateway, on the whole stack
@@ -239,6 +240,148 @@ describe('tax rates through the gateway (real Postgres and Kafka)', () => {
       expect(Number((await db.raw('SELECT count(*) AS n FROM customer.customers')).rows[0].n)).toBe(customers + 1);
       expect(Number((await db('plans').count({ n: '*' }).first())!.n)).toBe(plans + 1);
       expect(Number((await db('prices').count({ n: '*' }).first())!.n)).toBe(prices);
+    });
+  });
+
+  describe('invoices bearing tax', () => {
+    let t: Awaited<ReturnType<typeof taxedInvoiceHelpers>>;
+    const rates: Record<string, string> = {};
+    const byCode = (i: TaxedInvoice) => [...i.tax_breakdown].sort((a, b) => a.code.localeCompare(b.code)).map((b) => [b.code, b.country, b.region, b.taxable_amount, b.amount]);
+    beforeAll(async () => {
+      t = await taxedInvoiceHelpers(stack, db);
+      rates.de19 = await t.rate('INV_DE_19', '19', { country: 'DE' });
+      rates.reduced = await t.rate('INV_REDUCED_7', '7');
+      rates.ten = await t.rate('INV_TEN', '10');
+      rates.ca = await t.rate('INV_US_CA', '7.25', { country: 'US', region: 'US-CA' });
+      rates.us0 = await t.rate('INV_US_0', '0', { country: 'US' });
+      await t.settings({ enabled: true, rounding: 'LINE', reverse_charge: { enabled: true, seller_country: 'DE' } });
+    });
+
+    it('taxes a cycle invoice line by line (LINE) by price and by address, and wallet credits pay the taxed total', async () => {
+      const cust = await t.customer({ address_country: 'DE' });
+      const walletId = await t.wallet(cust, '100');
+      const invoices = await t.subscribe(cust, [['10.01'], ['3.33', { tax_rate_ids: [rates.reduced] }]], monthStart(-1));
+      const cycle = invoices.find((i) => i.billing_reason === 'SUBSCRIPTION_CYCLE')!;
+      expect(cycle.line_items.map((l) => [l.net_amount, l.tax_behavior, l.tax_amount, l.taxes.map((x) => [x.code, x.taxable_amount, x.amount])])).toEqual([
+        [1001, 'exclusive', 190, [['INV_DE_19', 1001, 190]]],
+        [333, 'exclusive', 23, [['INV_REDUCED_7', 333, 23]]],
+      ]);
+      expect(cycle).toMatchObject({ subtotal: 1334, total_tax: 213, total_excluding_tax: 1334, total: 1547, reverse_charge: false, tax_exempt_reason: null });
+      expect(cycle.buyer_tax).toEqual({ tax_exempt: 'none', tax_ids: [], address_country: 'DE', address_state: null });
+      expect(byCode(cycle)).toEqual([['INV_DE_19', 'DE', null, 1001, 190], ['INV_REDUCED_7', null, null, 333, 23]]);
+      t.adds(cycle);
+      for (const i of invoices) {
+        const paid = await t.finalize(i.id);
+        // Credits pay each line's net and its tax: nothing is left due.
+        expect(paid).toMatchObject({ status: 'paid', total_prepaid_credits_applied: 1547, total: 0, amount_due: 0, total_tax: 213 });
+        expect(paid.line_items.map((l) => l.prepaid_credits_applied)).toEqual([1191, 356]);
+      }
+      expect((await t.api.get(`/v1/wallets/${walletId}/balance`)).body.credit_balance).toBe('69.06');
+    });
+
+    it('taxes a created invoice once per rate (TOTAL), an inclusive price holds its tax exactly, and 0 % rates show', async () => {
+      await t.settings({ rounding: 'TOTAL' });
+      const cust = await t.customer({ address_country: 'US', address_state: 'CA' });
+      const [created] = await t.subscribe(cust, [['0.05', { tax_rate_ids: [rates.ten] }], ['0.05', { tax_rate_ids: [rates.ten] }], ['0.05', { tax_rate_ids: [rates.ten] }], ['10', { tax_rate_ids: [rates.de19], tax_behavior: 'inclusive' }], ['1']]);
+      expect(created!.billing_reason).toBe('SUBSCRIPTION_CREATE');
+      // 3 × 0.5 of exact tax: 1.5 rounds to 2 once, spread by largest remainder (LINE would bill 3).
+      expect(created!.line_items.map((l) => [l.net_amount, l.tax_behavior, l.tax_amount])).toEqual([
+        [5, 'exclusive', 1],
+        [5, 'exclusive', 1],
+        [5, 'exclusive', 0],
+        [1000, 'inclusive', 160],
+        [100, 'exclusive', 7],
+      ]);
+      const inclusive = created!.line_items[3]!;
+      expect(inclusive.taxes[0]!.taxable_amount + inclusive.tax_amount).toBe(inclusive.net_amount);
+      expect(byCode(created!)).toEqual([['INV_DE_19', 'DE', null, 840, 160], ['INV_TEN', null, null, 15, 2], ['INV_US_0', 'US', null, 100, 0], ['INV_US_CA', 'US', 'US-CA', 100, 7]]);
+      // The inclusive tax is inside the line; only the exclusive 9 adds to the total.
+      expect(created).toMatchObject({ subtotal: 1115, total_tax: 169, total_excluding_tax: 955, total: 1124 });
+      t.adds(created!);
+      expect(await t.finalize(created!.id)).toMatchObject({ status: 'finalized', total: 1124, amount_due: 1124, total_tax: 169 });
+      await t.settings({ rounding: 'LINE' });
+      // Finalized, it keeps what it bore; the settings move new drafts only.
+      expect(await t.get(created!.id)).toMatchObject({ total_tax: 169 });
+      const [line] = await t.subscribe(cust, [['0.05', { tax_rate_ids: [rates.ten] }], ['0.05', { tax_rate_ids: [rates.ten] }], ['0.05', { tax_rate_ids: [rates.ten] }]]);
+      expect(line!.line_items.map((l) => l.tax_amount)).toEqual([1, 1, 1]);
+    });
+
+    it('taxes neither an exempt nor a reverse-charged buyer (their own setting, or the EU rule)', async () => {
+      const cases: Array<[Record<string, unknown>, boolean, string | null]> = [
+        [{ address_country: 'DE', tax_exempt: 'exempt' }, false, 'customer_exempt'],
+        [{ address_country: 'US', address_state: 'CA', tax_exempt: 'reverse' }, true, null],
+        [{ address_country: 'GR', tax_ids: [{ type: 'eu_vat', value: 'EL094259216' }] }, true, null],
+      ];
+      for (const [body, reverse, reason] of cases) {
+        const [draft] = await t.subscribe(await t.customer(body), [['10', { tax_rate_ids: [rates.de19] }]]);
+        expect([draft!.total_tax, draft!.total, draft!.reverse_charge, draft!.tax_exempt_reason, draft!.line_items[0]!.taxes]).toEqual([0, 1000, reverse, reason, []]);
+        expect(draft!.buyer_tax).toMatchObject({ tax_exempt: body.tax_exempt ?? 'none' });
+      }
+    });
+
+    it('taxes the upcoming invoice and a plan change, previewed and applied, by the same code', async () => {
+      const cust = await t.customer({ address_country: 'DE' });
+      const [created] = await t.subscribe(cust, [['10']]);
+      const sub = created!.subscription_id;
+      const upcoming = (await t.api.get(`/v1/subscriptions/${sub}/upcoming-invoice`)).body as TaxedInvoice;
+      expect(upcoming).toMatchObject({ subtotal: 1000, total_tax: 190, total: 1190 });
+      t.adds(upcoming);
+      const planB = (await t.api.post('/v1/plans', { name: 'Taxed B', prices: [{ type: 'FIXED', currency: 'usd', amount: '30', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ADVANCE' }] })).body;
+      const preview = await t.api.post(`/v1/subscriptions/${sub}/change/preview`, { plan_id: planB.id });
+      expect(preview.status).toBe(200);
+      const applied = await t.api.post(`/v1/subscriptions/${sub}/change`, { plan_id: planB.id });
+      expect(applied.status).toBe(200);
+      const changed = ((await t.api.get(`/v1/invoices?subscription_id=${sub}&limit=100`)).body.items as TaxedInvoice[]).find((i) => i.billing_reason === 'SUBSCRIPTION_UPDATE')!;
+      for (const i of [preview.body.invoice as TaxedInvoice, changed]) {
+        t.adds(i);
+        expect(i.total_tax).toBeGreaterThan(0);
+        expect(i.tax_breakdown.map((b) => b.code)).toEqual(['INV_DE_19']);
+        // total = subtotal − discount + excess credit + exclusive tax − credits (all lines exclusive here).
+        expect(i.total).toBe(i.subtotal + i.total_tax - i.total_prepaid_credits_applied + (i as unknown as { excess_credit: number }).excess_credit);
+      }
+    });
+
+    it('returns exactly the tax with credit notes, cumulatively per line and rate (partial, whole, inclusive, and a void)', async () => {
+      const cust = await t.customer({ address_country: 'DE' });
+      const make = async () => t.finalize((await t.subscribe(cust, [['10.01'], ['3.33', { tax_behavior: 'inclusive' }]]))[0]!.id);
+      const invoice = await make();
+      expect(invoice.line_items.map((l) => [l.net_amount, l.tax_amount])).toEqual([[1001, 190], [333, 53]]);
+      expect(invoice).toMatchObject({ total: 1524, amount_due: 1524, total_tax: 243 });
+      const [exclusive, inclusive] = invoice.line_items;
+      const note = async (lines: Array<[string, number]>) => {
+        const res = await t.api.post('/v1/credit_notes', { invoice_id: invoice.id, reason: 'OTHER', lines: lines.map(([id, amount]) => ({ invoice_line_item_id: id, amount })) });
+        expect(res.status).toBe(201);
+        return [res.body.amount, res.body.tax_amount, res.body.total, res.body.pre_payment_amount, res.body.lines.map((l: { taxes: Array<{ tax_rate_id: string; amount: number }> }) => l.taxes)];
+      };
+      // 190 × 300/1001 = 56.9 → 57; then round(190 × 700/1001) − 57 = 133 − 57; the rest returns what is left of 190.
+      expect(await note([[exclusive!.id, 300]])).toEqual([300, 57, 357, 357, [[{ tax_rate_id: rates.de19, amount: 57 }]]]);
+      expect(await note([[exclusive!.id, 400]])).toEqual([400, 76, 476, 476, [[{ tax_rate_id: rates.de19, amount: 76 }]]]);
+      expect(await note([[exclusive!.id, 301], [inclusive!.id, 333]])).toEqual([634, 110, 691, 691, [[{ tax_rate_id: rates.de19, amount: 57 }], [{ tax_rate_id: rates.de19, amount: 53 }]]]);
+      expect(await t.get(invoice.id)).toMatchObject({ status: 'paid', amount_due: 0, pre_payment_credit_notes_amount: 1524 });
+      // The void's note returns the rest of each line with the rest of its tax.
+      const second = await make();
+      const part = await t.api.post('/v1/credit_notes', { invoice_id: second.id, reason: 'OTHER', lines: [{ invoice_line_item_id: second.line_items[0]!.id, amount: 300 }] });
+      expect(part.body).toMatchObject({ tax_amount: 57, total: 357 });
+      expect((await t.api.post(`/v1/invoices/${second.id}/void`, {})).status).toBe(200);
+      const notes = (await t.api.get(`/v1/credit_notes?invoice_id=${second.id}`)).body.items as Array<{ origin: string; tax_amount: number; total: number }>;
+      expect(notes.map((n) => [n.origin, n.tax_amount, n.total])).toEqual([['MANUAL', 57, 357], ['INVOICE_VOID', 133 + 53, 701 + 133 + 333]]);
+      expect(notes.reduce((s, n) => s + n.tax_amount, 0)).toBe(second.total_tax);
+    });
+
+    it('takes rates and the buyer as they are at finalization: a draft moves, a finalized invoice never does', async () => {
+      const cust = await t.customer({ address_country: 'DE', address_state: 'BY' });
+      const [draft] = await t.subscribe(cust, [['20']]);
+      expect(draft!.total_tax).toBe(380);
+      const bavaria = await t.rate('INV_DE_BY', '1', { country: 'DE', region: 'DE-BY' });
+      const finalized = await t.finalize(draft!.id);
+      expect(finalized).toMatchObject({ total_tax: 400, total: 2400, amount_due: 2400 });
+      expect(byCode(finalized)).toEqual([['INV_DE_19', 'DE', null, 2000, 380], ['INV_DE_BY', 'DE', 'DE-BY', 2000, 20]]);
+      expect((await t.api.delete(`/v1/tax_rates/${bavaria}`)).status).toBe(200);
+      expect((await t.api.put(`/v1/customers/${cust}`, { tax_exempt: 'exempt' })).status).toBe(200);
+      await t.billingKnows(cust, 'exempt');
+      expect(await t.get(finalized.id)).toEqual(finalized);
+      const [later] = await t.subscribe(cust, [['20']]);
+      expect(later).toMatchObject({ total_tax: 0, tax_exempt_reason: 'customer_exempt', buyer_tax: { tax_exempt: 'exempt' } });
     });
   });
 });

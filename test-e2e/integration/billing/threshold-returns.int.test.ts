@@ -115,7 +115,7 @@ describe('threshold returns of a fallen SUM through the gateway (real Postgres a
     const notes = await notesOf(threshold!.id);
     expect(notes).toHaveLength(1);
     expect(notes[0]).toMatchObject({ amount: 500, reason: 'OTHER', pre_payment_amount: 500, wallet_amount: 0, refund_amount: 0, metadata: { closing_invoice_id: closing.id, price_id: priceId } });
-    expect(notes[0]!.lines).toEqual([{ id: expect.stringMatching(/^cnli_/), invoice_line_item_id: threshold!.line_items[0]!.id, amount: 500 }]);
+    expect(notes[0]!.lines).toEqual([{ id: expect.stringMatching(/^cnli_/), invoice_line_item_id: threshold!.line_items[0]!.id, amount: 500, tax_amount: 0, taxes: [] }]);
     const after = (await stack.api.get(`/v1/invoices/${threshold!.id}`)).body as Invoice;
     expect(after).toMatchObject({ amount_due: 300, amount_remaining: 300 });
     expect(after.line_items[0]).toMatchObject({ net_amount: 800, credited_amount: 500 });

@@ -2438,8 +2438,27 @@ export interface components {
             /** @description What negative lines left after offsetting every line: credited to the PRE_PAID wallet at finalization, so no invoice is negative */
             excess_credit: number;
             total_prepaid_credits_applied: number;
-            /** @description subtotal - total_discount + excess_credit - total_prepaid_credits_applied */
+            /** @description subtotal - total_discount + excess_credit + the exclusive tax - total_prepaid_credits_applied */
             total: number;
+            /** @description The sum of the lines' tax_amount and of tax_breakdown[].amount (docs/api/taxes.md#invoices-bearing-tax) */
+            total_tax: number;
+            /** @description subtotal - total_discount + excess_credit less the tax inside inclusive lines: what the invoice bills before tax and credits */
+            total_excluding_tax: number;
+            tax_breakdown: components["schemas"]["InvoiceTaxBreakdown"][];
+            /** @description The buyer accounts for the tax (docs/api/taxes.md#which-rates-a-line-bears): no line bears any */
+            reverse_charge: boolean;
+            tax_exempt_reason: "customer_exempt" | null;
+            /** @description The buyer's tax identity the invoice was taxed with, fixed at finalization; null when taxes are off */
+            buyer_tax: {
+                /** @enum {string} */
+                tax_exempt: "none" | "exempt" | "reverse";
+                tax_ids: {
+                    type: string;
+                    value: string;
+                }[];
+                address_country: string | null;
+                address_state: string | null;
+            } | null;
             /** @description Credit notes that lowered what is due (issued before payment) */
             pre_payment_credit_notes_amount: number;
             /** @description Credit notes that returned money paid (to wallets or refunded) */
@@ -2463,6 +2482,15 @@ export interface components {
         };
         InvoiceDiscount: {
             discount_id: string;
+            amount: number;
+        };
+        InvoiceTaxBreakdown: {
+            tax_rate_id: string;
+            code: string;
+            country: string | null;
+            region: string | null;
+            percentage: string;
+            taxable_amount: number;
             amount: number;
         };
         InvoiceLineItem: {
@@ -2494,9 +2522,22 @@ export interface components {
              * @example 0.666666666667
              */
             proration_factor?: string;
+            /** @description Wallet credits that paid the line: at most net_amount plus its exclusive tax */
             prepaid_credits_applied: number;
             period_start: string | null;
             period_end: string | null;
+            /** @description The tax the line bears (docs/api/taxes.md#arithmetic): the sum of taxes[].amount; inside net_amount when inclusive, added to it when exclusive */
+            tax_amount: number;
+            taxes: components["schemas"]["InvoiceLineTax"][];
+            /** @description null on a line that bore no tax step (taxes off) */
+            tax_behavior: ("exclusive" | "inclusive") | null;
+        };
+        InvoiceLineTax: {
+            tax_rate_id: string;
+            code: string;
+            percentage: string;
+            taxable_amount: number;
+            amount: number;
         };
         UpcomingInvoice: {
             customer_id: string;
@@ -2522,8 +2563,27 @@ export interface components {
             /** @description What negative lines left after offsetting every line: credited to the PRE_PAID wallet at finalization, so no invoice is negative */
             excess_credit: number;
             total_prepaid_credits_applied: number;
-            /** @description subtotal - total_discount + excess_credit - total_prepaid_credits_applied */
+            /** @description subtotal - total_discount + excess_credit + the exclusive tax - total_prepaid_credits_applied */
             total: number;
+            /** @description The sum of the lines' tax_amount and of tax_breakdown[].amount (docs/api/taxes.md#invoices-bearing-tax) */
+            total_tax: number;
+            /** @description subtotal - total_discount + excess_credit less the tax inside inclusive lines: what the invoice bills before tax and credits */
+            total_excluding_tax: number;
+            tax_breakdown: components["schemas"]["InvoiceTaxBreakdown"][];
+            /** @description The buyer accounts for the tax (docs/api/taxes.md#which-rates-a-line-bears): no line bears any */
+            reverse_charge: boolean;
+            tax_exempt_reason: "customer_exempt" | null;
+            /** @description The buyer's tax identity the invoice was taxed with, fixed at finalization; null when taxes are off */
+            buyer_tax: {
+                /** @enum {string} */
+                tax_exempt: "none" | "exempt" | "reverse";
+                tax_ids: {
+                    type: string;
+                    value: string;
+                }[];
+                address_country: string | null;
+                address_state: string | null;
+            } | null;
             /** @description Credit notes that lowered what is due (issued before payment) */
             pre_payment_credit_notes_amount: number;
             /** @description Credit notes that returned money paid (to wallets or refunded) */
@@ -12812,6 +12872,32 @@ export interface operations {
                      *           "excess_credit": 1,
                      *           "total_prepaid_credits_applied": 1,
                      *           "total": 1,
+                     *           "total_tax": 1,
+                     *           "total_excluding_tax": 1,
+                     *           "tax_breakdown": [
+                     *             {
+                     *               "tax_rate_id": "100",
+                     *               "code": "100",
+                     *               "country": "100",
+                     *               "region": "100",
+                     *               "percentage": "100",
+                     *               "taxable_amount": 1,
+                     *               "amount": 1
+                     *             }
+                     *           ],
+                     *           "reverse_charge": true,
+                     *           "tax_exempt_reason": "customer_exempt",
+                     *           "buyer_tax": {
+                     *             "tax_exempt": "none",
+                     *             "tax_ids": [
+                     *               {
+                     *                 "type": "100",
+                     *                 "value": "100"
+                     *               }
+                     *             ],
+                     *             "address_country": "US",
+                     *             "address_state": "CA"
+                     *           },
                      *           "pre_payment_credit_notes_amount": 1,
                      *           "post_payment_credit_notes_amount": 1,
                      *           "amount_due": 1,
@@ -12837,7 +12923,18 @@ export interface operations {
                      *               "proration_factor": "0.666666666667",
                      *               "prepaid_credits_applied": 1,
                      *               "period_start": "100",
-                     *               "period_end": "100"
+                     *               "period_end": "100",
+                     *               "tax_amount": 1,
+                     *               "taxes": [
+                     *                 {
+                     *                   "tax_rate_id": "100",
+                     *                   "code": "100",
+                     *                   "percentage": "100",
+                     *                   "taxable_amount": 1,
+                     *                   "amount": 1
+                     *                 }
+                     *               ],
+                     *               "tax_behavior": "exclusive"
                      *             }
                      *           ],
                      *           "available_actions": [
@@ -12970,6 +13067,32 @@ export interface operations {
                      *       "excess_credit": 1,
                      *       "total_prepaid_credits_applied": 1,
                      *       "total": 1,
+                     *       "total_tax": 1,
+                     *       "total_excluding_tax": 1,
+                     *       "tax_breakdown": [
+                     *         {
+                     *           "tax_rate_id": "100",
+                     *           "code": "100",
+                     *           "country": "100",
+                     *           "region": "100",
+                     *           "percentage": "100",
+                     *           "taxable_amount": 1,
+                     *           "amount": 1
+                     *         }
+                     *       ],
+                     *       "reverse_charge": true,
+                     *       "tax_exempt_reason": "customer_exempt",
+                     *       "buyer_tax": {
+                     *         "tax_exempt": "none",
+                     *         "tax_ids": [
+                     *           {
+                     *             "type": "100",
+                     *             "value": "100"
+                     *           }
+                     *         ],
+                     *         "address_country": "US",
+                     *         "address_state": "CA"
+                     *       },
                      *       "pre_payment_credit_notes_amount": 1,
                      *       "post_payment_credit_notes_amount": 1,
                      *       "amount_due": 1,
@@ -12995,7 +13118,18 @@ export interface operations {
                      *           "proration_factor": "0.666666666667",
                      *           "prepaid_credits_applied": 1,
                      *           "period_start": "100",
-                     *           "period_end": "100"
+                     *           "period_end": "100",
+                     *           "tax_amount": 1,
+                     *           "taxes": [
+                     *             {
+                     *               "tax_rate_id": "100",
+                     *               "code": "100",
+                     *               "percentage": "100",
+                     *               "taxable_amount": 1,
+                     *               "amount": 1
+                     *             }
+                     *           ],
+                     *           "tax_behavior": "exclusive"
                      *         }
                      *       ],
                      *       "available_actions": [
@@ -13128,6 +13262,32 @@ export interface operations {
                      *       "excess_credit": 1,
                      *       "total_prepaid_credits_applied": 1,
                      *       "total": 1,
+                     *       "total_tax": 1,
+                     *       "total_excluding_tax": 1,
+                     *       "tax_breakdown": [
+                     *         {
+                     *           "tax_rate_id": "100",
+                     *           "code": "100",
+                     *           "country": "100",
+                     *           "region": "100",
+                     *           "percentage": "100",
+                     *           "taxable_amount": 1,
+                     *           "amount": 1
+                     *         }
+                     *       ],
+                     *       "reverse_charge": true,
+                     *       "tax_exempt_reason": "customer_exempt",
+                     *       "buyer_tax": {
+                     *         "tax_exempt": "none",
+                     *         "tax_ids": [
+                     *           {
+                     *             "type": "100",
+                     *             "value": "100"
+                     *           }
+                     *         ],
+                     *         "address_country": "US",
+                     *         "address_state": "CA"
+                     *       },
                      *       "pre_payment_credit_notes_amount": 1,
                      *       "post_payment_credit_notes_amount": 1,
                      *       "amount_due": 1,
@@ -13153,7 +13313,18 @@ export interface operations {
                      *           "proration_factor": "0.666666666667",
                      *           "prepaid_credits_applied": 1,
                      *           "period_start": "100",
-                     *           "period_end": "100"
+                     *           "period_end": "100",
+                     *           "tax_amount": 1,
+                     *           "taxes": [
+                     *             {
+                     *               "tax_rate_id": "100",
+                     *               "code": "100",
+                     *               "percentage": "100",
+                     *               "taxable_amount": 1,
+                     *               "amount": 1
+                     *             }
+                     *           ],
+                     *           "tax_behavior": "exclusive"
                      *         }
                      *       ],
                      *       "available_actions": [
@@ -13295,6 +13466,32 @@ export interface operations {
                      *       "excess_credit": 1,
                      *       "total_prepaid_credits_applied": 1,
                      *       "total": 1,
+                     *       "total_tax": 1,
+                     *       "total_excluding_tax": 1,
+                     *       "tax_breakdown": [
+                     *         {
+                     *           "tax_rate_id": "100",
+                     *           "code": "100",
+                     *           "country": "100",
+                     *           "region": "100",
+                     *           "percentage": "100",
+                     *           "taxable_amount": 1,
+                     *           "amount": 1
+                     *         }
+                     *       ],
+                     *       "reverse_charge": true,
+                     *       "tax_exempt_reason": "customer_exempt",
+                     *       "buyer_tax": {
+                     *         "tax_exempt": "none",
+                     *         "tax_ids": [
+                     *           {
+                     *             "type": "100",
+                     *             "value": "100"
+                     *           }
+                     *         ],
+                     *         "address_country": "US",
+                     *         "address_state": "CA"
+                     *       },
                      *       "pre_payment_credit_notes_amount": 1,
                      *       "post_payment_credit_notes_amount": 1,
                      *       "amount_due": 1,
@@ -13320,7 +13517,18 @@ export interface operations {
                      *           "proration_factor": "0.666666666667",
                      *           "prepaid_credits_applied": 1,
                      *           "period_start": "100",
-                     *           "period_end": "100"
+                     *           "period_end": "100",
+                     *           "tax_amount": 1,
+                     *           "taxes": [
+                     *             {
+                     *               "tax_rate_id": "100",
+                     *               "code": "100",
+                     *               "percentage": "100",
+                     *               "taxable_amount": 1,
+                     *               "amount": 1
+                     *             }
+                     *           ],
+                     *           "tax_behavior": "exclusive"
                      *         }
                      *       ],
                      *       "available_actions": [
@@ -13455,6 +13663,32 @@ export interface operations {
                      *       "excess_credit": 1,
                      *       "total_prepaid_credits_applied": 1,
                      *       "total": 1,
+                     *       "total_tax": 1,
+                     *       "total_excluding_tax": 1,
+                     *       "tax_breakdown": [
+                     *         {
+                     *           "tax_rate_id": "100",
+                     *           "code": "100",
+                     *           "country": "100",
+                     *           "region": "100",
+                     *           "percentage": "100",
+                     *           "taxable_amount": 1,
+                     *           "amount": 1
+                     *         }
+                     *       ],
+                     *       "reverse_charge": true,
+                     *       "tax_exempt_reason": "customer_exempt",
+                     *       "buyer_tax": {
+                     *         "tax_exempt": "none",
+                     *         "tax_ids": [
+                     *           {
+                     *             "type": "100",
+                     *             "value": "100"
+                     *           }
+                     *         ],
+                     *         "address_country": "US",
+                     *         "address_state": "CA"
+                     *       },
                      *       "pre_payment_credit_notes_amount": 1,
                      *       "post_payment_credit_notes_amount": 1,
                      *       "amount_due": 1,
@@ -13480,7 +13714,18 @@ export interface operations {
                      *           "proration_factor": "0.666666666667",
                      *           "prepaid_credits_applied": 1,
                      *           "period_start": "100",
-                     *           "period_end": "100"
+                     *           "period_end": "100",
+                     *           "tax_amount": 1,
+                     *           "taxes": [
+                     *             {
+                     *               "tax_rate_id": "100",
+                     *               "code": "100",
+                     *               "percentage": "100",
+                     *               "taxable_amount": 1,
+                     *               "amount": 1
+                     *             }
+                     *           ],
+                     *           "tax_behavior": "exclusive"
                      *         }
                      *       ],
                      *       "tenant_id": "default",
@@ -17129,11 +17374,20 @@ export interface operations {
                      *           "reason": "DUPLICATE",
                      *           "memo": "100",
                      *           "amount": 1,
+                     *           "tax_amount": 1,
+                     *           "total": 1,
                      *           "lines": [
                      *             {
                      *               "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *               "invoice_line_item_id": "100",
-                     *               "amount": 1
+                     *               "amount": 1,
+                     *               "tax_amount": 1,
+                     *               "taxes": [
+                     *                 {
+                     *                   "tax_rate_id": "100",
+                     *                   "amount": 1
+                     *                 }
+                     *               ]
                      *             }
                      *           ],
                      *           "refund": "WALLET",
@@ -17173,10 +17427,17 @@ export interface operations {
                             reason: "DUPLICATE" | "FRAUDULENT" | "ORDER_CHANGE" | "PRODUCT_UNSATISFACTORY" | "OTHER";
                             memo: string | null;
                             amount: number;
+                            tax_amount: number;
+                            total: number;
                             lines: {
                                 id: string;
                                 invoice_line_item_id: string;
                                 amount: number;
+                                tax_amount: number;
+                                taxes: {
+                                    tax_rate_id: string;
+                                    amount: number;
+                                }[];
                             }[];
                             /** @enum {string} */
                             refund: "WALLET" | "OFFLINE" | "NONE";
@@ -17325,11 +17586,20 @@ export interface operations {
                      *       "reason": "DUPLICATE",
                      *       "memo": "100",
                      *       "amount": 1,
+                     *       "tax_amount": 1,
+                     *       "total": 1,
                      *       "lines": [
                      *         {
                      *           "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *           "invoice_line_item_id": "100",
-                     *           "amount": 1
+                     *           "amount": 1,
+                     *           "tax_amount": 1,
+                     *           "taxes": [
+                     *             {
+                     *               "tax_rate_id": "100",
+                     *               "amount": 1
+                     *             }
+                     *           ]
                      *         }
                      *       ],
                      *       "refund": "WALLET",
@@ -17361,10 +17631,17 @@ export interface operations {
                         reason: "DUPLICATE" | "FRAUDULENT" | "ORDER_CHANGE" | "PRODUCT_UNSATISFACTORY" | "OTHER";
                         memo: string | null;
                         amount: number;
+                        tax_amount: number;
+                        total: number;
                         lines: {
                             id: string;
                             invoice_line_item_id: string;
                             amount: number;
+                            tax_amount: number;
+                            taxes: {
+                                tax_rate_id: string;
+                                amount: number;
+                            }[];
                         }[];
                         /** @enum {string} */
                         refund: "WALLET" | "OFFLINE" | "NONE";
@@ -17503,11 +17780,20 @@ export interface operations {
                      *       "reason": "DUPLICATE",
                      *       "memo": "100",
                      *       "amount": 1,
+                     *       "tax_amount": 1,
+                     *       "total": 1,
                      *       "lines": [
                      *         {
                      *           "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *           "invoice_line_item_id": "100",
-                     *           "amount": 1
+                     *           "amount": 1,
+                     *           "tax_amount": 1,
+                     *           "taxes": [
+                     *             {
+                     *               "tax_rate_id": "100",
+                     *               "amount": 1
+                     *             }
+                     *           ]
                      *         }
                      *       ],
                      *       "refund": "WALLET",
@@ -17539,10 +17825,17 @@ export interface operations {
                         reason: "DUPLICATE" | "FRAUDULENT" | "ORDER_CHANGE" | "PRODUCT_UNSATISFACTORY" | "OTHER";
                         memo: string | null;
                         amount: number;
+                        tax_amount: number;
+                        total: number;
                         lines: {
                             id: string;
                             invoice_line_item_id: string;
                             amount: number;
+                            tax_amount: number;
+                            taxes: {
+                                tax_rate_id: string;
+                                amount: number;
+                            }[];
                         }[];
                         /** @enum {string} */
                         refund: "WALLET" | "OFFLINE" | "NONE";
@@ -17668,11 +17961,20 @@ export interface operations {
                      *       "reason": "DUPLICATE",
                      *       "memo": "100",
                      *       "amount": 1,
+                     *       "tax_amount": 1,
+                     *       "total": 1,
                      *       "lines": [
                      *         {
                      *           "id": "01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
                      *           "invoice_line_item_id": "100",
-                     *           "amount": 1
+                     *           "amount": 1,
+                     *           "tax_amount": 1,
+                     *           "taxes": [
+                     *             {
+                     *               "tax_rate_id": "100",
+                     *               "amount": 1
+                     *             }
+                     *           ]
                      *         }
                      *       ],
                      *       "refund": "WALLET",
@@ -17704,10 +18006,17 @@ export interface operations {
                         reason: "DUPLICATE" | "FRAUDULENT" | "ORDER_CHANGE" | "PRODUCT_UNSATISFACTORY" | "OTHER";
                         memo: string | null;
                         amount: number;
+                        tax_amount: number;
+                        total: number;
                         lines: {
                             id: string;
                             invoice_line_item_id: string;
                             amount: number;
+                            tax_amount: number;
+                            taxes: {
+                                tax_rate_id: string;
+                                amount: number;
+                            }[];
                         }[];
                         /** @enum {string} */
                         refund: "WALLET" | "OFFLINE" | "NONE";
@@ -19079,6 +19388,32 @@ export interface operations {
                      *         "excess_credit": 1,
                      *         "total_prepaid_credits_applied": 1,
                      *         "total": 1,
+                     *         "total_tax": 1,
+                     *         "total_excluding_tax": 1,
+                     *         "tax_breakdown": [
+                     *           {
+                     *             "tax_rate_id": "100",
+                     *             "code": "100",
+                     *             "country": "100",
+                     *             "region": "100",
+                     *             "percentage": "100",
+                     *             "taxable_amount": 1,
+                     *             "amount": 1
+                     *           }
+                     *         ],
+                     *         "reverse_charge": true,
+                     *         "tax_exempt_reason": "customer_exempt",
+                     *         "buyer_tax": {
+                     *           "tax_exempt": "none",
+                     *           "tax_ids": [
+                     *             {
+                     *               "type": "100",
+                     *               "value": "100"
+                     *             }
+                     *           ],
+                     *           "address_country": "US",
+                     *           "address_state": "CA"
+                     *         },
                      *         "pre_payment_credit_notes_amount": 1,
                      *         "post_payment_credit_notes_amount": 1,
                      *         "amount_due": 1,
@@ -19104,7 +19439,18 @@ export interface operations {
                      *             "proration_factor": "0.666666666667",
                      *             "prepaid_credits_applied": 1,
                      *             "period_start": "100",
-                     *             "period_end": "100"
+                     *             "period_end": "100",
+                     *             "tax_amount": 1,
+                     *             "taxes": [
+                     *               {
+                     *                 "tax_rate_id": "100",
+                     *                 "code": "100",
+                     *                 "percentage": "100",
+                     *                 "taxable_amount": 1,
+                     *                 "amount": 1
+                     *               }
+                     *             ],
+                     *             "tax_behavior": "exclusive"
                      *           }
                      *         ],
                      *         "available_actions": [
@@ -19366,6 +19712,32 @@ export interface operations {
                      *         "excess_credit": 1,
                      *         "total_prepaid_credits_applied": 1,
                      *         "total": 1,
+                     *         "total_tax": 1,
+                     *         "total_excluding_tax": 1,
+                     *         "tax_breakdown": [
+                     *           {
+                     *             "tax_rate_id": "100",
+                     *             "code": "100",
+                     *             "country": "100",
+                     *             "region": "100",
+                     *             "percentage": "100",
+                     *             "taxable_amount": 1,
+                     *             "amount": 1
+                     *           }
+                     *         ],
+                     *         "reverse_charge": true,
+                     *         "tax_exempt_reason": "customer_exempt",
+                     *         "buyer_tax": {
+                     *           "tax_exempt": "none",
+                     *           "tax_ids": [
+                     *             {
+                     *               "type": "100",
+                     *               "value": "100"
+                     *             }
+                     *           ],
+                     *           "address_country": "US",
+                     *           "address_state": "CA"
+                     *         },
                      *         "pre_payment_credit_notes_amount": 1,
                      *         "post_payment_credit_notes_amount": 1,
                      *         "amount_due": 1,
@@ -19391,7 +19763,18 @@ export interface operations {
                      *             "proration_factor": "0.666666666667",
                      *             "prepaid_credits_applied": 1,
                      *             "period_start": "100",
-                     *             "period_end": "100"
+                     *             "period_end": "100",
+                     *             "tax_amount": 1,
+                     *             "taxes": [
+                     *               {
+                     *                 "tax_rate_id": "100",
+                     *                 "code": "100",
+                     *                 "percentage": "100",
+                     *                 "taxable_amount": 1,
+                     *                 "amount": 1
+                     *               }
+                     *             ],
+                     *             "tax_behavior": "exclusive"
                      *           }
                      *         ],
                      *         "tenant_id": "default",

@@ -70,7 +70,11 @@ export type ListCreditNotesQuery = z.output<typeof listCreditNotesQuery>;
 export const creditNoteLineSchema = z.object({
   id: z.string(),
   invoice_line_item_id: z.string(),
+  /** In the invoice line's terms: tax included when the line is inclusive. */
   amount: z.number().int(),
+  /** What it returns of the line's tax: per rate, cumulative over the line's notes (docs/api/taxes.md#arithmetic). */
+  tax_amount: z.number().int(),
+  taxes: z.array(z.object({ tax_rate_id: z.string(), amount: z.number().int() })),
 });
 
 export const creditNoteSchema = z.object({
@@ -81,8 +85,12 @@ export const creditNoteSchema = z.object({
   currency: z.string(),
   reason: z.enum(CREDIT_NOTE_REASONS),
   memo: z.string().nullable(),
-  /** The note's total, in minor units: pre_payment_amount + wallet_amount + refund_amount. */
+  /** Σ lines[].amount, in minor units (in the lines' terms). */
   amount: z.number().int(),
+  /** Σ lines[].tax_amount. */
+  tax_amount: z.number().int(),
+  /** What the note gives back: amount plus the tax of exclusive lines = pre_payment_amount + wallet_amount + refund_amount. */
+  total: z.number().int(),
   lines: z.array(creditNoteLineSchema),
   refund: z.enum(CREDIT_NOTE_REFUNDS),
   status: z.enum(CREDIT_NOTE_STATUSES),

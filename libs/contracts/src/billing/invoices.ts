@@ -39,6 +39,24 @@ const id = z.string().min(1, 'must not be empty').max(255, 'must be at most 255 
 /** Integer minor units (cents for usd, yen for jpy, fils for kwd). */
 const minorUnits = z.number().int();
 
+/** One rate a line bore (docs/api/taxes.md#arithmetic). */
+const lineTaxSchema = z
+  .object({ tax_rate_id: z.string(), code: z.string(), percentage: z.string(), taxable_amount: minorUnits, amount: minorUnits })
+  .meta({ id: 'InvoiceLineTax' });
+
+/** One rate of an invoice's breakdown: what its lines bore of it (0 % rates included). */
+const taxBreakdownSchema = z
+  .object({
+    tax_rate_id: z.string(),
+    code: z.string(),
+    country: z.string().nullable(),
+    region: z.string().nullable(),
+    percentage: z.string(),
+    taxable_amount: minorUnits,
+    amount: minorUnits,
+  })
+  .meta({ id: 'InvoiceTaxBreakdown' });
+
 export const invoiceLineItemSchema = z
   .object({
     id: z.string(),
@@ -64,9 +82,12 @@ export const invoiceLineItemSchema = z
           'Only on a prorated FIXED line (a part of a period): part / whole, 12 decimals rounded half up; amount = unit_amount x proration_factor, rounded once. Absent on whole periods',
         examples: ['0.666666666667'],
       }),
-    prepaid_credits_applied: minorUnits,
+    prepaid_credits_applied: minorUnits.meta({ description: 'Wallet credits that paid the line: at most net_amount plus its exclusive tax' }),
     period_start: z.string().nullable(),
     period_end: z.string().nullable(),
+    tax_amount: minorUnits.meta({ description: 'The tax the line bears (docs/api/taxes.md#arithmetic): the sum of taxes[].amount; inside net_amount when inclusive, added to it when exclusive' }),
+    taxes: z.array(lineTaxSchema),
+    tax_behavior: z.enum(['exclusive', 'inclusive']).nullable().meta({ description: 'null on a line that bore no tax step (taxes off)' }),
   })
   .meta({ id: 'InvoiceLineItem' });
 
@@ -98,7 +119,16 @@ export const invoiceSchema = z
     discounts: z.array(invoiceDiscountSchema),
     excess_credit: minorUnits.meta({ description: 'What negative lines left after offsetting every line: credited to the PRE_PAID wallet at finalization, so no invoice is negative' }),
     total_prepaid_credits_applied: minorUnits,
-    total: minorUnits.meta({ description: 'subtotal - total_discount + excess_credit - total_prepaid_credits_applied' }),
+    total: minorUnits.meta({ description: 'subtotal - total_discount + excess_credit + the exclusive tax - total_prepaid_credits_applied' }),
+    total_tax: minorUnits.meta({ description: "The sum of the lines' tax_amount and of tax_breakdown[].amount (docs/api/taxes.md#invoices-bearing-tax)" }),
+    total_excluding_tax: minorUnits.meta({ description: 'subtotal - total_discount + excess_credit less the tax inside inclusive lines: what the invoice bills before tax and credits' }),
+    tax_breakdown: z.array(taxBreakdownSchema),
+    reverse_charge: z.boolean().meta({ description: 'The buyer accounts for the tax (docs/api/taxes.md#which-rates-a-line-bears): no line bears any' }),
+    tax_exempt_reason: z.enum(['customer_exempt']).nullable(),
+    buyer_tax: z
+      .object({ tax_exempt: z.enum(['none', 'exempt', 'reverse']), tax_ids: z.array(z.object({ type: z.string(), value: z.string() })), address_country: z.string().nullable(), address_state: z.string().nullable() })
+      .nullable()
+      .meta({ description: "The buyer's tax identity the invoice was taxed with, fixed at finalization; null when taxes are off" }),
     pre_payment_credit_notes_amount: minorUnits.meta({ description: 'Credit notes that lowered what is due (issued before payment)' }),
     post_payment_credit_notes_amount: minorUnits.meta({ description: 'Credit notes that returned money paid (to wallets or refunded)' }),
     amount_due: minorUnits.meta({ description: 'total - pre_payment_credit_notes_amount' }),

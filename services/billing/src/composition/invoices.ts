@@ -15,6 +15,8 @@ import { FinalizeInvoiceWorkflow } from '../workflows/finalize-invoice';
 import type { CompositionBase } from './base';
 import type { CreditNotes } from './credit-notes';
 import type { BillingStores } from './stores';
+import { DraftTaxes } from '../invoices/draft-taxes';
+import { invoiceTaxesOf } from './invoicing';
 
 export interface Invoices {
   finalizer: InvoiceFinalizer;
@@ -46,6 +48,7 @@ export function composeInvoices(
       settlement,
       excess: excessCredits,
       thresholdReturns: parts.creditNotes.thresholdReturns,
+      taxes: new DraftTaxes({ db, invoices: stores.invoices, taxes: invoiceTaxesOf(stores), clock }),
     }),
     voidNote: parts.creditNotes.issuer,
   });

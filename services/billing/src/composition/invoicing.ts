@@ -13,6 +13,8 @@ import { ThresholdBilling } from '../invoices/thresholds';
 import { UpcomingInvoices } from '../invoices/upcoming';
 import type { CompositionBase } from './base';
 import type { BillingStores } from './stores';
+import { InvoiceTaxes } from '../invoices/invoice-taxes';
+import { TaxRateStore } from '../taxes/store';
 
 export interface Invoicing {
   discounts: InvoiceDiscounts;
@@ -20,6 +22,11 @@ export interface Invoicing {
   billing: PeriodBilling;
   thresholds: ThresholdBilling;
   upcoming: UpcomingInvoices;
+}
+
+/** Step (6) of every invoice billing prices (docs/api/taxes.md#invoices-bearing-tax), on the stores (stateless: one per user is the same as one shared). */
+export function invoiceTaxesOf(stores: BillingStores): InvoiceTaxes {
+  return new InvoiceTaxes({ settings: stores.settings, customers: stores.customers, prices: stores.prices, plans: stores.plans, rates: new TaxRateStore() });
 }
 
 export function composeInvoicing(
@@ -36,6 +43,7 @@ export function composeInvoicing(
     meters,
     finalizeDelayMs: settings.finalizeDelayMs,
     discounts,
+    taxes: invoiceTaxesOf(stores),
   });
   const billing = new PeriodBilling({ db, subscriptions: stores.subscriptions, invoices: stores.invoices, maker, clock, published, prices: stores.prices, grants });
   const thresholds = new ThresholdBilling({ db, subscriptions: stores.subscriptions, invoices: stores.invoices, maker, meters, clock, published, logger });

@@ -5,13 +5,18 @@ export interface CreditNoteLine {
   id: string;
   invoiceLineItemId: string;
   position: number;
+  /** In the invoice line's terms (tax included when the line is inclusive). */
   amount: number;
+  /** What it returns of the line's tax, per rate, cumulatively (docs/api/taxes.md#arithmetic); absent: none. */
+  taxAmount?: number;
+  taxes?: Array<{ taxRateId: string; amount: number }>;
 }
 
 /**
- * A credit note (docs/api/credit-notes.md, ADR 0041): `amount` = `prePaymentAmount` (taken off
+ * A credit note (docs/api/credit-notes.md, ADR 0041): `total` = `prePaymentAmount` (taken off
  * what was due) + `walletAmount` (back to the wallets that paid) + `refundAmount` (money paid,
- * refunded to the PRE_PAID wallet or outside Billstream).
+ * refunded to the PRE_PAID wallet or outside Billstream); `total` = `amount` (Σ lines, in their
+ * lines' terms) + the exclusive part of `taxAmount` (docs/api/taxes.md#arithmetic).
  */
 export interface CreditNote {
   id: string;
@@ -24,6 +29,10 @@ export interface CreditNote {
   reason: CreditNoteReason;
   memo: string | null;
   amount: number;
+  /** Σ its lines' tax. */
+  taxAmount: number;
+  /** What it gives back in all. */
+  total: number;
   refund: CreditNoteRefund;
   status: CreditNoteStatus;
   origin: CreditNoteOrigin;

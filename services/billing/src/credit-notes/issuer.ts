@@ -12,7 +12,7 @@ import type { VoidCreditNote } from '../invoices/void-credit-note';
 import type { PaymentStore } from '../payments/store';
 import { sumAmounts } from '@billstream/pricing';
 import { CREDIT_NOTE_EVENTS, creditNoteNumber, walletCreditOf, type CreditNote } from './domain';
-import { creditableOf, splitAmount, type InvoiceMoney } from './money';
+import { creditableOf, noteTax, splitAmount, type InvoiceMoney } from './money';
 import { announceCreditNote, type CreditNoteStore } from './store';
 
 export type NoteInput = Pick<CreditNote, 'reason' | 'memo' | 'refund' | 'origin' | 'idempotencyKey' | 'requestHash' | 'metadata' | 'prePaymentAmount' | 'walletAmount' | 'refundAmount'> & {
@@ -81,6 +81,11 @@ export class CreditNoteIssuer implements VoidCreditNote {
 
   /** The note's rows: its number, the note and its lines, and the lines' credited amounts; undefined when its idempotency key is taken. */
   private async write(trx: Trx, ctx: Scope, invoice: Invoice, n: NoteInput, now: Date): Promise<CreditNote | undefined> {
+    // The tax its lines return (cumulative per line and rate); the caller split the total it makes.
+    const taxed = noteTax(invoice, n.lines);
+    if (taxed.total !== n.prePaymentAmount + n.walletAmount + n.refundAmount) {
+      throw new Error(`credit note on ${invoice.id}: parts ${n.prePaymentAmount} + ${n.walletAmount} + ${n.refundAmount} are not its total ${taxed.total}`);
+    }
     const number = await this.notes.nextNumber(trx, ctx);
     const note: CreditNote = {
       ...n,
@@ -91,7 +96,9 @@ export class CreditNoteIssuer implements VoidCreditNote {
       invoiceId: invoice.id,
       customerId: invoice.customerId,
       currency: invoice.currency,
-      amount: n.prePaymentAmount + n.walletAmount + n.refundAmount,
+      amount: taxed.amount,
+      taxAmount: taxed.taxAmount,
+      total: taxed.total,
       status: 'issued',
       // An INVOICE_VOID note's wallet part is the void's refund: pending until that refund is done.
       refundStatus: (n.origin === 'INVOICE_VOID' ? n.walletAmount : walletCreditOf(n)) > 0 ? 'pending' : 'none',
@@ -99,7 +106,7 @@ export class CreditNoteIssuer implements VoidCreditNote {
       voidedAt: null,
       createdAt: now,
       updatedAt: now,
-      lines: n.lines.map((l, k) => ({ id: newId('creditNoteLineItem'), invoiceLineItemId: l.invoiceLineItemId, position: k, amount: l.amount })),
+      lines: taxed.lines.map((l, k) => ({ id: newId('creditNoteLineItem'), position: k, ...l })),
     };
     if (!(await this.notes.insert(trx, note))) return undefined;
     await this.notes.addCredited(trx, note.lines, 1);
@@ -135,7 +142,8 @@ export class CreditNoteIssuer implements VoidCreditNote {
       .filter((l) => l.amount > 0);
     const amount = sumAmounts(lines);
     if (amount === 0) return null;
-    const split = splitAmount(amount, await this.moneyOf(trx, invoice), 'OFFLINE');
+    // The rest of each line and of its tax (the notes of a wholly credited line return all its tax).
+    const split = splitAmount(noteTax(invoice, lines).total, await this.moneyOf(trx, invoice), 'OFFLINE');
     const scope = { tenantId: invoice.tenantId, environmentId: invoice.environmentId, actor };
     const noteInput: NoteInput = { reason: 'OTHER', memo: null, refund: 'OFFLINE', origin: 'INVOICE_VOID', idempotencyKey: null, requestHash: null, metadata: {}, lines, ...split };
     const note = (await this.write(trx, scope, invoice, noteInput, this.clock()))!;

@@ -1,6 +1,6 @@
 import type { CreditNoteRefund } from '@billstream/contracts';
 import { NotFoundError, ValidationError } from '@billstream/errors';
-import { spreadByLargestRemainder } from '../invoice-arithmetic';
+import { creditNoteLineTax, spreadByLargestRemainder } from '../invoice-arithmetic';
 import type { Invoice } from '../invoices/domain';
 import { creditableOf } from '../invoices/lifecycle';
 import type { NewCreditNote } from './domain';
@@ -79,4 +79,36 @@ export function splitAmount(amount: number, money: InvoiceMoney, refund: CreditN
 
 function tooMuch(creditable: number): ValidationError {
   return new ValidationError(`The invoice can take at most ${creditable} back`, { field: 'amount', creditable_amount: creditable });
+}
+
+/** A note's lines with the tax each returns, and the note's sums (docs/api/taxes.md#arithmetic). */
+export interface NoteTax {
+  lines: Array<{ invoiceLineItemId: string; amount: number; taxAmount: number; taxes: Array<{ taxRateId: string; amount: number }> }>;
+  amount: number;
+  taxAmount: number;
+  /** amount + the exclusive lines' tax: what the money order splits. */
+  total: number;
+}
+
+/**
+ * The tax the lines of a note return, through the arithmetic's `creditNoteLineTax`: per rate,
+ * cumulative over what notes and proration credits already took of the line (its
+ * `credited_amount`), so a line's notes return exactly its tax once it is wholly credited, never
+ * more. An untaxed line returns none.
+ */
+export function noteTax(invoice: Invoice, lines: ReadonlyArray<{ invoiceLineItemId: string; amount: number }>): NoteTax {
+  const byId = new Map(invoice.lines.map((l) => [l.id, l]));
+  const out = lines.map((one) => {
+    const line = byId.get(one.invoiceLineItemId);
+    if (!line) throw new Error(`credit note line of ${one.invoiceLineItemId}: not a line of invoice ${invoice.id}`);
+    const billed = { id: line.id, behavior: line.taxBehavior ?? 'exclusive', taxableAmount: 0, taxAmount: line.taxAmount ?? 0, taxes: line.taxes ?? [] } as const;
+    const t = creditNoteLineTax({ ...billed, taxes: [...billed.taxes] }, line.netAmount, line.creditedAmount, one.amount);
+    return { invoiceLineItemId: one.invoiceLineItemId, amount: one.amount, taxAmount: t.taxAmount, taxes: t.taxes, total: t.total };
+  });
+  return {
+    lines: out.map(({ total: _t, ...l }) => l),
+    amount: out.reduce((s, l) => s + l.amount, 0),
+    taxAmount: out.reduce((s, l) => s + l.taxAmount, 0),
+    total: out.reduce((s, l) => s + l.total, 0),
+  };
 }

@@ -4,6 +4,7 @@ import type { Invoice } from '../invoices/domain';
 import { PRORATION_NOTE_KEY, type UnpaidProration } from '../invoices/unpaid-proration';
 import type { PaymentStore } from '../payments/store';
 import type { CreditNoteIssuer } from './issuer';
+import { noteTax } from './money';
 
 /**
  * The unpaid part of a proration credit as a credit note on the credited invoice (ADR 0056):
@@ -46,7 +47,8 @@ export class ProrationDue implements UnpaidProration {
       requestHash: null,
       // Marks the note as a change's: the period's charges (commitments) count it as the credit it replaces.
       metadata: { [PRORATION_NOTE_KEY]: 'true' },
-      prePaymentAmount: amount,
+      // What was due of the lines and of the tax they return (docs/api/taxes.md#arithmetic).
+      prePaymentAmount: noteTax(invoice, lines).total,
       walletAmount: 0,
       refundAmount: 0,
       lines,

@@ -11,10 +11,9 @@ import type { Invoice } from '../invoices/domain';
 import * as lifecycle from '../invoices/lifecycle';
 import { announceInvoice } from '../invoices/maker';
 import type { InvoiceStore } from '../invoices/store';
-import { sumAmounts } from '@billstream/pricing';
 import { CREDIT_NOTE_EVENTS, walletCreditOf, type CreditNote, type CreditNoteListQuery, type NewCreditNote } from './domain';
 import { noteMoney, type CreditNoteIssuer } from './issuer';
-import { requestedLines, splitAmount } from './money';
+import { noteTax, requestedLines, splitAmount } from './money';
 import { announceCreditNote, type CreditNoteStore } from './store';
 
 export interface CreditNoteDeps {
@@ -76,8 +75,8 @@ export class CreditNoteService {
       note = await this.deps.db.transaction(async (trx) => {
         const invoice = await this.creditable(trx, ctx, asked.invoiceId);
         const lines = requestedLines(invoice, asked);
-        const amount = sumAmounts(lines);
-        const split = splitAmount(amount, await this.deps.issuer.moneyOf(trx, invoice), asked.refund ?? 'NONE');
+        // The money order works on the note's total: its lines' amounts and the tax they return (docs/api/taxes.md#arithmetic).
+        const split = splitAmount(noteTax(invoice, lines).total, await this.deps.issuer.moneyOf(trx, invoice), asked.refund ?? 'NONE');
         const issued = await this.deps.issuer.issue(trx, ctx, invoice, {
           reason: asked.reason,
           memo: asked.memo ?? null,

@@ -16,6 +16,8 @@ interface CreditNoteRow {
   reason: CreditNote['reason'];
   memo: string | null;
   amount: number | string;
+  tax_amount?: number | string;
+  total?: number | string;
   refund: CreditNote['refund'];
   status: CreditNote['status'];
   origin: CreditNote['origin'];
@@ -38,6 +40,8 @@ interface LineRow {
   invoice_line_item_id: string;
   position: number;
   amount: number | string;
+  tax_amount?: number | string;
+  taxes?: Array<{ tax_rate_id: string; amount: number }>;
 }
 
 function fromRow(r: CreditNoteRow, lines: CreditNoteLine[]): CreditNote {
@@ -52,6 +56,8 @@ function fromRow(r: CreditNoteRow, lines: CreditNoteLine[]): CreditNote {
     reason: r.reason,
     memo: r.memo,
     amount: Number(r.amount),
+    taxAmount: Number(r.tax_amount ?? 0),
+    total: Number(r.total ?? r.amount),
     refund: r.refund,
     status: r.status,
     origin: r.origin,
@@ -82,6 +88,8 @@ function toRow(n: CreditNote): CreditNoteRow {
     reason: n.reason,
     memo: n.memo,
     amount: n.amount,
+    tax_amount: n.taxAmount,
+    total: n.total,
     refund: n.refund,
     status: n.status,
     origin: n.origin,
@@ -119,7 +127,14 @@ export class CreditNoteStore {
     const byNote = new Map<string, CreditNoteLine[]>();
     for (const l of lines) {
       const list = byNote.get(l.credit_note_id) ?? [];
-      list.push({ id: l.id, invoiceLineItemId: l.invoice_line_item_id, position: l.position, amount: Number(l.amount) });
+      list.push({
+        id: l.id,
+        invoiceLineItemId: l.invoice_line_item_id,
+        position: l.position,
+        amount: Number(l.amount),
+        taxAmount: Number(l.tax_amount ?? 0),
+        taxes: (l.taxes ?? []).map((t) => ({ taxRateId: t.tax_rate_id, amount: Number(t.amount) })),
+      });
       byNote.set(l.credit_note_id, list);
     }
     return rows.map((r) => fromRow(r, byNote.get(r.id) ?? []));
@@ -130,7 +145,15 @@ export class CreditNoteStore {
     const rows = await trx('credit_notes').insert(toRow(n)).onConflict().ignore().returning('id');
     if (rows.length !== 1) return false;
     await trx('credit_note_lines').insert(
-      n.lines.map((l) => ({ id: l.id, credit_note_id: n.id, invoice_line_item_id: l.invoiceLineItemId, position: l.position, amount: l.amount })),
+      n.lines.map((l) => ({
+        id: l.id,
+        credit_note_id: n.id,
+        invoice_line_item_id: l.invoiceLineItemId,
+        position: l.position,
+        amount: l.amount,
+        tax_amount: l.taxAmount ?? 0,
+        taxes: JSON.stringify((l.taxes ?? []).map((t) => ({ tax_rate_id: t.taxRateId, amount: t.amount }))),
+      })),
     );
     return true;
   }

@@ -1,12 +1,12 @@
 import type { Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
-import { billingPeriodOf, type Invoice } from '../invoices/domain';
+import { billingPeriodOf, type Invoice, type InvoiceLine } from '../invoices/domain';
 import type { InvoiceStore } from '../invoices/store';
 import { markThresholdReturned, thresholdInvoicesBilling, thresholdReturnsOwed } from '../invoices/threshold-returns-rows';
 import type { CreditNote } from './domain';
 import type { CreditNoteIssuer } from './issuer';
-import { creditableOf, splitAmount } from './money';
+import { creditableOf, noteTax, splitAmount } from './money';
 
 const BATCH = 100;
 
@@ -82,7 +82,8 @@ export class ThresholdReturnNotes {
           const line = billed?.lines.find((l) => l.lineType === 'CHARGE' && l.priceId === r.priceId && billingPeriodOf(l)?.getTime() === periodStart.getTime());
           if (!billed || !line) continue;
           const money = await this.issuer.moneyOf(trx, billed);
-          const amount = Math.min(left, creditableOf(line), Math.max(0, money.dueLeft) + money.walletLeft + money.paidLeft);
+          const cap = Math.max(0, money.dueLeft) + money.walletLeft + money.paidLeft;
+          const amount = withinCap(billed, line, Math.min(left, creditableOf(line), cap), cap);
           if (amount <= 0) continue;
           const issued = await this.issuer.issue(trx, ctx, billed, {
             reason: 'OTHER',
@@ -93,7 +94,7 @@ export class ThresholdReturnNotes {
             requestHash: null,
             metadata: { closing_invoice_id: closing.id, price_id: r.priceId },
             lines: [{ invoiceLineItemId: line.id, amount }],
-            ...splitAmount(amount, money, 'WALLET'),
+            ...splitAmount(noteTax(billed, [{ invoiceLineItemId: line.id, amount }]).total, money, 'WALLET'),
           });
           if (issued) made.push(issued.note);
           left -= amount;
@@ -108,4 +109,17 @@ export class ThresholdReturnNotes {
     if (notes.length > 0) this.published();
     for (const note of notes) await this.creditWallet(note, requestId);
   }
+}
+
+/**
+ * The most of `amount` a note on `line` can take when its total (the amount and the tax it
+ * returns, docs/api/taxes.md#arithmetic) must fit in `cap`: an untaxed line's amount as it is.
+ */
+function withinCap(invoice: Invoice, line: InvoiceLine, amount: number, cap: number): number {
+  const total = (a: number) => noteTax(invoice, [{ invoiceLineItemId: line.id, amount: a }]).total;
+  if (amount <= 0 || total(amount) <= cap) return amount;
+  const owed = line.netAmount + (line.taxBehavior === 'exclusive' ? (line.taxAmount ?? 0) : 0);
+  let fits = Math.min(amount, Math.floor((cap * line.netAmount) / Math.max(owed, 1)));
+  while (fits > 0 && total(fits) > cap) fits -= 1;
+  return fits;
 }

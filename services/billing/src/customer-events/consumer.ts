@@ -27,6 +27,10 @@ const customerEvent = domainEventSchema.extend({
       name: z.string().nullable().optional(),
       email: z.string().nullable().optional(),
       ...Object.fromEntries(ADDRESS_FIELDS.map((f) => [f, z.string().nullable().optional()])),
+      // What decides the rates its lines bear (docs/api/taxes.md#which-rates-a-line-bears); absent on older events.
+      tax_exempt: z.enum(['none', 'exempt', 'reverse']).optional(),
+      tax_ids: z.array(z.object({ type: z.string(), value: z.string() })).optional(),
+      tax_rate_ids: z.array(z.string()).optional(),
     }),
   }),
 });
@@ -90,10 +94,11 @@ export function subscribeCustomerEvents({ db, bus, logger, customers, subscripti
       const { customer } = event.payload;
       const scope = { tenantId: customer.tenant_id ?? event.tenant_id, environmentId: customer.environment_id ?? event.environment_id };
       if (event.type !== 'customer.deleted') {
-        const c = customer as Record<string, string | null | undefined>;
+        const c = customer as unknown as Record<string, string | null | undefined>;
         const address = Object.fromEntries(ADDRESS_FIELDS.map((f) => [f, c[f] ?? null]));
         const details = { name: c.name ?? null, email: c.email ?? null, address: Object.values(address).some((v) => v !== null) ? address : null };
-        await customers.remember(trx, scope, customer.id, customer.external_id, now, details, customer.parent_customer_id);
+        const tax = customer.tax_exempt === undefined ? undefined : { taxExempt: customer.tax_exempt, taxIds: customer.tax_ids ?? [], taxRateIds: customer.tax_rate_ids ?? [] };
+        await customers.remember(trx, scope, customer.id, customer.external_id, now, details, customer.parent_customer_id, tax);
         return;
       }
       await customers.markDeleted(trx, scope, customer.id, customer.external_id, now);

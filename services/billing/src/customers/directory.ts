@@ -38,7 +38,7 @@ export class CustomerDirectory {
     }
     const found = await this.deps.lookup.find(scope, ref, requestId);
     if (!found) throw notFound(ref);
-    await this.deps.store.remember(this.deps.db, scope, found.id, found.externalId, this.deps.clock(), undefined, found.parentCustomerId);
+    await this.deps.store.remember(this.deps.db, scope, found.id, found.externalId, this.deps.clock(), found.details, found.parentCustomerId, found.tax);
     const remembered = await this.deps.store.getById(this.deps.db, found.id);
     if (!live(remembered, scope)) throw notFound(ref);
     return remembered!;

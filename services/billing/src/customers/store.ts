@@ -11,6 +11,8 @@ export interface KnownCustomer {
   parentCustomerId: string | null;
   /** What customer-events told of the customer (null until an event did): the buyer on invoice documents. */
   details: CustomerDetails | null;
+  /** Its tax identity (none, no ids, no rates until an event told otherwise). */
+  tax: CustomerTax;
 }
 
 /** The buyer of invoice documents: name, email and address as the customer service last published them. */
@@ -18,6 +20,13 @@ export interface CustomerDetails {
   name: string | null;
   email: string | null;
   address: Record<string, string | null> | null;
+}
+
+/** What decides the rates the customer's lines bear (docs/api/taxes.md#which-rates-a-line-bears), as customer-events last told it. */
+export interface CustomerTax {
+  taxExempt: 'none' | 'exempt' | 'reverse';
+  taxIds: Array<{ type: string; value: string }>;
+  taxRateIds: string[];
 }
 
 interface CustomerRow {
@@ -30,6 +39,9 @@ interface CustomerRow {
   name?: string | null;
   email?: string | null;
   address?: Record<string, string | null> | null;
+  tax_exempt?: CustomerTax['taxExempt'];
+  tax_ids?: CustomerTax['taxIds'];
+  tax_rate_ids?: string[];
 }
 
 const fromRow = (r: CustomerRow): KnownCustomer => ({
@@ -40,6 +52,7 @@ const fromRow = (r: CustomerRow): KnownCustomer => ({
   deleted: r.deleted_at !== null,
   parentCustomerId: r.parent_customer_id ?? null,
   details: r.name != null || r.email != null || r.address != null ? { name: r.name ?? null, email: r.email ?? null, address: r.address ?? null } : null,
+  tax: { taxExempt: r.tax_exempt ?? 'none', taxIds: r.tax_ids ?? [], taxRateIds: r.tax_rate_ids ?? [] },
 });
 
 /** How deep `descendants` walks (the customer service refuses cycles; this only bounds a moment's inconsistency). */
@@ -68,11 +81,12 @@ export class CustomerStore {
 
   /**
    * Records a customer that exists or changed its external id; never revives one known as
-   * deleted. `details` and `parentCustomerId` are written when given (undefined: kept).
+   * deleted. `details`, `parentCustomerId` and `tax` are written when given (undefined: kept).
    */
-  async remember(conn: Conn, scope: Scope, id: string, externalId: string, at: Date, details?: CustomerDetails, parentCustomerId?: string | null): Promise<void> {
+  async remember(conn: Conn, scope: Scope, id: string, externalId: string, at: Date, details?: CustomerDetails, parentCustomerId?: string | null, tax?: CustomerTax): Promise<void> {
     const known = {
       ...(details ? { name: details.name, email: details.email, address: details.address && JSON.stringify(details.address) } : {}),
+      ...(tax ? { tax_exempt: tax.taxExempt, tax_ids: JSON.stringify(tax.taxIds), tax_rate_ids: JSON.stringify(tax.taxRateIds) } : {}),
       ...(parentCustomerId !== undefined ? { parent_customer_id: parentCustomerId } : {}),
     };
     await conn('customers')

@@ -1,5 +1,5 @@
 import type { BillingReason, InvoiceLineType, InvoicePaymentStatus, InvoiceStatus, WebhookEventName } from '@billstream/contracts';
-import { invoiceArithmetic, invoiceTotals, type DiscountAmount, type DiscountInput, type InvoiceTotals } from '../invoice-arithmetic';
+import { invoiceArithmetic, invoiceTotals, type DiscountAmount, type DiscountInput, type InvoiceTotals, type LineRateTax, type TaxBehavior } from '../invoice-arithmetic';
 import { sumAmounts } from '@billstream/pricing';
 
 export type LinePriceType = 'FIXED' | 'USAGE';
@@ -33,6 +33,36 @@ export interface InvoiceLine {
   periodEnd: Date | null;
   /** The billing period the line belongs to when its window is a part of it (a plan change's); absent or null: `periodStart`'s. */
   billingPeriodStart?: Date | null;
+  /** Step (6), docs/api/taxes.md#arithmetic: Σ of `taxes`; absent: 0 (an untaxed line). */
+  taxAmount?: number;
+  /** Per rate the line bears; absent: none. */
+  taxes?: LineRateTax[];
+  /** Whether net_amount holds the tax (inclusive) or the tax adds to it (exclusive); null or absent when untaxed. */
+  taxBehavior?: TaxBehavior | null;
+}
+
+/** One rate of an invoice's tax breakdown: what its lines bore of it. */
+export interface TaxBreakdownLine {
+  taxRateId: string;
+  code: string;
+  country: string | null;
+  region: string | null;
+  percentage: string;
+  taxableAmount: number;
+  amount: number;
+}
+
+/** The buyer's tax identity as the invoice bore it (docs/api/taxes.md#invoices-bearing-tax). */
+export interface BuyerTax {
+  taxExempt: 'none' | 'exempt' | 'reverse';
+  taxIds: Array<{ type: string; value: string }>;
+  addressCountry: string | null;
+  addressState: string | null;
+}
+
+/** What a line owes before credits: its net amount, plus its tax when exclusive (credits pay both). */
+export function owedOf(l: Pick<InvoiceLine, 'netAmount' | 'taxAmount' | 'taxBehavior'>): number {
+  return l.netAmount + (l.taxBehavior === 'exclusive' ? (l.taxAmount ?? 0) : 0);
 }
 
 /** The start of the billing period a line belongs to (discounts and commitments count periods by it). */
@@ -111,6 +141,15 @@ export interface Invoice {
   /** When those credit notes were written (null while owed or without returns). */
   thresholdReturnedAt?: Date | null;
   lines: InvoiceLine[];
+  /** Σ line tax (docs/api/taxes.md#invoices-bearing-tax); absent: 0. */
+  totalTax?: number;
+  /** The tax of exclusive lines, which adds to `total` (inclusive tax is inside the lines); absent: 0. */
+  exclusiveTax?: number;
+  taxBreakdown?: TaxBreakdownLine[];
+  reverseCharge?: boolean;
+  taxExemptReason?: 'customer_exempt' | null;
+  /** The buyer's tax identity it was taxed with; null: untaxed (taxes off). */
+  buyerTax?: BuyerTax | null;
   version: number;
   createdAt: Date;
   updatedAt: Date;
@@ -143,23 +182,27 @@ export type InvoiceMoney = InvoiceTotals & { discounts: DiscountAmount[] };
  * lines with their offsets, discounts and net amounts, and the totals before any credit,
  * credit note or payment. Pure.
  */
-export function priceInvoice(lines: InvoiceLine[], discounts: readonly DiscountInput[] = []): InvoiceMoney & { lines: InvoiceLine[] } {
+export function priceInvoice(lines: InvoiceLine[], discounts: readonly DiscountInput[] = []): InvoiceMoney & { lines: InvoiceLine[] } & typeof UNTAXED {
   const a = invoiceArithmetic({ lines, discounts });
-  const priced = lines.map((l, i) => ({ ...l, ...a.lines[i]!, prepaidCreditsApplied: 0 }));
-  return { ...settleInvoice({ ...a, prePaymentCreditNotesAmount: 0 }, priced, 0), discounts: a.discounts, lines: priced };
+  // Untaxed until step (6) taxes it (`taxed`): a line priced again drops what it bore before.
+  const priced = lines.map((l, i) => ({ ...l, ...a.lines[i]!, prepaidCreditsApplied: 0, taxAmount: 0, taxes: [], taxBehavior: null }));
+  return { ...settleInvoice({ ...a, prePaymentCreditNotesAmount: 0 }, priced, 0), discounts: a.discounts, lines: priced, ...UNTAXED };
 }
+
+/** An invoice's tax fields before step (6), or with taxes off. */
+export const UNTAXED = { totalTax: 0, exclusiveTax: 0, taxBreakdown: [] as TaxBreakdownLine[], reverseCharge: false, taxExemptReason: null as 'customer_exempt' | null, buyerTax: null as BuyerTax | null };
 
 /**
  * The totals of a priced invoice after the credits on its lines (each at most the line's net
  * amount), its pre-payment credit notes and what was paid. Pure: the totals always add up.
  */
 export function settleInvoice(
-  i: Pick<Invoice, 'subtotal' | 'totalDiscount' | 'excessCredit' | 'prePaymentCreditNotesAmount'>,
-  lines: ReadonlyArray<Pick<InvoiceLine, 'id' | 'netAmount' | 'prepaidCreditsApplied'>>,
+  i: Pick<Invoice, 'subtotal' | 'totalDiscount' | 'excessCredit' | 'prePaymentCreditNotesAmount' | 'exclusiveTax'>,
+  lines: ReadonlyArray<Pick<InvoiceLine, 'id' | 'netAmount' | 'prepaidCreditsApplied' | 'taxAmount' | 'taxBehavior'>>,
   amountPaid: number,
 ): InvoiceTotals {
   for (const l of lines) {
-    if (l.prepaidCreditsApplied < 0 || l.prepaidCreditsApplied > l.netAmount) throw new Error(`line ${l.id}: credits ${l.prepaidCreditsApplied} applied to a net amount of ${l.netAmount}`);
+    if (l.prepaidCreditsApplied < 0 || l.prepaidCreditsApplied > owedOf(l)) throw new Error(`line ${l.id}: credits ${l.prepaidCreditsApplied} applied to a net amount of ${l.netAmount} (owing ${owedOf(l)} with its exclusive tax)`);
   }
   const totalPrepaidCreditsApplied = sumAmounts(lines.map((l) => ({ amount: l.prepaidCreditsApplied })));
   return invoiceTotals(i, { totalPrepaidCreditsApplied, prePaymentCreditNotesAmount: i.prePaymentCreditNotesAmount, amountPaid });
@@ -167,10 +210,11 @@ export function settleInvoice(
 
 /**
  * The lines as the wallets are offered them (allocation, the upcoming invoice's estimate): what
- * they may pay of each is its net amount (the amount, on a CHARGE line with nothing taken off).
+ * they may pay of each is what it owes, its net amount plus its exclusive tax (credits come
+ * after tax, docs/api/taxes.md#invoices-bearing-tax).
  */
 export function netLines(i: Pick<Invoice, 'lines'>): Array<{ id: string; price_type: LinePriceType; amount: number }> {
-  return i.lines.map((l) => ({ id: l.id, price_type: l.priceType, amount: l.netAmount }));
+  return i.lines.map((l) => ({ id: l.id, price_type: l.priceType, amount: owedOf(l) }));
 }
 
 export function paymentStatusOf(amountDue: number, amountPaid: number): InvoicePaymentStatus {

@@ -14,6 +14,8 @@ export interface FinalizationSteps {
   readonly reprices: boolean;
   /** 1. Before the wallet's allocation: the draft repriced (undefined: it is no longer a draft). */
   reprice(draft: Invoice, requestId: string): Promise<Invoice | undefined>;
+  /** 1b. Before the allocation: the drafts taxed again with the rates and buyer of now (docs/api/taxes.md#invoices-bearing-tax); those no longer drafts, or changed meanwhile, left out. */
+  tax(drafts: Invoice[]): Promise<Invoice[]>;
   /** 3. In the transaction, before the number: the CREDITS payment of a postpaid wallet. */
   postpaid: PostpaidRecorder;
   /** 4-5. The documents: links set before the save, the snapshot after it. */

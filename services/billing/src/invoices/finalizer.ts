@@ -82,6 +82,9 @@ export class InvoiceFinalizer {
       if (!frozen) return { invoice: (await this.deps.invoices.getById(this.deps.db, draft.id))!, wrote: false };
       current = frozen;
     }
+    const [taxed] = await this.deps.steps.tax([current]);
+    if (!taxed) return { invoice: (await this.deps.invoices.getById(this.deps.db, draft.id))!, wrote: false };
+    current = taxed;
     // Crash points of the exactly-once proofs (ADR 0017); nothing unless BILLSTREAM_FAILPOINTS names them.
     failpoint('finalize.before-allocation');
     const allocation = await this.allocate(current, requestId);
@@ -194,7 +197,7 @@ export class InvoiceFinalizer {
   async finalizeMany(ids: string[], requestId: string, actor: string): Promise<Map<string, { finalized: boolean } | { error: unknown }>> {
     const out = new Map<string, { finalized: boolean } | { error: unknown }>(ids.map((id) => [id, { finalized: false }]));
     const alone: Invoice[] = [];
-    const drafts = (await this.deps.invoices.getByIds(this.deps.db, ids)).filter((d) => d.status === 'draft');
+    const drafts = await this.deps.steps.tax((await this.deps.invoices.getByIds(this.deps.db, ids)).filter((d) => d.status === 'draft'));
     const byScope = new Map<string, Invoice[]>();
     for (const d of drafts) {
       if (!d.frozenAt && this.deps.steps.reprices) {

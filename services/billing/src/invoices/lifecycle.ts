@@ -7,7 +7,7 @@ import type { InvoiceAction, InvoiceStatus } from '@billstream/contracts';
 import { INVOICE_ACTIONS } from '@billstream/contracts';
 import { ValidationError } from '@billstream/errors';
 import { invoiceTotals, type DiscountAmount, type Settlement } from '../invoice-arithmetic';
-import { INVOICE_EVENTS, paymentStatusOf, settleInvoice, type Invoice, type InvoiceEventType, type InvoiceLine } from './domain';
+import { INVOICE_EVENTS, owedOf, paymentStatusOf, settleInvoice, type Invoice, type InvoiceEventType, type InvoiceLine } from './domain';
 import { own, type OwnedInvoice } from './owned';
 
 export type { OwnedInvoice } from './owned';
@@ -114,7 +114,18 @@ function moved(before: Invoice, after: Invoice, events: InvoiceEventType[]): Tra
 }
 
 /** What the arithmetic prices of a draft (`priceInvoice`): its lines with their offsets, discounts and net amounts, and the sums before any credit. */
-export type DraftPricing = Pick<Invoice, 'lines' | 'discounts' | 'subtotal' | 'totalDiscount' | 'excessCredit'>;
+export type DraftPricing = Pick<Invoice, 'lines' | 'discounts' | 'subtotal' | 'totalDiscount' | 'excessCredit' | TaxFields>;
+
+/** Step (6)'s fields of an invoice (docs/api/taxes.md#invoices-bearing-tax): set by `taxed`, carried by `draft` and `reprice`. */
+type TaxFields = 'totalTax' | 'exclusiveTax' | 'taxBreakdown' | 'reverseCharge' | 'taxExemptReason' | 'buyerTax';
+const taxFieldsOf = (p: Partial<Pick<Invoice, TaxFields>>): Pick<Invoice, TaxFields> => ({
+  totalTax: p.totalTax ?? 0,
+  exclusiveTax: p.exclusiveTax ?? 0,
+  taxBreakdown: p.taxBreakdown ?? [],
+  reverseCharge: p.reverseCharge ?? false,
+  taxExemptReason: p.taxExemptReason ?? null,
+  buyerTax: p.buyerTax ?? null,
+});
 
 /**
  * A new draft, the one way an invoice begins: the maker's terms (who, which subscription and
@@ -135,6 +146,7 @@ export function draft(made: Invoice, priced: DraftPricing = made): Transition {
       ...made,
       lines: priced.lines,
       discounts: priced.discounts as DiscountAmount[],
+      ...taxFieldsOf(priced),
       ...totals,
       postPaymentCreditNotesAmount: 0,
       status: 'draft',
@@ -157,21 +169,32 @@ export function draft(made: Invoice, priced: DraftPricing = made): Transition {
  * A draft priced again (its usage read again before finalization): lines, discounts and totals
  * from the arithmetic, frozen at `now`. Still a draft; no event.
  */
-export function reprice(draft: Invoice, priced: Pick<Invoice, 'lines' | 'discounts' | 'subtotal' | 'totalDiscount' | 'excessCredit'>, now: Date): Transition {
+export function reprice(draft: Invoice, priced: DraftPricing, now: Date): Transition {
   assertCan('finalize', draft);
   const totals = invoiceTotals(priced, { totalPrepaidCreditsApplied: 0, prePaymentCreditNotesAmount: 0, amountPaid: 0 });
-  return moved(draft, { ...draft, lines: priced.lines, discounts: priced.discounts as DiscountAmount[], ...totals, frozenAt: now, updatedAt: now }, []);
+  return moved(draft, { ...draft, lines: priced.lines, discounts: priced.discounts as DiscountAmount[], ...taxFieldsOf(priced), ...totals, frozenAt: now, updatedAt: now }, []);
+}
+
+/**
+ * A draft taxed again at finalization (docs/api/taxes.md#invoices-bearing-tax): its lines as
+ * they are, their tax and the invoice's sums from step (6) now, totals from the arithmetic. Its
+ * usage stays as read (not a reprice: `frozenAt` is kept). Still a draft; no event.
+ */
+export function retax(draft: Invoice, taxed: DraftPricing, now: Date): Transition {
+  assertCan('finalize', draft);
+  const totals = invoiceTotals(taxed, { totalPrepaidCreditsApplied: 0, prePaymentCreditNotesAmount: 0, amountPaid: 0 });
+  return moved(draft, { ...draft, lines: taxed.lines, ...taxFieldsOf(taxed), ...totals, updatedAt: now }, []);
 }
 
 /**
  * The wallets' allocation recorded on a draft before it is numbered: each line's credits (at
- * most its net amount) and what a postpaid wallet paid. Still a draft; no event.
+ * most what it owes: its net amount and exclusive tax) and what a postpaid wallet paid. Still a draft; no event.
  */
 export function allocate(draft: Invoice, credits: ReadonlyMap<string, number>, postpaidAmount: number): Transition {
   assertCan('finalize', draft);
   const lines = draft.lines.map((l) => {
     const credit = credits.get(l.id) ?? 0;
-    if (credit < 0 || credit > l.netAmount) throw new Error(`allocation of ${draft.id} applies ${credit} to line ${l.id} of net amount ${l.netAmount}`);
+    if (credit < 0 || credit > owedOf(l)) throw new Error(`allocation of ${draft.id} applies ${credit} to line ${l.id} owing ${owedOf(l)}`);
     return { ...l, prepaidCreditsApplied: credit };
   });
   return moved(draft, { ...draft, lines, ...settleInvoice(draft, lines, postpaidAmount) }, []);

@@ -14,6 +14,7 @@ import type { PriceStore } from '../prices/store';
 import { payerOf, type Subscription } from '../subscriptions/domain';
 import type { PeriodStep } from '../subscriptions/lifecycle';
 import type { SubscriptionStore } from '../subscriptions/store';
+import type { InvoiceTaxes } from './invoice-taxes';
 import { INVOICE_EVENTS, priceInvoice, type Invoice, type InvoiceEventType, type InvoiceLine } from './domain';
 import * as lifecycle from './lifecycle';
 import type { OwnedInvoice } from './lifecycle';
@@ -34,6 +35,8 @@ export interface MakerDeps {
   finalizeDelayMs: number;
   /** The subscriptions' discounts (coupons, ADR 0040); none without it. */
   discounts?: InvoiceDiscounts;
+  /** Step (6), tax (docs/api/taxes.md#invoices-bearing-tax); untaxed without it. */
+  taxes?: InvoiceTaxes;
 }
 
 /** An invoice to make, before it is written: the draft and the period it closes (a commitment's true-up). */
@@ -321,20 +324,27 @@ export class InvoiceMaker {
     const drafts = await withTrueUps(trx, this.deps.invoices, await withThresholdDeductions(trx, this.deps.invoices, made));
     const priced = !this.deps.discounts || drafts.length === 0 ? drafts : await this.deps.discounts.forNew(trx, drafts, (d, inputs) => ({ ...d, ...priceInvoice(d.lines, inputs) }));
     // The new drafts' status and money are lifecycle's (ADR 0062): the store inserts only what `draft` returns.
-    return priced.map((d) => lifecycle.draft(d).invoice);
+    return (await this.taxed(trx, priced)).map((d) => lifecycle.draft(d).invoice);
+  }
+
+  /** Step (6) on priced drafts (docs/api/taxes.md#invoices-bearing-tax): after discounts, before credits. */
+  private taxed(conn: Conn, drafts: DraftInvoice[]): Promise<DraftInvoice[]> {
+    return this.deps.taxes && drafts.length > 0 ? this.deps.taxes.apply(conn, drafts) : Promise.resolve(drafts);
   }
 
   /** A preview (the upcoming invoice) with the discounts a new invoice would take now: nothing is stored or used. */
   async previewDiscounts(made: DraftInvoice): Promise<DraftInvoice | undefined> {
     const [draft] = await withTrueUps(this.deps.db, this.deps.invoices, await withThresholdDeductions(this.deps.db, this.deps.invoices, [made]));
-    if (!draft || !this.deps.discounts) return draft;
-    return this.deps.discounts.forPreview(this.deps.db, draft, (d, inputs) => ({ ...d, ...priceInvoice(d.lines, inputs) }));
+    if (!draft) return draft;
+    const priced = this.deps.discounts ? await this.deps.discounts.forPreview(this.deps.db, draft, (d, inputs) => ({ ...d, ...priceInvoice(d.lines, inputs) })) : draft;
+    return (await this.taxed(this.deps.db, [priced]))[0];
   }
 
   /** A stored draft's new lines priced with the discounts it carries, on the same periods (a reprice). */
-  repriced(conn: Conn, draft: DraftInvoice): Promise<DraftInvoice> {
+  async repriced(conn: Conn, draft: DraftInvoice): Promise<DraftInvoice> {
     const price = (d: DraftInvoice, inputs: DiscountInput[]): DraftInvoice => ({ ...d, ...priceInvoice(d.lines, inputs) });
-    return this.deps.discounts ? this.deps.discounts.forRecompute(conn, draft, price) : Promise.resolve(price(draft, []));
+    const priced = this.deps.discounts ? await this.deps.discounts.forRecompute(conn, draft, price) : price(draft, []);
+    return (await this.taxed(conn, [priced]))[0]!;
   }
 
   /** The `invoice.create.drafted` events of the drafts written (to insert with others in one statement). */

@@ -114,7 +114,7 @@ describe('invoice money (property)', () => {
         const lines = invoiceLines(c.prices, { window: window(c.arrearFactor), usage }, window(c.advanceFactor));
         const priced = priceInvoice(lines);
         expect(priced.discounts).toEqual([]);
-        expect(priced.lines).toEqual(lines.map((l) => ({ ...l, lineType: 'CHARGE', offsetAmount: 0, discountAmount: 0, netAmount: l.amount, creditedAmount: 0 })));
+        expect(priced.lines).toEqual(lines.map((l) => ({ ...l, lineType: 'CHARGE', offsetAmount: 0, discountAmount: 0, netAmount: l.amount, creditedAmount: 0, taxAmount: 0, taxes: [], taxBehavior: null })));
         const scale = new D(10).pow(minorDigits(c.cur));
         for (const line of lines) {
           expect(Number.isSafeInteger(line.amount) && line.amount >= 0).toBe(true);

@@ -1,5 +1,5 @@
 import type { DiscountAmount } from '../invoice-arithmetic';
-import type { Invoice, InvoiceLine, ThresholdReturn } from './domain';
+import type { BuyerTax, Invoice, InvoiceLine, TaxBreakdownLine, ThresholdReturn } from './domain';
 
 /**
  * The rows of `invoices` and `invoice_line_items` and their mapping to the domain: money
@@ -46,6 +46,12 @@ export interface InvoiceRow {
   settle_state: Invoice['settleState'];
   threshold_returns?: Array<{ period_start: string; price_id: string; amount: number }> | null;
   threshold_returned_at?: Date | null;
+  total_tax?: number | string;
+  exclusive_tax?: number | string;
+  tax_breakdown?: Array<{ tax_rate_id: string; code: string; country: string | null; region: string | null; percentage: string; taxable_amount: number; amount: number }>;
+  reverse_charge?: boolean;
+  tax_exempt_reason?: 'customer_exempt' | null;
+  buyer_tax?: { tax_exempt: BuyerTax['taxExempt']; tax_ids: BuyerTax['taxIds']; address_country: string | null; address_state: string | null } | null;
   version: number;
   created_at: Date;
   updated_at: Date;
@@ -72,6 +78,9 @@ export interface LineRow {
   period_start: Date | null;
   period_end: Date | null;
   billing_period_start?: Date | null;
+  tax_amount?: number | string;
+  taxes?: Array<{ tax_rate_id: string; code: string; percentage: string; taxable_amount: number; amount: number }>;
+  tax_behavior?: 'exclusive' | 'inclusive' | null;
 }
 
 export function lineFromRow(r: LineRow): InvoiceLine {
@@ -95,6 +104,9 @@ export function lineFromRow(r: LineRow): InvoiceLine {
     periodStart: r.period_start,
     periodEnd: r.period_end,
     ...(r.billing_period_start ? { billingPeriodStart: r.billing_period_start } : {}),
+    taxAmount: Number(r.tax_amount ?? 0),
+    taxes: (r.taxes ?? []).map((t) => ({ taxRateId: t.tax_rate_id, code: t.code, percentage: t.percentage, taxableAmount: Number(t.taxable_amount), amount: Number(t.amount) })),
+    taxBehavior: r.tax_behavior ?? null,
   };
 }
 
@@ -165,6 +177,14 @@ export function fromRow(r: InvoiceRow, lines: InvoiceLine[], discounts: Discount
     settleState: r.settle_state,
     thresholdReturns: (r.threshold_returns ?? []).map((t): ThresholdReturn => ({ periodStart: t.period_start, priceId: t.price_id, amount: Number(t.amount) })),
     thresholdReturnedAt: r.threshold_returned_at ?? null,
+    totalTax: Number(r.total_tax ?? 0),
+    exclusiveTax: Number(r.exclusive_tax ?? 0),
+    taxBreakdown: (r.tax_breakdown ?? []).map(
+      (t): TaxBreakdownLine => ({ taxRateId: t.tax_rate_id, code: t.code, country: t.country, region: t.region, percentage: t.percentage, taxableAmount: Number(t.taxable_amount), amount: Number(t.amount) }),
+    ),
+    reverseCharge: r.reverse_charge ?? false,
+    taxExemptReason: r.tax_exempt_reason ?? null,
+    buyerTax: r.buyer_tax ? { taxExempt: r.buyer_tax.tax_exempt, taxIds: r.buyer_tax.tax_ids, addressCountry: r.buyer_tax.address_country, addressState: r.buyer_tax.address_state } : null,
     lines,
     version: r.version,
     createdAt: r.created_at,
@@ -199,7 +219,23 @@ export function changeRow(i: Invoice) {
     refund_state: i.refundState,
     settle_state: i.settleState,
     threshold_returns: JSON.stringify((i.thresholdReturns ?? []).map((t) => ({ period_start: t.periodStart, price_id: t.priceId, amount: t.amount }))),
+    ...taxColumns(i),
     updated_at: i.updatedAt,
+  };
+}
+
+/** An invoice's step (6) columns (docs/api/taxes.md#invoices-bearing-tax); the jsonb ones as JSON text. */
+function taxColumns(i: Invoice) {
+  const b = i.buyerTax ?? null;
+  return {
+    total_tax: i.totalTax ?? 0,
+    exclusive_tax: i.exclusiveTax ?? 0,
+    tax_breakdown: JSON.stringify(
+      (i.taxBreakdown ?? []).map((t) => ({ tax_rate_id: t.taxRateId, code: t.code, country: t.country, region: t.region, percentage: t.percentage, taxable_amount: t.taxableAmount, amount: t.amount })),
+    ),
+    reverse_charge: i.reverseCharge ?? false,
+    tax_exempt_reason: i.taxExemptReason ?? null,
+    buyer_tax: b && JSON.stringify({ tax_exempt: b.taxExempt, tax_ids: b.taxIds, address_country: b.addressCountry, address_state: b.addressState }),
   };
 }
 
@@ -225,6 +261,9 @@ export function lineRow(invoiceId: string, l: InvoiceLine) {
     period_start: l.periodStart,
     period_end: l.periodEnd,
     billing_period_start: l.billingPeriodStart ?? null,
+    tax_amount: l.taxAmount ?? 0,
+    taxes: JSON.stringify((l.taxes ?? []).map((t) => ({ tax_rate_id: t.taxRateId, code: t.code, percentage: t.percentage, taxable_amount: t.taxableAmount, amount: t.amount }))),
+    tax_behavior: l.taxBehavior ?? null,
   };
 }
 

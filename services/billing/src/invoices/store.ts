@@ -326,7 +326,13 @@ export class InvoiceStore {
   async saveMany(trx: Trx, invoices: OwnedInvoice[]): Promise<Invoice[]> {
     const records = invoices.map((i) => {
       const row = changeRow(i);
-      return { id: i.id, ...row, threshold_returns: JSON.parse(row.threshold_returns) as unknown };
+      return {
+        id: i.id,
+        ...row,
+        threshold_returns: JSON.parse(row.threshold_returns) as unknown,
+        tax_breakdown: JSON.parse(row.tax_breakdown) as unknown,
+        buyer_tax: row.buyer_tax === null ? null : (JSON.parse(row.buyer_tax) as unknown),
+      };
     });
     const byId = new Map((await updateMany<InvoiceRow>(trx, 'invoices', records, ['work_lease_until = NULL', 'version = t.version + 1'])).map((r) => [r.id, r]));
     return invoices.map((i) => fromRow(byId.get(i.id)!, i.lines, i.discounts));

@@ -23,9 +23,26 @@ export function toLineView(l: InvoiceLine): InvoiceResponse['line_items'][number
     prepaid_credits_applied: l.prepaidCreditsApplied,
     period_start: iso(l.periodStart),
     period_end: iso(l.periodEnd),
+    tax_amount: l.taxAmount ?? 0,
+    taxes: (l.taxes ?? []).map((t) => ({ tax_rate_id: t.taxRateId, code: t.code, percentage: t.percentage, taxable_amount: t.taxableAmount, amount: t.amount })),
+    tax_behavior: l.taxBehavior ?? null,
   };
   if (l.prorationFactor !== null) view.proration_factor = l.prorationFactor;
   return view;
+}
+
+/** An invoice's tax fields as the API shows them (docs/api/taxes.md#invoices-bearing-tax). */
+function taxView(i: Invoice): Pick<InvoiceResponse, 'total_tax' | 'total_excluding_tax' | 'tax_breakdown' | 'reverse_charge' | 'tax_exempt_reason' | 'buyer_tax'> {
+  const totalTax = i.totalTax ?? 0;
+  const b = i.buyerTax ?? null;
+  return {
+    total_tax: totalTax,
+    total_excluding_tax: i.subtotal - i.totalDiscount + i.excessCredit - (totalTax - (i.exclusiveTax ?? 0)),
+    tax_breakdown: (i.taxBreakdown ?? []).map((t) => ({ tax_rate_id: t.taxRateId, code: t.code, country: t.country, region: t.region, percentage: t.percentage, taxable_amount: t.taxableAmount, amount: t.amount })),
+    reverse_charge: i.reverseCharge ?? false,
+    tax_exempt_reason: i.taxExemptReason ?? null,
+    buyer_tax: b && { tax_exempt: b.taxExempt, tax_ids: b.taxIds, address_country: b.addressCountry, address_state: b.addressState },
+  };
 }
 
 /** The public JSON of an invoice: responses and `payload.invoice` of its events. */
@@ -50,6 +67,7 @@ export function toInvoiceView(i: Invoice): InvoiceResponse {
     excess_credit: i.excessCredit,
     total_prepaid_credits_applied: i.totalPrepaidCreditsApplied,
     total: i.total,
+    ...taxView(i),
     pre_payment_credit_notes_amount: i.prePaymentCreditNotesAmount,
     post_payment_credit_notes_amount: i.postPaymentCreditNotesAmount,
     amount_due: i.amountDue,

@@ -25,6 +25,7 @@ import { documentLinksMigration } from './022-document-links';
 import { taxRatesMigration } from './023-tax-rates';
 import { invoiceEmailsMigration } from './024-invoice-emails';
 import { taxFieldsMigration } from './025-tax-fields';
+import { invoiceTaxesMigration } from './026-invoice-taxes';
 
 export const SCHEMA = 'billing';
 
@@ -56,4 +57,5 @@ export const migrations: Migration[] = [
   taxRatesMigration(SCHEMA),
   invoiceEmailsMigration(SCHEMA),
   taxFieldsMigration(SCHEMA),
+  invoiceTaxesMigration(SCHEMA),
 ];

@@ -55,6 +55,13 @@ export class PlanStore {
     });
   }
 
+  /** The rates each plan names (docs/api/taxes.md#which-rates-a-line-bears), by plan id. */
+  async taxRateIdsOf(conn: Conn, scope: Scope, ids: string[]): Promise<Map<string, string[]>> {
+    if (ids.length === 0) return new Map();
+    const rows = await conn('plans').where({ tenant_id: scope.tenantId, environment_id: scope.environmentId }).whereIn('id', [...new Set(ids)]).select('id', 'tax_rate_ids');
+    return new Map(rows.map((r: { id: string; tax_rate_ids: string[] | null }) => [r.id, r.tax_rate_ids ?? []]));
+  }
+
   async get(conn: Conn, scope: Scope, id: string): Promise<Plan | undefined> {
     const row = await scoped(conn, scope).where({ id }).first();
     return row && fromRow(row);

@@ -85,6 +85,11 @@ export class TaxRateStore {
     return row && fromRow(row);
   }
 
+  /** Every rate of the environment, archived ones too (which rates a line bears decides among them). */
+  async all(conn: Conn, scope: Scope): Promise<TaxRate[]> {
+    return (await scoped(conn, scope).orderBy([{ column: 'created_at' }, { column: 'id' }])).map(fromRow);
+  }
+
   async getMany(conn: Conn, scope: Scope, ids: readonly string[]): Promise<TaxRate[]> {
     if (ids.length === 0) return [];
     return (await scoped(conn, scope).whereIn('id', [...ids])).map(fromRow);

@@ -7,6 +7,7 @@ import type { FinalizationSteps } from '../invoices/finalization-steps';
 import type { PeriodBilling } from '../invoices/period-billing';
 import type { PostpaidPayments } from '../payments/postpaid';
 import type { TopupSettlement } from '../topups/settlement';
+import type { DraftTaxes } from '../invoices/draft-taxes';
 
 export interface FinalizeInvoiceDeps {
   /** Reprices drafts made before their grace window ended; null when BILLING_FINALIZE_DELAY is 0. */
@@ -16,6 +17,8 @@ export interface FinalizeInvoiceDeps {
   settlement: TopupSettlement;
   excess: ExcessCredits;
   thresholdReturns: ThresholdReturnNotes;
+  /** Taxes drafts again at finalization (docs/api/taxes.md#invoices-bearing-tax). */
+  taxes: DraftTaxes;
 }
 
 /**
@@ -25,6 +28,7 @@ export interface FinalizeInvoiceDeps {
  *
  * Before the transaction (no call inside it, ADR 0055):
  *   1. reprice: a draft made before its grace window ended reads its usage again (ADR 0016);
+ *      then tax: rates and the buyer's tax identity as they are now (docs/api/taxes.md);
  *   2. allocate: the wallet service allocates prepaid credits and a postpaid wallet's payment
  *      (idempotent on the invoice id).
  * In one transaction, the invoice locked:
@@ -54,6 +58,11 @@ export class FinalizeInvoiceWorkflow implements FinalizationSteps {
   /** Step 1. */
   async reprice(draft: Invoice, requestId: string): Promise<Invoice | undefined> {
     return this.deps.repricing ? this.deps.repricing.reprice(draft, requestId) : draft;
+  }
+
+  /** Step 1, tax. */
+  tax(drafts: Invoice[]): Promise<Invoice[]> {
+    return this.deps.taxes.again(drafts);
   }
 
   /** Step 6, for an invoice finalized with nothing remaining. */

@@ -8,6 +8,10 @@ export interface FoundCustomer {
   id: string;
   externalId: string;
   parentCustomerId: string | null;
+  /** Name, email and address as the service answered them (the buyer of documents and of taxes); absent from older answers. */
+  details?: { name: string | null; email: string | null; address: Record<string, string | null> | null };
+  /** Its tax identity (docs/api/taxes.md#which-rates-a-line-bears); absent from older answers. */
+  tax?: { taxExempt: 'none' | 'exempt' | 'reverse'; taxIds: Array<{ type: string; value: string }>; taxRateIds: string[] };
 }
 
 /** Asks the customer service for a customer of a tenant and environment (undefined: none). */
