@@ -1,3 +1,9 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { waitFor, type ApiClient } from '@billstream/testing';
 import { startConsoleStack, type ConsoleStack } from './console/harness';
@@ -7,7 +13,9 @@ import { startConsoleStack, type ConsoleStack } from './console/harness';
  * (./console/harness.ts): a client opens a portal session through the API, its customer opens
  * the URL and sees the invoice, the usage chart and the real-time balance. Every page is checked
  * with axe-core and its screenshot written (CONSOLE_SCREENSHOTS=docs/portal refreshes the
- * committed ones); a CSP violation or any console error fails the journey.
+ * committed ones); a CSP violation or any console error fails the journey. Last, the portal in
+ * an iframe of a page served over https on 127.0.0.1: it renders where the tenant's
+ * `portal.frame_ancestors` allowed that origin when the session was opened, and is refused elsewhere.
  */
 jest.setTimeout(600_000);
 
@@ -18,9 +26,11 @@ describe('the customer portal in a real browser, on the embedded default', () =>
   const run = `${Date.now()}`;
   let invoiceNumber: string;
   let url: string;
+  let customerId: string;
 
   beforeAll(async () => {
-    stack = await startConsoleStack();
+    // The framing journey's refusals are the browser's console errors it looks for.
+    stack = await startConsoleStack([/^Framing '[^']*' violates the following Content Security Policy directive: "frame-ancestors /]);
     api = stack.api;
     expect((await api.put('/v1/settings/billing', { invoice_settings: { company_name: 'Acme Cloud', address: '1 Market St, Springfield', accent_color: '#0b6e4f' } })).status).toBe(200);
     const meter = await api.post('/v1/meters', { name: 'API calls', event_name: `portal_call_${run}`, aggregation: { type: 'COUNT' } });
@@ -32,6 +42,7 @@ describe('the customer portal in a real browser, on the embedded default', () =>
     });
     const external = `portal-buyer-${run}`;
     const customer = await api.post('/v1/customers', { external_customer_id: external, name: 'Globex Corporation', email: 'billing@globex.example' });
+    customerId = customer.body.id;
     const sub = await api.post('/v1/subscriptions', { customer_id: customer.body.id, plan_id: plan.body.id });
     expect([meter.status, storage.status, plan.status, customer.status, sub.status]).toEqual([201, 201, 201, 201, 201]);
     const draft = (await api.get(`/v1/invoices?subscription_id=${sub.body.id}`)).body.items[0];
@@ -109,5 +120,71 @@ describe('the customer portal in a real browser, on the embedded default', () =>
     expect(stack.problems).toEqual([]);
     // The whole stack's output so far holds no portal token.
     expect(stack.output()).not.toMatch(/bsp_[A-Za-z0-9_-]{20,}/);
+  });
+
+  describe('inside an iframe of the client\'s site', () => {
+    let dir: string;
+    const servers: Server[] = [];
+    let allowed: string;
+    let elsewhere: string;
+    let framed: string;
+    /** An https server on 127.0.0.1 whose page frames the portal at `?src=`; its origin. */
+    const host = async (): Promise<string> => {
+      const server = createServer({ key: readFileSync(path.join(dir, 'key.pem')), cert: readFileSync(path.join(dir, 'cert.pem')) }, (req, res) => {
+        const src = new URL(req.url ?? '/', 'https://127.0.0.1').searchParams.get('src') ?? '';
+        res.setHeader('content-type', 'text/html; charset=utf-8');
+        res.end(`<!doctype html><html lang="en"><title>Client site</title><h1>Your account</h1><iframe title="Billing portal" width="1200" height="800" src="${src.replace(/"/g, '&quot;')}"></iframe></html>`);
+      });
+      servers.push(server);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      return `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    };
+    beforeAll(async () => {
+      dir = mkdtempSync(path.join(os.tmpdir(), 'billstream-portal-frame-'));
+      execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+      [allowed, elsewhere] = [await host(), await host()];
+      const settings = await api.put('/v1/settings/billing', { portal: { frame_ancestors: [allowed] } });
+      expect([settings.status, settings.body.portal]).toEqual([200, { frame_ancestors: [allowed] }]);
+      // Opened after the setting: the session's snapshot allows that origin.
+      const session = await api.post(`/v1/customers/${customerId}/portal_sessions`, { expires_in: 900 });
+      expect([session.status, new URL(session.body.url).pathname]).toEqual([201, `/portal/s/${session.body.id}`]);
+      framed = session.body.url;
+    });
+    afterAll(async () => {
+      await api?.put('/v1/settings/billing', { portal: { frame_ancestors: [] } });
+      await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    });
+
+    const frame = async (origin: string, src: string) => {
+      const parent = await stack.newPage({ ignoreHTTPSErrors: true });
+      // What the browser says of a refused frame: its request blocked by the answer's policy, and why.
+      const blocked: string[] = [];
+      parent.on('requestfailed', (r) => r.url().startsWith(src.split('#')[0]!) && blocked.push(`${r.failure()?.errorText}`));
+      parent.on('console', (m) => /frame-ancestors/.test(m.text()) && blocked.push(m.text()));
+      await parent.goto(`${origin}/?src=${encodeURIComponent(src)}`);
+      await parent.getByRole('heading', { name: 'Your account' }).waitFor();
+      return { parent, blocked, portal: parent.frameLocator('iframe[title="Billing portal"]') };
+    };
+
+    it('renders from an allowed origin: the invoices inside the frame', async () => {
+      const { parent, portal, blocked } = await frame(allowed, framed);
+      await portal.getByRole('heading', { name: 'Invoices' }).waitFor();
+      await portal.getByRole('row', { name: new RegExp(invoiceNumber) }).waitFor();
+      expect(blocked).toEqual([]);
+      await parent.close();
+    });
+
+    it('is refused from another origin, and a session opened before the setting is framed nowhere', async () => {
+      for (const [origin, src] of [[elsewhere, framed], [allowed, url]] as const) {
+        const { parent, blocked, portal } = await frame(origin, src);
+        await waitFor(() => blocked.length >= 2 || undefined, { timeoutMs: 30_000, what: `the frame of ${origin} refused` });
+        expect(blocked).toContain('net::ERR_BLOCKED_BY_RESPONSE');
+        expect(blocked.find((b) => b.startsWith('Framing'))).toContain(origin === elsewhere ? `"frame-ancestors ${allowed}"` : `"frame-ancestors 'none'"`);
+        expect(await portal.getByRole('heading', { name: 'Invoices' }).count()).toBe(0);
+        await parent.close();
+      }
+      expect(stack.problems).toEqual([]);
+    });
   });
 });

@@ -28,7 +28,8 @@ export interface ConsoleStack {
   output(): string;
   /** Console errors and page errors seen on any page made by `newPage`. */
   problems: string[];
-  newPage(): Promise<Page>;
+  /** `ignoreHTTPSErrors`: trust a test's self-signed https server (the portal's framing pages). */
+  newPage(options?: { ignoreHTTPSErrors?: boolean }): Promise<Page>;
   check(page: Page, name: string): Promise<void>;
   stop(): Promise<void>;
 }
@@ -71,8 +72,8 @@ export async function startConsoleStack(allowedErrors: RegExp[] = []): Promise<C
       api: new ApiClient(base, key),
       output: () => output,
       problems,
-      async newPage() {
-        const page = await (await opened.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+      async newPage(options = {}) {
+        const page = await (await opened.newContext({ viewport: { width: 1280, height: 900 }, ...options })).newPage();
         page.on('console', (m) => {
           if (m.type() === 'error' && !allowedErrors.some((re) => re.test(m.text()))) problems.push(`console: ${m.text()}`);
         });

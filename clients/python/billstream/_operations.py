@@ -620,7 +620,7 @@ class SyncOperations:
         return cast("BillingSettings", self._call("getBillingSettings", {}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
     def update_billing_settings(self, body: Optional[UpdateBillingSettingsBody] = None, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> BillingSettings:
-        """Merge dunning, invoice, email and tax settings into the stored ones (email enabled needs `from`). PUT /v1/settings/billing"""
+        """Merge dunning, invoice, email, tax and portal settings into the stored ones (email enabled needs `from`). PUT /v1/settings/billing"""
         return cast("BillingSettings", self._call("updateBillingSettings", {}, query=None, body=body, headers=headers, request_id=request_id, timeout=timeout))
 
     def get_invoice_pdf(self, id: str, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> GetInvoicePdfResponse:
@@ -1191,7 +1191,7 @@ class AsyncOperations:
         return cast("BillingSettings", await self._call("getBillingSettings", {}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
     async def update_billing_settings(self, body: Optional[UpdateBillingSettingsBody] = None, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> BillingSettings:
-        """Merge dunning, invoice, email and tax settings into the stored ones (email enabled needs `from`). PUT /v1/settings/billing"""
+        """Merge dunning, invoice, email, tax and portal settings into the stored ones (email enabled needs `from`). PUT /v1/settings/billing"""
         return cast("BillingSettings", await self._call("updateBillingSettings", {}, query=None, body=body, headers=headers, request_id=request_id, timeout=timeout))
 
     async def get_invoice_pdf(self, id: str, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> GetInvoicePdfResponse:

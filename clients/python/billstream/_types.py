@@ -59,6 +59,7 @@ __all__ = [
     "BillingSettingsEmail",
     "BillingSettingsTaxReverseCharge",
     "BillingSettingsTax",
+    "BillingSettingsPortal",
     "BillingSettings",
     "CommunicationTriggered",
     "InvoiceCommunicationList",
@@ -384,6 +385,7 @@ __all__ = [
     "UpdateBillingSettingsBodyTaxReverseCharge",
     "UpdateBillingSettingsBodyTax",
     "UpdateBillingSettingsBodyEmail",
+    "UpdateBillingSettingsBodyPortal",
     "UpdateBillingSettingsBody",
     "GetInvoicePdfResponse",
     "GetInvoiceHtmlResponse",
@@ -1002,11 +1004,16 @@ class BillingSettingsTax(TypedDict):
     secret_set: bool
 
 
+class BillingSettingsPortal(TypedDict):
+    frame_ancestors: List[str]
+
+
 class BillingSettings(TypedDict):
     dunning: BillingSettingsDunning
     invoice_settings: Optional[BillingSettingsInvoiceSettings1]
     email: BillingSettingsEmail
     tax: BillingSettingsTax
+    portal: BillingSettingsPortal
     version: int
     updated_at: Optional[str]
 
@@ -3949,11 +3956,16 @@ class UpdateBillingSettingsBodyTax(TypedDict, total=False):
 UpdateBillingSettingsBodyEmail = TypedDict("UpdateBillingSettingsBodyEmail", {"enabled": bool, "from": Optional[str], "reply_to": Optional[str], "bcc": Optional[str]}, total=False)
 
 
+class UpdateBillingSettingsBodyPortal(TypedDict, total=False):
+    frame_ancestors: List[str]
+
+
 class UpdateBillingSettingsBody(TypedDict, total=False):
     dunning: UpdateBillingSettingsBodyDunning
     invoice_settings: UpdateBillingSettingsBodyInvoiceSettings
     tax: UpdateBillingSettingsBodyTax
     email: UpdateBillingSettingsBodyEmail
+    portal: UpdateBillingSettingsBodyPortal
 
 
 GetInvoicePdfResponse: TypeAlias = bytes

@@ -32,7 +32,7 @@ export type CreatePortalSessionBody = z.output<typeof createPortalSessionBody>;
 export const portalSessionSchema = z
   .object({
     id: z.string().meta({ description: 'psess_ and a ULID' }),
-    url: z.string().meta({ description: 'The portal with the session token in the fragment (`/portal/#token=...`): hand it to the customer, it is shown once' }),
+    url: z.string().meta({ description: 'The portal of this session, its id in the path and its token in the fragment (`/portal/s/{id}#token=...`): hand it to the customer, it is shown once; framed only by the `portal.frame_ancestors` of the billing settings when it was opened' }),
     expires_at: z.string(),
   })
   .meta({ id: 'PortalSession' });

@@ -21,7 +21,6 @@ describe('gateway settings', () => {
         BOOTSTRAP_TENANT_ID: 'acme',
         BOOTSTRAP_ENVIRONMENT_ID: 'sandbox',
         PUBLIC_BASE_URL: 'https://billing.example.com',
-        PORTAL_FRAME_ANCESTORS: 'https://app.example.com',
       },
       { BOOTSTRAP_API_KEY: key() },
     );
@@ -34,12 +33,8 @@ describe('gateway settings', () => {
     expect(gatewaySettingsFrom({ BOOTSTRAP_API_KEY: k }).bootstrap).toEqual({ key: k, tenantId: 'default', environmentId: 'production' });
   });
 
-  it('portal settings: PUBLIC_BASE_URL without its trailing slash, PORTAL_FRAME_ANCESTORS as https origins or self (none by default)', () => {
-    expect(gatewaySettingsFrom({}).portalFrameAncestors).toEqual([]);
+  it('portal settings: PUBLIC_BASE_URL without its trailing slash; frame ancestors are no gateway setting (each tenant sets its own, ADR 0069)', () => {
     expect(gatewaySettingsFrom({ PUBLIC_BASE_URL: 'https://billing.example.com/' }).publicBaseUrl).toBe('https://billing.example.com');
-    expect(gatewaySettingsFrom({ PORTAL_FRAME_ANCESTORS: "https://a.example.com, https://b.example.com:8443 'self'" }).portalFrameAncestors).toEqual(['https://a.example.com', 'https://b.example.com:8443', "'self'"]);
-    for (const bad of ['http://a.example.com', 'https://a.example.com/path', '*', "https://a.example.com 'unsafe-inline'"]) {
-      expect(() => gatewaySettingsFrom({ PORTAL_FRAME_ANCESTORS: bad })).toThrow(/PORTAL_FRAME_ANCESTORS/);
-    }
+    expect(Object.keys(gatewaySettingsEnv.shape)).not.toContain('PORTAL_FRAME_ANCESTORS');
   });
 });

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { FRAME_ANCESTOR } from './portal/page';
 import { env, loadConfig, secretEnv } from '@billstream/config';
 import type { GatewayConfig } from './gateway';
 
@@ -30,12 +29,6 @@ export const gatewayEnv = {
     .url()
     .transform((u) => u.replace(/\/+$/, ''))
     .optional(),
-  /** Origins allowed to frame the customer portal, space or comma separated (https origins or 'self'); empty: none (ADR 0069). */
-  PORTAL_FRAME_ANCESTORS: z
-    .string()
-    .default('')
-    .transform((v) => v.split(/[\s,]+/).filter(Boolean))
-    .refine((list) => list.every((o) => FRAME_ANCESTOR.test(o)), "must be https origins (https://host[:port], no path) or 'self', space or comma separated"),
   BOOTSTRAP_TENANT_ID: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/).default('default'),
   BOOTSTRAP_ENVIRONMENT_ID: z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/).default('production'),
 };
@@ -63,7 +56,6 @@ export function gatewaySettings(config: z.output<typeof gatewaySettingsEnv>): Ga
     authFailureBurst: config.AUTH_FAILURE_RATE_LIMIT_BURST,
     trustedProxyHops: config.TRUSTED_PROXY_HOPS,
     publicBaseUrl: config.PUBLIC_BASE_URL,
-    portalFrameAncestors: config.PORTAL_FRAME_ANCESTORS,
     bootstrap: config.BOOTSTRAP_API_KEY
       ? { key: config.BOOTSTRAP_API_KEY, tenantId: config.BOOTSTRAP_TENANT_ID, environmentId: config.BOOTSTRAP_ENVIRONMENT_ID }
       : undefined,

@@ -47,8 +47,6 @@ export interface GatewayConfig {
   bootstrap?: { key: string; tenantId: string; environmentId: string };
   /** The public address of portal session URLs (PUBLIC_BASE_URL); unset: the address a request came to. */
   publicBaseUrl?: string;
-  /** Origins allowed to frame the customer portal (PORTAL_FRAME_ANCESTORS; none by default, ADR 0069). */
-  portalFrameAncestors?: string[];
 }
 
 export interface Gateway extends Service {
@@ -105,8 +103,9 @@ export function createGateway({ db, bus, logger }: ServiceDeps, config: GatewayC
   // The console (ADR 0050): static files with a strict Content-Security-Policy, no API key.
   mountConsole(app);
   // The customer portal (ADR 0069): its page (no credential; the token is in the URL fragment) and
-  // its read-only API, authenticated by a portal token and never by an API key.
-  mountPortalPage(app, config.portalFrameAncestors ?? []);
+  // its read-only API, authenticated by a portal token and never by an API key. A session's page
+  // is framed only by the origins its tenant allowed when it was opened.
+  mountPortalPage(app, (id) => portalSessions.frameAncestors(id));
   app.use('/v1/portal', portalRouter(portalSessions, owners, limits, trustedProxyHops, portalEmailLinkKey(config.internalToken)));
   // Signed links (`signedLink` routes): no API key; the owner service checks the token. A source
   // address whose calls failed (401, 403, 404) too often gets 429, as for failed authentications.

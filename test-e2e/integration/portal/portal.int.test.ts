@@ -26,7 +26,7 @@ describe('customer portal through the gateway (real Postgres and Kafka)', () => 
     logger.clear();
     logger.add(new winston.transports.Stream({ stream: new Writable({ write(chunk, _enc, done) { logLines.push(chunk.toString()); done(); } }) }));
     stack = await startIntegrationStack({
-      extra: { logger, env: { BILLING_INTERVAL_MS: '0', WALLET_EXPIRY_INTERVAL_MS: '0', UNBILLED_SWEEP_MS: '0', UNBILLED_DEBOUNCE_MS: '100', PORTAL_FRAME_ANCESTORS: 'https://app.example.com' } },
+      extra: { logger, env: { BILLING_INTERVAL_MS: '0', WALLET_EXPIRY_INTERVAL_MS: '0', UNBILLED_SWEEP_MS: '0', UNBILLED_DEBOUNCE_MS: '100' } },
     });
     const meter = await stack.api.post('/v1/meters', { name: 'calls', event_name: `p_call_${run}`, aggregation: { type: 'COUNT' } });
     const plan = await stack.api.post('/v1/plans', { name: 'Portal Team', prices: [fixedPrice, usagePrice(meter.body.id)] });
@@ -59,12 +59,12 @@ describe('customer portal through the gateway (real Postgres and Kafka)', () => 
   };
   const portal = (token: string) => stack.api.withKey(token);
 
-  it('opens a session: 201 {psess_ id, url with the token in the fragment only, expires_at}; bad input 400 naming the field; unknown customer 404', async () => {
+  it('opens a session: 201 {psess_ id, url with its id in the path and the token in the fragment only, expires_at}; bad input 400 naming the field; unknown customer 404', async () => {
     const before = Date.now();
     const s = await open(tree.a.id, { expires_in: 600, return_url: 'https://app.example.com/account' });
     expect(s.id).toMatch(/^psess_/);
     const url = new URL(s.url);
-    expect([url.pathname, url.search, url.hash.startsWith('#token=bsp_')]).toEqual(['/portal/', '', true]);
+    expect([url.pathname, url.search, url.hash.startsWith('#token=bsp_')]).toEqual([`/portal/s/${s.id}`, '', true]);
     expect(Date.parse(s.expires_at) - before).toBeGreaterThanOrEqual(599_000);
     expect(Date.parse(s.expires_at) - before).toBeLessThanOrEqual(601_000 + (Date.now() - before));
     const defaults = await open(tree.a.id);
@@ -220,14 +220,68 @@ describe('customer portal through the gateway (real Postgres and Kafka)', () => 
     expect((await portal(live.token).post(`/v1/customers/${tree.a.id}/portal_sessions`, {})).status).toBe(401);
   });
 
-  it("the portal page's policy: strict CSP, frame-ancestors from PORTAL_FRAME_ANCESTORS, no referrer; and no token in any log line", async () => {
-    const page = await fetch(`${stack.embedded.url}/portal/`);
-    const csp = page.headers.get('content-security-policy')!;
-    expect(csp).toContain("script-src 'self'");
-    expect(csp).toContain("default-src 'self'");
-    expect(csp).not.toContain('unsafe-inline');
-    expect(csp).toContain('frame-ancestors https://app.example.com');
-    expect([page.headers.get('referrer-policy'), page.headers.get('x-content-type-options'), page.headers.get('x-frame-options')]).toEqual(['no-referrer', 'nosniff', null]);
+  it("the portal page's policy: strict CSP, no referrer; frame-ancestors from the session's snapshot of its tenant's portal.frame_ancestors, 'none' otherwise; and no token in any log line", async () => {
+    const headersOf = async (url: string) => {
+      const res = await fetch(url);
+      const csp = res.headers.get('content-security-policy')!;
+      expect([res.status, res.headers.get('referrer-policy'), res.headers.get('x-content-type-options'), res.headers.get('cache-control') !== null]).toEqual([200, 'no-referrer', 'nosniff', true]);
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).toContain("default-src 'self'");
+      expect(csp).not.toContain('unsafe-inline');
+      return { ancestors: /frame-ancestors ([^;]+)/.exec(csp)?.[1], xfo: res.headers.get('x-frame-options'), body: await res.text() };
+    };
+    const none = { ancestors: "'none'", xfo: 'DENY' };
+    const plain = await headersOf(`${stack.embedded.url}/portal/`);
+    expect(plain).toMatchObject(none);
+    // Bad settings: 400 naming the field, nothing saved.
+    const ancestorsNow = async () => (await stack.api.get('/v1/settings/billing')).body.portal;
+    expect(await ancestorsNow()).toEqual({ frame_ancestors: [] });
+    const eleven = Array.from({ length: 11 }, (_, i) => `https://app${i}.example.com`);
+    for (const [list, field] of [
+      [['http://app.example.com'], 'portal.frame_ancestors.0'],
+      [['https://app.example.com', 'https://app.example.com/account'], 'portal.frame_ancestors.1'],
+      [['https://*.example.com'], 'portal.frame_ancestors.0'],
+      [["'self'"], 'portal.frame_ancestors.0'],
+      [['https://app.example.com https://evil.example'], 'portal.frame_ancestors.0'],
+      [eleven, 'portal.frame_ancestors'],
+      ['https://app.example.com', 'portal.frame_ancestors'],
+    ] as const) {
+      const res = await stack.api.put('/v1/settings/billing', { portal: { frame_ancestors: list } });
+      expect([res.status, res.body.error?.details?.field]).toEqual([400, field]);
+    }
+    expect(await ancestorsNow()).toEqual({ frame_ancestors: [] });
+    // A session opened with none allowed keeps none after the setting changes (a snapshot).
+    const before = await open(tree.a.id);
+    const allowed = await stack.api.put('/v1/settings/billing', { portal: { frame_ancestors: ['https://App.example.com', 'https://admin.example.com:8443'] } });
+    expect([allowed.status, allowed.body.portal]).toEqual([200, { frame_ancestors: ['https://app.example.com', 'https://admin.example.com:8443'] }]);
+    // Per tenant and environment: another tenant's settings allow none.
+    const otherTenant = stack.api.withKey(await stack.keyFor('tenant-b', 'production', ['settings:read']));
+    expect((await otherTenant.get('/v1/settings/billing')).body.portal).toEqual({ frame_ancestors: [] });
+    const framed = await open(tree.a.id);
+    const url = new URL(framed.url);
+    expect([url.pathname, url.search]).toEqual([`/portal/s/${framed.id}`, '']);
+    const page = await headersOf(framed.url);
+    expect(page).toMatchObject({ ancestors: 'https://app.example.com https://admin.example.com:8443', xfo: null });
+    expect(await headersOf(before.url)).toMatchObject(none);
+    // Unknown, malformed, expired or revoked: the same page, framed nowhere (never a 404 telling whether an id exists).
+    const expired = await open(tree.a.id);
+    const sql = new Client({ connectionString: stack.database.url });
+    await sql.connect();
+    try {
+      await sql.query("UPDATE gateway.portal_sessions SET expires_at = now() - interval '1 second' WHERE id = $1", [expired.id]);
+    } finally {
+      await sql.end();
+    }
+    const revoked = await open(tree.a.id);
+    expect((await stack.api.delete(`/v1/portal_sessions/${revoked.id}`)).status).toBe(204);
+    for (const id of [expired.id, revoked.id, 'psess_01JH0000000000000000000000', 'psess_01jh0000000000000000000000', 'nope']) {
+      const other = await headersOf(`${stack.embedded.url}/portal/s/${id}`);
+      expect([id, other.ancestors, other.xfo, other.body]).toEqual([id, none.ancestors, none.xfo, page.body]);
+    }
+    expect(plain.body).toBe(page.body);
+    // Cleared: sessions opened from now on are framed nowhere.
+    expect((await stack.api.put('/v1/settings/billing', { portal: { frame_ancestors: [] } })).body.portal).toEqual({ frame_ancestors: [] });
+    expect(await headersOf((await open(tree.a.id)).url)).toMatchObject(none);
     // Every token this file made: none in what the stack logged (request lines included).
     const s = await open(tree.b.id);
     await portal(s.token).get('/v1/portal/invoices');

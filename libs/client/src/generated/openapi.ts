@@ -1740,7 +1740,7 @@ export interface paths {
          */
         get: operations["getBillingSettings"];
         /**
-         * Merge dunning, invoice, email and tax settings into the stored ones (email enabled needs `from`)
+         * Merge dunning, invoice, email, tax and portal settings into the stored ones (email enabled needs `from`)
          * @description Needs the `settings:write` permission (or `*`). Served by the billing service.
          */
         put: operations["updateBillingSettings"];
@@ -2257,7 +2257,7 @@ export interface components {
         PortalSession: {
             /** @description psess_ and a ULID */
             id: string;
-            /** @description The portal with the session token in the fragment (`/portal/#token=...`): hand it to the customer, it is shown once */
+            /** @description The portal of this session, its id in the path and its token in the fragment (`/portal/s/{id}#token=...`): hand it to the customer, it is shown once; framed only by the `portal.frame_ancestors` of the billing settings when it was opened */
             url: string;
             expires_at: string;
         };
@@ -2825,6 +2825,9 @@ export interface components {
                 provider: "BUILT_IN" | "HTTP";
                 url: string | null;
                 secret_set: boolean;
+            };
+            portal: {
+                frame_ancestors: string[];
             };
             version: number;
             updated_at: string | null;
@@ -20072,6 +20075,11 @@ export interface operations {
                      *         "url": "https://example.com/webhooks/billstream",
                      *         "secret_set": true
                      *       },
+                     *       "portal": {
+                     *         "frame_ancestors": [
+                     *           "100"
+                     *         ]
+                     *       },
                      *       "version": 1,
                      *       "updated_at": "2026-01-15T10:30:00Z"
                      *     }
@@ -20202,6 +20210,9 @@ export interface operations {
                         reply_to?: string | null;
                         bcc?: string | null;
                     };
+                    portal?: {
+                        frame_ancestors?: string[];
+                    };
                 };
             };
         };
@@ -20249,6 +20260,11 @@ export interface operations {
                      *         "provider": "BUILT_IN",
                      *         "url": "https://example.com/webhooks/billstream",
                      *         "secret_set": true
+                     *       },
+                     *       "portal": {
+                     *         "frame_ancestors": [
+                     *           "100"
+                     *         ]
                      *       },
                      *       "version": 1,
                      *       "updated_at": "2026-01-15T10:30:00Z"

@@ -63,6 +63,18 @@ export const TAX_DEFAULTS: TaxSettings = {
   secret: null,
 };
 
+/**
+ * The customer portal (docs/api/portal.md#framing, ADR 0069): the https origins that may show it
+ * in an iframe, snapshotted onto each portal session when it is opened; none by default.
+ */
+export const portalSettingsSchema = z.object({ frame_ancestors: z.array(z.string()) });
+export type PortalSettings = z.infer<typeof portalSettingsSchema>;
+export const PORTAL_SETTINGS_DEFAULTS: PortalSettings = { frame_ancestors: [] };
+/** At most this many frame ancestors. */
+export const MAX_PORTAL_FRAME_ANCESTORS = 10;
+/** A frame ancestor: an https origin (scheme, host, optional port; no path, query or wildcard). */
+export const HTTPS_ORIGIN = /^https:\/\/[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?(?::\d{1,5})?$/i;
+
 export const EMAIL_DEFAULTS: EmailSettings = { enabled: false, from: null, reply_to: null, bcc: null };
 
 export const DUNNING_DEFAULTS: DunningSettings = { enabled: false, retry_schedule_days: [1, 3, 7], max_attempts: 3, provider: null };
@@ -73,6 +85,7 @@ export const billingSettingsSchema = z
     invoice_settings: invoiceSettingsSchema.nullable(),
     email: emailSettingsSchema,
     tax: taxSettingsSchema,
+    portal: portalSettingsSchema,
     version: z.number().int(),
     updated_at: z.string().nullable(),
   })
@@ -146,6 +159,14 @@ export const updateBillingSettingsBody = z
         bcc: address.nullable().optional(),
       })
       .optional(),
+    portal: z
+      .strictObject({
+        frame_ancestors: z
+          .array(z.string().max(300, 'must be at most 300 characters').refine((o) => HTTPS_ORIGIN.test(o) && URL.canParse(o), 'must be an https origin like https://app.example.com (no path, no wildcard)'))
+          .max(MAX_PORTAL_FRAME_ANCESTORS, `at most ${MAX_PORTAL_FRAME_ANCESTORS} origins`)
+          .optional(),
+      })
+      .optional(),
   })
   .meta({ examples: [{ dunning: { enabled: true, retry_schedule_days: [1, 3, 7], max_attempts: 3, provider: 'stripe' } }] });
 export type UpdateBillingSettingsBody = z.output<typeof updateBillingSettingsBody>;
@@ -168,7 +189,7 @@ export const settingsApi = {
     path: '/v1/settings/billing',
     service: 'billing',
     permission: 'settings:write',
-    summary: 'Merge dunning, invoice, email and tax settings into the stored ones (email enabled needs `from`)',
+    summary: 'Merge dunning, invoice, email, tax and portal settings into the stored ones (email enabled needs `from`)',
     tag: 'Settings',
     body: updateBillingSettingsBody,
     response: billingSettingsSchema,

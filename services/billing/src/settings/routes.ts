@@ -8,7 +8,7 @@ import type { BillingSettings } from './store';
 const taxViewOf = ({ secret, ...t }: BillingSettings['tax']): BillingSettingsResponse['tax'] => ({ ...t, secret_set: secret !== null });
 
 export function toSettingsView(s: BillingSettings): BillingSettingsResponse {
-  return { dunning: s.dunning, invoice_settings: s.invoiceSettings, email: s.email, tax: taxViewOf(s.tax), version: s.version, updated_at: s.updatedAt?.toISOString() ?? null };
+  return { dunning: s.dunning, invoice_settings: s.invoiceSettings, email: s.email, tax: taxViewOf(s.tax), portal: s.portal, version: s.version, updated_at: s.updatedAt?.toISOString() ?? null };
 }
 
 /** A PUT's body as the service takes it (ADR 0063): only the members given. */
@@ -17,7 +17,9 @@ export function settingsChangeOf(b: UpdateBillingSettingsBody): SettingsChange {
   const i = b.invoice_settings;
   const e = b.email;
   const t = b.tax;
+  const p = b.portal;
   return {
+    ...(p ? { portal: { frameAncestors: p.frame_ancestors } } : {}),
     ...(e ? { email: { enabled: e.enabled, from: e.from, replyTo: e.reply_to, bcc: e.bcc } } : {}),
     ...(t ? { tax: { enabled: t.enabled, defaultBehavior: t.default_behavior, rounding: t.rounding, reverseCharge: t.reverse_charge && { enabled: t.reverse_charge.enabled, sellerCountry: t.reverse_charge.seller_country }, provider: t.provider, url: t.url, secret: t.secret } } : {}),
     ...(d ? { dunning: { enabled: d.enabled, retryScheduleDays: d.retry_schedule_days, maxAttempts: d.max_attempts, provider: d.provider } } : {}),

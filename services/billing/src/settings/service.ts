@@ -8,6 +8,7 @@ export interface SettingsChange {
   dunning?: { enabled?: boolean; retryScheduleDays?: number[]; maxAttempts?: number; provider?: string | null };
   email?: { enabled?: boolean; from?: string | null; replyTo?: string | null; bcc?: string | null };
   invoiceSettings?: { companyName?: string; address?: string; logoUrl?: string | null; footer?: string | null; taxId?: string | null; accentColor?: string | null; country?: string | null };
+  portal?: { frameAncestors?: string[] };
   tax?: {
     enabled?: boolean;
     defaultBehavior?: TaxSettings['default_behavior'];
@@ -53,7 +54,10 @@ export class SettingsService {
         throw new ValidationError('email.enabled needs email.from (the sender of invoice email)', { field: 'email.from' });
       }
       const tax = mergedTax(current.tax, change.tax);
-      return this.store.save(trx, scope, { ...current, dunning, invoiceSettings, email, tax }, this.clock());
+      // Origins compare as the browser does, case-insensitively: kept lowercased and once each.
+      const ancestors = change.portal?.frameAncestors;
+      const portal = ancestors ? { frame_ancestors: [...new Set(ancestors.map((o) => o.toLowerCase()))] } : current.portal;
+      return this.store.save(trx, scope, { ...current, dunning, invoiceSettings, email, tax, portal }, this.clock());
     });
   }
 }

@@ -1,4 +1,4 @@
-import { DUNNING_DEFAULTS, EMAIL_DEFAULTS, TAX_DEFAULTS, type BillingSettingsResponse, type DunningSettings, type EmailSettings, type Scope, type TaxSettings } from '@billstream/contracts';
+import { DUNNING_DEFAULTS, EMAIL_DEFAULTS, PORTAL_SETTINGS_DEFAULTS, TAX_DEFAULTS, type PortalSettings, type BillingSettingsResponse, type DunningSettings, type EmailSettings, type Scope, type TaxSettings } from '@billstream/contracts';
 import type { Conn, Trx } from '@billstream/db';
 
 export type InvoiceSettings = NonNullable<BillingSettingsResponse['invoice_settings']>;
@@ -11,6 +11,8 @@ export interface BillingSettings {
   email: EmailSettings;
   /** Tax (docs/api/taxes.md#settings): off by default. */
   tax: TaxSettings;
+  /** The customer portal (ADR 0069): who may frame it; none by default. */
+  portal: PortalSettings;
   version: number;
   updatedAt: Date | null;
 }
@@ -18,7 +20,7 @@ export interface BillingSettings {
 interface Row {
   tenant_id: string;
   environment_id: string;
-  settings: { dunning?: Partial<DunningSettings>; invoice_settings?: InvoiceSettings | null; email?: Partial<EmailSettings>; tax?: Partial<TaxSettings> };
+  settings: { dunning?: Partial<DunningSettings>; invoice_settings?: InvoiceSettings | null; email?: Partial<EmailSettings>; tax?: Partial<TaxSettings>; portal?: Partial<PortalSettings> };
   version: number;
   updated_at: Date;
 }
@@ -26,12 +28,13 @@ interface Row {
 const taxOf = (t: Partial<TaxSettings> | undefined): TaxSettings => ({ ...TAX_DEFAULTS, ...t, reverse_charge: { ...TAX_DEFAULTS.reverse_charge, ...t?.reverse_charge } });
 
 function fromRow(r: Row | undefined): BillingSettings {
-  if (!r) return { dunning: { ...DUNNING_DEFAULTS }, invoiceSettings: null, email: { ...EMAIL_DEFAULTS }, tax: taxOf(undefined), version: 0, updatedAt: null };
+  if (!r) return { dunning: { ...DUNNING_DEFAULTS }, invoiceSettings: null, email: { ...EMAIL_DEFAULTS }, tax: taxOf(undefined), portal: { ...PORTAL_SETTINGS_DEFAULTS }, version: 0, updatedAt: null };
   return {
     dunning: { ...DUNNING_DEFAULTS, ...r.settings.dunning },
     invoiceSettings: r.settings.invoice_settings ?? null,
     email: { ...EMAIL_DEFAULTS, ...r.settings.email },
     tax: taxOf(r.settings.tax),
+    portal: { ...PORTAL_SETTINGS_DEFAULTS, ...r.settings.portal },
     version: r.version,
     updatedAt: r.updated_at,
   };
@@ -51,7 +54,7 @@ export class SettingsStore {
     const row = {
       tenant_id: scope.tenantId,
       environment_id: scope.environmentId,
-      settings: JSON.stringify({ dunning: s.dunning, invoice_settings: s.invoiceSettings, email: s.email, tax: s.tax }),
+      settings: JSON.stringify({ dunning: s.dunning, invoice_settings: s.invoiceSettings, email: s.email, tax: s.tax, portal: s.portal }),
       version: s.version + 1,
       updated_at: at,
     };

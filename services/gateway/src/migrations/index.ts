@@ -42,4 +42,14 @@ export const migrations: Migration[] = [
       });
     },
   },
+  {
+    // The origins that may frame a session's portal page (ADR 0069 item 6): the tenant's billing
+    // setting `portal.frame_ancestors` as it was when the session was opened; none for older rows.
+    name: '003_portal_session_frame_ancestors',
+    async up(db) {
+      await db.schema.withSchema(SCHEMA).alterTable('portal_sessions', (t) => {
+        t.jsonb('frame_ancestors').notNullable().defaultTo(db.raw("'[]'::jsonb"));
+      });
+    },
+  },
 ];

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { PORTAL_SESSION_TTL, type CreatePortalSessionBody, type PortalSessionView } from '@billstream/contracts';
+import { HTTPS_ORIGIN, MAX_PORTAL_FRAME_ANCESTORS, PORTAL_SESSION_TTL, type CreatePortalSessionBody, type PortalSessionView } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { NotFoundError, UnauthenticatedError } from '@billstream/errors';
 import { PORTAL_EMAIL_SESSION_SECONDS, verifyPortalEmailLink, type RequestContext } from '@billstream/http';
@@ -18,9 +18,23 @@ export function hashPortalToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
-/** The portal's address with the token in the fragment: a browser never sends a fragment to a server, nor in a Referer. */
-export function portalUrl(base: string, token: string): string {
-  return `${base.replace(/\/+$/, '')}/portal/#token=${token}`;
+/**
+ * The portal's address of a session: its (non-secret) id in the path, so the page is served with
+ * that session's frame ancestors, and the token in the fragment: a browser never sends a fragment
+ * to a server, nor in a Referer.
+ */
+export function portalUrl(base: string, sessionId: string, token: string): string {
+  return `${base.replace(/\/+$/, '')}/portal/s/${sessionId}#token=${token}`;
+}
+
+/** What a session id looks like (`psess_` and a ULID): anything else is never looked up. */
+export const PORTAL_SESSION_ID = /^psess_[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/** The tenant's `portal.frame_ancestors` (billing settings, validated there), kept only as https origins, at most 10. */
+function frameAncestorsOf(settings: { portal?: { frame_ancestors?: unknown } } | undefined): string[] {
+  const list = settings?.portal?.frame_ancestors;
+  if (!Array.isArray(list)) return [];
+  return list.filter((o): o is string => typeof o === 'string' && HTTPS_ORIGIN.test(o)).slice(0, MAX_PORTAL_FRAME_ANCESTORS);
 }
 
 /** Opens, revokes and resolves portal sessions (ADR 0069). */
@@ -38,6 +52,8 @@ export class PortalSessionService {
     const own: RequestContext = { tenantId: ctx.tenantId, environmentId: ctx.environmentId, actor: ctx.actor, requestId: ctx.requestId };
     const customer = await this.owners.get<{ id: string }>('customer', own, `/v1/customers/${seg(customerId)}`);
     if (!customer) throw new NotFoundError(`Customer ${customerId} not found`, { field: 'id', id: customerId });
+    // Who may frame the page: the tenant's setting now, snapshotted onto the session (ADR 0069 item 6).
+    const settings = await this.owners.get<{ portal?: { frame_ancestors?: unknown } }>('billing', own, '/v1/settings/billing');
     const token = generatePortalToken();
     const expiresAt = new Date(this.clock() + (body.expires_in ?? PORTAL_SESSION_TTL.default) * 1000);
     const record = await this.store.insert(this.db, {
@@ -47,10 +63,11 @@ export class PortalSessionService {
       customerId: customer.id,
       tokenHash: hashPortalToken(token),
       returnUrl: body.return_url ?? null,
+      frameAncestors: frameAncestorsOf(settings),
       createdBy: ctx.actor,
       expiresAt,
     });
-    return { id: record.id, url: portalUrl(base, token), expires_at: record.expiresAt.toISOString() };
+    return { id: record.id, url: portalUrl(base, record.id, token), expires_at: record.expiresAt.toISOString() };
   }
 
   /**
@@ -73,6 +90,8 @@ export class PortalSessionService {
       customerId: customer.id,
       tokenHash: hashPortalToken(token),
       returnUrl: null,
+      // Opened at /portal/ (the email's link names no session): framed nowhere.
+      frameAncestors: [],
       createdBy: 'portal-email-link',
       expiresAt: new Date(this.clock() + PORTAL_EMAIL_SESSION_SECONDS * 1000),
     });
@@ -82,6 +101,17 @@ export class PortalSessionService {
   async revoke(ctx: RequestContext, id: string): Promise<void> {
     const revoked = await this.store.revoke(this.db, ctx, id);
     if (!revoked) throw new NotFoundError(`Portal session ${id} not found`, { field: 'id', id });
+  }
+
+  /**
+   * The origins that may frame the page of a session id: its snapshot while it is live, none when
+   * the id is malformed, unknown, expired or revoked (the page is the same either way).
+   */
+  async frameAncestors(id: string): Promise<string[]> {
+    if (!PORTAL_SESSION_ID.test(id)) return [];
+    const record = await this.store.findById(this.db, id);
+    if (!record || record.revokedAt || record.expiresAt.getTime() <= this.clock()) return [];
+    return record.frameAncestors;
   }
 
   /**

@@ -8,6 +8,8 @@ export interface PortalSessionRecord {
   customerId: string;
   tokenHash: string;
   returnUrl: string | null;
+  /** The https origins that may frame this session's page (the tenant's setting when it was opened). */
+  frameAncestors: string[];
   createdBy: string;
   createdAt: Date;
   expiresAt: Date;
@@ -21,6 +23,7 @@ interface PortalSessionRow {
   customer_id: string;
   token_hash: string;
   return_url: string | null;
+  frame_ancestors: string[] | null;
   created_by: string;
   created_at: Date;
   expires_at: Date;
@@ -35,6 +38,7 @@ function fromRow(row: PortalSessionRow): PortalSessionRecord {
     customerId: row.customer_id,
     tokenHash: row.token_hash,
     returnUrl: row.return_url,
+    frameAncestors: row.frame_ancestors ?? [],
     createdBy: row.created_by,
     createdAt: new Date(row.created_at),
     expiresAt: new Date(row.expires_at),
@@ -53,6 +57,7 @@ export class PortalSessionStore {
         customer_id: record.customerId,
         token_hash: record.tokenHash,
         return_url: record.returnUrl,
+        frame_ancestors: JSON.stringify(record.frameAncestors) as unknown as string[],
         created_by: record.createdBy,
         expires_at: record.expiresAt,
       })
@@ -62,6 +67,11 @@ export class PortalSessionStore {
 
   async findByHash(conn: Conn, tokenHash: string): Promise<PortalSessionRecord | undefined> {
     const row = await conn<PortalSessionRow>('portal_sessions').where({ token_hash: tokenHash }).first();
+    return row ? fromRow(row) : undefined;
+  }
+
+  async findById(conn: Conn, id: string): Promise<PortalSessionRecord | undefined> {
+    const row = await conn<PortalSessionRow>('portal_sessions').where({ id }).first();
     return row ? fromRow(row) : undefined;
   }
 

@@ -1,5 +1,5 @@
 import { clean, inScope, remainingOf } from './views';
-import { generatePortalToken, hashPortalToken, portalUrl } from './service';
+import { generatePortalToken, hashPortalToken, PORTAL_SESSION_ID, portalUrl } from './service';
 import { portalCsp } from './page';
 
 describe('portal views', () => {
@@ -25,11 +25,14 @@ describe('portal views', () => {
 });
 
 describe('portal tokens and page policy', () => {
-  it('a bsp_ token of 256 bits, stored as SHA-256 hex, in the fragment of the URL', () => {
+  it('a bsp_ token of 256 bits, stored as SHA-256 hex, in the fragment of the URL; the session id in its path', () => {
     const token = generatePortalToken();
     expect(token).toMatch(/^bsp_[A-Za-z0-9_-]{43}$/);
     expect(hashPortalToken(token)).toMatch(/^[0-9a-f]{64}$/);
-    expect(portalUrl('https://billing.example.com/', token)).toBe(`https://billing.example.com/portal/#token=${token}`);
+    const id = 'psess_01JH0000000000000000000000';
+    expect(portalUrl('https://billing.example.com/', id, token)).toBe(`https://billing.example.com/portal/s/${id}#token=${token}`);
+    expect(PORTAL_SESSION_ID.test(id)).toBe(true);
+    for (const bad of ['psess_x', `${id}/..`, 'psess_01jh0000000000000000000000', `k${id}`]) expect(PORTAL_SESSION_ID.test(bad)).toBe(false);
   });
 
   it("frames nowhere by default, only where allowed otherwise; no inline script ever", () => {
