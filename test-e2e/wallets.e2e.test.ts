@@ -3,6 +3,7 @@ import { createDb, type Db } from '@billstream/db';
 import { kafkaBrokers, testLogger, waitFor, type ApiClient } from '@billstream/testing';
 import { startProcessStack, type ProcessStack } from './support/stack';
 import { RESERVATION_POINTS, reservationCrash } from './support/reservations';
+import { QUOTA_POINTS, quotaCrash } from './support/reservations-quota';
 
 interface SeenEvent {
   type: string;
@@ -16,6 +17,7 @@ describe('wallets through the gateway, the services as separate processes (real 
   let bus: KafkaBus;
   let subscription: Subscription;
   let walletDb: Db;
+  let ingestionDb: Db;
   const seen: SeenEvent[] = [];
   const run = Date.now().toString(36);
   let seq = 0;
@@ -24,6 +26,7 @@ describe('wallets through the gateway, the services as separate processes (real 
     stack = await startProcessStack();
     api = stack.api;
     walletDb = createDb({ databaseUrl: stack.database.url, schema: 'wallet', poolMax: 2 });
+    ingestionDb = createDb({ databaseUrl: stack.database.url, schema: 'ingestion', poolMax: 1 });
     bus = new KafkaBus({ brokers: kafkaBrokers(), clientId: 'wallets-e2e', logger: testLogger(), topicPrefix: stack.topicPrefix });
     await bus.start();
     subscription = await bus.subscribe({
@@ -41,6 +44,7 @@ describe('wallets through the gateway, the services as separate processes (real 
     await subscription?.stop();
     await bus?.stop();
     await walletDb?.destroy();
+    await ingestionDb?.destroy();
     await stack?.stop();
   }, 120_000);
 
@@ -119,6 +123,14 @@ describe('wallets through the gateway, the services as separate processes (real 
     const started = Date.now();
     await reservationCrash(stack, walletDb).runAll(RESERVATION_POINTS, newCustomer);
     console.log(`reservation failpoints: ${RESERVATION_POINTS.length} kills and retries in ${Date.now() - started} ms`);
+  }, 300_000);
+
+  // ADR 0070: the same for holds of a METERED hard-limit entitlement, commits by quantity and by
+  // usage event, and the settlement that ends a committed hold's count
+  // (test-e2e/support/reservations-quota.ts).
+  it('the wallet SIGKILLed at each entitlement hold, usage commit and settlement failpoint, restarted, the same call retried: one hold, its usage event stored once (event_id = the reservation id), settled once, the check right', async () => {
+    const t = await quotaCrash(stack, { wallet: walletDb, ingestion: ingestionDb }).runAll(QUOTA_POINTS);
+    console.log(`entitlement hold failpoints: set-up ${t.setupMs} ms, ${QUOTA_POINTS.length} kills and retries in ${t.killsMs} ms, settlements ${t.settleMs} ms`);
   }, 300_000);
 
   it('commits and releases racing the expiry of their holds: each hold ends once (committed, released or expired), a debit only for a committed one', async () => {

@@ -4,6 +4,7 @@ import { createServiceApp, type Service, type ServiceDeps } from '@billstream/ru
 import { CustomerAccess } from './check/access';
 import { AccessCache } from './check/access-cache';
 import { AccessNotices } from './check/access-notices';
+import { CachedHeldQuantity, HeldNotices } from './check/held-cache';
 import { mountQuotaRoutes } from './check/quota-routes';
 import { mountCheckRoutes } from './check/routes';
 import { UsageNotices } from './check/usage-notices';
@@ -60,13 +61,17 @@ export function createEntitlementsService({ db, bus, logger }: ServiceDeps, conf
   const httpMeters = new HttpMeters(getter(config.ingestionServiceUrl), config.internalToken);
   const directory = new CustomerDirectory({ db, store, lookup, clock });
   const holds = config.walletServiceUrl ? new HttpHeldQuantity(getter(config.walletServiceUrl), config.internalToken) : undefined;
-  const access = new CustomerAccess({ db, customers: directory, projection: store, meters: config.meters ?? httpMeters, clock, cache, holds });
+  // Held quantities are kept 1 s while this replica hears the wallet's reservation events, dropped by each (ADR 0070).
+  const heldCache = holds && new CachedHeldQuantity(holds);
+  const heldNotices = heldCache && new HeldNotices(bus, heldCache, logger);
+  const access = new CustomerAccess({ db, customers: directory, projection: store, meters: config.meters ?? httpMeters, clock, cache, holds: heldCache });
   const seeder = config.billingServiceUrl ? new SnapshotSeeder({ db, store, billingUrl: getter(config.billingServiceUrl), internalToken: config.internalToken, clock }) : undefined;
   const changed = (c: ProjectionChanges) => {
     for (const scope of c.scopes) cache.scopeChanged(scope);
     for (const { scope, customerId } of c.customers) cache.customerChangedCommitted(scope, customerId);
   };
   let consumers: Subscription[] = [];
+  let heldStarting: Promise<void> | undefined;
   let seeded = !seeder || !settings.seedOnStart;
   let seedTimer: NodeJS.Timeout | undefined;
   let stopped = false;
@@ -119,6 +124,8 @@ export function createEntitlementsService({ db, bus, logger }: ServiceDeps, conf
     async start() {
       await migrate(db, SCHEMA, migrations);
       notices.start();
+      // Not heard yet: the check asks the wallet at each check until the consumer consumes.
+      heldStarting = heldNotices?.start().catch((err: unknown) => void logger.warn("the wallet's reservation events not heard; the check asks the wallet at each check", { err }));
       // The first check that reads usage starts the notices' consumer (ADR 0026).
       cache.onFirstUsage(() => usageNotices.ensureStarted());
       if (!settings.projection) {
@@ -135,6 +142,8 @@ export function createEntitlementsService({ db, bus, logger }: ServiceDeps, conf
       for (const c of consumers) await c.stop();
       await notices.stop();
       await usageNotices.stop();
+      await heldStarting;
+      await heldNotices?.stop();
       cache.close();
       await lookup.close();
       await httpMeters.close();

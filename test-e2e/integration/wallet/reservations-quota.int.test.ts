@@ -40,6 +40,9 @@ describe('reservations of entitlements and commits by usage event through the ga
   }
   const hold = (customerId: string, featureId: string, quantity: string, extra: Record<string, unknown> = {}) =>
     api().post('/v1/reservations', { customer_id: customerId, feature_id: featureId, quantity, idempotency_key: unique('k'), ...extra });
+  /** The check shows `held` within its freshness (1 s; the hold's event drops it sooner). */
+  const heldShows = (check: () => Promise<{ held: string }>, held: string) =>
+    waitFor(async () => (await check()).held === held, { timeoutMs: 2000, intervalMs: 20, what: `held ${held} on the check` });
   const usageOf = async (external: string, tokens: number) => {
     const name = await meterEvent();
     expect((await api().post('/v1/events', { event_name: name, external_customer_id: external, timestamp: new Date().toISOString(), event_id: unique('ev'), properties: { tokens } })).status).toBe(202);
@@ -64,14 +67,18 @@ describe('reservations of entitlements and commits by usage event through the ga
       quantity_held: '3',
       entitlement: { feature_id: e.feature.id, feature_lookup_key: e.feature.lookup_key, meter_id: meterId, entitlement_ids: [expect.any(String)] },
     });
+    // The check keeps `held` at most 1 s, dropped by the hold's reservation.* event (docs/api/entitlements.md, "Freshness").
+    await heldShows(e.check, '69');
     expect(await e.check()).toMatchObject({ usage: '30', held: '69', limit: '100', remaining: '1' });
     expect((await api().post('/v1/entitlements/check', { customer_id: e.customer.id, feature_lookup_key: e.feature.lookup_key, quantity: '2' })).body.allowed).toBe(false);
     expect((await w.walletDb('reservations').where({ customer_id: e.customer.id })).length).toBe(23);
     const listed = (await api().get(`/v1/reservations?customer_id=${e.customer.id}&status=held&limit=100`)).body;
     expect(listed.pagination.total).toBe(23);
-    // A release gives its quantity back at once.
+    // A release gives its quantity back at once to holds (the wallet decides), and to the check within its freshness.
     expect((await api().post(`/v1/reservations/${ok[0].body.id}/release`, {})).body.status).toBe('released');
-    expect(await e.check()).toMatchObject({ held: '66', remaining: '4' });
+    expect((await hold(e.customer.id, e.feature.id, '4')).status).toBe(201);
+    await heldShows(e.check, '70');
+    expect(await e.check()).toMatchObject({ held: '70', remaining: '0' });
   });
 
   it('refuses bad holds with a clear 4xx and writes nothing', async () => {
@@ -98,6 +105,7 @@ describe('reservations of entitlements and commits by usage event through the ga
   it('commit by quantity: one usage event (event_id = the reservation id); the committed quantity counts until the check counts the event, so remaining never rises above its final value', async () => {
     const e = await entitled('100');
     const r = (await hold(e.customer.id, e.feature.id, '10')).body;
+    await heldShows(e.check, '10');
     expect(await e.check()).toMatchObject({ usage: '0', held: '10', remaining: '90' });
     const committed = await api().post(`/v1/reservations/${r.id}/commit`, { quantity: '4' });
     expect(committed.body).toMatchObject({ status: 'committed', quantity_committed: '4', event_id: r.id, settled_at: null });

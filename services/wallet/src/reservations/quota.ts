@@ -6,6 +6,7 @@ import { IdempotencyConflictError, InsufficientQuotaError, NotFoundError, PG_UNI
 import { newId } from '@billstream/ids';
 import { EXACT_ZERO, exact, toDecimalString } from '@billstream/money';
 import type { EventContext } from '@billstream/outbox';
+import { failpoint } from '@billstream/runtime';
 import type { Decimal } from 'decimal.js';
 import { statusAt, type Reservation } from './domain';
 import type { ReservationStore } from './store';
@@ -140,8 +141,10 @@ export class QuotaReservations {
         };
         await this.store.insert(trx, r);
         await this.store.announce(trx, ctx, [r], 'reservation.created', now);
+        failpoint('reservations.quota-create.before-commit');
         return r;
       });
+      failpoint('reservations.quota-create.after-commit');
       this.published();
       return created;
     } catch (err) {
@@ -207,7 +210,9 @@ export class QuotaReservations {
         const status = statusAt(r, now);
         throw new ValidationError(`The reservation is ${status}: it cannot be committed`, { field: 'status', status, reservation_id: r.id });
       }
+      failpoint('reservations.usage-commit.before-event');
       if (commit.event) await sendUsageEvent(trx, commit.event);
+      failpoint('reservations.usage-commit.after-event');
       await this.store.end(trx, r.id, { status: 'committed', creditsCommitted: null, transactionId: null, quantityCommitted: commit.quantity ?? undefined, commitEvent: commit.event ?? undefined }, now);
       const out: Reservation = {
         ...r,
@@ -222,6 +227,7 @@ export class QuotaReservations {
       await this.store.announce(trx, ctx, [out], 'reservation.committed', now);
       return out;
     });
+    failpoint('reservations.usage-commit.after-commit');
     this.published();
     return ended;
   }

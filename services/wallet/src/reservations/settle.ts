@@ -1,5 +1,6 @@
 import type { Db } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
+import { failpoint } from '@billstream/runtime';
 import type { QuotaUpstreams } from './upstreams';
 
 /** Committed holds looked at per round. */
@@ -88,7 +89,7 @@ export class UsageSettlement {
       if (!r.event_seen_at) {
         const scope = { tenantId: r.tenant_id, environmentId: r.environment_id };
         const stored = await this.upstreams.stored(scope, { eventId: r.event_id, eventName: r.event_name, externalCustomerId: r.external_customer_id, timestamp: r.timestamp }, `settle-${r.id}`);
-        if (stored) await this.db('reservations').where({ id: r.id }).whereNull('event_seen_at').update({ event_seen_at: now });
+        if (stored && (await this.db('reservations').where({ id: r.id }).whereNull('event_seen_at').update({ event_seen_at: now })) > 0) failpoint('reservations.settle.after-seen');
         continue;
       }
       const seenAt = new Date(r.event_seen_at).getTime();
