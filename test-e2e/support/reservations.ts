@@ -191,11 +191,13 @@ export function reservationCrash(stack: ProcessStack, walletDb: Db) {
   async function raceExpiry(customerId: string, n: number): Promise<{ won: number; expired: number }> {
     const walletId = await walletOf(customerId, '1000');
     const holds = await Promise.all(
-      Array.from({ length: n }, (_, i) => api.post('/v1/reservations', { customer_id: customerId, currency: 'usd', credits: '10', expires_in: 3, idempotency_key: `race-${walletId}-${i}` })),
+      Array.from({ length: n }, (_, i) => api.post('/v1/reservations', { customer_id: customerId, currency: 'usd', credits: '10', expires_in: 5, idempotency_key: `race-${walletId}-${i}` })),
     );
     expect(holds.map((h) => h.status)).toEqual(holds.map(() => 201));
     const calls = holds.map((h, i) => {
-      const at = new Date(h.body.expires_at).getTime() - 300 + (600 * i) / (n - 1);
+      // Spread from 2 s before expires_at to 0.5 s after it: the early ones win even when a loaded
+      // machine answers late, the late ones find the hold expired, and those near the instant race it.
+      const at = new Date(h.body.expires_at).getTime() - 2000 + (2500 * i) / (n - 1);
       const commit = i % 2 === 0;
       return new Promise<{ id: string; commit: boolean; res: ApiResponse }>((resolve, reject) => {
         setTimeout(() => {
