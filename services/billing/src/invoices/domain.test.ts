@@ -1,22 +1,8 @@
-import { chargeLine, netLines, priceInvoice, settleInvoice, type InvoiceLine } from './domain';
+import { invoiceLine } from '../testing/invoice-fixtures';
+import { netLines, priceInvoice, settleInvoice } from './domain';
 
 /** An invoice's money through the invoice arithmetic (ADR 0038): what the maker, the finalizer and the wallets see. */
-const line = (id: string, position: number, money: Partial<InvoiceLine> & Pick<InvoiceLine, 'amount'>): InvoiceLine => ({
-  id,
-  position,
-  priceId: 'price_a',
-  priceType: 'FIXED',
-  meterId: null,
-  description: id,
-  quantity: '1',
-  unitAmount: '1',
-  ...chargeLine(money.amount),
-  prorationFactor: null,
-  prepaidCreditsApplied: 0,
-  periodStart: null,
-  periodEnd: null,
-  ...money,
-});
+const line = invoiceLine;
 
 describe('invoice money (section 0 through the invoice)', () => {
   const lines = [line('a', 0, { amount: 1000 }), line('b', 1, { amount: 500, priceType: 'USAGE' }), line('c', 2, { amount: -1200, lineType: 'PRORATION_CREDIT' })];

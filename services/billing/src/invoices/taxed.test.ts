@@ -1,23 +1,9 @@
-import { chargeLine, netLines, priceInvoice, settleInvoice, type InvoiceLine } from './domain';
+import { invoiceLine } from '../testing/invoice-fixtures';
+import { netLines, priceInvoice, settleInvoice } from './domain';
 import { taxed, type InvoiceTaxContext } from './taxed';
 
 /** Step (6) on a priced invoice (docs/api/taxes.md#invoices-bearing-tax): what the maker and the finalizer store. */
-const line = (id: string, position: number, money: Partial<InvoiceLine> & Pick<InvoiceLine, 'amount'>): InvoiceLine => ({
-  id,
-  position,
-  priceId: 'price_a',
-  priceType: 'FIXED',
-  meterId: null,
-  description: id,
-  quantity: '1',
-  unitAmount: '1',
-  ...chargeLine(money.amount),
-  prorationFactor: null,
-  prepaidCreditsApplied: 0,
-  periodStart: null,
-  periodEnd: null,
-  ...money,
-});
+const line = invoiceLine;
 const vat = { id: 'txr_de', code: 'DE_19', percentage: '19', country: 'DE', region: null, active: true };
 const buyer = { taxExempt: 'none' as const, taxIds: [], addressCountry: 'DE', addressState: null };
 const ctx = (lines: Array<[string, 'exclusive' | 'inclusive']>): InvoiceTaxContext => ({

@@ -1,5 +1,23 @@
 import { chargeLine, priceInvoice, type Invoice, type InvoiceLine } from '../invoices/domain';
 
+/** A FIXED line of the arithmetic's unit tests: its charge from `amount`, the rest of `money` as given. */
+export const invoiceLine = (id: string, position: number, money: Partial<InvoiceLine> & Pick<InvoiceLine, 'amount'>): InvoiceLine => ({
+  id,
+  position,
+  priceId: 'price_a',
+  priceType: 'FIXED',
+  meterId: null,
+  description: id,
+  quantity: '1',
+  unitAmount: '1',
+  ...chargeLine(money.amount),
+  prorationFactor: null,
+  prepaidCreditsApplied: 0,
+  periodStart: null,
+  periodEnd: null,
+  ...money,
+});
+
 /** A draft of CHARGE lines of these amounts, priced by the arithmetic (tests of lifecycle.ts). */
 export function draftOf(amounts: number[], over: Partial<Invoice> = {}): Invoice {
   const lines: InvoiceLine[] = amounts.map((amount, position) => ({
