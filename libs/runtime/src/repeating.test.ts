@@ -69,4 +69,37 @@ describe('Repeating', () => {
     await schedule.stop();
     expect(calls).toBe(0);
   });
+
+  it('runs a poked round at once when idle, and right after the round in flight when busy', async () => {
+    let rounds = 0;
+    let release: () => void = () => undefined;
+    const schedule = new Repeating({
+      intervalMs: 60_000,
+      immediate: true,
+      logger: createLogger({ service: 'test', level: 'silent' }),
+      failure: 'x',
+      run: async () => {
+        rounds += 1;
+        if (rounds === 2) await new Promise<void>((resolve) => (release = resolve));
+        return rounds;
+      },
+    });
+    schedule.poke();
+    await sleep(20);
+    expect(rounds).toBe(0);
+    schedule.start();
+    await until(() => rounds >= 1);
+    expect(rounds).toBe(1);
+    schedule.poke();
+    await until(() => rounds >= 2);
+    schedule.poke();
+    schedule.poke();
+    await sleep(20);
+    expect(rounds).toBe(2);
+    release();
+    await until(() => rounds >= 3);
+    await sleep(20);
+    await schedule.stop();
+    expect(rounds).toBe(3);
+  });
 });

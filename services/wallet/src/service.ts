@@ -109,7 +109,7 @@ export function createWalletService({ db, bus, logger }: ServiceDeps, config: Wa
   const urlOf = (u: string | (() => string | undefined) | undefined) => (typeof u === 'function' ? u : () => u);
   const quotaUpstreams = new HttpQuotaUpstreams(urlOf(config.entitlementsServiceUrl), urlOf(config.ingestionServiceUrl), config.internalToken);
   const quotas = new QuotaReservations(db, reservationStore, quotaUpstreams, (ctx, external) => directory.resolveExternal(ctx, external, ctx.requestId), clock, published);
-  const settlement = new UsageSettlement(db, quotaUpstreams, logger, clock, config.reservationSettleIntervalMs ?? RESERVATION_SETTLE_INTERVAL_MS);
+  const settlement = new UsageSettlement({ db, upstreams: quotaUpstreams, logger, clock, intervalMs: config.reservationSettleIntervalMs ?? RESERVATION_SETTLE_INTERVAL_MS });
   let subscription: Subscription | undefined;
 
   const ready = async () => ({ database: await pingDb(db), broker: await bus.healthy() });

@@ -2,7 +2,7 @@ import type { Scope } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
 import { recordInvoiceEmailAttempt } from '@billstream/observability';
-import { failpoint } from '@billstream/runtime';
+import { Repeating, failpoint } from '@billstream/runtime';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { DocumentStore } from '../documents/store';
 import type { InvoiceStore } from '../invoices/store';
@@ -55,55 +55,42 @@ function failureOf(err: unknown): { result: 'refused' | 'unavailable'; response:
  */
 export class EmailSender {
   private readonly transport: Transporter | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
-  private stopped = true;
+  private readonly schedule: Repeating<void>;
+  /** Between start() and stop(): a round in flight stops taking batches once this is false. */
+  private active = false;
 
   constructor(private readonly deps: EmailSenderDeps) {
     this.transport = deps.smtpUrl
       ? nodemailer.createTransport({ url: deps.smtpUrl, connectionTimeout: 30_000, greetingTimeout: 30_000, socketTimeout: 60_000 } as Parameters<typeof nodemailer.createTransport>[0])
       : undefined;
+    this.schedule = new Repeating({
+      // Rounds back to back while they find a full batch, then every pollMs.
+      run: async () => {
+        while (this.active && (await this.runOnce()) === BATCH);
+      },
+      intervalMs: deps.pollMs,
+      immediate: true,
+      unref: true,
+      logger: deps.logger,
+      failure: 'invoice email round failed; will retry',
+    });
   }
 
   start(): void {
     if (!this.transport || this.deps.pollMs <= 0) return;
-    this.stopped = false;
-    this.schedule(0);
+    this.active = true;
+    this.schedule.start();
   }
 
   /** Looks now (an email was just recorded). */
   poke(): void {
-    if (this.stopped) return;
-    if (this.running) this.again = true;
-    else this.schedule(0);
+    this.schedule.poke();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+    this.active = false;
+    await this.schedule.stop();
     this.transport?.close();
-  }
-
-  private schedule(ms: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.running = this.loop().finally(() => {
-        this.running = undefined;
-        if (!this.stopped) this.schedule(this.again ? 0 : this.deps.pollMs);
-        this.again = false;
-      });
-    }, ms);
-    this.timer.unref?.();
-  }
-
-  private async loop(): Promise<void> {
-    try {
-      while (!this.stopped && (await this.runOnce()) === BATCH);
-    } catch (err) {
-      this.deps.logger.error('invoice email round failed', { err });
-    }
   }
 
   /** One round: the due emails claimed and attempted; answers how many were claimed. */

@@ -1,6 +1,6 @@
 import type { Db } from '@billstream/db';
 import type { Logger } from '@billstream/logger';
-import { failpoint } from '@billstream/runtime';
+import { Repeating, failpoint } from '@billstream/runtime';
 import type { QuotaUpstreams } from './upstreams';
 
 /** Committed holds looked at per round. */
@@ -40,19 +40,38 @@ interface SettlingRow {
  * Reads outside transactions (no call to another service inside one, ADR 0055); each write is
  * one guarded statement, so replicas doing the same round write each row once.
  */
-export class UsageSettlement {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<unknown>;
-  private stopped = true;
+export interface UsageSettlementOptions {
+  db: Db;
+  upstreams: QuotaUpstreams;
+  logger: Logger;
+  clock: () => Date;
+  intervalMs: number;
+  /** How long after its event is seen stored an entitlement hold still counts (default CHECK_FRESHNESS_MS). */
+  freshnessMs?: number;
+}
 
-  constructor(
-    private readonly db: Db,
-    private readonly upstreams: QuotaUpstreams,
-    private readonly logger: Logger,
-    private readonly clock: () => Date,
-    private readonly intervalMs: number,
-    private readonly freshnessMs = CHECK_FRESHNESS_MS,
-  ) {}
+export class UsageSettlement {
+  private readonly db: Db;
+  private readonly upstreams: QuotaUpstreams;
+  private readonly clock: () => Date;
+  private readonly freshnessMs: number;
+  private readonly schedule: Repeating<number>;
+
+  constructor(options: UsageSettlementOptions) {
+    this.db = options.db;
+    this.upstreams = options.upstreams;
+    this.clock = options.clock;
+    this.freshnessMs = options.freshnessMs ?? CHECK_FRESHNESS_MS;
+    this.schedule = new Repeating({
+      run: () => this.runOnce(),
+      intervalMs: options.intervalMs,
+      logger: options.logger,
+      failure: 'reservation settlement round failed; will retry',
+      done: (n) => {
+        if (n > 0) options.logger.debug('committed holds settled', { settled: n });
+      },
+    });
+  }
 
   /** One round: answers how many holds stopped counting. */
   async runOnce(): Promise<number> {
@@ -101,26 +120,10 @@ export class UsageSettlement {
   }
 
   start(): void {
-    if (this.intervalMs <= 0 || !this.stopped) return;
-    this.stopped = false;
-    const schedule = () => {
-      this.timer = setTimeout(() => {
-        this.running = this.runOnce()
-          .then((n) => {
-            if (n > 0) this.logger.debug('committed holds settled', { settled: n });
-          })
-          .catch((err) => this.logger.warn('reservation settlement round failed; will retry', { err }))
-          .finally(() => {
-            if (!this.stopped) schedule();
-          });
-      }, this.intervalMs);
-    };
-    schedule();
+    this.schedule.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.schedule.stop();
   }
 }
