@@ -72,18 +72,19 @@ describe('taxed plan changes and wallet credits through the gateway (real Postgr
     const { sub, created } = await partlyPaid();
     const res = await t.api.post(`/v1/subscriptions/${sub}/change`, { plan_id: small, proration_behavior: 'create_prorations', effective: 'immediately' });
     expect(res.status).toBe(200);
-    const change = res.body.invoice as TaxedInvoice & { excess_credit: number; line_items: Array<{ line_type: string }> };
+    const change = res.body.invoice as TaxedInvoice & { excess_credit: number };
+    const lines = change.line_items as unknown as Array<{ line_type: string; amount: number; net_amount: number; tax_amount: number }>;
     const [note, ...more] = await notesOf(created.id);
     expect(more).toEqual([]);
     expectFits(note!);
     const after = await t.get(created.id);
     expect(after).toMatchObject({ status: 'paid', amount_due: 5000, amount_paid: 5000, amount_remaining: 0, pre_payment_credit_notes_amount: 6900 });
     // The line is credited by the note's amount and the paid unused time (before tax, in the line's terms).
-    const credit = -change.line_items.filter((l) => l.line_type === 'PRORATION_CREDIT').reduce((s, l) => s + (l as unknown as { amount: number }).amount, 0);
+    const credit = -lines.filter((l) => l.line_type === 'PRORATION_CREDIT').reduce((s, l) => s + l.amount, 0);
     expect(credit).toBeGreaterThan(3500);
     expect(after.line_items[0]!).toMatchObject({ credited_amount: note!.amount + credit });
     // The credit takes the 1 usd plan's prorated charge: nothing of it bears tax, the rest is excess credit.
-    const charge = change.line_items.find((l) => l.line_type === 'CHARGE') as unknown as { amount: number; net_amount: number; tax_amount: number };
+    const charge = lines.find((l) => l.line_type === 'CHARGE')!;
     expect([charge.net_amount, charge.tax_amount, change.total_tax, change.total]).toEqual([0, 0, 0, 0]);
     expect(change.excess_credit).toBe(credit - charge.amount);
     t.adds(change);

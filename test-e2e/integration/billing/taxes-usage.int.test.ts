@@ -71,7 +71,8 @@ describe('tax in unbilled usage, the real-time balance, threshold invoices and t
       what: `unbilled_usage ${unbilled} (last ${JSON.stringify(last)})`,
     });
   }
-  const invoicesOf = async (subscriptionId: string): Promise<TaxedInvoice[]> => (await t.api.get(`/v1/invoices?subscription_id=${subscriptionId}&limit=100`)).body.items;
+  type Invoice = Omit<TaxedInvoice, 'line_items'> & { line_items: Array<TaxedInvoice['line_items'][number] & { line_type: string }> };
+  const invoicesOf = async (subscriptionId: string): Promise<Invoice[]> => (await t.api.get(`/v1/invoices?subscription_id=${subscriptionId}&limit=100`)).body.items;
 
   it('takes the unbilled usage off the real-time balance with the exclusive tax it would bear; the upcoming invoice agrees', async () => {
     const c = await buyer({ address_country: 'DE' });
