@@ -49,7 +49,7 @@ export class UnbilledCalculator {
     );
     const prices = await this.deps.maker.pricesOfMany(this.deps.db, running);
     // Usage is each subscription's own customer's; the amounts are its payer's (ADR 0047).
-    const known = await this.deps.customers.getByIds(this.deps.db, running.map((s) => s.customerId));
+    const known = await this.deps.customers.getByIds(this.deps.db, [...new Set(running.flatMap((s) => [s.customerId, payerOf(s)]))]);
     const queries: Array<UsageQuery & { meterId: string }> = [];
     const into: Array<{ subscriptionId: string; priceId: string }> = [];
     for (const s of running) {
@@ -96,8 +96,10 @@ export class UnbilledCalculator {
       const billed = thresholdBilled.get(`${s.id}@${s.currentPeriodStart!.getTime()}`);
       const left = lines.map((l, position) => ({ ...l, position, ...chargeLine(l.amount - Math.min(Math.max(0, billed?.get(l.priceId!) ?? 0), l.amount)) }));
       if (billed) for (const l of lines) billed.set(l.priceId!, Math.max(0, (billed.get(l.priceId!) ?? 0) - l.amount));
-      entry(payerOf(s), s.currency);
-      const draft = this.deps.maker.draft(s, 'SUBSCRIPTION_CYCLE', periodOf(s), left.filter((l) => l.amount > 0), asOf);
+      const at = entry(payerOf(s), s.currency);
+      // A payer billing does not know yet cannot be taxed (its invoice would wait for it): its charges count as they stand, the others' round goes on.
+      if (!known.has(payerOf(s))) at.amount = sumAmounts([at, ...left]);
+      const draft = known.has(payerOf(s)) ? this.deps.maker.draft(s, 'SUBSCRIPTION_CYCLE', periodOf(s), left.filter((l) => l.amount > 0), asOf) : undefined;
       if (draft) open.push(draft);
     }
     for (const d of await this.deps.maker.withTax(this.deps.db, open)) {
