@@ -19,9 +19,9 @@ export const unbilledUsageAmount = z.strictObject({
     .string()
     .regex(/^[A-Za-z]{3}$/, 'must be a 3-letter ISO 4217 code')
     .transform((v) => v.toLowerCase()),
-  /** The usage lines of the current periods' upcoming invoices, in minor units. */
+  /** The usage lines of the current periods' upcoming invoices, in minor units, with the exclusive tax they would bear when taxes are on (docs/api/taxes.md#unbilled-usage-and-the-real-time-balance). */
   amount: minorUnits,
-  /** Usage lines of draft invoices of ended periods: they count until the wallet allocated the invoice. */
+  /** Usage lines of draft invoices of ended periods (with their exclusive tax): they count until the wallet allocated the invoice. */
   invoices: z.array(z.strictObject({ invoice_id: z.string().min(1).max(255), amount: minorUnits })).max(1000).default([]),
 });
 

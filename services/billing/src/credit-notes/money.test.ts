@@ -1,6 +1,6 @@
 import { NotFoundError, ValidationError } from '@billstream/errors';
 import { chargeLine, type Invoice, type InvoiceLine } from '../invoices/domain';
-import { creditableOf, requestedLines, splitAmount } from './money';
+import { creditableOf, largestNoteWithin, noteTax, requestedLines, splitAmount } from './money';
 
 const line = (id: string, position: number, amount: number, extra: Partial<InvoiceLine> = {}): InvoiceLine => ({
   id,
@@ -65,5 +65,24 @@ describe('credit note money (docs/api/credit-notes.md)', () => {
     expect(thrown(() => splitAmount(1001, money, 'WALLET')).details).toMatchObject({ field: 'amount', creditable_amount: 1000 });
     // Pending payments can reserve more than is left: nothing due is lowered.
     expect(splitAmount(100, { dueLeft: -50, walletLeft: 100, paidLeft: 0 }, 'NONE')).toEqual({ prePaymentAmount: 0, walletAmount: 100, refundAmount: 0 });
+  });
+
+  it('fits a note of a taxed line into what is due: the largest amount whose total (amount plus the tax it returns) fits', () => {
+    const taxes = [{ taxRateId: 'txr_19', code: 'DE19', percentage: '19', taxableAmount: 10000, amount: 1900 }];
+    const exclusive = invoiceOf([line('a', 0, 10000, { taxAmount: 1900, taxes, taxBehavior: 'exclusive' })]);
+    // 6900 due of 11900: 5798 + round(1900 × 5798/10000) = 5798 + 1102 = 6900; 5799 would return 1102 too but total 6901.
+    expect(largestNoteWithin(exclusive, 'a', 9677, 6900)).toEqual({ amount: 5798, total: 6900 });
+    expect(noteTax(exclusive, [{ invoiceLineItemId: 'a', amount: 5799 }]).total).toBe(6901);
+    // Enough due: the whole part; nothing due: nothing.
+    expect(largestNoteWithin(exclusive, 'a', 9677, 11900)).toEqual({ amount: 9677, total: 9677 + 1839 });
+    expect(largestNoteWithin(exclusive, 'a', 9677, 0)).toEqual({ amount: 0, total: 0 });
+    // Cumulative over what was credited before: the rest of the tax comes with the rest of the line.
+    const credited = invoiceOf([line('a', 0, 10000, { taxAmount: 1900, taxes, taxBehavior: 'exclusive', creditedAmount: 9000 })]);
+    expect(largestNoteWithin(credited, 'a', 1000, 5000)).toEqual({ amount: 1000, total: 1190 });
+    // An inclusive line's amount holds its tax: the note's total is its amount.
+    const inclusive = invoiceOf([line('a', 0, 11900, { taxAmount: 1900, taxes, taxBehavior: 'inclusive' })]);
+    expect(largestNoteWithin(inclusive, 'a', 11000, 6900)).toEqual({ amount: 6900, total: 6900 });
+    // Untaxed: as before, the amount due in full.
+    expect(largestNoteWithin(invoiceOf([line('a', 0, 10000)]), 'a', 9677, 6900)).toEqual({ amount: 6900, total: 6900 });
   });
 });

@@ -112,3 +112,25 @@ export function noteTax(invoice: Invoice, lines: ReadonlyArray<{ invoiceLineItem
     total: out.reduce((s, l) => s + l.total, 0),
   };
 }
+
+/**
+ * The largest part of one line, at most `upTo` (in the line's terms), whose note fits `limit`
+ * of money: max L with noteTax(L).total ≤ limit (docs/api/taxes.md#arithmetic). The total grows
+ * with L (an exclusive line's tax is returned on top, cumulatively), so a binary search finds it.
+ * A plan change lowers what is due on a partly paid invoice by such a note (ADR 0056): what is due
+ * holds the tax, so the note's amount is less than it when the line bears exclusive tax.
+ */
+export function largestNoteWithin(invoice: Invoice, lineId: string, upTo: number, limit: number): { amount: number; total: number } {
+  const totalOf = (amount: number) => (amount === 0 ? 0 : noteTax(invoice, [{ invoiceLineItemId: lineId, amount }]).total);
+  if (upTo <= 0 || limit <= 0) return { amount: 0, total: 0 };
+  const whole = totalOf(upTo);
+  if (whole <= limit) return { amount: upTo, total: whole };
+  let lo = 0; // fits
+  let hi = upTo; // does not fit
+  while (hi - lo > 1) {
+    const mid = lo + Math.floor((hi - lo) / 2);
+    if (totalOf(mid) <= limit) lo = mid;
+    else hi = mid;
+  }
+  return { amount: lo, total: totalOf(lo) };
+}

@@ -4,7 +4,7 @@ import type { Invoice } from '../invoices/domain';
 import { PRORATION_NOTE_KEY, type UnpaidProration } from '../invoices/unpaid-proration';
 import type { PaymentStore } from '../payments/store';
 import type { CreditNoteIssuer } from './issuer';
-import { noteTax } from './money';
+import { largestNoteWithin, noteTax } from './money';
 
 /**
  * The unpaid part of a proration credit as a credit note on the credited invoice (ADR 0056):
@@ -31,6 +31,10 @@ export class ProrationDue implements UnpaidProration {
       });
     }
     return invoice.amountRemaining;
+  }
+
+  fitDue(invoice: Invoice, lineId: string, upTo: number, due: number): { amount: number; total: number } {
+    return largestNoteWithin(invoice, lineId, upTo, due);
   }
 
   async lowerDue(trx: Trx, invoice: Invoice, lines: Array<{ invoiceLineItemId: string; amount: number }>, memo: string): Promise<void> {

@@ -327,6 +327,11 @@ export class InvoiceMaker {
     return (await this.taxed(trx, priced)).map((d) => lifecycle.draft(d).invoice);
   }
 
+  /** Step (6) on priced drafts that are not written (the unbilled usage of the real-time balance, docs/api/taxes.md#unbilled-usage-and-the-real-time-balance). */
+  withTax(conn: Conn, drafts: DraftInvoice[]): Promise<DraftInvoice[]> {
+    return this.taxed(conn, drafts);
+  }
+
   /** Step (6) on priced drafts (docs/api/taxes.md#invoices-bearing-tax): after discounts, before credits. */
   private taxed(conn: Conn, drafts: DraftInvoice[]): Promise<DraftInvoice[]> {
     return this.deps.taxes && drafts.length > 0 ? this.deps.taxes.apply(conn, drafts) : Promise.resolve(drafts);

@@ -20,6 +20,12 @@ export interface UnpaidProration {
    * it may still succeed or fail.
    */
   dueLeft(trx: Trx, invoice: Invoice): Promise<number>;
+  /**
+   * The largest part of a line, at most `upTo` (the line's terms), whose note fits `due` (money,
+   * tax included): its amount, and its total (amount plus the exclusive tax it returns,
+   * docs/api/taxes.md#arithmetic), which is what it lowers the amount due by.
+   */
+  fitDue(invoice: Invoice, lineId: string, upTo: number, due: number): { amount: number; total: number };
   /** One pre-payment credit note on the invoice for these lines' parts: what is due falls by their sum. */
   lowerDue(trx: Trx, invoice: Invoice, lines: Array<{ invoiceLineItemId: string; amount: number }>, memo: string): Promise<void>;
 }

@@ -36,7 +36,8 @@ export interface PreparedChangeInvoice {
  *   prorated, and the new period is billed whole (ADVANCE), prorations or not.
  * The part of a credit not paid yet on the credited line's invoice (its `amount_remaining`, taken
  * line by line in order) is no credit here: a pre-payment credit note on that invoice lowers what
- * is due by it (ADR 0056). Only unused time already paid becomes a PRORATION_CREDIT, so excess
+ * is due by it (ADR 0056). What is due holds the tax: a taxed line's note part is the largest
+ * whose total (amount plus the tax it returns, docs/api/taxes.md#arithmetic) fits it. Only unused time already paid becomes a PRORATION_CREDIT, so excess
  * credit in the wallet is always money received, and a void of that invoice later has nothing of
  * the change to undo.
  * Lines of [s, E) keep their billing period S (`billing_period_start`): discounts and
@@ -104,9 +105,11 @@ export class ChangeInvoicer {
       const unused = Math.min(roundMinorUnits(exact(left).times(factor)), left);
       if (unused <= 0) continue;
       const owed = await this.dueOf(trx, due, l.invoiceId);
-      const lowered = owed ? Math.min(unused, owed.left, Math.max(0, l.netAmount - l.creditedAmount)) : 0;
+      // What is due holds the line's tax: the note's part is what its total (amount plus the tax it returns) fits.
+      const fit = owed ? this.unpaid!.fitDue(owed.invoice, l.id, Math.min(unused, Math.max(0, l.netAmount - l.creditedAmount)), owed.left) : { amount: 0, total: 0 };
+      const lowered = fit.amount;
       if (owed && lowered > 0) {
-        owed.left -= lowered;
+        owed.left -= fit.total;
         owed.lines.push({ invoiceLineItemId: l.id, amount: lowered });
       }
       const credit = unused - lowered;

@@ -2,6 +2,8 @@ import type { Scope, UnbilledUsageBody } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import type { CustomerStore } from '../customers/store';
 import type { InvoiceMaker } from '../invoices/maker';
+import type { DraftInvoice } from '../invoices/commitments';
+import { chargeLine, owedOf } from '../invoices/domain';
 import { invoiceLines, arrearWindow, type UsageByPrice } from '../invoices/lines';
 import type { Meters, UsageQuery } from '../clients/meters/domain';
 import { sumAmounts } from '@billstream/pricing';
@@ -27,7 +29,9 @@ export interface UnbilledCalculatorDeps {
  * the usage lines the current period of each running subscription would bill now (what the
  * upcoming invoice shows: the same prices, windows and calculator), plus the usage lines of
  * draft invoices (ended periods, not finalized: the wallet pays them at finalization). A trial
- * bills no usage. Subscriptions and drafts are read in one snapshot, so a period closing at
+ * bills no usage. With taxes on, each amount holds the exclusive tax the lines would bear (step
+ * (6) of the invoices, through the maker: the same rates, buyer and rounding), so it is what the
+ * wallet would pay for them. Subscriptions and drafts are read in one snapshot, so a period closing at
  * that moment counts once, either as the current period or as its draft; usage is read after
  * `asOf`, so it holds at least every event stored by `asOf`.
  */
@@ -45,7 +49,7 @@ export class UnbilledCalculator {
     );
     const prices = await this.deps.maker.pricesOfMany(this.deps.db, running);
     // Usage is each subscription's own customer's; the amounts are its payer's (ADR 0047).
-    const known = await this.deps.customers.getByIds(this.deps.db, running.map((s) => s.customerId));
+    const known = await this.deps.customers.getByIds(this.deps.db, [...new Set(running.flatMap((s) => [s.customerId, payerOf(s)]))]);
     const queries: Array<UsageQuery & { meterId: string }> = [];
     const into: Array<{ subscriptionId: string; priceId: string }> = [];
     for (const s of running) {
@@ -81,6 +85,8 @@ export class UnbilledCalculator {
       running.filter((s) => s.usageThresholds.length > 0).map((s) => s.id),
       running.filter((s) => s.usageThresholds.length > 0).map((s) => s.currentPeriodStart!),
     );
+    // Each subscription's open usage lines as the usage of a draft of its period, taxed by the invoices' step (6) (docs/api/taxes.md#unbilled-usage-and-the-real-time-balance).
+    const open: DraftInvoice[] = [];
     for (const s of running) {
       const of = usage.get(s.id);
       if (!of) continue;
@@ -88,9 +94,18 @@ export class UnbilledCalculator {
       const window = arrearWindow(s, periodOf(s));
       const lines = invoiceLines(prices.get(s.id) ?? [], { window, usage: of }, null).filter((l) => l.priceType === 'USAGE');
       const billed = thresholdBilled.get(`${s.id}@${s.currentPeriodStart!.getTime()}`);
-      const open = entry(payerOf(s), s.currency);
-      open.amount = sumAmounts([open, ...lines.map((l) => ({ amount: l.amount - Math.min(Math.max(0, billed?.get(l.priceId!) ?? 0), l.amount) }))]);
+      const left = lines.map((l, position) => ({ ...l, position, ...chargeLine(l.amount - Math.min(Math.max(0, billed?.get(l.priceId!) ?? 0), l.amount)) }));
       if (billed) for (const l of lines) billed.set(l.priceId!, Math.max(0, (billed.get(l.priceId!) ?? 0) - l.amount));
+      const at = entry(payerOf(s), s.currency);
+      // A payer billing does not know yet cannot be taxed (its invoice would wait for it): its charges count as they stand, the others' round goes on.
+      if (!known.has(payerOf(s))) at.amount = sumAmounts([at, ...left]);
+      const draft = known.has(payerOf(s)) ? this.deps.maker.draft(s, 'SUBSCRIPTION_CYCLE', periodOf(s), left.filter((l) => l.amount > 0), asOf) : undefined;
+      if (draft) open.push(draft);
+    }
+    for (const d of await this.deps.maker.withTax(this.deps.db, open)) {
+      const at = entry(d.customerId, d.currency);
+      // What the wallet would pay for the lines: their net and the tax they bear on top (an inclusive line holds its tax).
+      at.amount = sumAmounts([at, ...d.lines.map((l) => ({ amount: owedOf(l) }))]);
     }
     for (const d of drafts) if (d.amount > 0) entry(d.customerId, d.currency).invoices.push({ invoice_id: d.invoiceId, amount: d.amount });
     return {

@@ -1,7 +1,7 @@
 import type { Scope } from '@billstream/contracts';
 import { rowsOf, type Conn } from '@billstream/db';
 
-/** A draft invoice's usage lines (minor units): unbilled until the wallet allocated it. */
+/** A draft invoice's usage lines (minor units, with the exclusive tax they bear): unbilled until the wallet allocated it. */
 export interface DraftUsage {
   invoiceId: string;
   customerId: string;
@@ -17,12 +17,12 @@ export interface ScopedCustomer {
 
 /** Billing's reads for unbilled usage (ADR 0024): drafts' usage lines, and the customers a sweep covers. */
 export class UnbilledStore {
-  /** The usage lines' net amounts of the customers' draft invoices, per invoice (one statement). */
+  /** The usage lines' net amounts and exclusive tax (what credits pay of them) of the customers' draft invoices, per invoice (one statement). */
   async draftUsage(conn: Conn, scope: Scope, customerIds: string[]): Promise<DraftUsage[]> {
     if (customerIds.length === 0) return [];
     const rows = rowsOf<{ id: string; customer_id: string; currency: string; amount: string | number }>(
       await conn.raw(
-        `SELECT i.id, i.customer_id, i.currency, sum(l.net_amount) AS amount
+        `SELECT i.id, i.customer_id, i.currency, sum(l.net_amount + CASE WHEN l.tax_behavior = 'exclusive' THEN l.tax_amount ELSE 0 END) AS amount
            FROM invoices i JOIN invoice_line_items l ON l.invoice_id = i.id AND l.price_type = 'USAGE'
           WHERE i.tenant_id = ? AND i.environment_id = ? AND i.status = 'draft' AND i.customer_id = ANY(?::text[])
           GROUP BY i.id, i.customer_id, i.currency
