@@ -48,12 +48,12 @@ export function TaxRatesPage({ api }: { api: Api }) {
       header: 'Actions',
       cell: (r) =>
         r.active ? (
-          <div className="buttons">
-            <button type="button" className="secondary" onClick={() => { setCreating(false); setEditing(r); }}>
-              Edit {r.code}
+          <div className="buttons nowrap">
+            <button type="button" className="secondary" aria-label={`Edit ${r.code}`} onClick={() => { setCreating(false); setEditing(r); }}>
+              Edit
             </button>
-            <button type="button" className="danger" onClick={() => setArchiving(r)}>
-              Archive {r.code}
+            <button type="button" className="danger" aria-label={`Archive ${r.code}`} onClick={() => setArchiving(r)}>
+              Archive
             </button>
           </div>
         ) : (
