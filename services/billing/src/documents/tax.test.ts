@@ -143,6 +143,8 @@ describe('tax on invoice documents (docs/api/taxes.md#documents)', () => {
 
   it('show the parties, the tax column, the breakdown and the totals on the hosted page', () => {
     const html = renderHtml(model);
+    // TAX_DOC_PNG=dir: the page and the PDFs' first pages written there, to look at.
+    if (process.env.TAX_DOC_PNG) writeFileSync(path.join(process.env.TAX_DOC_PNG, 'page.html'), html);
     expect(html).toContain('<th class="num">Tax</th>');
     expect(html).toContain('Germany');
     expect(html).toContain('Tax ID: DE136695976');
