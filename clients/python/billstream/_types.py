@@ -984,6 +984,7 @@ class _BillingSettingsInvoiceSettings1Required(TypedDict):
 class BillingSettingsInvoiceSettings1(_BillingSettingsInvoiceSettings1Required, total=False):
     country: Optional[str]
     accent_color: Optional[str]
+    reverse_charge_text: Optional[str]
 
 
 BillingSettingsEmail = TypedDict("BillingSettingsEmail", {"enabled": bool, "from": Optional[str], "reply_to": Optional[str], "bcc": Optional[str]})
@@ -3936,6 +3937,7 @@ class UpdateBillingSettingsBodyInvoiceSettings(TypedDict, total=False):
     tax_id: Optional[str]
     accent_color: Optional[str]
     country: Optional[str]
+    reverse_charge_text: Optional[str]
 
 
 class UpdateBillingSettingsBodyTaxReverseCharge(TypedDict, total=False):

@@ -24,6 +24,7 @@ export type Query = Record<string, string | number | boolean | undefined>;
 export interface Api {
   get<T>(path: string, query?: Query): Promise<T>;
   post<T>(path: string, body: unknown, idempotencyKey?: string): Promise<T>;
+  put<T>(path: string, body: unknown): Promise<T>;
   delete(path: string): Promise<void>;
 }
 
@@ -57,6 +58,7 @@ export function createApi(key: string, base = ''): Api {
   return {
     get: (path, query) => call('GET', `${path}${queryString(query)}`),
     post: (path, body, idempotencyKey) => call('POST', path, body, idempotencyKey),
+    put: (path, body) => call('PUT', path, body),
     delete: (path) => call<void>('DELETE', path),
   };
 }

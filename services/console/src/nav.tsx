@@ -6,6 +6,7 @@ const SECTIONS = [
   { name: 'Plans', route: { page: 'plans' }, pages: ['plans', 'plan'] },
   { name: 'Meters', route: { page: 'meters' }, pages: ['meters', 'meter'] },
   { name: 'Events', route: { page: 'events' }, pages: ['events'] },
+  { name: 'Tax rates', route: { page: 'tax-rates' }, pages: ['tax-rates'] },
   { name: 'Webhooks', route: { page: 'webhooks' }, pages: ['webhooks', 'webhook'] },
   { name: 'API keys', route: { page: 'api-keys' }, pages: ['api-keys'] },
 ] as const satisfies ReadonlyArray<{ name: string; route: Route; pages: ReadonlyArray<Route['page']> }>;

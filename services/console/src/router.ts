@@ -17,6 +17,7 @@ export type Route =
   | { page: 'meters' }
   | { page: 'meter'; id: string }
   | { page: 'events' }
+  | { page: 'tax-rates' }
   | { page: 'overview' };
 
 export function parseRoute(hash: string): Route {
@@ -33,6 +34,7 @@ export function parseRoute(hash: string): Route {
   if (parts[0] === 'meters') return { page: 'meters' };
   if (parts[0] === 'events') return { page: 'events' };
   if (parts[0] === 'overview') return { page: 'overview' };
+  if (parts[0] === 'tax-rates') return { page: 'tax-rates' };
   return { page: 'customers' };
 }
 
@@ -64,6 +66,8 @@ export function href(route: Route): string {
       return '#/events';
     case 'overview':
       return '#/overview';
+    case 'tax-rates':
+      return '#/tax-rates';
   }
 }
 

@@ -60,6 +60,34 @@ export interface InvoiceLine {
   amount: number;
   net_amount: number;
   prepaid_credits_applied: number;
+  /** Tax (docs/api/taxes.md#invoices-bearing-tax): the rates a line bore; `tax_behavior` null when taxes were off. */
+  tax_amount: number;
+  taxes: Array<{ tax_rate_id: string; code: string; percentage: string; taxable_amount: number; amount: number }>;
+  tax_behavior: 'exclusive' | 'inclusive' | null;
+}
+
+export interface TaxBreakdown {
+  tax_rate_id: string;
+  code: string;
+  country: string | null;
+  region: string | null;
+  percentage: string;
+  taxable_amount: number;
+  amount: number;
+}
+
+/** A tax rate (`/v1/tax_rates`, docs/api/taxes.md#tax-rates-taxesread-taxeswrite). */
+export interface TaxRate {
+  id: string;
+  code: string;
+  name: string;
+  percentage: string;
+  tax_type: 'VAT' | 'GST' | 'SALES_TAX' | 'OTHER';
+  country: string | null;
+  region: string | null;
+  description: string | null;
+  active: boolean;
+  created_at: string;
 }
 
 export interface Invoice {
@@ -77,6 +105,12 @@ export interface Invoice {
   total_discount: number;
   total_prepaid_credits_applied: number;
   total: number;
+  total_tax: number;
+  total_excluding_tax: number;
+  tax_breakdown: TaxBreakdown[];
+  reverse_charge: boolean;
+  tax_exempt_reason: 'customer_exempt' | null;
+  buyer_tax: { tax_exempt: string; tax_ids: Array<{ type: string; value: string }>; address_country: string | null; address_state: string | null } | null;
   amount_due: number;
   amount_paid: number;
   amount_remaining: number;
@@ -93,6 +127,9 @@ export interface CreditNote {
   credit_note_number: string;
   customer_id: string;
   amount: number;
+  /** The tax it returns, and what it gives back: amount plus the exclusive lines' tax. */
+  tax_amount: number;
+  total: number;
   currency: string;
   reason: string;
   status: string;

@@ -2804,6 +2804,7 @@ export interface components {
                 tax_id: string | null;
                 country?: string | null;
                 accent_color?: string | null;
+                reverse_charge_text?: string | null;
             } | null;
             email: {
                 enabled: boolean;
@@ -20055,7 +20056,8 @@ export interface operations {
                      *         "footer": "100",
                      *         "tax_id": "100",
                      *         "country": "100",
-                     *         "accent_color": "100"
+                     *         "accent_color": "100",
+                     *         "reverse_charge_text": "100"
                      *       },
                      *       "email": {
                      *         "enabled": true,
@@ -20188,6 +20190,7 @@ export interface operations {
                         tax_id?: string | null;
                         accent_color?: string | null;
                         country?: string | null;
+                        reverse_charge_text?: string | null;
                     };
                     tax?: {
                         enabled?: boolean;
@@ -20241,7 +20244,8 @@ export interface operations {
                      *         "footer": "100",
                      *         "tax_id": "100",
                      *         "country": "100",
-                     *         "accent_color": "100"
+                     *         "accent_color": "100",
+                     *         "reverse_charge_text": "100"
                      *       },
                      *       "email": {
                      *         "enabled": true,

@@ -27,6 +27,8 @@ export const invoiceSettingsSchema = z.object({
   country: z.string().nullable().optional(),
   /** The customer portal's accent colour (docs/api/portal.md); absent in settings saved before it existed. */
   accent_color: z.string().nullable().optional(),
+  /** The legal text a reverse-charged invoice's documents show (docs/api/taxes.md#documents); null or absent: the default text. */
+  reverse_charge_text: z.string().nullable().optional(),
 });
 
 /** Invoice email (docs/api/billing.md#billing-settings-and-dunning, ADR 0067): sent by billing over SMTP_URL when enabled. */
@@ -133,6 +135,7 @@ export const updateBillingSettingsBody = z
           .nullable()
           .optional(),
         country: countryCode.nullable().optional(),
+        reverse_charge_text: text(500).nullable().optional(),
       })
       .optional(),
     tax: z

@@ -1,4 +1,5 @@
 import { buyerLines, formatDate, formatDecimal, formatMinor, formatQuantity, sellerLines, statusLabel, totalRows, type DocumentModel } from './model';
+import { breakdownRows, isInclusive, isTaxed, lineRates, taxNotices } from './tax';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -23,6 +24,7 @@ table.lines{width:100%;border-collapse:collapse;margin-top:8px}.lines th{text-al
 h3{font-size:14px;margin:24px 0 4px}.small{font-size:12px}
 .stamp{position:absolute;top:250px;right:56px;transform:rotate(-12deg);border:4px solid;padding:4px 16px;font-size:32px;font-weight:800;letter-spacing:.1em;opacity:.8}
 .stamp.VOID{color:#b91c1c}.stamp.PAID{color:#047857}.stamp.OVERDUE{color:#b45309}
+.notice{margin-top:16px;border:1px solid #d1d5db;background:#f9fafb;padding:8px 12px}.notice strong{display:block}
 footer{margin-top:32px;border-top:1px solid #e5e7eb;padding-top:12px;color:#6b7280;font-size:12px;white-space:pre-line}
 @media print{body{background:#fff}.page{box-shadow:none;margin:0;max-width:none;padding:0}}
 `;
@@ -32,12 +34,24 @@ export function renderHtml(m: DocumentModel): string {
   const i = m.invoice;
   const money = (amount: number) => e(formatMinor(amount, i.currency));
   const stamp = statusLabel(i);
+  const taxed = isTaxed(i);
+  // A taxed invoice's lines show the rates and tax of each (docs/api/taxes.md#documents); an inclusive line's amount holds its tax.
+  const taxCell = (l: DocumentModel['invoice']['line_items'][number]) =>
+    taxed ? `<td class="num">${e(lineRates(l))}${l.taxes.length ? `<div class="muted small">${money(l.tax_amount)}</div>` : ''}</td>` : '';
   const lines = i.line_items
     .map(
       (l) => `<tr><td>${e(l.description)}${l.period_start ? `<div class="muted small">${e(formatDate(l.period_start))} – ${e(formatDate(l.period_end))}</div>` : ''}</td>` +
         `<td class="num">${e(formatQuantity(l.quantity))}</td><td class="num">${e(formatDecimal(l.unit_amount, i.currency))}</td>` +
-        `<td class="num">${l.discount_amount ? money(-l.discount_amount) : ''}</td><td class="num">${money(l.amount)}</td></tr>`,
+        `<td class="num">${l.discount_amount ? money(-l.discount_amount) : ''}</td>${taxCell(l)}<td class="num">${money(l.amount)}${isInclusive(l) ? '<div class="muted small">incl. tax</div>' : ''}</td></tr>`,
     )
+    .join('');
+  const breakdown = taxed && i.tax_breakdown.length
+    ? `<h3>Tax breakdown</h3><table class="lines tax-breakdown"><thead><tr><th>Rate</th><th class="num">Percentage</th><th class="num">Taxable amount</th><th class="num">Tax</th></tr></thead><tbody>${breakdownRows(i)
+        .map((b) => `<tr><td>${e(b.rate)}</td><td class="num">${e(b.percentage)}</td><td class="num">${money(b.taxable)}</td><td class="num">${money(b.tax)}</td></tr>`)
+        .join('')}</tbody></table>`
+    : '';
+  const notices = taxNotices(i, m.seller)
+    .map((n) => `<div class="notice"><strong>${e(n.title)}</strong>${e(n.text)}</div>`)
     .join('');
   const totals = totalRows(i)
     .map((r) => `<tr${r.strong ? ' class="strong"' : ''}><td>${e(r.label)}</td><td class="num">${money(r.amount)}</td></tr>`)
@@ -51,8 +65,11 @@ export function renderHtml(m: DocumentModel): string {
         .join('')}</tbody></table>`
     : '';
   const notes = m.creditNotes.length
-    ? `<h3>Credit notes</h3><table class="lines"><thead><tr><th>Number</th><th>Date</th><th>Reason</th><th>Status</th><th class="num">Amount</th></tr></thead><tbody>${m.creditNotes
-        .map((n) => `<tr><td>${e(n.number)}</td><td>${e(formatDate(n.date))}</td><td>${e(n.reason)}</td><td>${e(n.status)}</td><td class="num">${money(-n.amount)}</td></tr>`)
+    ? `<h3>Credit notes</h3><table class="lines"><thead><tr><th>Number</th><th>Date</th><th>Reason</th><th>Status</th>${taxed ? '<th class="num">Tax</th><th class="num">Total</th>' : '<th class="num">Amount</th>'}</tr></thead><tbody>${m.creditNotes
+        .map(
+          (n) => `<tr><td>${e(n.number)}</td><td>${e(formatDate(n.date))}</td><td>${e(n.reason)}</td><td>${e(n.status)}</td>` +
+            (taxed ? `<td class="num">${money(-(n.tax ?? 0))}</td><td class="num">${money(-(n.total ?? n.amount))}</td>` : `<td class="num">${money(-n.amount)}</td>`) + '</tr>',
+        )
         .join('')}</tbody></table>`
     : '';
   const logo = m.seller?.logo_url && /^https:\/\//.test(m.seller.logo_url) ? `<img class="logo" src="${e(m.seller.logo_url)}" alt="">` : '';
@@ -69,10 +86,10 @@ ${stamp ? `<div class="stamp ${stamp}">${stamp}</div>` : ''}
 <tr><td class="muted">Issue date</td><td>${e(formatDate(i.finalized_at))}</td></tr>
 <tr><td class="muted">Due date</td><td>${e(formatDate(i.due_date))}</td></tr>
 ${period}</table></div></header>
-<section class="parties"><div><h2>Bill to</h2><div><strong>${e(m.buyer.name ?? m.buyer.external_id ?? m.buyer.id)}</strong></div>${buyerLines(m.buyer).map((l) => `<div>${e(l)}</div>`).join('')}</div></section>
-<table class="lines"><thead><tr><th>Description</th><th class="num">Quantity</th><th class="num">Unit amount</th><th class="num">Discount</th><th class="num">Amount</th></tr></thead><tbody>${lines}</tbody></table>
+<section class="parties"><div><h2>Bill to</h2><div><strong>${e(m.buyer.name ?? m.buyer.external_id ?? m.buyer.id)}</strong></div>${buyerLines(m.buyer, i).map((l) => `<div>${e(l)}</div>`).join('')}</div></section>
+<table class="lines"><thead><tr><th>Description</th><th class="num">Quantity</th><th class="num">Unit amount</th><th class="num">Discount</th>${taxed ? '<th class="num">Tax</th>' : ''}<th class="num">Amount</th></tr></thead><tbody>${lines}</tbody></table>
 <table class="totals"><tbody>${totals}</tbody></table>
-${discounts}${payments}${notes}
+${breakdown}${notices}${discounts}${payments}${notes}
 ${m.seller?.footer ? `<footer>${e(m.seller.footer)}</footer>` : ''}
 </main></body></html>
 `;

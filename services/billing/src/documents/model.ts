@@ -1,5 +1,6 @@
 import { minorDigits, type InvoiceResponse } from '@billstream/contracts';
 import type { InvoiceSettings } from '../settings/store';
+import { buyerTaxLines, countryName, isTaxed } from './tax';
 
 /** The buyer as an invoice document shows it (snapshotted at finalization). */
 export interface Buyer {
@@ -23,7 +24,11 @@ export interface CreditNoteEntry {
   number: string;
   date: string;
   reason: string;
+  /** In the lines' terms (tax included on inclusive lines). */
   amount: number;
+  /** The tax it returns, and what it gives back (amount plus the exclusive lines' tax); absent on entries made before taxes. */
+  tax?: number;
+  total?: number;
   status: string;
 }
 
@@ -85,11 +90,19 @@ export function statusLabel(i: InvoiceResponse): string | null {
   return null;
 }
 
-/** The rows of the totals block: label and amount in minor units (deductions negative). */
+/**
+ * The rows of the totals block: label and amount in minor units (deductions negative). A taxed
+ * invoice (docs/api/taxes.md#documents) adds, before the credits applied, its total excluding tax
+ * and its tax, so total excluding tax + tax - prepaid credits = total.
+ */
 export function totalRows(i: InvoiceResponse): Array<{ label: string; amount: number; strong?: boolean }> {
   const rows: Array<{ label: string; amount: number; strong?: boolean }> = [{ label: 'Subtotal', amount: i.subtotal }];
   if (i.total_discount !== 0) rows.push({ label: 'Discounts', amount: -i.total_discount });
   if (i.excess_credit !== 0) rows.push({ label: 'Excess credit', amount: i.excess_credit });
+  if (isTaxed(i)) {
+    rows.push({ label: 'Total excluding tax', amount: i.total_excluding_tax });
+    rows.push({ label: i.reverse_charge ? 'Tax (reverse charge)' : 'Tax', amount: i.total_tax });
+  }
   if (i.total_prepaid_credits_applied !== 0) rows.push({ label: 'Prepaid credits applied', amount: -i.total_prepaid_credits_applied });
   rows.push({ label: 'Total', amount: i.total, strong: true });
   if (i.pre_payment_credit_notes_amount !== 0) rows.push({ label: 'Credit notes', amount: -i.pre_payment_credit_notes_amount });
@@ -100,13 +113,16 @@ export function totalRows(i: InvoiceResponse): Array<{ label: string; amount: nu
   return rows;
 }
 
-/** The lines of the seller block: company, address lines, tax id. */
+/** The lines of the seller block after the company: address lines, country (unless the address ends with it), tax id. */
 export function sellerLines(s: InvoiceSettings | null): string[] {
   if (!s) return [];
-  return [...s.address.split(/\r?\n/).filter((l) => l.trim() !== ''), ...(s.tax_id ? [`Tax ID: ${s.tax_id}`] : [])];
+  const address = s.address.split(/\r?\n/).filter((l) => l.trim() !== '');
+  const last = (address.at(-1) ?? '').trim().toLowerCase();
+  const country = s.country && ![s.country.toLowerCase(), countryName(s.country).toLowerCase()].includes(last) ? [countryName(s.country)] : [];
+  return [...address, ...country, ...(s.tax_id ? [`Tax ID: ${s.tax_id}`] : [])];
 }
 
-/** The lines of the buyer block after the name: email, external id, address. */
-export function buyerLines(b: Buyer): string[] {
-  return [...b.address, ...(b.email ? [b.email] : []), ...(b.external_id ? [`Customer ID: ${b.external_id}`] : [])];
+/** The lines of the buyer block after the name: address, email, external id, and the tax ids the invoice was taxed with. */
+export function buyerLines(b: Buyer, i?: InvoiceResponse): string[] {
+  return [...b.address, ...(b.email ? [b.email] : []), ...(b.external_id ? [`Customer ID: ${b.external_id}`] : []), ...(i ? buyerTaxLines(i) : [])];
 }

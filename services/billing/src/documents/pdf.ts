@@ -1,6 +1,7 @@
 import PDFDocument from 'pdfkit';
 import { fontOf, fontRuns, type FontName } from './fonts';
 import { buyerLines, formatDate, formatDecimal, formatMinor, formatQuantity, sellerLines, totalRows, type DocumentModel } from './model';
+import { breakdownRows, isInclusive, isTaxed, lineRates, taxNotices } from './tax';
 
 const LEFT = 50;
 const RIGHT = 545;
@@ -10,6 +11,15 @@ const COLS = [
   { x: LEFT, w: 195 },
   { x: 250, w: 55 },
   { x: 310, w: 85 },
+  { x: 400, w: 65 },
+  { x: 470, w: 75 },
+];
+/** A taxed invoice's columns (docs/api/taxes.md#documents): description, quantity, unit amount, discount, tax, amount. */
+const TAXED_COLS = [
+  { x: LEFT, w: 150 },
+  { x: 205, w: 45 },
+  { x: 255, w: 75 },
+  { x: 335, w: 60 },
   { x: 400, w: 65 },
   { x: 470, w: 75 },
 ];
@@ -77,6 +87,12 @@ export function renderPdf(m: DocumentModel): Promise<Buffer> {
   };
   /** One cell: its text in runs of the fonts that have the glyphs; answers its height. */
   const cell = (c: Cell, at: number): number => {
+    // A right-aligned text of several lines (a tax cell: rates, then tax) goes a line at a time: pdfkit's continued runs would overlap them.
+    if (c.align === 'right' && c.text.includes('\n')) {
+      let lineAt = at;
+      for (const part of c.text.split('\n')) lineAt += cell({ ...c, text: part }, lineAt);
+      return lineAt - at;
+    }
     const size = c.size ?? 9;
     const latin = c.bold ? 'sans-bold' : 'sans';
     const runs = fontRuns(c.text, latin);
@@ -94,8 +110,8 @@ export function renderPdf(m: DocumentModel): Promise<Buffer> {
   const row = (cells: Cell[], gap = 4) => {
     const height = Math.max(...cells.map((c) => doc.font(c.bold ? 'sans-bold' : 'sans').fontSize(c.size ?? 9).heightOfString(c.text || ' ', { width: c.w })));
     ensure(height + gap);
-    for (const c of cells) cell(c, y);
-    y += height + gap;
+    const drawn = cells.map((c) => cell(c, y));
+    y += Math.max(height, ...drawn) + gap;
   };
   const rule = (weight = 0.5) => {
     doc.moveTo(LEFT, y).lineTo(RIGHT, y).lineWidth(weight).strokeColor('#9ca3af').stroke();
@@ -126,22 +142,26 @@ export function renderPdf(m: DocumentModel): Promise<Buffer> {
   // The buyer.
   row([{ text: 'BILL TO', x: LEFT, w: 280, color: '#6b7280', size: 8 }], 2);
   row([{ text: m.buyer.name ?? m.buyer.external_id ?? m.buyer.id, x: LEFT, w: 400, bold: true, size: 11 }], 2);
-  for (const l of buyerLines(m.buyer)) row([{ text: l, x: LEFT, w: 400 }], 1);
+  for (const l of buyerLines(m.buyer, i)) row([{ text: l, x: LEFT, w: 400 }], 1);
   y += 12;
 
-  // The lines.
-  const heads = ['Description', 'Quantity', 'Unit amount', 'Discount', 'Amount'];
-  row(heads.map((h, k) => ({ text: h, x: COLS[k]!.x, w: COLS[k]!.w, bold: true, size: 8, align: k === 0 ? 'left' : 'right', color: '#374151' })), 2);
+  // The lines; a taxed invoice's have a tax column (the rates, the tax) and mark an inclusive amount.
+  const taxed = isTaxed(i);
+  const cols = taxed ? TAXED_COLS : COLS;
+  const heads = taxed ? ['Description', 'Quantity', 'Unit amount', 'Discount', 'Tax', 'Amount'] : ['Description', 'Quantity', 'Unit amount', 'Discount', 'Amount'];
+  row(heads.map((h, k) => ({ text: h, x: cols[k]!.x, w: cols[k]!.w, bold: true, size: 8, align: k === 0 ? 'left' : 'right', color: '#374151' })), 2);
   rule();
   for (const l of i.line_items) {
     const description = l.period_start ? `${l.description}\n${formatDate(l.period_start)} – ${formatDate(l.period_end)}` : l.description;
-    row([
-      { text: description, x: COLS[0]!.x, w: COLS[0]!.w },
-      { text: formatQuantity(l.quantity), x: COLS[1]!.x, w: COLS[1]!.w, align: 'right' },
-      { text: formatDecimal(l.unit_amount, i.currency), x: COLS[2]!.x, w: COLS[2]!.w, align: 'right' },
-      { text: l.discount_amount ? money(-l.discount_amount) : '', x: COLS[3]!.x, w: COLS[3]!.w, align: 'right' },
-      { text: money(l.amount), x: COLS[4]!.x, w: COLS[4]!.w, align: 'right' },
-    ]);
+    const texts = [
+      description,
+      formatQuantity(l.quantity),
+      formatDecimal(l.unit_amount, i.currency),
+      l.discount_amount ? money(-l.discount_amount) : '',
+      ...(taxed ? [l.taxes.length ? `${lineRates(l)}\n${money(l.tax_amount)}` : lineRates(l)] : []),
+      isInclusive(l) ? `${money(l.amount)}\nincl. tax` : money(l.amount),
+    ];
+    row(texts.map((text, k) => ({ text, x: cols[k]!.x, w: cols[k]!.w, align: k === 0 ? 'left' : 'right' })));
   }
   rule();
 
@@ -161,6 +181,23 @@ export function renderPdf(m: DocumentModel): Promise<Buffer> {
     row([{ text: title, x: LEFT, w: 300, bold: true, size: 10 }], 3);
     for (const l of lines) row(l.map((text, k) => ({ text, x: LEFT + [0, 90, 200, 330][k]!, w: k === 3 ? 165 : 105, align: k === 3 ? 'right' : 'left' })), 2);
   };
+  if (taxed && i.tax_breakdown.length) {
+    y += 10;
+    row([{ text: 'Tax breakdown', x: LEFT, w: 300, bold: true, size: 10 }], 3);
+    const at = [
+      { x: LEFT, w: 200 },
+      { x: 255, w: 75 },
+      { x: 335, w: 100 },
+      { x: 445, w: 100 },
+    ];
+    row(['Rate', 'Percentage', 'Taxable amount', 'Tax'].map((h, k) => ({ text: h, ...at[k]!, bold: true, size: 8, align: k === 0 ? 'left' : 'right', color: '#374151' })), 2);
+    for (const b of breakdownRows(i)) row([b.rate, b.percentage, money(b.taxable), money(b.tax)].map((text, k) => ({ text, ...at[k]!, align: k === 0 ? 'left' : 'right' })), 2);
+  }
+  for (const n of taxNotices(i, m.seller)) {
+    y += 10;
+    row([{ text: n.title, x: LEFT, w: RIGHT - LEFT, bold: true, size: 10 }], 2);
+    row([{ text: n.text, x: LEFT, w: RIGHT - LEFT }]);
+  }
   section(
     'Discounts',
     i.discounts.map((d) => [d.discount_id, '', '', money(-d.amount)]),
@@ -171,7 +208,7 @@ export function renderPdf(m: DocumentModel): Promise<Buffer> {
   );
   section(
     'Credit notes',
-    m.creditNotes.map((n) => [n.number, formatDate(n.date), n.reason, money(-n.amount)]),
+    m.creditNotes.map((n) => [n.number, formatDate(n.date), n.reason, money(-(taxed ? n.total ?? n.amount : n.amount))]),
   );
   if (m.seller?.footer) {
     y += 16;
@@ -188,6 +225,7 @@ function needsCjk(m: DocumentModel): boolean {
     m.seller?.address ?? '',
     m.seller?.footer ?? '',
     m.seller?.tax_id ?? '',
+    m.seller?.reverse_charge_text ?? '',
     m.buyer.name ?? '',
     m.buyer.email ?? '',
     m.buyer.external_id ?? '',

@@ -203,7 +203,7 @@ export class DocumentService implements FinalizedHook {
       seller: snapshot.seller,
       buyer: snapshot.buyer,
       payments: payments.items.filter((p) => p.paymentStatus !== 'failed').map(paymentEntry),
-      creditNotes: notes.items.map((n) => ({ number: n.number, date: n.createdAt.toISOString(), reason: n.reason, amount: n.amount, status: n.status })),
+      creditNotes: notes.items.map((n) => ({ number: n.number, date: n.createdAt.toISOString(), reason: n.reason, amount: n.amount, tax: n.taxAmount, total: n.total, status: n.status })),
     };
     return renderHtml(model);
   }

@@ -23,7 +23,7 @@ export function settingsChangeOf(b: UpdateBillingSettingsBody): SettingsChange {
     ...(e ? { email: { enabled: e.enabled, from: e.from, replyTo: e.reply_to, bcc: e.bcc } } : {}),
     ...(t ? { tax: { enabled: t.enabled, defaultBehavior: t.default_behavior, rounding: t.rounding, reverseCharge: t.reverse_charge && { enabled: t.reverse_charge.enabled, sellerCountry: t.reverse_charge.seller_country }, provider: t.provider, url: t.url, secret: t.secret } } : {}),
     ...(d ? { dunning: { enabled: d.enabled, retryScheduleDays: d.retry_schedule_days, maxAttempts: d.max_attempts, provider: d.provider } } : {}),
-    ...(i ? { invoiceSettings: { companyName: i.company_name, address: i.address, logoUrl: i.logo_url, footer: i.footer, taxId: i.tax_id, accentColor: i.accent_color, country: i.country } } : {}),
+    ...(i ? { invoiceSettings: { companyName: i.company_name, address: i.address, logoUrl: i.logo_url, footer: i.footer, taxId: i.tax_id, accentColor: i.accent_color, country: i.country, reverseChargeText: i.reverse_charge_text } } : {}),
   };
 }
 

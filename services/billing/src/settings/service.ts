@@ -7,7 +7,7 @@ import type { BillingSettings, InvoiceSettings, SettingsStore } from './store';
 export interface SettingsChange {
   dunning?: { enabled?: boolean; retryScheduleDays?: number[]; maxAttempts?: number; provider?: string | null };
   email?: { enabled?: boolean; from?: string | null; replyTo?: string | null; bcc?: string | null };
-  invoiceSettings?: { companyName?: string; address?: string; logoUrl?: string | null; footer?: string | null; taxId?: string | null; accentColor?: string | null; country?: string | null };
+  invoiceSettings?: { companyName?: string; address?: string; logoUrl?: string | null; footer?: string | null; taxId?: string | null; accentColor?: string | null; country?: string | null; reverseChargeText?: string | null };
   portal?: { frameAncestors?: string[] };
   tax?: {
     enabled?: boolean;
@@ -39,14 +39,14 @@ export class SettingsService {
       const d = change.dunning ?? {};
       const dunning = { ...current.dunning, ...definedOf({ enabled: d.enabled, retry_schedule_days: d.retryScheduleDays, max_attempts: d.maxAttempts, provider: d.provider }) };
       const i = change.invoiceSettings ?? {};
-      const given = definedOf({ company_name: i.companyName, address: i.address, logo_url: i.logoUrl, footer: i.footer, tax_id: i.taxId, accent_color: i.accentColor, country: i.country });
+      const given = definedOf({ company_name: i.companyName, address: i.address, logo_url: i.logoUrl, footer: i.footer, tax_id: i.taxId, accent_color: i.accentColor, country: i.country, reverse_charge_text: i.reverseChargeText });
       const merged = { ...(current.invoiceSettings ?? {}), ...given } as Partial<InvoiceSettings>;
       let invoiceSettings = current.invoiceSettings;
       if (change.invoiceSettings) {
         if (!merged.company_name || !merged.address) {
           throw new ValidationError('invoice_settings needs company_name and address (the seller every invoice document shows)', { field: merged.company_name ? 'invoice_settings.address' : 'invoice_settings.company_name' });
         }
-        invoiceSettings = { company_name: merged.company_name, address: merged.address, logo_url: merged.logo_url ?? null, footer: merged.footer ?? null, tax_id: merged.tax_id ?? null, accent_color: merged.accent_color ?? null, country: merged.country ?? null };
+        invoiceSettings = { company_name: merged.company_name, address: merged.address, logo_url: merged.logo_url ?? null, footer: merged.footer ?? null, tax_id: merged.tax_id ?? null, accent_color: merged.accent_color ?? null, country: merged.country ?? null, reverse_charge_text: merged.reverse_charge_text ?? null };
       }
       const e = change.email ?? {};
       const email = { ...current.email, ...definedOf({ enabled: e.enabled, from: e.from, reply_to: e.replyTo, bcc: e.bcc }) };

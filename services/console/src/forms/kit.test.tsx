@@ -9,7 +9,7 @@ type Post = (path: string, body: unknown, idempotencyKey?: string) => Promise<un
 
 function fakeApi(post: Post) {
   const mock = jest.fn(post);
-  const api: Api = { get: () => Promise.reject(new Error('no reads here')), post: mock as Api['post'], delete: () => Promise.reject(new Error('no deletes here')) };
+  const api: Api = { get: () => Promise.reject(new Error('no reads here')), post: mock as Api['post'], put: () => Promise.reject(new Error('no puts here')), delete: () => Promise.reject(new Error('no deletes here')) };
   return { api, post: mock };
 }
 

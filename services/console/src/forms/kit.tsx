@@ -58,8 +58,9 @@ export function useSubmitter(api: Api, fields: readonly string[]): Submitter {
   const send = useCallback(
     async <T,>({ route, params, body, idempotent = true }: Send): Promise<{ result: T } | null> => {
       if (inFlight.current) return null;
-      if (route.method !== 'post') throw new Error(`${route.operationId}: the forms send POST routes only`);
-      const sentKey = idempotent ? key.current : undefined;
+      if (route.method !== 'post' && route.method !== 'put') throw new Error(`${route.operationId}: the forms send POST and PUT routes only`);
+      // A PUT replaces what it names, the same on a retry: it takes no idempotency key.
+      const sentKey = idempotent && route.method === 'post' ? key.current : undefined;
       const invalid = route.body ? schemaErrors(route.body, withKey(route.body, body, sentKey), fields) : null;
       if (invalid) {
         setErrors(invalid);
@@ -69,8 +70,8 @@ export function useSubmitter(api: Api, fields: readonly string[]): Submitter {
       setBusy(true);
       setErrors(NO_ERRORS);
       try {
-        const result = await api.post<T>(pathOf(route, params), body, sentKey);
-        if (idempotent) key.current = newIdempotencyKey();
+        const result = route.method === 'put' ? await api.put<T>(pathOf(route, params), body) : await api.post<T>(pathOf(route, params), body, sentKey);
+        if (sentKey) key.current = newIdempotencyKey();
         return { result };
       } catch (err) {
         setErrors(apiErrors(err, fields));

@@ -7,6 +7,7 @@ import { lazy } from 'react';
 const customer = () => import('./customer-forms');
 const invoice = () => import('./invoice-forms');
 const subscription = () => import('./subscription-forms');
+const taxRate = () => import('./tax-rate-forms');
 
 export const CreateCustomerForm = lazy(() => customer().then((m) => ({ default: m.CreateCustomerForm })));
 export const TopUpForm = lazy(() => customer().then((m) => ({ default: m.TopUpForm })));
@@ -16,3 +17,5 @@ export const VoidInvoiceForm = lazy(() => invoice().then((m) => ({ default: m.Vo
 export const FinalizeInvoiceForm = lazy(() => invoice().then((m) => ({ default: m.FinalizeInvoiceForm })));
 export const ChangePlanForm = lazy(() => subscription().then((m) => ({ default: m.ChangePlanForm })));
 export const ApplyCouponForm = lazy(() => subscription().then((m) => ({ default: m.ApplyCouponForm })));
+export const CreateTaxRateForm = lazy(() => taxRate().then((m) => ({ default: m.CreateTaxRateForm })));
+export const EditTaxRateForm = lazy(() => taxRate().then((m) => ({ default: m.EditTaxRateForm })));

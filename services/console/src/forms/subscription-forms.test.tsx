@@ -24,7 +24,7 @@ describe('ChangePlanForm', () => {
       invoice: { currency: 'usd', total: 1000, amount_due: 1000, line_items: [{ description: 'Fixed charge (prorated)', amount: 1500 }] },
     };
     const post = jest.fn((path: string) => Promise.resolve(path.endsWith('/preview') ? preview : { subscription: {}, invoice: null }));
-    const api: Api = { get: (() => Promise.resolve(plans)) as Api['get'], post: post as Api['post'], delete: () => Promise.reject(new Error('no deletes here')) };
+    const api: Api = { get: (() => Promise.resolve(plans)) as Api['get'], post: post as Api['post'], put: () => Promise.reject(new Error('no puts here')), delete: () => Promise.reject(new Error('no deletes here')) };
     const onDone = jest.fn();
     render(<ChangePlanForm api={api} subscription={subscription} onDone={onDone} onCancel={() => undefined} />);
     const select = (await screen.findByLabelText('New plan')) as HTMLSelectElement;

@@ -6,7 +6,9 @@ import { NameLink, useNames } from '../names';
 import { ActionPanel, ActionToggle, Done } from '../forms/action';
 import { CreditNoteForm, FinalizeInvoiceForm, PaymentForm, VoidInvoiceForm } from '../forms/lazy';
 import { ListTable, type Column } from '../list';
+import { isTaxed } from '../tax';
 import type { CreditNote, Invoice, InvoiceCommunication, Payment } from '../types';
+import { LineAmount, LineTax, TaxSummary, TaxTotals } from './InvoiceTax';
 
 type Action = Invoice['available_actions'][number];
 
@@ -91,6 +93,7 @@ export function InvoicePage({ api, id }: { api: Api; id: string }) {
                   <th scope="col">Type</th>
                   <th scope="col">Quantity</th>
                   <th scope="col">Unit</th>
+                  {isTaxed(i) && <th scope="col">Tax</th>}
                   <th scope="col">Amount</th>
                   <th scope="col">Net</th>
                   <th scope="col">Credits applied</th>
@@ -103,7 +106,14 @@ export function InvoicePage({ api, id }: { api: Api; id: string }) {
                     <td>{l.line_type}</td>
                     <td>{quantity(l.quantity)}</td>
                     <td>{decimalMoney(l.unit_amount, i.currency)}</td>
-                    <td>{money(l.amount, i.currency)}</td>
+                    {isTaxed(i) && (
+                      <td>
+                        <LineTax line={l} currency={i.currency} />
+                      </td>
+                    )}
+                    <td>
+                      <LineAmount line={l} currency={i.currency} />
+                    </td>
                     <td>{money(l.net_amount, i.currency)}</td>
                     <td>{money(l.prepaid_credits_applied, i.currency)}</td>
                   </tr>
@@ -115,6 +125,7 @@ export function InvoicePage({ api, id }: { api: Api; id: string }) {
               <dd>{money(i.subtotal, i.currency)}</dd>
               <dt>Discounts</dt>
               <dd>{money(i.total_discount > 0 ? -i.total_discount : 0, i.currency)}</dd>
+              <TaxTotals invoice={i} />
               <dt>Prepaid credits</dt>
               <dd>{money(i.total_prepaid_credits_applied > 0 ? -i.total_prepaid_credits_applied : 0, i.currency)}</dd>
               <dt>Total</dt>
@@ -124,6 +135,7 @@ export function InvoicePage({ api, id }: { api: Api; id: string }) {
               <dt>Remaining</dt>
               <dd>{money(i.amount_remaining, i.currency)}</dd>
             </dl>
+            <TaxSummary invoice={i} />
           </>
         )}
       </Loaded>
@@ -164,5 +176,7 @@ const noteColumns = (names: Record<string, string>): Column<CreditNote>[] => [
   { header: 'Reason', cell: (n) => n.reason },
   { header: 'Status', cell: (n) => n.status },
   { header: 'Amount', cell: (n) => money(n.amount, n.currency) },
+  { header: 'Tax', cell: (n) => money(n.tax_amount, n.currency) },
+  { header: 'Total', cell: (n) => money(n.total, n.currency) },
   { header: 'Issued', cell: (n) => when(n.created_at) },
 ];

@@ -6,6 +6,7 @@ import { MeterPage, MetersPage } from './Meters';
 import { OverviewPage } from './Overview';
 import { PlanPage } from './Plan';
 import { PlansPage } from './Plans';
+import { TaxRatesPage } from './TaxRates';
 import { WebhookPage } from './Webhook';
 import { WebhooksPage } from './Webhooks';
 
@@ -32,5 +33,7 @@ export function SectionPage({ api, route }: { api: Api; route: SectionRoute }) {
       return <EventsPage api={api} />;
     case 'overview':
       return <OverviewPage api={api} />;
+    case 'tax-rates':
+      return <TaxRatesPage api={api} />;
   }
 }
