@@ -15,6 +15,7 @@ import { FinalizeInvoiceWorkflow } from '../workflows/finalize-invoice';
 import type { CompositionBase } from './base';
 import type { CreditNotes } from './credit-notes';
 import type { BillingStores } from './stores';
+import { HttpTaxProvider } from '../clients/tax-provider/http-tax-provider';
 import { DraftTaxes } from '../invoices/draft-taxes';
 import { invoiceTaxesOf } from './invoicing';
 
@@ -48,7 +49,16 @@ export function composeInvoices(
       settlement,
       excess: excessCredits,
       thresholdReturns: parts.creditNotes.thresholdReturns,
-      taxes: new DraftTaxes({ db, invoices: stores.invoices, taxes: invoiceTaxesOf(stores), clock }),
+      taxes: new DraftTaxes({
+        db,
+        invoices: stores.invoices,
+        taxes: invoiceTaxesOf(stores),
+        clock,
+        logger,
+        // The HTTP tax provider (docs/api/taxes.md#http-provider): asked only for scopes whose settings name it.
+        provider: new HttpTaxProvider(settings.taxProvider.timeoutMs),
+        retry: { baseMs: settings.taxProvider.retryBaseMs, maxMs: settings.taxProvider.retryMaxMs },
+      }),
     }),
     voidNote: parts.creditNotes.issuer,
   });

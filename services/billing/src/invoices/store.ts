@@ -411,6 +411,15 @@ export class InvoiceStore {
     await conn('invoices').where({ id, settle_state: 'pending' }).update({ settle_state: 'done', work_lease_until: null });
   }
 
+  /**
+   * The HTTP tax provider failed a draft (docs/api/taxes.md#http-provider): `tax_status: failed`,
+   * its failures in a row, and the period job's claim held until `retryAt` (its backoff). Only
+   * while it is the draft read (same version); nothing else of it changes.
+   */
+  async markTaxFailed(conn: Conn, d: Pick<Invoice, 'id' | 'version'>, attempts: number, retryAt: Date): Promise<void> {
+    await conn('invoices').where({ id: d.id, status: 'draft', version: d.version }).update({ tax_status: 'failed', tax_attempts: attempts, work_lease_until: retryAt });
+  }
+
   async releaseLease(conn: Conn, id: string): Promise<void> {
     await conn('invoices').where({ id }).update({ work_lease_until: null });
   }
