@@ -1057,7 +1057,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Finalize a draft now: number it, apply wallet credits, take postpaid credits as payment
+         * Finalize a draft now: number it, apply wallet credits, take postpaid credits as payment; a draft its tax provider cannot tax now gives 409 tax_failed
          * @description Needs the `invoices:write` permission (or `*`). Served by the billing service.
          */
         post: operations["finalizeInvoice"];
@@ -2448,6 +2448,11 @@ export interface components {
             /** @description The buyer accounts for the tax (docs/api/taxes.md#which-rates-a-line-bears): no line bears any */
             reverse_charge: boolean;
             tax_exempt_reason: "customer_exempt" | null;
+            /**
+             * @description ok: taxed (or nothing to tax); pending: the HTTP tax provider has not answered for it yet; failed: its last call failed, it stays a draft and is retried with backoff (docs/api/taxes.md#http-provider)
+             * @enum {string}
+             */
+            tax_status: "ok" | "pending" | "failed";
             /** @description The buyer's tax identity the invoice was taxed with, fixed at finalization; null when taxes are off */
             buyer_tax: {
                 /** @enum {string} */
@@ -2573,6 +2578,11 @@ export interface components {
             /** @description The buyer accounts for the tax (docs/api/taxes.md#which-rates-a-line-bears): no line bears any */
             reverse_charge: boolean;
             tax_exempt_reason: "customer_exempt" | null;
+            /**
+             * @description ok: taxed (or nothing to tax); pending: the HTTP tax provider has not answered for it yet; failed: its last call failed, it stays a draft and is retried with backoff (docs/api/taxes.md#http-provider)
+             * @enum {string}
+             */
+            tax_status: "ok" | "pending" | "failed";
             /** @description The buyer's tax identity the invoice was taxed with, fixed at finalization; null when taxes are off */
             buyer_tax: {
                 /** @enum {string} */
@@ -3902,7 +3912,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4100,7 +4110,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4671,7 +4681,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5061,7 +5071,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5539,7 +5549,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5923,7 +5933,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6100,7 +6110,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6549,7 +6559,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7238,7 +7248,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9418,7 +9428,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10398,7 +10408,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10734,7 +10744,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12890,6 +12900,7 @@ export interface operations {
                      *           ],
                      *           "reverse_charge": true,
                      *           "tax_exempt_reason": "customer_exempt",
+                     *           "tax_status": "ok",
                      *           "buyer_tax": {
                      *             "tax_exempt": "none",
                      *             "tax_ids": [
@@ -13085,6 +13096,7 @@ export interface operations {
                      *       ],
                      *       "reverse_charge": true,
                      *       "tax_exempt_reason": "customer_exempt",
+                     *       "tax_status": "ok",
                      *       "buyer_tax": {
                      *         "tax_exempt": "none",
                      *         "tax_ids": [
@@ -13280,6 +13292,7 @@ export interface operations {
                      *       ],
                      *       "reverse_charge": true,
                      *       "tax_exempt_reason": "customer_exempt",
+                     *       "tax_status": "ok",
                      *       "buyer_tax": {
                      *         "tax_exempt": "none",
                      *         "tax_ids": [
@@ -13373,6 +13386,15 @@ export interface operations {
             };
             /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13484,6 +13506,7 @@ export interface operations {
                      *       ],
                      *       "reverse_charge": true,
                      *       "tax_exempt_reason": "customer_exempt",
+                     *       "tax_status": "ok",
                      *       "buyer_tax": {
                      *         "tax_exempt": "none",
                      *         "tax_ids": [
@@ -13681,6 +13704,7 @@ export interface operations {
                      *       ],
                      *       "reverse_charge": true,
                      *       "tax_exempt_reason": "customer_exempt",
+                     *       "tax_status": "ok",
                      *       "buyer_tax": {
                      *         "tax_exempt": "none",
                      *         "tax_ids": [
@@ -14131,7 +14155,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14655,7 +14679,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14910,7 +14934,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15256,7 +15280,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15510,7 +15534,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -17706,7 +17730,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -18416,7 +18440,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -18741,7 +18765,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -19094,7 +19118,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -19406,6 +19430,7 @@ export interface operations {
                      *         ],
                      *         "reverse_charge": true,
                      *         "tax_exempt_reason": "customer_exempt",
+                     *         "tax_status": "ok",
                      *         "buyer_tax": {
                      *           "tax_exempt": "none",
                      *           "tax_ids": [
@@ -19507,7 +19532,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -19730,6 +19755,7 @@ export interface operations {
                      *         ],
                      *         "reverse_charge": true,
                      *         "tax_exempt_reason": "customer_exempt",
+                     *         "tax_status": "ok",
                      *         "buyer_tax": {
                      *           "tax_exempt": "none",
                      *           "tax_ids": [
@@ -20300,7 +20326,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -21456,7 +21482,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -21703,7 +21729,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
