@@ -223,3 +223,39 @@ describe('the HTTP tax provider through the gateway (real Postgres and Kafka, a 
     expect(await finalizedEvents(d.id)).toBe(1);
   });
 });
+
+describe('the HTTP tax provider at draft, within a grace window (BILLING_FINALIZE_DELAY)', () => {
+  let stack: IntegrationStack;
+  const service = new TaxService();
+
+  beforeAll(async () => {
+    await service.start();
+    stack = await startIntegrationStack({ extra: { env: { BILLING_INTERVAL_MS: '0', BILLING_FINALIZE_DELAY: '1h', TAX_PROVIDER_TIMEOUT_MS: String(TIMEOUT_MS) } } });
+    const put = await stack.api.put('/v1/settings/billing', { tax: { enabled: true, provider: 'HTTP', url: service.url, secret: SECRET } });
+    expect(put.status).toBe(200);
+  });
+  afterAll(async () => {
+    await service.stop();
+    await stack?.stop();
+  });
+
+  it('taxes a pending draft by the period job before its grace window ends, then again at its finalization', async () => {
+    const customer = await stack.api.post('/v1/customers', { external_customer_id: `tax-http-grace-${Date.now()}`, address_country: 'DE' });
+    const plan = await stack.api.post('/v1/plans', { name: 'HTTP grace', prices: [{ type: 'FIXED', currency: 'eur', amount: '10', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ADVANCE' }] });
+    const sub = await stack.api.post('/v1/subscriptions', { customer_id: customer.body.id, plan_id: plan.body.id, start_date: new Date().toISOString() });
+    expect(sub.status).toBe(201);
+    const [created] = (await stack.api.get(`/v1/invoices?subscription_id=${sub.body.id}`)).body.items;
+    expect(created).toMatchObject({ status: 'draft', tax_status: 'pending', total_tax: 0 });
+    service.requests.length = 0;
+    expect((await stack.api.post('/v1/cron/bill-subscriptions', {})).status).toBe(200);
+    const taxed = (await stack.api.get(`/v1/invoices/${created.id}`)).body;
+    // Still a draft (its window has not ended), bearing the provider's tax.
+    expect(taxed).toMatchObject({ status: 'draft', tax_status: 'ok', total_tax: 190, total: 1190 });
+    expect(service.requests.map((r) => [r.body.invoice_id, r.signed])).toEqual([[created.id, true]]);
+    const finalized = await stack.api.post(`/v1/invoices/${created.id}/finalize`, {});
+    expect(finalized.status).toBe(200);
+    expect(finalized.body).toMatchObject({ status: 'finalized', tax_status: 'ok', total_tax: 190, total: 1190 });
+    // Asked again just before it was finalized.
+    expect(service.requests.length).toBe(2);
+  });
+});

@@ -81,6 +81,21 @@ export class DraftTaxes {
     return out;
   }
 
+  /**
+   * The period job's step for a draft claimed while not `tax_status: ok` (docs/api/taxes.md#http-provider):
+   * taxed now, with no transaction open, even before its grace window ends. Taxed, its claim is
+   * released (its finalization is not held off); failed, `failed` holds it for the backoff.
+   * Answers whether it is taxed now.
+   */
+  async pending(id: string): Promise<boolean> {
+    const draft = await this.deps.invoices.getById(this.deps.db, id);
+    if (!draft || draft.status !== 'draft') return false;
+    const [taxed] = await this.again([draft]);
+    if (!taxed || taxed.taxStatus !== 'ok') return false;
+    await this.deps.invoices.releaseLease(this.deps.db, id);
+    return true;
+  }
+
   /** Each pending draft asked of the provider (a few at once): its taxed draft, or why it failed. */
   private async askProvider(pending: Invoice[]): Promise<Map<string, Invoice | { reason: string }>> {
     const out = new Map<string, Invoice | { reason: string }>();
