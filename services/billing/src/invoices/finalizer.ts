@@ -198,14 +198,12 @@ export class InvoiceFinalizer {
    */
   async finalizeMany(ids: string[], requestId: string, actor: string): Promise<Map<string, { finalized: boolean } | { error: unknown }>> {
     const out = new Map<string, { finalized: boolean } | { error: unknown }>(ids.map((id) => [id, { finalized: false }]));
-    const alone: Invoice[] = [];
-    const drafts = await this.deps.steps.tax((await this.deps.invoices.getByIds(this.deps.db, ids)).filter((d) => d.status === 'draft'));
+    const all = (await this.deps.invoices.getByIds(this.deps.db, ids)).filter((d) => d.status === 'draft');
+    // Drafts to reprice first go on their own (`run` taxes them after the reprice): taxed once, not twice.
+    const alone = all.filter((d) => !d.frozenAt && this.deps.steps.reprices);
+    const drafts = await this.deps.steps.tax(all.filter((d) => !alone.includes(d)));
     const byScope = new Map<string, Invoice[]>();
     for (const d of drafts) {
-      if (!d.frozenAt && this.deps.steps.reprices) {
-        alone.push(d);
-        continue;
-      }
       const key = JSON.stringify([d.tenantId, d.environmentId]);
       byScope.set(key, [...(byScope.get(key) ?? []), d]);
     }
