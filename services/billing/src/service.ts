@@ -118,6 +118,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       await relay.stop();
       await clients.close();
       await closeTaskClients();
+      await invoices.draftTaxes.close();
     },
   };
 }

@@ -117,6 +117,11 @@ export class DraftTaxes {
     return out;
   }
 
+  /** Closes the HTTP provider's connections (the service's stop). */
+  async close(): Promise<void> {
+    await this.deps.provider?.close();
+  }
+
   /** Marks the draft `tax_status: failed` (one statement, only if it is still the draft read) and holds its claim off for the backoff. */
   private async failed(d: Invoice, reason: string): Promise<void> {
     const attempts = (d.taxAttempts ?? 0) + 1;
