@@ -171,6 +171,27 @@ describe('the HTTP tax provider through the gateway (real Postgres and Kafka, a 
       ],
     });
     expect(await finalizedEvents(d.id)).toBe(1);
+    // A credit note returns the provider's tax per line and rate, as it does the built-in one.
+    const note = await api.post('/v1/credit_notes', { invoice_id: d.id, reason: 'OTHER', lines: [{ invoice_line_item_id: finalized.line_items[0]!.id, amount: 1000 }] });
+    expect(note.status).toBe(201);
+    expect(note.body).toMatchObject({ amount: 1000, tax_amount: 190, total: 1190 });
+    expect(note.body.lines[0].taxes).toMatchObject([{ tax_rate_id: finalized.line_items[0]!.taxes[0]!.tax_rate_id, amount: 190 }]);
+  });
+
+  it('voids a draft the provider failed (it was never finalized)', async () => {
+    const d = await draft();
+    service.mode = 'wrong';
+    try {
+      await cron();
+      expect(await get(d.id)).toMatchObject({ status: 'draft', tax_status: 'failed' });
+    } finally {
+      service.mode = 'ok';
+    }
+    const voided = await api.post(`/v1/invoices/${d.id}/void`, {});
+    expect([voided.status, voided.body.status]).toEqual([200, 'voided']);
+    await cron();
+    expect(await get(d.id)).toMatchObject({ status: 'voided', invoice_number: null });
+    expect(await finalizedEvents(d.id)).toBe(0);
   });
 
   const failures: Array<[string, () => Promise<void>, () => Promise<void>]> = [
