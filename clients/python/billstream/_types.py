@@ -654,6 +654,7 @@ class Invoice(TypedDict):
     tax_breakdown: List[InvoiceTaxBreakdown]
     reverse_charge: bool
     tax_exempt_reason: Optional[Literal["customer_exempt"]]
+    tax_status: Literal["ok", "pending", "failed"]
     buyer_tax: Optional[InvoiceBuyerTax1]
     pre_payment_credit_notes_amount: int
     post_payment_credit_notes_amount: int
@@ -756,6 +757,7 @@ class UpcomingInvoice(TypedDict):
     tax_breakdown: List[InvoiceTaxBreakdown]
     reverse_charge: bool
     tax_exempt_reason: Optional[Literal["customer_exempt"]]
+    tax_status: Literal["ok", "pending", "failed"]
     buyer_tax: Optional[UpcomingInvoiceBuyerTax1]
     pre_payment_credit_notes_amount: int
     post_payment_credit_notes_amount: int

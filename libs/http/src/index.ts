@@ -14,3 +14,4 @@ export * from './static-routes';
 export * from './lean-routes';
 export * from './idempotency-key';
 export * from './portal-email-link';
+export * from './body-signature';

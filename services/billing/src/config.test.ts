@@ -5,7 +5,7 @@ import { billingEnv, billingSettings, billingSettingsEnv, billingSettingsFrom, d
 
 describe('billing settings', () => {
   it('default to a 60 s period job, a 3-day renewal notice, no finalize delay and INV numbers', () => {
-    expect(billingSettingsFrom({})).toEqual({ intervalMs: 60_000, leaseMs: 60_000, renewalNoticeDays: 3, finalizeDelayMs: 0, invoiceNumberPrefix: 'INV', creditNoteNumberPrefix: 'CN', concurrency: 8, tasksPollMs: 1000, tasksLeaseMs: 30_000, tasksBatchRows: 2000, unbilledDebounceMs: 250, unbilledSweepMs: 30_000, publicBaseUrl: 'http://127.0.0.1:8080', documentLinkTtlDays: 30, emailPollMs: 5000, emailMaxAttempts: 10, emailRetryBaseMs: 60_000 });
+    expect(billingSettingsFrom({})).toEqual({ intervalMs: 60_000, leaseMs: 60_000, renewalNoticeDays: 3, finalizeDelayMs: 0, invoiceNumberPrefix: 'INV', creditNoteNumberPrefix: 'CN', concurrency: 8, tasksPollMs: 1000, tasksLeaseMs: 30_000, tasksBatchRows: 2000, unbilledDebounceMs: 250, unbilledSweepMs: 30_000, publicBaseUrl: 'http://127.0.0.1:8080', documentLinkTtlDays: 30, emailPollMs: 5000, emailMaxAttempts: 10, emailRetryBaseMs: 60_000, taxProvider: { timeoutMs: 5000, retryBaseMs: 60_000, retryMaxMs: 3_600_000 } });
   });
 
   it('parse the variables', () => {
@@ -20,7 +20,7 @@ describe('billing settings', () => {
         UNBILLED_DEBOUNCE_MS: '100',
         UNBILLED_SWEEP_MS: '0',
       }),
-    ).toEqual({ intervalMs: 0, leaseMs: 60_000, renewalNoticeDays: 7, finalizeDelayMs: 900_000, invoiceNumberPrefix: 'ACME', creditNoteNumberPrefix: 'ACN', concurrency: 32, tasksPollMs: 1000, tasksLeaseMs: 30_000, tasksBatchRows: 2000, unbilledDebounceMs: 100, unbilledSweepMs: 0, publicBaseUrl: 'http://127.0.0.1:8080', documentLinkTtlDays: 30, emailPollMs: 5000, emailMaxAttempts: 10, emailRetryBaseMs: 60_000 });
+    ).toEqual({ intervalMs: 0, leaseMs: 60_000, renewalNoticeDays: 7, finalizeDelayMs: 900_000, invoiceNumberPrefix: 'ACME', creditNoteNumberPrefix: 'ACN', concurrency: 32, tasksPollMs: 1000, tasksLeaseMs: 30_000, tasksBatchRows: 2000, unbilledDebounceMs: 100, unbilledSweepMs: 0, publicBaseUrl: 'http://127.0.0.1:8080', documentLinkTtlDays: 30, emailPollMs: 5000, emailMaxAttempts: 10, emailRetryBaseMs: 60_000, taxProvider: { timeoutMs: 5000, retryBaseMs: 60_000, retryMaxMs: 3_600_000 } });
     expect(durationMs('0s')).toBe(0);
     expect(durationMs('90s')).toBe(90_000);
     expect(durationMs('2h')).toBe(7_200_000);
@@ -39,6 +39,7 @@ describe('billing settings', () => {
     expect(() => billingSettingsFrom({ TASKS_POLL_MS: '-1' })).toThrow(/TASKS_POLL_MS/);
     expect(() => billingSettingsFrom({ BILLING_EMAIL_MAX_ATTEMPTS: '0' })).toThrow(/BILLING_EMAIL_MAX_ATTEMPTS/);
     expect(() => billingSettingsFrom({ BILLING_EMAIL_RETRY_BASE_MS: 'soon' })).toThrow(/BILLING_EMAIL_RETRY_BASE_MS/);
+    expect(() => billingSettingsFrom({ TAX_PROVIDER_TIMEOUT_MS: '0' })).toThrow(/TAX_PROVIDER_TIMEOUT_MS/);
   });
 
   it('need the addresses of the customer service, the ingestion-aggregator and the wallet service when run alone', () => {
@@ -70,6 +71,9 @@ describe('billing settings', () => {
       BILLING_EMAIL_POLL_MS: '0',
       BILLING_EMAIL_MAX_ATTEMPTS: '3',
       BILLING_EMAIL_RETRY_BASE_MS: '1000',
+      TAX_PROVIDER_TIMEOUT_MS: '1000',
+      TAX_PROVIDER_RETRY_BASE_MS: '200',
+      TAX_PROVIDER_RETRY_MAX_MS: '5000',
     });
   });
 

@@ -74,6 +74,11 @@ export const billingEnv = {
   BILLING_EMAIL_MAX_ATTEMPTS: env.int(10, 1),
   /** The first retry's delay; each next one doubles it, at most 6 hours (ADR 0067). */
   BILLING_EMAIL_RETRY_BASE_MS: env.int(60_000, 10),
+  /** How long billing waits for the HTTP tax provider's whole answer (docs/api/taxes.md#http-provider). */
+  TAX_PROVIDER_TIMEOUT_MS: env.int(5000, 10),
+  /** The HTTP tax provider's retry after a failure: this, doubled after each next failure in a row, at most TAX_PROVIDER_RETRY_MAX_MS. */
+  TAX_PROVIDER_RETRY_BASE_MS: env.int(60_000, 10),
+  TAX_PROVIDER_RETRY_MAX_MS: env.int(3_600_000, 10),
   /** Wallet service base URL (credits on invoices, CREDITS payments). */
   WALLET_SERVICE_URL: z.string().url('must be the base URL of the wallet service'),
 };
@@ -116,6 +121,8 @@ export interface BillingSettings {
   emailMaxAttempts: number;
   /** The first retry's delay of an invoice email (BILLING_EMAIL_RETRY_BASE_MS), doubled each time. */
   emailRetryBaseMs: number;
+  /** The HTTP tax provider's timeout and retry backoff (TAX_PROVIDER_TIMEOUT_MS, TAX_PROVIDER_RETRY_BASE_MS, TAX_PROVIDER_RETRY_MAX_MS). */
+  taxProvider: { timeoutMs: number; retryBaseMs: number; retryMaxMs: number };
 }
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -149,6 +156,7 @@ export function billingSettings(config: z.output<typeof billingSettingsEnv>): Bi
     emailPollMs: config.BILLING_EMAIL_POLL_MS,
     emailMaxAttempts: config.BILLING_EMAIL_MAX_ATTEMPTS,
     emailRetryBaseMs: config.BILLING_EMAIL_RETRY_BASE_MS,
+    taxProvider: { timeoutMs: config.TAX_PROVIDER_TIMEOUT_MS, retryBaseMs: config.TAX_PROVIDER_RETRY_BASE_MS, retryMaxMs: config.TAX_PROVIDER_RETRY_MAX_MS },
   };
 }
 

@@ -55,7 +55,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   const payments = composePayments(base, { stores, wallets, settlement });
   const periods = composePeriodJob(base, {
     ...{ subscriptions: stores.subscriptions, invoices: stores.invoices, billing, finalizer, grants: grants.binder, topups: settlement, thresholds },
-    ...{ payments: payments.payments, creditNotes: creditNotes.service, excessCredits, thresholdReturns: creditNotes.thresholdReturns, dunning: payments.dunning },
+    ...{ payments: payments.payments, creditNotes: creditNotes.service, excessCredits, thresholdReturns: creditNotes.thresholdReturns, dunning: payments.dunning, draftTaxes: invoices.draftTaxes },
   });
   const taskParts = { internalToken: config.internalToken, ingestionUrl: getter(config.ingestionServiceUrl), customerUrl: getter(config.customerServiceUrl), invoices: stores.invoices };
   const { tasks, taskRunner, close: closeTaskClients } = composeTasks({ ...base, bus }, taskParts);
@@ -118,6 +118,7 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
       await relay.stop();
       await clients.close();
       await closeTaskClients();
+      await invoices.draftTaxes.close();
     },
   };
 }

@@ -1,4 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { bodySignature } from '@billstream/http';
 
 export const SECRET_PREFIX = 'whsec_';
 export const SIGNATURE_HEADER = 'X-Billstream-Signature';
@@ -13,7 +14,7 @@ export function generateSecret(): string {
  * secret exactly as shown to the client (its UTF-8 bytes, `whsec_` included).
  */
 export function billstreamSignature(secret: string, body: string): string {
-  return createHmac('sha256', Buffer.from(secret, 'utf8')).update(body, 'utf8').digest('hex');
+  return bodySignature(secret, body);
 }
 
 /** The key of the Standard Webhooks signature: the base64-decoded part after `whsec_`. */

@@ -1057,7 +1057,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Finalize a draft now: number it, apply wallet credits, take postpaid credits as payment
+         * Finalize a draft now: number it, apply wallet credits, take postpaid credits as payment; a draft its tax provider cannot tax now gives 409 tax_failed
          * @description Needs the `invoices:write` permission (or `*`). Served by the billing service.
          */
         post: operations["finalizeInvoice"];
@@ -2448,6 +2448,11 @@ export interface components {
             /** @description The buyer accounts for the tax (docs/api/taxes.md#which-rates-a-line-bears): no line bears any */
             reverse_charge: boolean;
             tax_exempt_reason: "customer_exempt" | null;
+            /**
+             * @description ok: taxed (or nothing to tax); pending: the HTTP tax provider has not answered for it yet; failed: its last call failed, it stays a draft and is retried with backoff (docs/api/taxes.md#http-provider)
+             * @enum {string}
+             */
+            tax_status: "ok" | "pending" | "failed";
             /** @description The buyer's tax identity the invoice was taxed with, fixed at finalization; null when taxes are off */
             buyer_tax: {
                 /** @enum {string} */
@@ -2573,6 +2578,11 @@ export interface components {
             /** @description The buyer accounts for the tax (docs/api/taxes.md#which-rates-a-line-bears): no line bears any */
             reverse_charge: boolean;
             tax_exempt_reason: "customer_exempt" | null;
+            /**
+             * @description ok: taxed (or nothing to tax); pending: the HTTP tax provider has not answered for it yet; failed: its last call failed, it stays a draft and is retried with backoff (docs/api/taxes.md#http-provider)
+             * @enum {string}
+             */
+            tax_status: "ok" | "pending" | "failed";
             /** @description The buyer's tax identity the invoice was taxed with, fixed at finalization; null when taxes are off */
             buyer_tax: {
                 /** @enum {string} */
@@ -3903,7 +3913,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4101,7 +4111,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4672,7 +4682,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5062,7 +5072,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5540,7 +5550,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5924,7 +5934,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6101,7 +6111,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6550,7 +6560,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7239,7 +7249,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9419,7 +9429,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10399,7 +10409,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10735,7 +10745,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -12891,6 +12901,7 @@ export interface operations {
                      *           ],
                      *           "reverse_charge": true,
                      *           "tax_exempt_reason": "customer_exempt",
+                     *           "tax_status": "ok",
                      *           "buyer_tax": {
                      *             "tax_exempt": "none",
                      *             "tax_ids": [
@@ -13086,6 +13097,7 @@ export interface operations {
                      *       ],
                      *       "reverse_charge": true,
                      *       "tax_exempt_reason": "customer_exempt",
+                     *       "tax_status": "ok",
                      *       "buyer_tax": {
                      *         "tax_exempt": "none",
                      *         "tax_ids": [
@@ -13281,6 +13293,7 @@ export interface operations {
                      *       ],
                      *       "reverse_charge": true,
                      *       "tax_exempt_reason": "customer_exempt",
+                     *       "tax_status": "ok",
                      *       "buyer_tax": {
                      *         "tax_exempt": "none",
                      *         "tax_ids": [
@@ -13374,6 +13387,15 @@ export interface operations {
             };
             /** @description The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13485,6 +13507,7 @@ export interface operations {
                      *       ],
                      *       "reverse_charge": true,
                      *       "tax_exempt_reason": "customer_exempt",
+                     *       "tax_status": "ok",
                      *       "buyer_tax": {
                      *         "tax_exempt": "none",
                      *         "tax_ids": [
@@ -13682,6 +13705,7 @@ export interface operations {
                      *       ],
                      *       "reverse_charge": true,
                      *       "tax_exempt_reason": "customer_exempt",
+                     *       "tax_status": "ok",
                      *       "buyer_tax": {
                      *         "tax_exempt": "none",
                      *         "tax_ids": [
@@ -14132,7 +14156,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14656,7 +14680,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14911,7 +14935,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15257,7 +15281,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15511,7 +15535,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -17707,7 +17731,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -18417,7 +18441,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -18742,7 +18766,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -19095,7 +19119,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -19407,6 +19431,7 @@ export interface operations {
                      *         ],
                      *         "reverse_charge": true,
                      *         "tax_exempt_reason": "customer_exempt",
+                     *         "tax_status": "ok",
                      *         "buyer_tax": {
                      *           "tax_exempt": "none",
                      *           "tax_ids": [
@@ -19508,7 +19533,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -19731,6 +19756,7 @@ export interface operations {
                      *         ],
                      *         "reverse_charge": true,
                      *         "tax_exempt_reason": "customer_exempt",
+                     *         "tax_status": "ok",
                      *         "buyer_tax": {
                      *           "tax_exempt": "none",
                      *           "tax_ids": [
@@ -20304,7 +20330,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -21460,7 +21486,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -21707,7 +21733,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
             409: {
                 headers: {
                     [name: string]: unknown;

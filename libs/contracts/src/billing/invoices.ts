@@ -99,6 +99,10 @@ export const invoiceDiscountSchema = z
   })
   .meta({ id: 'InvoiceDiscount' });
 
+/** Whether an invoice bears its tax yet (docs/api/taxes.md#http-provider). */
+export const INVOICE_TAX_STATUSES = ['ok', 'pending', 'failed'] as const;
+export type InvoiceTaxStatus = (typeof INVOICE_TAX_STATUSES)[number];
+
 export const invoiceSchema = z
   .object({
     id: z.string(),
@@ -125,6 +129,9 @@ export const invoiceSchema = z
     tax_breakdown: z.array(taxBreakdownSchema),
     reverse_charge: z.boolean().meta({ description: 'The buyer accounts for the tax (docs/api/taxes.md#which-rates-a-line-bears): no line bears any' }),
     tax_exempt_reason: z.enum(['customer_exempt']).nullable(),
+    tax_status: z.enum(INVOICE_TAX_STATUSES).meta({
+      description: 'ok: taxed (or nothing to tax); pending: the HTTP tax provider has not answered for it yet; failed: its last call failed, it stays a draft and is retried with backoff (docs/api/taxes.md#http-provider)',
+    }),
     buyer_tax: z
       .object({ tax_exempt: z.enum(['none', 'exempt', 'reverse']), tax_ids: z.array(z.object({ type: z.string(), value: z.string() })), address_country: z.string().nullable(), address_state: z.string().nullable() })
       .nullable()

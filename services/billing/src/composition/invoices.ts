@@ -15,11 +15,14 @@ import { FinalizeInvoiceWorkflow } from '../workflows/finalize-invoice';
 import type { CompositionBase } from './base';
 import type { CreditNotes } from './credit-notes';
 import type { BillingStores } from './stores';
+import { HttpTaxProvider } from '../clients/tax-provider/http-tax-provider';
 import { DraftTaxes } from '../invoices/draft-taxes';
 import { invoiceTaxesOf } from './invoicing';
 
 export interface Invoices {
   finalizer: InvoiceFinalizer;
+  /** Step (6) again before finalization, and the HTTP tax provider's calls (docs/api/taxes.md#http-provider). */
+  draftTaxes: DraftTaxes;
   settlement: TopupSettlement;
   excessCredits: ExcessCredits;
   topups: TopupInvoicer;
@@ -32,6 +35,16 @@ export function composeInvoices(
   const { stores, wallets } = parts;
   const settlement = new TopupSettlement({ db, invoices: stores.invoices, wallets, logger });
   const excessCredits = new ExcessCredits({ db, wallets: parts.walletCredits, logger, clock });
+  const draftTaxes = new DraftTaxes({
+    db,
+    invoices: stores.invoices,
+    taxes: invoiceTaxesOf(stores),
+    clock,
+    logger,
+    // The HTTP tax provider (docs/api/taxes.md#http-provider): asked only for scopes whose settings name it.
+    provider: new HttpTaxProvider(settings.taxProvider.timeoutMs),
+    retry: { baseMs: settings.taxProvider.retryBaseMs, maxMs: settings.taxProvider.retryMaxMs },
+  });
   const finalizer = new InvoiceFinalizer({
     db,
     invoices: stores.invoices,
@@ -48,10 +61,10 @@ export function composeInvoices(
       settlement,
       excess: excessCredits,
       thresholdReturns: parts.creditNotes.thresholdReturns,
-      taxes: new DraftTaxes({ db, invoices: stores.invoices, taxes: invoiceTaxesOf(stores), clock }),
+      taxes: draftTaxes,
     }),
     voidNote: parts.creditNotes.issuer,
   });
   const topups = new TopupInvoicer({ db, invoices: stores.invoices, wallets, finalizer, logger, clock, published });
-  return { finalizer, settlement, excessCredits, topups };
+  return { finalizer, draftTaxes, settlement, excessCredits, topups };
 }

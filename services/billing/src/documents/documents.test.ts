@@ -29,6 +29,7 @@ const invoice: InvoiceResponse = {
   tax_breakdown: [],
   reverse_charge: false,
   tax_exempt_reason: null,
+  tax_status: 'ok',
   buyer_tax: null,
   pre_payment_credit_notes_amount: 0,
   post_payment_credit_notes_amount: 0,

@@ -1,4 +1,4 @@
-import type { BillingReason, InvoiceLineType, InvoicePaymentStatus, InvoiceStatus, WebhookEventName } from '@billstream/contracts';
+import type { BillingReason, InvoiceLineType, InvoicePaymentStatus, InvoiceStatus, InvoiceTaxStatus, WebhookEventName } from '@billstream/contracts';
 import { invoiceArithmetic, invoiceTotals, type DiscountAmount, type DiscountInput, type InvoiceTotals, type LineRateTax, type TaxBehavior } from '../invoice-arithmetic';
 import { sumAmounts } from '@billstream/pricing';
 
@@ -150,6 +150,10 @@ export interface Invoice {
   taxExemptReason?: 'customer_exempt' | null;
   /** The buyer's tax identity it was taxed with; null: untaxed (taxes off). */
   buyerTax?: BuyerTax | null;
+  /** Whether it bears its tax yet (docs/api/taxes.md#http-provider): `pending` until the HTTP provider answered, `failed` after a failed call; absent: ok. */
+  taxStatus?: InvoiceTaxStatus;
+  /** The HTTP provider's failed calls in a row for this draft (the retry's backoff); absent: 0. */
+  taxAttempts?: number;
   version: number;
   createdAt: Date;
   updatedAt: Date;
@@ -190,7 +194,7 @@ export function priceInvoice(lines: InvoiceLine[], discounts: readonly DiscountI
 }
 
 /** An invoice's tax fields before step (6), or with taxes off. */
-export const UNTAXED = { totalTax: 0, exclusiveTax: 0, taxBreakdown: [] as TaxBreakdownLine[], reverseCharge: false, taxExemptReason: null as 'customer_exempt' | null, buyerTax: null as BuyerTax | null };
+export const UNTAXED = { totalTax: 0, exclusiveTax: 0, taxBreakdown: [] as TaxBreakdownLine[], reverseCharge: false, taxExemptReason: null as 'customer_exempt' | null, buyerTax: null as BuyerTax | null, taxStatus: 'ok' as InvoiceTaxStatus };
 
 /**
  * The totals of a priced invoice after the credits on its lines (each at most the line's net

@@ -3,7 +3,7 @@ import { TOPICS } from '@billstream/bus';
 import type { DomainEvent, Scope } from '@billstream/contracts';
 import { minorDigits } from '@billstream/contracts';
 import type { Db, Trx } from '@billstream/db';
-import { NotFoundError, ServiceUnavailableError, ValidationError } from '@billstream/errors';
+import { NotFoundError, ServiceUnavailableError, TaxFailedError, ValidationError } from '@billstream/errors';
 import type { Logger } from '@billstream/logger';
 import { outboxInsertMany } from '@billstream/outbox';
 import { failpoint } from '@billstream/runtime';
@@ -60,6 +60,8 @@ export class InvoiceFinalizer {
     const draft = await this.get(scope, id);
     if (draft.status !== 'draft') throw notDraft(draft);
     const { invoice, wrote } = await this.run(draft, requestId, 'api');
+    // Its tax provider failed (docs/api/taxes.md#http-provider): it stays a draft, never finalized untaxed.
+    if (!wrote && invoice.status === 'draft' && invoice.taxStatus === 'failed') throw taxFailed(invoice);
     // Another call finalized (or voided) it first: this one did not finalize a draft.
     if (!wrote) throw notDraft(invoice);
     return invoice;
@@ -196,14 +198,12 @@ export class InvoiceFinalizer {
    */
   async finalizeMany(ids: string[], requestId: string, actor: string): Promise<Map<string, { finalized: boolean } | { error: unknown }>> {
     const out = new Map<string, { finalized: boolean } | { error: unknown }>(ids.map((id) => [id, { finalized: false }]));
-    const alone: Invoice[] = [];
-    const drafts = await this.deps.steps.tax((await this.deps.invoices.getByIds(this.deps.db, ids)).filter((d) => d.status === 'draft'));
+    const all = (await this.deps.invoices.getByIds(this.deps.db, ids)).filter((d) => d.status === 'draft');
+    // Drafts to reprice first go on their own (`run` taxes them after the reprice): taxed once, not twice.
+    const alone = all.filter((d) => !d.frozenAt && this.deps.steps.reprices);
+    const drafts = await this.deps.steps.tax(all.filter((d) => !alone.includes(d)));
     const byScope = new Map<string, Invoice[]>();
     for (const d of drafts) {
-      if (!d.frozenAt && this.deps.steps.reprices) {
-        alone.push(d);
-        continue;
-      }
       const key = JSON.stringify([d.tenantId, d.environmentId]);
       byScope.set(key, [...(byScope.get(key) ?? []), d]);
     }
@@ -398,6 +398,15 @@ function eventsOf(saved: Invoice, types: lifecycle.Transition['events'], payment
   const [first, ...rest] = types.map((t) => invoiceEvent(t, saved, actor));
   const events: DomainEvent[] = [first!, ...(paymentEvents ?? []), ...rest];
   return events.map((event) => ({ key: saved.id, event }));
+}
+
+/** The 409 of a draft its HTTP tax provider could not tax now. */
+function taxFailed(i: Invoice): TaxFailedError {
+  return new TaxFailedError(`Invoice ${i.id} could not be taxed: its tax provider failed (timeout, refused, not a 2xx, or a bad answer); it stays a draft with tax_status failed, the period job retries it, and a finalize once the provider answers finalizes it`, {
+    field: 'tax_status',
+    tax_status: 'failed',
+    invoice_id: i.id,
+  });
 }
 
 /** The 400 of a finalization that found no draft (another call finalized or voided it first). */

@@ -117,7 +117,7 @@ function moved(before: Invoice, after: Invoice, events: InvoiceEventType[]): Tra
 export type DraftPricing = Pick<Invoice, 'lines' | 'discounts' | 'subtotal' | 'totalDiscount' | 'excessCredit' | TaxFields>;
 
 /** Step (6)'s fields of an invoice (docs/api/taxes.md#invoices-bearing-tax): set by `taxed`, carried by `draft` and `reprice`. */
-type TaxFields = 'totalTax' | 'exclusiveTax' | 'taxBreakdown' | 'reverseCharge' | 'taxExemptReason' | 'buyerTax';
+type TaxFields = 'totalTax' | 'exclusiveTax' | 'taxBreakdown' | 'reverseCharge' | 'taxExemptReason' | 'buyerTax' | 'taxStatus' | 'taxAttempts';
 const taxFieldsOf = (p: Partial<Pick<Invoice, TaxFields>>): Pick<Invoice, TaxFields> => ({
   totalTax: p.totalTax ?? 0,
   exclusiveTax: p.exclusiveTax ?? 0,
@@ -125,6 +125,8 @@ const taxFieldsOf = (p: Partial<Pick<Invoice, TaxFields>>): Pick<Invoice, TaxFie
   reverseCharge: p.reverseCharge ?? false,
   taxExemptReason: p.taxExemptReason ?? null,
   buyerTax: p.buyerTax ?? null,
+  taxStatus: p.taxStatus ?? 'ok',
+  taxAttempts: p.taxAttempts ?? 0,
 });
 
 /**

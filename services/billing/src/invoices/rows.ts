@@ -1,3 +1,4 @@
+import type { InvoiceTaxStatus } from '@billstream/contracts';
 import type { DiscountAmount } from '../invoice-arithmetic';
 import type { BuyerTax, Invoice, InvoiceLine, TaxBreakdownLine, ThresholdReturn } from './domain';
 
@@ -52,6 +53,8 @@ export interface InvoiceRow {
   reverse_charge?: boolean;
   tax_exempt_reason?: 'customer_exempt' | null;
   buyer_tax?: { tax_exempt: BuyerTax['taxExempt']; tax_ids: BuyerTax['taxIds']; address_country: string | null; address_state: string | null } | null;
+  tax_status?: InvoiceTaxStatus;
+  tax_attempts?: number;
   version: number;
   created_at: Date;
   updated_at: Date;
@@ -185,6 +188,8 @@ export function fromRow(r: InvoiceRow, lines: InvoiceLine[], discounts: Discount
     reverseCharge: r.reverse_charge ?? false,
     taxExemptReason: r.tax_exempt_reason ?? null,
     buyerTax: r.buyer_tax ? { taxExempt: r.buyer_tax.tax_exempt, taxIds: r.buyer_tax.tax_ids, addressCountry: r.buyer_tax.address_country, addressState: r.buyer_tax.address_state } : null,
+    taxStatus: r.tax_status ?? 'ok',
+    taxAttempts: r.tax_attempts ?? 0,
     lines,
     version: r.version,
     createdAt: r.created_at,
@@ -236,6 +241,8 @@ function taxColumns(i: Invoice) {
     reverse_charge: i.reverseCharge ?? false,
     tax_exempt_reason: i.taxExemptReason ?? null,
     buyer_tax: b && JSON.stringify({ tax_exempt: b.taxExempt, tax_ids: b.taxIds, address_country: b.addressCountry, address_state: b.addressState }),
+    tax_status: i.taxStatus ?? 'ok',
+    tax_attempts: i.taxAttempts ?? 0,
   };
 }
 

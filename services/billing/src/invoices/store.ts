@@ -383,14 +383,16 @@ export class InvoiceStore {
    * Claims up to `limit` invoices matching `where` for `leaseMs` (SKIP LOCKED: replicas take
    * different ones; a claim a crash left behind expires). Answers their ids; with `scope`, of that tenant and environment only.
    */
-  async claim(db: Db, kind: 'drafts' | 'overdue' | 'refunds' | 'settles', now: Date, leaseMs: number, limit: number, scope?: Scope): Promise<string[]> {
+  async claim(db: Db, kind: 'drafts' | 'taxes' | 'overdue' | 'refunds' | 'settles', now: Date, leaseMs: number, limit: number, scope?: Scope): Promise<string[]> {
     const condition = {
       drafts: `status = 'draft' AND finalize_after <= ?`,
+      // Drafts the HTTP tax provider has not taxed yet (docs/api/taxes.md#http-provider).
+      taxes: `status = 'draft' AND tax_status <> 'ok' AND ?::timestamptz IS NOT NULL`,
       overdue: `status = 'finalized' AND NOT overdue AND due_date <= ?`,
       refunds: `refund_state = 'pending' AND ?::timestamptz IS NOT NULL`,
       settles: `settle_state = 'pending' AND ?::timestamptz IS NOT NULL`,
     }[kind];
-    const order = { drafts: 'finalize_after, id', overdue: 'due_date, id', refunds: 'id', settles: 'id' }[kind];
+    const order = { drafts: 'finalize_after, id', taxes: 'id', overdue: 'due_date, id', refunds: 'id', settles: 'id' }[kind];
     const result = await db.raw<{ rows: Array<{ id: string }> }>(
       `UPDATE invoices SET work_lease_until = ? WHERE id IN (
          SELECT id FROM invoices WHERE ${condition} AND (work_lease_until IS NULL OR work_lease_until <= ?)${scope ? ' AND tenant_id = ? AND environment_id = ?' : ''}
@@ -409,6 +411,15 @@ export class InvoiceStore {
   /** The wallet settled the top-up's credit; the claim of the period job ends with it. */
   async markSettled(conn: Conn, id: string): Promise<void> {
     await conn('invoices').where({ id, settle_state: 'pending' }).update({ settle_state: 'done', work_lease_until: null });
+  }
+
+  /**
+   * The HTTP tax provider failed a draft (docs/api/taxes.md#http-provider): `tax_status: failed`,
+   * its failures in a row, and the period job's claim held until `retryAt` (its backoff). Only
+   * while it is the draft read (same version); nothing else of it changes.
+   */
+  async markTaxFailed(conn: Conn, d: Pick<Invoice, 'id' | 'version'>, attempts: number, retryAt: Date): Promise<void> {
+    await conn('invoices').where({ id: d.id, status: 'draft', version: d.version }).update({ tax_status: 'failed', tax_attempts: attempts, work_lease_until: retryAt });
   }
 
   async releaseLease(conn: Conn, id: string): Promise<void> {

@@ -36,5 +36,5 @@ export function taxed<T extends Taxable>(priced: T, ctx: InvoiceTaxContext): T &
   const taxBreakdown: TaxBreakdownLine[] = tax.breakdown.map((b) => ({ ...b, country: refs.get(b.taxRateId)?.country ?? null, region: refs.get(b.taxRateId)?.region ?? null }));
   const sums = { totalTax: tax.totalTax, exclusiveTax: tax.exclusiveTax };
   const totals = settleInvoice({ ...priced, ...sums }, lines, 0);
-  return { ...priced, lines, ...totals, ...sums, taxBreakdown, reverseCharge: ctx.reverseCharge, taxExemptReason: ctx.exemptReason, buyerTax: ctx.buyer };
+  return { ...priced, lines, ...totals, ...sums, taxBreakdown, reverseCharge: ctx.reverseCharge, taxExemptReason: ctx.exemptReason, buyerTax: ctx.buyer, taxStatus: 'ok' };
 }

@@ -32,7 +32,7 @@ export function toLineView(l: InvoiceLine): InvoiceResponse['line_items'][number
 }
 
 /** An invoice's tax fields as the API shows them (docs/api/taxes.md#invoices-bearing-tax). */
-function taxView(i: Invoice): Pick<InvoiceResponse, 'total_tax' | 'total_excluding_tax' | 'tax_breakdown' | 'reverse_charge' | 'tax_exempt_reason' | 'buyer_tax'> {
+function taxView(i: Invoice): Pick<InvoiceResponse, 'total_tax' | 'total_excluding_tax' | 'tax_breakdown' | 'reverse_charge' | 'tax_exempt_reason' | 'buyer_tax' | 'tax_status'> {
   const totalTax = i.totalTax ?? 0;
   const b = i.buyerTax ?? null;
   return {
@@ -41,6 +41,7 @@ function taxView(i: Invoice): Pick<InvoiceResponse, 'total_tax' | 'total_excludi
     tax_breakdown: (i.taxBreakdown ?? []).map((t) => ({ tax_rate_id: t.taxRateId, code: t.code, country: t.country, region: t.region, percentage: t.percentage, taxable_amount: t.taxableAmount, amount: t.amount })),
     reverse_charge: i.reverseCharge ?? false,
     tax_exempt_reason: i.taxExemptReason ?? null,
+    tax_status: i.taxStatus ?? 'ok',
     buyer_tax: b && { tax_exempt: b.taxExempt, tax_ids: b.taxIds, address_country: b.addressCountry, address_state: b.addressState },
   };
 }

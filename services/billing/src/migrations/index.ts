@@ -26,6 +26,7 @@ import { taxRatesMigration } from './023-tax-rates';
 import { invoiceEmailsMigration } from './024-invoice-emails';
 import { taxFieldsMigration } from './025-tax-fields';
 import { invoiceTaxesMigration } from './026-invoice-taxes';
+import { taxStatusMigration } from './027-tax-status';
 
 export const SCHEMA = 'billing';
 
@@ -58,4 +59,5 @@ export const migrations: Migration[] = [
   invoiceEmailsMigration(SCHEMA),
   taxFieldsMigration(SCHEMA),
   invoiceTaxesMigration(SCHEMA),
+  taxStatusMigration(SCHEMA),
 ];

@@ -57,6 +57,8 @@ export interface ClosePeriodDeps {
   /** Excess credits (ADR 0043) and what threshold invoices billed beyond the closing invoice (ADR 0046), left owed. */
   excessCredits: Retry;
   thresholdReturns: Retry;
+  /** The HTTP tax provider (docs/api/taxes.md#http-provider): a draft not taxed yet, taxed now; answers whether it is. */
+  draftTaxes: { pending(invoiceId: string): Promise<boolean> };
   /** Dunning (ADR 0044): the retry attempts of overdue invoices due now. */
   dunning: DueWork;
   /** Progressive billing (ADR 0046): threshold checks of the active subscriptions with thresholds. */
@@ -92,6 +94,8 @@ interface Round {
  * 1. invoice the ended periods, finalize the drafts due, credit the grants of each finalized
  *    batch (the three overlap: a batch's drafts are finalized while the next batches are
  *    invoiced, and its grants follow, ADR 0048);
+ * 1b. ask the HTTP tax provider for the drafts still `pending` (a grace window's) or `failed`
+ *    whose backoff ended (docs/api/taxes.md#http-provider);
  * 2. complete the voids whose refund did not finish;
  * 3. settle the paid invoiced top-ups whose credit is not settled yet;
  * 4. complete the CREDITS payments a crash left pending;
@@ -115,6 +119,7 @@ export class ClosePeriod {
   async run(scope?: Scope): Promise<PeriodJobResult> {
     const round: Round = { requestId: `period-job-${newUlid()}`, scope, lease: this.deps.leaseMs ?? LEASE_MS, result: emptyResult() };
     await this.invoiceFinalizeAndGrant(round);
+    await this.taxPending(round);
     await this.completeVoids(round);
     await this.settleTopups(round);
     await this.deps.payments.completePending('period-job', scope);
@@ -188,6 +193,13 @@ export class ClosePeriod {
     for (const r of settled) if (r.status === 'rejected') throw r.reason;
   }
 
+  /** Step 1b: drafts the HTTP tax provider has not taxed yet, asked now (a failed one after its backoff: its claim waits until then). */
+  private taxPending(round: Round): Promise<void> {
+    return this.drainClaimed(round, 'taxes', 'taxing a draft with the HTTP tax provider', async (id) => {
+      await this.deps.draftTaxes.pending(id);
+    });
+  }
+
   /** Step 2: the credits of voided invoices given back where a crash or an outage stopped it. */
   private completeVoids(round: Round): Promise<void> {
     return this.drainClaimed(round, 'refunds', 'giving back the credits of a voided invoice', async (id) => {
@@ -216,7 +228,7 @@ export class ClosePeriod {
     if (round.result.renewal_notices > 0) this.deps.published();
   }
 
-  private drainClaimed(round: Round, what: 'refunds' | 'settles' | 'overdue', doing: string, work: (id: string) => Promise<void>): Promise<void> {
+  private drainClaimed(round: Round, what: 'taxes' | 'refunds' | 'settles' | 'overdue', doing: string, work: (id: string) => Promise<void>): Promise<void> {
     const { db, clock } = this.deps;
     return drain(() => this.deps.invoices.claim(db, what, clock(), round.lease, CLAIM_BATCH, round.scope), work, doing, this.concurrency(), this.deps.logger);
   }

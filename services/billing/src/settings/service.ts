@@ -78,8 +78,10 @@ function mergedTax(current: TaxSettings, change: SettingsChange['tax']): TaxSett
     throw new ValidationError(`tax.reverse_charge.seller_country ${tax.reverse_charge.seller_country} is not an EU member state`, { field: 'tax.reverse_charge.seller_country' });
   }
   if (tax.provider === 'HTTP') {
-    // The HTTP provider is a later step of issue #49: refused rather than taxing with the built-in rates under its name.
-    throw new ValidationError('tax.provider HTTP is not served yet; use BUILT_IN', { field: 'tax.provider' });
+    // The HTTP provider (docs/api/taxes.md#http-provider): billing POSTs each draft to `url`, signed with `secret`.
+    if (!tax.url) throw new ValidationError('tax.provider HTTP needs tax.url (the http(s) URL billing POSTs each draft to)', { field: 'tax.url' });
+    if (!URL.canParse(tax.url) || !['http:', 'https:'].includes(new URL(tax.url).protocol)) throw new ValidationError(`tax.url ${tax.url} is not an http(s) URL`, { field: 'tax.url' });
+    if (!tax.secret) throw new ValidationError('tax.provider HTTP needs tax.secret (the key of the requests\' X-Service-Signature)', { field: 'tax.secret' });
   }
   return tax;
 }
