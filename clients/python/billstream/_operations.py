@@ -432,7 +432,7 @@ class SyncOperations:
         return cast("Invoice", self._call("getInvoice", {"id": id}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
     def finalize_invoice(self, id: str, body: Optional[FinalizeInvoiceBody] = None, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> Invoice:
-        """Finalize a draft now: number it, apply wallet credits, take postpaid credits as payment; a draft its tax provider cannot tax now gives 409 tax_failed. POST /v1/invoices/{id}/finalize"""
+        """Finalize a draft now: number it, apply wallet credits, take postpaid credits as payment; a draft its tax provider cannot tax now gives 400 (details.tax_status failed). POST /v1/invoices/{id}/finalize"""
         return cast("Invoice", self._call("finalizeInvoice", {"id": id}, query=None, body=body, headers=headers, request_id=request_id, timeout=timeout))
 
     def void_invoice(self, id: str, body: Optional[VoidInvoiceBody] = None, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> Invoice:
@@ -1003,7 +1003,7 @@ class AsyncOperations:
         return cast("Invoice", await self._call("getInvoice", {"id": id}, query=None, body=None, headers=headers, request_id=request_id, timeout=timeout))
 
     async def finalize_invoice(self, id: str, body: Optional[FinalizeInvoiceBody] = None, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> Invoice:
-        """Finalize a draft now: number it, apply wallet credits, take postpaid credits as payment; a draft its tax provider cannot tax now gives 409 tax_failed. POST /v1/invoices/{id}/finalize"""
+        """Finalize a draft now: number it, apply wallet credits, take postpaid credits as payment; a draft its tax provider cannot tax now gives 400 (details.tax_status failed). POST /v1/invoices/{id}/finalize"""
         return cast("Invoice", await self._call("finalizeInvoice", {"id": id}, query=None, body=body, headers=headers, request_id=request_id, timeout=timeout))
 
     async def void_invoice(self, id: str, body: Optional[VoidInvoiceBody] = None, *, headers: Optional[Mapping[str, str]] = None, request_id: Optional[str] = None, timeout: Optional[float] = None) -> Invoice:

@@ -11,7 +11,6 @@ export type InternalError =
   | 'already_exists'
   | 'version_conflict'
   | 'idempotency_conflict'
-  | 'tax_failed'
   | 'service_unavailable'
   | 'database_error'
   | 'http_client_error'

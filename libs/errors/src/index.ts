@@ -12,7 +12,6 @@ export type ErrorKind =
   | 'already_exists'
   | 'version_conflict'
   | 'idempotency_conflict'
-  | 'tax_failed'
   | 'insufficient_credits'
   | 'insufficient_quota'
   | 'rate_limited'
@@ -87,13 +86,6 @@ export class VersionConflictError extends DomainError {
 export class IdempotencyConflictError extends DomainError {
   constructor(message: string, details?: ErrorDetails) {
     super('idempotency_conflict', message, details);
-  }
-}
-
-/** A draft cannot be finalized: its tax provider failed (docs/api/taxes.md#http-provider); 409 `tax_failed`. */
-export class TaxFailedError extends DomainError {
-  constructor(message: string, details?: ErrorDetails) {
-    super('tax_failed', message, details);
   }
 }
 

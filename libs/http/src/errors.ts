@@ -13,7 +13,6 @@ const KIND_TO_HTTP: Record<ErrorKind, { status: number; code: string }> = {
   already_exists: { status: 409, code: 'already_exists' },
   version_conflict: { status: 409, code: 'version_conflict' },
   idempotency_conflict: { status: 409, code: 'idempotency_conflict' },
-  tax_failed: { status: 409, code: 'tax_failed' },
   insufficient_credits: { status: 402, code: 'insufficient_credits' },
   insufficient_quota: { status: 402, code: 'insufficient_quota' },
   rate_limited: { status: 429, code: 'service_unavailable' },

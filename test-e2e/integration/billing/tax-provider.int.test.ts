@@ -10,8 +10,8 @@ import type { TaxedInvoice } from './taxes-invoices';
  * gateway on real Postgres and Kafka, with a real tax service this test starts on 127.0.0.1 (a
  * node http server of our contract that checks each request's X-Service-Signature). The happy
  * path bears the provider's tax on the finalized invoice and its lines; a timeout, a wrong amount
- * and an outage each leave the draft `tax_status: failed` (a manual finalize answers 409
- * tax_failed, no finalized event), and once the provider answers again the period job
+ * and an outage each leave the draft `tax_status: failed` (a manual finalize answers 400 with
+ * details.tax_status failed, no finalized event), and once the provider answers again the period job
  * (POST /v1/cron/bill-subscriptions) retries it and finalizes it with the provider's tax.
  * TAX_PROVIDER_TIMEOUT_MS (default 5000) is 1000 here, and the retry backoff starts at 200 ms.
  */
@@ -228,8 +228,8 @@ describe('the HTTP tax provider through the gateway (real Postgres and Kafka, a 
       expect(row.tax_attempts).toBeGreaterThanOrEqual(1);
       expect(new Date(row.work_lease_until).getTime()).toBeGreaterThan(Date.now() - 1000);
       const manual = await api.post(`/v1/invoices/${d.id}/finalize`, {});
-      expect(manual.status).toBe(409);
-      expect(manual.body.error).toMatchObject({ internal_error: 'tax_failed', details: { field: 'tax_status', tax_status: 'failed', invoice_id: d.id } });
+      expect(manual.status).toBe(400);
+      expect(manual.body.error).toMatchObject({ internal_error: 'validation_error', details: { field: 'tax_status', tax_status: 'failed', invoice_id: d.id } });
       expect(await get(d.id)).toMatchObject({ status: 'draft', tax_status: 'failed', invoice_number: null });
       expect(await finalizedEvents(d.id)).toBe(0);
     } finally {

@@ -1057,7 +1057,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Finalize a draft now: number it, apply wallet credits, take postpaid credits as payment; a draft its tax provider cannot tax now gives 409 tax_failed
+         * Finalize a draft now: number it, apply wallet credits, take postpaid credits as payment; a draft its tax provider cannot tax now gives 400 (details.tax_status failed)
          * @description Needs the `invoices:write` permission (or `*`). Served by the billing service.
          */
         post: operations["finalizeInvoice"];
@@ -3913,7 +3913,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4111,7 +4111,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4682,7 +4682,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5072,7 +5072,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5550,7 +5550,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5934,7 +5934,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6111,7 +6111,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6560,7 +6560,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -7249,7 +7249,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9429,7 +9429,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10409,7 +10409,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -10745,7 +10745,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13394,15 +13394,6 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
             /** @description The request body is larger than the limit (`validation_error`) */
             413: {
                 headers: {
@@ -14156,7 +14147,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14680,7 +14671,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14935,7 +14926,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15281,7 +15272,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15535,7 +15526,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -17731,7 +17722,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -18441,7 +18432,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -18766,7 +18757,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -19119,7 +19110,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -19533,7 +19524,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -20330,7 +20321,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -21486,7 +21477,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -21733,7 +21724,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider) */
+            /** @description Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`) */
             409: {
                 headers: {
                     [name: string]: unknown;

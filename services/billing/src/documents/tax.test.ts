@@ -41,6 +41,7 @@ const taxed: InvoiceResponse = {
   subscription_customer_id: null,
   billing_reason: 'SUBSCRIPTION_CYCLE',
   status: 'finalized',
+  tax_status: 'ok',
   payment_status: 'pending',
   currency: 'eur',
   period_start: '2026-12-01T00:00:00.000Z',

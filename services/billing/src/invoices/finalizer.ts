@@ -3,7 +3,7 @@ import { TOPICS } from '@billstream/bus';
 import type { DomainEvent, Scope } from '@billstream/contracts';
 import { minorDigits } from '@billstream/contracts';
 import type { Db, Trx } from '@billstream/db';
-import { NotFoundError, ServiceUnavailableError, TaxFailedError, ValidationError } from '@billstream/errors';
+import { NotFoundError, ServiceUnavailableError, ValidationError } from '@billstream/errors';
 import type { Logger } from '@billstream/logger';
 import { outboxInsertMany } from '@billstream/outbox';
 import { failpoint } from '@billstream/runtime';
@@ -400,9 +400,13 @@ function eventsOf(saved: Invoice, types: lifecycle.Transition['events'], payment
   return events.map((event) => ({ key: saved.id, event }));
 }
 
-/** The 409 of a draft its HTTP tax provider could not tax now. */
-function taxFailed(i: Invoice): TaxFailedError {
-  return new TaxFailedError(`Invoice ${i.id} could not be taxed: its tax provider failed (timeout, refused, not a 2xx, or a bad answer); it stays a draft with tax_status failed, the period job retries it, and a finalize once the provider answers finalizes it`, {
+/**
+ * The refusal of a draft its HTTP tax provider could not tax now: an operation the invoice's
+ * state does not allow, so a 400 `validation_error` (the envelope's codes are closed), with
+ * `details.tax_status` saying why (docs/api/taxes.md#http-provider).
+ */
+function taxFailed(i: Invoice): ValidationError {
+  return new ValidationError(`Invoice ${i.id} could not be taxed: its tax provider failed (timeout, refused, not a 2xx, or a bad answer); it stays a draft with tax_status failed, the period job retries it, and a finalize once the provider answers finalizes it`, {
     field: 'tax_status',
     tax_status: 'failed',
     invoice_id: i.id,

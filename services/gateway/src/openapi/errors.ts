@@ -37,7 +37,7 @@ const DESCRIPTIONS: Record<number, string> = {
   403: 'The API key lacks the permission this operation needs (`permission_denied`)',
   402: 'Not enough available for a hold: credits (`insufficient_credits`) or quantity of an entitlement (`insufficient_quota`); `details.available` says how much is available',
   404: 'The record does not exist in the caller tenant and environment, or a referenced one does not (`not_found`)',
-  409: 'Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) an idempotency key reused with another body (`idempotency_conflict`), or a draft whose tax provider failed (`tax_failed`, docs/api/taxes.md#http-provider)',
+  409: 'Conflict: a duplicate (`already_exists`), a stale `If-Match` (`version_conflict`) or an idempotency key reused with another body (`idempotency_conflict`)',
   410: "The signed link expired or its invoice's links were revoked (`not_found`); ask the seller for a new link",
   413: 'The request body is larger than the limit (`validation_error`)',
   429: 'Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds',
