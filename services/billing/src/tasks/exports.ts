@@ -12,6 +12,7 @@ import type { Db } from '@billstream/db';
 import { ServiceUnavailableError } from '@billstream/errors';
 import type { InternalClient } from '@billstream/http';
 import type { InvoiceStore } from '../invoices/store';
+import { DecimalCell } from './files';
 import { toInvoiceView } from '../invoices/view';
 
 /**
@@ -165,7 +166,7 @@ export function minorToDecimal(minor: number, currency: string): string {
 export function taxReportFileRows(report: TaxReport): Array<Record<string, unknown>> {
   return report.rows.map((r) => {
     const row: Record<string, unknown> = { ...r };
-    for (const a of TAX_AMOUNTS) row[`${a}_decimal`] = minorToDecimal(r[a], r.currency);
+    for (const a of TAX_AMOUNTS) row[`${a}_decimal`] = new DecimalCell(minorToDecimal(r[a], r.currency));
     return row;
   });
 }
