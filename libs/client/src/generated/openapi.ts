@@ -21299,11 +21299,11 @@ export interface operations {
     getTaxReport: {
         parameters: {
             query: {
-                /** @example 2026-01-15T10:30:00Z */
+                /** @example 2026-11-01T00:00:00Z */
                 from: string;
-                /** @example 2026-01-15T10:30:00Z */
+                /** @example 2026-12-01T00:00:00Z */
                 to: string;
-                /** @example usd */
+                /** @example eur */
                 currency?: string;
             };
             header?: never;
@@ -21321,33 +21321,49 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "from": "100",
-                     *       "to": "100",
-                     *       "currency": "usd",
+                     *       "from": "2026-11-01T00:00:00Z",
+                     *       "to": "2026-12-01T00:00:00Z",
+                     *       "currency": "eur",
                      *       "rows": [
                      *         {
-                     *           "currency": "usd",
+                     *           "currency": "eur",
                      *           "treatment": "taxed",
-                     *           "tax_rate_id": "100",
-                     *           "code": "100",
-                     *           "tax_type": "100",
-                     *           "country": "100",
-                     *           "region": "100",
-                     *           "percentage": "100",
-                     *           "invoiced_taxable": 1,
-                     *           "invoiced_tax": 1,
-                     *           "credited_taxable": 1,
-                     *           "credited_tax": 1,
-                     *           "net_taxable": 1,
-                     *           "net_tax": 1
+                     *           "tax_rate_id": "txr_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "code": "DE_VAT_19",
+                     *           "tax_type": "VAT",
+                     *           "country": "DE",
+                     *           "region": null,
+                     *           "percentage": "19",
+                     *           "invoiced_taxable": 250000,
+                     *           "invoiced_tax": 47500,
+                     *           "credited_taxable": 10000,
+                     *           "credited_tax": 1900,
+                     *           "net_taxable": 240000,
+                     *           "net_tax": 45600
+                     *         },
+                     *         {
+                     *           "currency": "eur",
+                     *           "treatment": "reverse_charge",
+                     *           "tax_rate_id": null,
+                     *           "code": null,
+                     *           "tax_type": null,
+                     *           "country": null,
+                     *           "region": null,
+                     *           "percentage": null,
+                     *           "invoiced_taxable": 60000,
+                     *           "invoiced_tax": 0,
+                     *           "credited_taxable": 0,
+                     *           "credited_tax": 0,
+                     *           "net_taxable": 60000,
+                     *           "net_tax": 0
                      *         }
                      *       ],
                      *       "totals": [
                      *         {
-                     *           "currency": "usd",
-                     *           "invoiced_tax": 1,
-                     *           "credited_tax": 1,
-                     *           "net_tax": 1
+                     *           "currency": "eur",
+                     *           "invoiced_tax": 47500,
+                     *           "credited_tax": 1900,
+                     *           "net_tax": 45600
                      *         }
                      *       ]
                      *     }

@@ -41,7 +41,8 @@ export const taxReportQuery = z
   .superRefine((q, ctx) => {
     const bad = checkTaxWindow(q.from, q.to);
     if (bad) ctx.addIssue({ code: 'custom', path: [bad.path], message: bad.message });
-  });
+  })
+  .meta({ examples: [{ from: '2026-11-01T00:00:00Z', to: '2026-12-01T00:00:00Z', currency: 'eur' }] });
 export type TaxReportQuery = z.output<typeof taxReportQuery>;
 
 export const TAX_TREATMENTS = ['taxed', 'reverse_charge', 'exempt'] as const;
@@ -75,6 +76,19 @@ export const taxReportSchema = z.object({
   currency: z.string().nullable(),
   rows: z.array(taxReportRowSchema),
   totals: z.array(z.object({ currency: z.string(), invoiced_tax: amount, credited_tax: amount, net_tax: amount })),
+}).meta({
+  examples: [
+    {
+      from: '2026-11-01T00:00:00Z',
+      to: '2026-12-01T00:00:00Z',
+      currency: 'eur',
+      rows: [
+        { currency: 'eur', treatment: 'taxed', tax_rate_id: 'txr_01JDQ8Z6Y4K2M9N3P5R7T9V1X3', code: 'DE_VAT_19', tax_type: 'VAT', country: 'DE', region: null, percentage: '19', invoiced_taxable: 250000, invoiced_tax: 47500, credited_taxable: 10000, credited_tax: 1900, net_taxable: 240000, net_tax: 45600 },
+        { currency: 'eur', treatment: 'reverse_charge', tax_rate_id: null, code: null, tax_type: null, country: null, region: null, percentage: null, invoiced_taxable: 60000, invoiced_tax: 0, credited_taxable: 0, credited_tax: 0, net_taxable: 60000, net_tax: 0 },
+      ],
+      totals: [{ currency: 'eur', invoiced_tax: 47500, credited_tax: 1900, net_tax: 45600 }],
+    },
+  ],
 });
 export type TaxReport = z.infer<typeof taxReportSchema>;
 
