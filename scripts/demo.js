@@ -25,6 +25,12 @@
  * processor's webhook settles with POST /v1/payments/{id}/succeed), and the invoice's PDF,
  * frozen at finalization, is written to a file whose path is printed.
  *
+ * Then (steps 20-22) taxes: a seller in Germany turns them on with the EU reverse charge and a
+ * 19 % VAT rate; a German customer is invoiced with VAT, a French business with a VAT id is
+ * reverse charged; the tax report (GET /v1/reports/taxes) and its TAX_REPORT CSV export show
+ * what to declare. Each of those figures is checked against one computed from the rate: a
+ * mismatch fails the demo (exit 1).
+ *
  *   BILLSTREAM_URL      gateway base URL (default http://127.0.0.1:8080)
  *   BILLSTREAM_API_KEY  API key with `*` (default: the key `npm start` keeps in $DATA_DIR/dev-api-key,
  *                       else BILLSTREAM_API_KEY of the .env of `npm run compose:env`)
@@ -762,6 +768,147 @@ async function collectionStory(n, meters) {
     });
 }
 
+// ---------------------------------------------------------------- taxes: German VAT, the EU reverse charge, the tax report
+
+/**
+ * Steps n..n+2: a seller in Germany turns taxes on with the EU reverse charge; a 19 % VAT rate;
+ * a German customer, taxed at it, and a French business with a VAT id, reverse charged (no VAT
+ * on the invoice, the buyer accounts for it); each invoiced; then the tax report of those
+ * invoices and its CSV export. Every figure is checked against one computed here from the rate:
+ * a mismatch is printed ✗ and makes the demo exit 1.
+ */
+const SELLER_COUNTRY = 'DE';
+const VAT_PERCENT = '19';
+const TAXED_FEE = '100';
+const TAXED_CURRENCY = 'eur';
+const TAXED_CUSTOMERS = [
+  { key: 'berlin', name: 'Berliner Software GmbH', email: 'buchhaltung@berliner.example', address: { address_line1: 'Friedrichstraße 1', address_city: 'Berlin', address_postal_code: '10117', address_country: 'DE' } },
+  {
+    key: 'lyon',
+    name: 'Société Lyonnaise SAS',
+    email: 'compta@lyonnaise.example',
+    address: { address_line1: '1 place Bellecour', address_city: 'Lyon', address_postal_code: '69002', address_country: 'FR' },
+    // A VAT number whose check digits are right (the customer service checks them, ADR 0066).
+    tax_ids: [{ type: 'eu_vat', value: 'FR40303265045' }],
+  },
+];
+
+/** Figures that did not match the ones computed from the prices and rates. */
+let failedChecks = 0;
+function check(ok, text) {
+  if (!ok) failedChecks++;
+  say(`     ${ok ? '✓' : '✗'} ${text}`);
+}
+
+/** Minor units of a currency of 2 decimals as "EUR 1,190.00" (exact: integers only). */
+function inCurrency(minor, currency) {
+  const m = BigInt(minor);
+  const abs = m < 0n ? -m : m;
+  return `${m < 0n ? '-' : ''}${currency.toUpperCase()} ${grouped(abs / 100n)}.${String(abs % 100n).padStart(2, '0')}`;
+}
+
+/** The tax of `minor` at a percentage of at most 4 decimals, rounded half up once (docs/api/taxes.md#arithmetic). */
+function taxOf(minor, percent) {
+  const [int, frac = ''] = percent.split('.');
+  const scaled = BigInt(minor) * BigInt(int + frac.padEnd(4, '0'));
+  return Number((scaled + 500_000n) / 1_000_000n);
+}
+
+async function taxStory(n) {
+  const s = { from: new Date(Date.now() - 1000).toISOString(), invoices: [] };
+  step(n, `Taxes: a seller in ${SELLER_COUNTRY}, ${VAT_PERCENT} % VAT at home, the EU reverse charge abroad`);
+  const made = await part(async () => {
+    const current = await must('Reading the settings', () => billstream.GET('/v1/settings/billing'));
+    const seller = current.invoice_settings ? {} : { company_name: 'Billstream Demo GmbH', address: 'Hafenstraße 1, 20457 Hamburg' };
+    const body = { tax: { enabled: true, reverse_charge: { enabled: true, seller_country: SELLER_COUNTRY } }, invoice_settings: { ...seller, country: SELLER_COUNTRY, tax_id: 'DE136695976' } };
+    const settings = await must('Turning taxes on', () => billstream.PUT('/v1/settings/billing', { body }));
+    say(`   ✓ taxes on (rounding ${settings.tax.rounding}, prices ${settings.tax.default_behavior} of tax), reverse charge for EU businesses outside ${settings.tax.reverse_charge.seller_country}`);
+    s.rate = await must('Creating the tax rate', () =>
+      billstream.POST('/v1/tax_rates', { body: { code: `DE_VAT_${VAT_PERCENT}_${RUN}`, name: 'Umsatzsteuer', percentage: VAT_PERCENT, tax_type: 'VAT', country: SELLER_COUNTRY } }),
+    );
+    say(`   ✓ ${s.rate.id}  ${s.rate.code}: ${s.rate.percentage} % ${s.rate.tax_type}, ${s.rate.country}`);
+    // The price names its rate, so another run's rates of the same country never add to it.
+    const price = { type: 'FIXED', currency: TAXED_CURRENCY, amount: TAXED_FEE, billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ADVANCE', display_name: 'Business plan', tax_rate_ids: [s.rate.id] };
+    s.plan = await must('Creating the plan', () => billstream.POST('/v1/plans', { body: { name: `Demo Business ${RUN}`, prices: [price] } }));
+    say(`   ✓ ${s.plan.id}  Business: ${TAXED_FEE} ${TAXED_CURRENCY} a month in advance, bearing ${s.rate.code}`);
+    for (const c of TAXED_CUSTOMERS) {
+      const customer = await must('Creating customers', () =>
+        billstream.POST('/v1/customers', { body: { external_customer_id: `${c.key}-${RUN}`, name: c.name, email: c.email, ...c.address, ...(c.tax_ids ? { tax_ids: c.tax_ids } : {}) } }),
+      );
+      say(`   ✓ ${customer.id}  ${c.name}, ${c.address.address_city} (${c.address.address_country})${c.tax_ids ? `, VAT id ${c.tax_ids[0].value}` : ''}`);
+      const sub = await must('Subscribing', () => billstream.POST('/v1/subscriptions', { body: { customer_id: customer.id, plan_id: s.plan.id, payment_terms_days: PAYMENT_TERMS_DAYS } }));
+      const list = await must('Listing invoices', () => billstream.GET('/v1/invoices', { params: { query: { subscription_id: sub.id } } }));
+      const first = list.items[0];
+      if (!first) throw new Error(`${c.name}'s subscription made no invoice`);
+      s.invoices.push({ c, invoice: first.status === 'draft' ? await finalize(first) : first });
+    }
+    return true;
+  });
+
+  step(n + 1, 'The taxed invoices');
+  if (!made) say(`   ! skipped: it needs the invoices of step ${n}`);
+  else
+    await part(async () => {
+      const fee = Number(TAXED_FEE) * 100;
+      for (const { c, invoice: inv } of s.invoices) {
+        const domestic = c.address.address_country === SELLER_COUNTRY;
+        const tax = domestic ? taxOf(fee, VAT_PERCENT) : 0;
+        say(`\n   ${bold(inv.invoice_number ?? inv.id)}  ${c.name}  ${inv.status}${inv.reverse_charge ? ', reverse charge' : ''}`);
+        const rows = [['subtotal', inCurrency(inv.subtotal, inv.currency)]];
+        for (const b of inv.tax_breakdown) rows.push([`${b.code} ${b.percentage} % of ${inCurrency(b.taxable_amount, inv.currency)}`, inCurrency(b.amount, inv.currency)]);
+        if (inv.reverse_charge) rows.push(['VAT: reverse charge, the buyer accounts for it', inCurrency(0, inv.currency)]);
+        rows.push(['total', inCurrency(inv.total, inv.currency)]);
+        table(rows, { indent: '     ' });
+        check(inv.subtotal === fee, `subtotal ${inCurrency(inv.subtotal, inv.currency)} = the ${TAXED_FEE} ${TAXED_CURRENCY} fee`);
+        if (domestic) check(inv.total_tax === tax && !inv.reverse_charge, `VAT ${inCurrency(inv.total_tax, inv.currency)} = ${VAT_PERCENT} % of ${inCurrency(fee, inv.currency)}, half up`);
+        else check(inv.reverse_charge && inv.total_tax === 0 && inv.tax_breakdown.length === 0, `no VAT: an EU business outside ${SELLER_COUNTRY} with a VAT id, reverse charged`);
+        check(inv.total === fee + tax, `total ${inCurrency(inv.total, inv.currency)} = ${inCurrency(fee, inv.currency)} + ${inCurrency(tax, inv.currency)}`);
+      }
+    });
+
+  step(n + 2, 'The tax report: what to declare, and its CSV');
+  if (!made) say(`   ! skipped: it needs the invoices of step ${n}`);
+  else
+    await part(async () => {
+      const to = new Date(Date.now() + 60_000).toISOString();
+      const query = { from: s.from, to, currency: TAXED_CURRENCY };
+      const report = await must('Reading the tax report', () => billstream.GET('/v1/reports/taxes', { params: { query } }));
+      say(`   ✓ GET /v1/reports/taxes?from=${s.from}&to=${to}&currency=${TAXED_CURRENCY}:`);
+      const rows = [['treatment', 'rate', 'invoiced', 'tax', 'credited', 'tax credited', 'net taxable', 'net tax']];
+      for (const r of report.rows) {
+        const money = ['invoiced_taxable', 'invoiced_tax', 'credited_taxable', 'credited_tax', 'net_taxable', 'net_tax'].map((k) => inCurrency(r[k], r.currency));
+        rows.push([r.treatment, r.code ? `${r.code} (${r.percentage} %)` : '-', ...money]);
+      }
+      table(rows, { indent: '     ', left: 2 });
+      // Expected: the domestic invoices at the rate, the reverse-charged ones as an untaxed figure.
+      const fee = Number(TAXED_FEE) * 100;
+      const domestic = TAXED_CUSTOMERS.filter((c) => c.address.address_country === SELLER_COUNTRY).length;
+      const reverse = TAXED_CUSTOMERS.length - domestic;
+      const taxed = report.rows.find((r) => r.tax_rate_id === s.rate.id);
+      const rc = report.rows.find((r) => r.treatment === 'reverse_charge');
+      check(taxed?.net_taxable === domestic * fee && taxed?.net_tax === domestic * taxOf(fee, VAT_PERCENT), `${VAT_PERCENT} %: ${inCurrency(domestic * fee, TAXED_CURRENCY)} taxable, ${inCurrency(domestic * taxOf(fee, VAT_PERCENT), TAXED_CURRENCY)} VAT`);
+      check(rc?.net_taxable === reverse * fee && rc?.net_tax === 0, `reverse charge: ${inCurrency(reverse * fee, TAXED_CURRENCY)} billed without VAT`);
+      const total = report.totals.find((t) => t.currency === TAXED_CURRENCY);
+      check(total?.net_tax === s.invoices.reduce((sum, x) => sum + x.invoice.total_tax, 0), `total VAT ${inCurrency(total?.net_tax ?? 0, TAXED_CURRENCY)} = the invoices' total_tax`);
+
+      const created = await must('Exporting the tax report', () =>
+        billstream.POST('/v1/tasks', { body: { task_type: 'EXPORT', entity_type: 'TAX_REPORT', file_type: 'CSV', filters: { start_time: s.from, end_time: to, currency: TAXED_CURRENCY } } }),
+      );
+      let task = created;
+      for (let tries = 0; tries < 60 && !['COMPLETED', 'FAILED', 'CANCELLED'].includes(task.task_status); tries++) {
+        await sleep(250);
+        task = await must('Reading the task', () => billstream.GET('/v1/tasks/{id}', byId(created.id)));
+      }
+      if (task.task_status !== 'COMPLETED') throw new Error(`the TAX_REPORT export is ${task.task_status}`);
+      const csv = await documentBytes(`/v1/tasks/${task.id}/download`);
+      const file = path.join(require('node:os').tmpdir(), `billstream-tax-report-${RUN}.csv`);
+      fs.writeFileSync(file, csv.bytes);
+      const lines = csv.bytes.toString().trim().split('\n');
+      say(`   ✓ ${task.id}  TAX_REPORT export: ${task.total_records} rows written to ${file}`);
+      check(lines.length === report.rows.length + 1, `the CSV has its header and one line per row of the report (${lines.length - 1})`);
+    });
+}
+
 async function main() {
   say(bold('Billstream demo'));
   say(dim(`   stack ${BASE_URL}, run ${RUN}`));
@@ -955,7 +1102,9 @@ async function main() {
       say('   ! skipped: it needs the meters of step 5');
     }
 
-    step(20, 'Webhooks received');
+    await taxStory(20);
+
+    step(23, 'Webhooks received');
     if (!endpoint) {
       say('   - none: no webhook endpoint (see step 2)');
     } else {
@@ -977,6 +1126,7 @@ async function main() {
     if (endpoint) await billstream.DELETE('/v1/webhook-endpoints/{id}', byId(endpoint.id));
     await receiver.close();
   }
+  if (failedChecks > 0) throw new DemoStop(`${failedChecks} figure(s) did not match the ones computed from the prices and rates (✗ above).`);
   say(`\n${bold('Done.')} Explore: ${BASE_URL}/v1/openapi.json, docs/api.md, docs/operations.md`);
 }
 

@@ -53,7 +53,7 @@ describe('npm run demo', () => {
     await stack?.stop();
   });
 
-  it('subscribes three customers to a plan, invoices last month with credits on the usage lines, records a payment, then upgrades a fourth mid-month with a coupon, a credit grant and a credit note, and receives the webhooks', async () => {
+  it('subscribes three customers to a plan, invoices last month with credits on the usage lines, records a payment, then upgrades a fourth mid-month with a coupon, a credit grant and a credit note, taxes a domestic and a reverse-charged customer with their tax report, and receives the webhooks', async () => {
     const { code, out } = await runDemo(stack.embedded.url, key);
     const report = `demo output:\n${out}`;
     expect({ code, report }).toMatchObject({ code: 0 });
@@ -85,6 +85,18 @@ describe('npm run demo', () => {
     expect(pdf).not.toBeNull();
     expect(fs.readFileSync(pdf![1]!).subarray(0, 5).toString()).toBe('%PDF-');
     expect(out).toMatch(/the same bytes on every request \(frozen at finalization\): identical/);
+    // Taxes: German VAT on a domestic customer, the reverse charge on a French business, the tax report and its CSV.
+    expect(out).toMatch(/✓ taxes on \(rounding LINE, prices exclusive of tax\), reverse charge for EU businesses outside DE/);
+    expect(out).toMatch(/✓ VAT EUR 19\.00 = 19 % of EUR 100\.00, half up/);
+    expect(out).toMatch(/✓ total EUR 119\.00 = EUR 100\.00 \+ EUR 19\.00/);
+    expect(out).toMatch(/✓ no VAT: an EU business outside DE with a VAT id, reverse charged/);
+    expect(out).toMatch(/✓ total EUR 100\.00 = EUR 100\.00 \+ EUR 0\.00/);
+    expect(out).toMatch(/✓ 19 %: EUR 100\.00 taxable, EUR 19\.00 VAT/);
+    expect(out).toMatch(/✓ reverse charge: EUR 100\.00 billed without VAT/);
+    expect(out).toMatch(/✓ total VAT EUR 19\.00 = the invoices' total_tax/);
+    const csv = /✓ task_\w+ {2}TAX_REPORT export: 2 rows written to (\S+\.csv)/.exec(out);
+    expect(csv).not.toBeNull();
+    expect(fs.readFileSync(csv![1]!, 'utf8').split('\n')[0]).toMatch(/^currency,treatment,tax_rate_id,code,/);
     expect(out).toMatch(/every signature valid/);
     for (const name of ['invoice.create.drafted', 'invoice.update.finalized', 'invoice.update.payment', 'payment.success']) {
       expect(out).toMatch(new RegExp(`^\\s+\\d+ {2}${name.replace(/\./g, '\\.')}$`, 'm'));
@@ -117,5 +129,11 @@ describe('npm run demo', () => {
     expect(upgrade.status).toBe('paid');
     expect(upgrade.post_payment_credit_notes_amount).toBeGreaterThan(0);
     expect(upgrade.line_items.find((l) => l.line_type === 'PRORATION_CREDIT')!.amount).toBeLessThan(0);
+    // The taxed ones: 19 % VAT at home, none on the reverse-charged EU business.
+    const taxed = (all as unknown as Array<{ currency: string; status: string; total: number; total_tax: number; reverse_charge: boolean }>).filter((i) => i.currency === 'eur');
+    expect(taxed.map((i) => [i.status, i.total, i.total_tax, i.reverse_charge]).sort()).toEqual([
+      ['finalized', 10000, 0, true],
+      ['finalized', 11900, 1900, false],
+    ]);
   });
 });

@@ -65,6 +65,7 @@ __all__ = [
     "InvoiceCommunicationList",
     "InvoiceCommunication",
     "InvoiceDocumentLinks",
+    "TaxReportRow",
     "TaxRate",
     "PortalEmailSession",
     "PortalSessionContextSession",
@@ -399,6 +400,9 @@ __all__ = [
     "GetBillingDailyQuery",
     "GetBillingDailyResponseDaysItem",
     "GetBillingDailyResponse",
+    "GetTaxReportQuery",
+    "GetTaxReportResponseTotalsItem",
+    "GetTaxReportResponse",
     "ListTaxRatesQuery",
     "ListTaxRatesResponsePagination",
     "ListTaxRatesResponse",
@@ -860,6 +864,7 @@ class TaskFilters(TypedDict, total=False):
     start_time: str
     end_time: str
     external_customer_id: str
+    currency: str
 
 
 class TaskErrorsItem(TypedDict):
@@ -870,7 +875,7 @@ class TaskErrorsItem(TypedDict):
 class Task(TypedDict):
     id: str
     task_type: Literal["EXPORT", "IMPORT"]
-    entity_type: Literal["EVENTS", "CUSTOMERS", "INVOICES"]
+    entity_type: Literal["EVENTS", "CUSTOMERS", "INVOICES", "TAX_REPORT"]
     file_type: Literal["CSV", "JSONL"]
     task_status: Literal["PENDING", "PROCESSING", "COMPLETED", "FAILED", "CANCELLED"]
     filters: TaskFilters
@@ -1049,6 +1054,23 @@ class InvoiceDocumentLinks(TypedDict):
     hosted_invoice_url: str
     invoice_pdf_url: str
     expires_at: str
+
+
+class TaxReportRow(TypedDict):
+    currency: str
+    treatment: Literal["taxed", "reverse_charge", "exempt"]
+    tax_rate_id: Optional[str]
+    code: Optional[str]
+    tax_type: Optional[str]
+    country: Optional[str]
+    region: Optional[str]
+    percentage: Optional[str]
+    invoiced_taxable: int
+    invoiced_tax: int
+    credited_taxable: int
+    credited_tax: int
+    net_taxable: int
+    net_tax: int
 
 
 class TaxRate(TypedDict):
@@ -3277,7 +3299,7 @@ class ListTasksQuery(TypedDict, total=False):
     limit: int
     offset: int
     task_type: Literal["EXPORT", "IMPORT"]
-    entity_type: Literal["EVENTS", "CUSTOMERS", "INVOICES"]
+    entity_type: Literal["EVENTS", "CUSTOMERS", "INVOICES", "TAX_REPORT"]
     task_status: Literal["PENDING", "PROCESSING", "COMPLETED", "FAILED", "CANCELLED"]
 
 
@@ -3296,11 +3318,12 @@ class CreateExportTaskBodyFilters(TypedDict, total=False):
     start_time: str
     end_time: str
     external_customer_id: str
+    currency: str
 
 
 class _CreateExportTaskBodyRequired(TypedDict):
     task_type: Literal["EXPORT"]
-    entity_type: Literal["EVENTS", "CUSTOMERS", "INVOICES"]
+    entity_type: Literal["EVENTS", "CUSTOMERS", "INVOICES", "TAX_REPORT"]
     file_type: Literal["CSV", "JSONL"]
 
 
@@ -4021,6 +4044,24 @@ class GetBillingDailyResponse(TypedDict):
     start_date: str
     end_date: str
     days: List[GetBillingDailyResponseDaysItem]
+
+
+_GetTaxReportQueryRequired = TypedDict("_GetTaxReportQueryRequired", {"from": str, "to": str})
+_GetTaxReportQueryOptional = TypedDict("_GetTaxReportQueryOptional", {"currency": str}, total=False)
+
+
+class GetTaxReportQuery(_GetTaxReportQueryRequired, _GetTaxReportQueryOptional):
+    """Query parameters of getTaxReport"""
+
+
+class GetTaxReportResponseTotalsItem(TypedDict):
+    currency: str
+    invoiced_tax: int
+    credited_tax: int
+    net_tax: int
+
+
+GetTaxReportResponse = TypedDict("GetTaxReportResponse", {"from": str, "to": str, "currency": Optional[str], "rows": "List[TaxReportRow]", "totals": "List[GetTaxReportResponseTotalsItem]"})
 
 
 class ListTaxRatesQuery(TypedDict, total=False):

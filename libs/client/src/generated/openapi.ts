@@ -1349,7 +1349,7 @@ export interface paths {
         get: operations["listTasks"];
         put?: never;
         /**
-         * Start a bulk export of events, customers or invoices as CSV or JSONL (runs in the background)
+         * Start a bulk export of events, customers, invoices or the tax report as CSV or JSONL (runs in the background)
          * @description Needs the `tasks:write` permission (or `*`). Served by the billing service.
          */
         post: operations["createExportTask"];
@@ -1907,6 +1907,26 @@ export interface paths {
          * @description Needs the `invoices:read` permission (or `*`). Served by the billing service.
          */
         get: operations["getBillingDaily"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reports/taxes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Per currency and tax rate: the taxable amount and tax of invoices finalized in [from, to), less those of credit notes issued in it, and the net; reverse-charged and exempt invoices as untaxed rows; totals per currency (minor units)
+         * @description Needs the `taxes:read` permission (or `*`). Served by the billing service.
+         */
+        get: operations["getTaxReport"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2701,7 +2721,7 @@ export interface components {
             /** @enum {string} */
             task_type: "EXPORT" | "IMPORT";
             /** @enum {string} */
-            entity_type: "EVENTS" | "CUSTOMERS" | "INVOICES";
+            entity_type: "EVENTS" | "CUSTOMERS" | "INVOICES" | "TAX_REPORT";
             /** @enum {string} */
             file_type: "CSV" | "JSONL";
             /** @enum {string} */
@@ -2710,6 +2730,7 @@ export interface components {
                 start_time?: string;
                 end_time?: string;
                 external_customer_id?: string;
+                currency?: string;
             };
             total_records: number | null;
             processed_records: number;
@@ -2887,6 +2908,23 @@ export interface components {
             invoice_pdf_url: string;
             /** @description When both links stop working (410): the later of the due date and now, plus DOCUMENT_LINK_TTL_DAYS_AFTER_DUE days */
             expires_at: string;
+        };
+        TaxReportRow: {
+            currency: string;
+            /** @enum {string} */
+            treatment: "taxed" | "reverse_charge" | "exempt";
+            tax_rate_id: string | null;
+            code: string | null;
+            tax_type: string | null;
+            country: string | null;
+            region: string | null;
+            percentage: string | null;
+            invoiced_taxable: number;
+            invoiced_tax: number;
+            credited_taxable: number;
+            credited_tax: number;
+            net_taxable: number;
+            net_tax: number;
         };
         TaxRate: {
             id: string;
@@ -15925,7 +15963,7 @@ export interface operations {
                 /** @example EXPORT */
                 task_type?: "EXPORT" | "IMPORT";
                 /** @example EVENTS */
-                entity_type?: "EVENTS" | "CUSTOMERS" | "INVOICES";
+                entity_type?: "EVENTS" | "CUSTOMERS" | "INVOICES" | "TAX_REPORT";
                 /** @example COMPLETED */
                 task_status?: "PENDING" | "PROCESSING" | "COMPLETED" | "FAILED" | "CANCELLED";
             };
@@ -15954,7 +15992,8 @@ export interface operations {
                      *           "filters": {
                      *             "start_time": "2026-01-01T00:00:00Z",
                      *             "end_time": "2026-02-01T00:00:00Z",
-                     *             "external_customer_id": "acme-42"
+                     *             "external_customer_id": "acme-42",
+                     *             "currency": "usd"
                      *           },
                      *           "total_records": 1,
                      *           "processed_records": 1,
@@ -16062,25 +16101,21 @@ export interface operations {
                  * @example {
                  *       "task_type": "EXPORT",
                  *       "entity_type": "EVENTS",
-                 *       "file_type": "CSV",
-                 *       "filters": {
-                 *         "start_time": "2026-01-01T00:00:00Z",
-                 *         "end_time": "2026-02-01T00:00:00Z",
-                 *         "external_customer_id": "acme-42"
-                 *       }
+                 *       "file_type": "CSV"
                  *     }
                  */
                 "application/json": {
                     /** @constant */
                     task_type: "EXPORT";
                     /** @enum {string} */
-                    entity_type: "EVENTS" | "CUSTOMERS" | "INVOICES";
+                    entity_type: "EVENTS" | "CUSTOMERS" | "INVOICES" | "TAX_REPORT";
                     /** @enum {string} */
                     file_type: "CSV" | "JSONL";
                     filters?: {
                         start_time?: string;
                         end_time?: string;
                         external_customer_id?: string;
+                        currency?: string;
                     };
                 };
             };
@@ -16103,7 +16138,8 @@ export interface operations {
                      *       "filters": {
                      *         "start_time": "2026-01-01T00:00:00Z",
                      *         "end_time": "2026-02-01T00:00:00Z",
-                     *         "external_customer_id": "acme-42"
+                     *         "external_customer_id": "acme-42",
+                     *         "currency": "usd"
                      *       },
                      *       "total_records": 1,
                      *       "processed_records": 1,
@@ -16231,7 +16267,8 @@ export interface operations {
                      *       "filters": {
                      *         "start_time": "2026-01-01T00:00:00Z",
                      *         "end_time": "2026-02-01T00:00:00Z",
-                     *         "external_customer_id": "acme-42"
+                     *         "external_customer_id": "acme-42",
+                     *         "currency": "usd"
                      *       },
                      *       "total_records": 1,
                      *       "processed_records": 1,
@@ -16350,7 +16387,8 @@ export interface operations {
                      *       "filters": {
                      *         "start_time": "2026-01-01T00:00:00Z",
                      *         "end_time": "2026-02-01T00:00:00Z",
-                     *         "external_customer_id": "acme-42"
+                     *         "external_customer_id": "acme-42",
+                     *         "currency": "usd"
                      *       },
                      *       "total_records": 1,
                      *       "processed_records": 1,
@@ -16563,7 +16601,8 @@ export interface operations {
                      *       "filters": {
                      *         "start_time": "2026-01-01T00:00:00Z",
                      *         "end_time": "2026-02-01T00:00:00Z",
-                     *         "external_customer_id": "acme-42"
+                     *         "external_customer_id": "acme-42",
+                     *         "currency": "usd"
                      *       },
                      *       "total_records": 1,
                      *       "processed_records": 1,
@@ -21217,6 +21256,149 @@ export interface operations {
                             currency: string;
                             invoiced: number;
                             collected: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Invalid input (`validation_error`); `details.field` names the first bad field, `details.issues` lists them all. Also a path that does not decode, a NUL or an unpaired surrogate anywhere, a body nested deeper than 64 levels, a repeated or unknown query parameter (docs/api.md, "Refused input") */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Missing, invalid or revoked API key (`permission_denied`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key lacks the permission this operation needs (`permission_denied`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit of the tenant exceeded (`service_unavailable`); wait for `Retry-After` seconds */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected failure (`internal_error`, `database_error` or `http_client_error`); the message carries a log reference only */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A dependency is unavailable (`service_unavailable`); retry with exponential backoff */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getTaxReport: {
+        parameters: {
+            query: {
+                /** @example 2026-11-01T00:00:00Z */
+                from: string;
+                /** @example 2026-12-01T00:00:00Z */
+                to: string;
+                /** @example eur */
+                currency?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "from": "2026-11-01T00:00:00Z",
+                     *       "to": "2026-12-01T00:00:00Z",
+                     *       "currency": "eur",
+                     *       "rows": [
+                     *         {
+                     *           "currency": "eur",
+                     *           "treatment": "taxed",
+                     *           "tax_rate_id": "txr_01JDQ8Z6Y4K2M9N3P5R7T9V1X3",
+                     *           "code": "DE_VAT_19",
+                     *           "tax_type": "VAT",
+                     *           "country": "DE",
+                     *           "region": null,
+                     *           "percentage": "19",
+                     *           "invoiced_taxable": 250000,
+                     *           "invoiced_tax": 47500,
+                     *           "credited_taxable": 10000,
+                     *           "credited_tax": 1900,
+                     *           "net_taxable": 240000,
+                     *           "net_tax": 45600
+                     *         },
+                     *         {
+                     *           "currency": "eur",
+                     *           "treatment": "reverse_charge",
+                     *           "tax_rate_id": null,
+                     *           "code": null,
+                     *           "tax_type": null,
+                     *           "country": null,
+                     *           "region": null,
+                     *           "percentage": null,
+                     *           "invoiced_taxable": 60000,
+                     *           "invoiced_tax": 0,
+                     *           "credited_taxable": 0,
+                     *           "credited_tax": 0,
+                     *           "net_taxable": 60000,
+                     *           "net_tax": 0
+                     *         }
+                     *       ],
+                     *       "totals": [
+                     *         {
+                     *           "currency": "eur",
+                     *           "invoiced_tax": 47500,
+                     *           "credited_tax": 1900,
+                     *           "net_tax": 45600
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        from: string;
+                        to: string;
+                        currency: string | null;
+                        rows: components["schemas"]["TaxReportRow"][];
+                        totals: {
+                            currency: string;
+                            invoiced_tax: number;
+                            credited_tax: number;
+                            net_tax: number;
                         }[];
                     };
                 };

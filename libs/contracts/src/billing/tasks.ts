@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { isoTimestamp, listResponse, paginationQuery, type Permission } from '../common';
 import { defineRoute, type RouteDef } from '../routes';
+import { currencyCode } from './prices';
+import { checkTaxWindow } from './reports';
 
 /** Bulk export and import tasks (issue #15, docs/api/tasks.md), owned by the billing service (ADR 0019). */
 export const TASK_TYPES = ['EXPORT', 'IMPORT'] as const;
-export const TASK_EXPORT_ENTITIES = ['EVENTS', 'CUSTOMERS', 'INVOICES'] as const;
+export const TASK_EXPORT_ENTITIES = ['EVENTS', 'CUSTOMERS', 'INVOICES', 'TAX_REPORT'] as const;
 export const TASK_IMPORT_ENTITIES = ['EVENTS', 'CUSTOMERS'] as const;
 export const TASK_FILE_TYPES = ['CSV', 'JSONL'] as const;
 export const TASK_STATUSES = ['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED', 'CANCELLED'] as const;
@@ -22,6 +24,7 @@ export const TASK_ENTITY_PERMISSIONS: Record<TaskEntity, { read: Permission; wri
   EVENTS: { read: 'events:read', write: 'events:write' },
   CUSTOMERS: { read: 'customers:read', write: 'customers:write' },
   INVOICES: { read: 'invoices:read', write: 'invoices:write' },
+  TAX_REPORT: { read: 'taxes:read', write: 'taxes:write' },
 };
 
 /** The permission creating (and cancelling) a task of `type` and `entity` needs beyond `tasks:write`. */
@@ -41,6 +44,8 @@ export const taskFilters = z
     start_time: isoTimestamp.optional(),
     end_time: isoTimestamp.optional(),
     external_customer_id: z.string().min(1, 'must not be empty').max(255).optional(),
+    /** TAX_REPORT only: the one currency to report. */
+    currency: currencyCode.optional(),
   })
   .superRefine((v, ctx) => {
     if (v.start_time && v.end_time && Date.parse(v.end_time) <= Date.parse(v.start_time)) {
@@ -49,12 +54,27 @@ export const taskFilters = z
   });
 export type TaskFilters = z.output<typeof taskFilters>;
 
-export const createExportTaskBody = z.strictObject({
-  task_type: z.literal('EXPORT', 'must be EXPORT (imports are POST /v1/tasks/imports with the file as the body)'),
-  entity_type: oneOf(TASK_EXPORT_ENTITIES),
-  file_type: oneOf(TASK_FILE_TYPES),
-  filters: taskFilters.optional(),
-});
+export const createExportTaskBody = z
+  .strictObject({
+    task_type: z.literal('EXPORT', 'must be EXPORT (imports are POST /v1/tasks/imports with the file as the body)'),
+    entity_type: oneOf(TASK_EXPORT_ENTITIES),
+    file_type: oneOf(TASK_FILE_TYPES),
+    filters: taskFilters.optional(),
+  })
+  .superRefine((b, ctx) => {
+    const f = b.filters ?? {};
+    if (b.entity_type !== 'TAX_REPORT') {
+      if (f.currency !== undefined) ctx.addIssue({ code: 'custom', path: ['filters', 'currency'], message: 'only a TAX_REPORT export takes a currency' });
+      return;
+    }
+    // The tax report's window (docs/api/taxes.md#tax-report): both ends, at most 366 days.
+    if (f.external_customer_id !== undefined) ctx.addIssue({ code: 'custom', path: ['filters', 'external_customer_id'], message: 'a TAX_REPORT export is of the whole environment' });
+    if (f.start_time === undefined) ctx.addIssue({ code: 'custom', path: ['filters', 'start_time'], message: 'is required for a TAX_REPORT export' });
+    if (f.end_time === undefined) ctx.addIssue({ code: 'custom', path: ['filters', 'end_time'], message: 'is required for a TAX_REPORT export' });
+    if (f.start_time === undefined || f.end_time === undefined) return;
+    const bad = checkTaxWindow(f.start_time, f.end_time);
+    if (bad) ctx.addIssue({ code: 'custom', path: ['filters', bad.path === 'to' ? 'end_time' : 'start_time'], message: bad.message.replace('from', 'start_time') });
+  });
 
 /** The file is the raw body; these are in the query string. */
 export const createImportTaskQuery = z.strictObject({
@@ -77,7 +97,7 @@ export const taskSchema = z
     entity_type: z.enum(TASK_EXPORT_ENTITIES),
     file_type: z.enum(TASK_FILE_TYPES),
     task_status: z.enum(TASK_STATUSES),
-    filters: z.object({ start_time: z.string().optional(), end_time: z.string().optional(), external_customer_id: z.string().optional() }),
+    filters: z.object({ start_time: z.string().optional(), end_time: z.string().optional(), external_customer_id: z.string().optional(), currency: z.string().optional() }),
     /** Records in the file (imports: data lines; exports: rows written); known once the task finished, null before. */
     total_records: z.number().int().nullable(),
     processed_records: z.number().int(),
@@ -109,7 +129,7 @@ export const taskApi = {
     path: '/v1/tasks',
     service: 'billing',
     permission: 'tasks:write',
-    summary: 'Start a bulk export of events, customers or invoices as CSV or JSONL (runs in the background)',
+    summary: 'Start a bulk export of events, customers, invoices or the tax report as CSV or JSONL (runs in the background)',
     tag,
     body: createExportTaskBody,
     response: taskSchema,

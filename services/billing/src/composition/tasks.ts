@@ -11,7 +11,8 @@ import type { Logger } from '@billstream/logger';
 import type { ServiceDeps } from '@billstream/runtime';
 import type { BillingSettings } from '../config';
 import type { InvoiceStore } from '../invoices/store';
-import { customerSource, eventSource, invoiceSource } from '../tasks/exports';
+import { taxReport } from '../reports/tax-report';
+import { customerSource, eventSource, invoiceSource, taxReportSource } from '../tasks/exports';
 import { customerImportSink, eventImportSink } from '../tasks/imports';
 import { TaskRunner } from '../tasks/runner';
 import { EMBEDDED_TASK_SIZES, INPUT_CHUNK_BYTES, TaskService } from '../tasks/service';
@@ -39,7 +40,12 @@ export function composeTasks(
   const taskRunner = new TaskRunner({
     db,
     store,
-    exports: { EVENTS: eventSource(ingestion, batchRows), CUSTOMERS: customerSource(customers), INVOICES: invoiceSource(db, services.invoices, Math.min(2000, batchRows)) },
+    exports: {
+      EVENTS: eventSource(ingestion, batchRows),
+      CUSTOMERS: customerSource(customers),
+      INVOICES: invoiceSource(db, services.invoices, Math.min(2000, batchRows)),
+      TAX_REPORT: taxReportSource((scope, q) => taxReport(db, scope, q)),
+    },
     imports: { EVENTS: eventImportSink(publisher, batchRows), CUSTOMERS: customerImportSink(customers, Math.min(500, batchRows), 8) },
     logger,
     clock,

@@ -4,6 +4,7 @@ import type { Db } from '@billstream/db';
 import { mountRoute } from '@billstream/http';
 import type { Logger } from '@billstream/logger';
 import type { Scope } from '@billstream/contracts';
+import { taxReport } from './tax-report';
 
 export interface DayTotals {
   date: string;
@@ -57,4 +58,5 @@ export function mountReportRoutes(app: Express, db: Db, logger: Logger): void {
     async ({ query, ctx }) => ({ start_date: query.start_date, end_date: query.end_date, days: await billingDaily(db, ctx, query.start_date, query.end_date) }),
     logger,
   );
+  mountRoute(app, reportApi.taxReport, async ({ query, ctx }) => taxReport(db, ctx, query), logger);
 }

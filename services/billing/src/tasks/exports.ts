@@ -1,14 +1,18 @@
 import {
+  minorDigits,
   normalizeEventTimestamp,
   type EventExportPage,
   type Scope,
   type TaskEntity,
   type TaskFilters,
+  type TaxReport,
+  type TaxReportQuery,
 } from '@billstream/contracts';
 import type { Db } from '@billstream/db';
 import { ServiceUnavailableError } from '@billstream/errors';
 import type { InternalClient } from '@billstream/http';
 import type { InvoiceStore } from '../invoices/store';
+import { DecimalCell } from './files';
 import { toInvoiceView } from '../invoices/view';
 
 /**
@@ -17,7 +21,8 @@ import { toInvoiceView } from '../invoices/view';
  * - EVENTS: the ingestion-aggregator's internal keyset page (`/internal/v1/events/export-page`),
  *   whose items are the events query's;
  * - CUSTOMERS: the customer service's list, oldest first, by offset;
- * - INVOICES: billing's own invoices, keyset on (created_at, id).
+ * - INVOICES: billing's own invoices, keyset on (created_at, id);
+ * - TAX_REPORT: the tax report's rows (`GET /v1/reports/taxes`), one page.
  */
 export interface ExportPage {
   rows: Array<Record<string, unknown>>;
@@ -26,6 +31,9 @@ export interface ExportPage {
 }
 
 export type ExportSource = (scope: Scope, filters: TaskFilters, cursor: unknown, requestId: string) => Promise<ExportPage>;
+
+/** The tax report's amounts, each written in minor units and as a decimal string in the currency's major unit. */
+const TAX_AMOUNTS = ['invoiced_taxable', 'invoiced_tax', 'credited_taxable', 'credited_tax', 'net_taxable', 'net_tax'] as const;
 
 export const EXPORT_COLUMNS: Record<TaskEntity, readonly string[]> = {
   EVENTS: ['event_id', 'event_name', 'external_customer_id', 'customer_id', 'timestamp', 'source', 'properties'],
@@ -73,6 +81,17 @@ export const EXPORT_COLUMNS: Record<TaskEntity, readonly string[]> = {
     'updated_at',
     'tenant_id',
     'environment_id',
+  ],
+  TAX_REPORT: [
+    'currency',
+    'treatment',
+    'tax_rate_id',
+    'code',
+    'tax_type',
+    'country',
+    'region',
+    'percentage',
+    ...TAX_AMOUNTS.flatMap((a) => [a, `${a}_decimal`]),
   ],
 };
 
@@ -132,5 +151,35 @@ export function invoiceSource(db: Db, invoices: InvoiceStore, pageSize: number):
       return view as Record<string, unknown>;
     });
     return { rows, next: page.next };
+  };
+}
+
+/** Minor units as a decimal string of the currency's major unit: 1990 usd is "19.90", -5 usd "-0.05", 500 jpy "500" (exact, no float). */
+export function minorToDecimal(minor: number, currency: string): string {
+  const digits = minorDigits(currency);
+  const abs = BigInt(Math.abs(minor)).toString().padStart(digits + 1, '0');
+  const text = digits === 0 ? abs : `${abs.slice(0, -digits)}.${abs.slice(-digits)}`;
+  return minor < 0 ? `-${text}` : text;
+}
+
+/** The rows of a TAX_REPORT file: the report's rows, each amount also as a decimal string. */
+export function taxReportFileRows(report: TaxReport): Array<Record<string, unknown>> {
+  return report.rows.map((r) => {
+    const row: Record<string, unknown> = { ...r };
+    for (const a of TAX_AMOUNTS) row[`${a}_decimal`] = new DecimalCell(minorToDecimal(r[a], r.currency));
+    return row;
+  });
+}
+
+/**
+ * The tax report as a file: its window is the task's `start_time` and `end_time` (both required
+ * and at most 366 days apart, checked when the task is created), its currency the `currency`
+ * filter. The report is a few rows per currency and rate, so one page.
+ */
+export function taxReportSource(report: (scope: Scope, q: TaxReportQuery) => Promise<TaxReport>): ExportSource {
+  return async (scope, filters) => {
+    if (!filters.start_time || !filters.end_time) throw new Error('a TAX_REPORT task has no window');
+    const answer = await report(scope, { from: filters.start_time, to: filters.end_time, ...(filters.currency ? { currency: filters.currency } : {}) });
+    return { rows: taxReportFileRows(answer), next: null };
   };
 }

@@ -12,13 +12,28 @@ import { MAX_RECORD_BYTES, splitRecords } from './record-splitter';
  */
 
 /**
+ * An exact decimal amount in a file (the tax report's major units, "-1.90"): written as its
+ * digits, a negative one without the formula quote (it is a number, which a spreadsheet sums);
+ * in JSONL a string.
+ */
+export class DecimalCell {
+  constructor(readonly text: string) {
+    if (!/^-?\d+(\.\d+)?$/.test(text)) throw new Error(`not a decimal: ${text}`);
+  }
+
+  toJSON(): string {
+    return this.text;
+  }
+}
+
+/**
  * Cells of a CSV row: objects and arrays are written as JSON strings, null and undefined as
  * empty, numbers stay numbers (csv-stringify's formula escaping leaves a negative number as it
- * is, see encodeRows), anything else as its string.
+ * is, see encodeRows), a DecimalCell as its digits, anything else as its string.
  */
-function cell(v: unknown): string | number {
+function cell(v: unknown): string | number | DecimalCell {
   if (v === null || v === undefined) return '';
-  if (typeof v === 'number') return v;
+  if (typeof v === 'number' || v instanceof DecimalCell) return v;
   if (typeof v === 'object') return JSON.stringify(v);
   return String(v);
 }
@@ -30,7 +45,11 @@ function cell(v: unknown): string | number {
  * a formula (OWASP, CSV injection); a number cell (an invoice's money, in minor units) is not
  * touched, a negative one included (ADR 0036).
  */
-const CSV_OPTIONS = { record_delimiter: '\n', escape_formulas: true } as const;
+const CSV_OPTIONS = {
+  record_delimiter: '\n',
+  escape_formulas: true,
+  cast: { object: (v: Record<string, unknown>) => (v instanceof DecimalCell ? { value: v.text, escape_formulas: false } : JSON.stringify(v)) },
+} as const;
 
 /**
  * The bytes of `rows` in the file type; a CSV's header row is written when `header` is set.
@@ -49,7 +68,7 @@ export function encodeRows(
     for (const r of rows) text += `${JSON.stringify(r)}\n`;
     return Buffer.from(text);
   }
-  const records: Array<Array<string | number>> = rows.map((r) => columns.map((c) => cell(r[fields[c] ?? c])));
+  const records: Array<Array<string | number | DecimalCell>> = rows.map((r) => columns.map((c) => cell(r[fields[c] ?? c])));
   if (header) records.unshift([...columns]);
   if (records.length === 0) return Buffer.alloc(0);
   return Buffer.from(stringify(records, CSV_OPTIONS));

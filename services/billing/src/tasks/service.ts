@@ -53,6 +53,7 @@ export class TaskService {
         ...(f.startTime !== undefined ? { start_time: f.startTime } : {}),
         ...(f.endTime !== undefined ? { end_time: f.endTime } : {}),
         ...(f.externalCustomerId !== undefined ? { external_customer_id: f.externalCustomerId } : {}),
+        ...(f.currency !== undefined ? { currency: f.currency } : {}),
       },
       created_by: actor,
       now: this.deps.clock(),

@@ -13,6 +13,7 @@ export function newExportOf(b: { entity_type: TaskEntity; file_type: TaskFileTyp
             ...(f.start_time !== undefined ? { startTime: f.start_time } : {}),
             ...(f.end_time !== undefined ? { endTime: f.end_time } : {}),
             ...(f.external_customer_id !== undefined ? { externalCustomerId: f.external_customer_id } : {}),
+            ...(f.currency !== undefined ? { currency: f.currency } : {}),
           },
         }
       : {}),
