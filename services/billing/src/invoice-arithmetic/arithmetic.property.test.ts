@@ -1,6 +1,7 @@
 import Decimal from 'decimal.js';
 import fc from 'fast-check';
 import { invoiceArithmetic, invoiceTotals, type ArithmeticLine, type DiscountInput, type InvoiceArithmetic } from '.';
+import { PRICES, invoiceCase, money, type Case } from '../testing/arithmetic-arbitraries';
 
 /**
  * docs/api/billing.md#invoice-arithmetic over random invoices: random CHARGE and COMMITMENT_TRUE_UP lines,
@@ -12,57 +13,6 @@ import { invoiceArithmetic, invoiceTotals, type ArithmeticLine, type DiscountInp
  * with the module, ADR 0037).
  */
 const D = Decimal.clone({ precision: 200 });
-const PRICES = ['price_a', 'price_b', 'price_c'];
-
-const money = fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 0, max: 100_000 }) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 1_000_000_000_000 }) });
-const percent = fc
-  .tuple(fc.integer({ min: 0, max: 100 }), fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 0, max: 4 }))
-  .map(([whole, frac, digits]) => (whole === 100 || digits === 0 ? String(whole) : `${whole}.${String(frac).padStart(4, '0').slice(0, digits)}`));
-
-interface Case {
-  lines: ArithmeticLine[];
-  discounts: DiscountInput[];
-  shares: { credits: number[]; creditNotes: number; paid: number };
-}
-
-const lineSpec = fc.oneof(
-  { weight: 5, arbitrary: fc.record({ type: fc.constant('CHARGE' as const), price: fc.constantFrom(...PRICES), amount: money }) },
-  { weight: 1, arbitrary: fc.record({ type: fc.constant('COMMITMENT_TRUE_UP' as const), price: fc.constant(null), amount: money }) },
-  { weight: 2, arbitrary: fc.record({ type: fc.constant('THRESHOLD_DEDUCTION' as const), price: fc.constantFrom(...PRICES), amount: money.map((a) => -a) }) },
-  { weight: 2, arbitrary: fc.record({ type: fc.constant('PRORATION_CREDIT' as const), price: fc.constantFrom(...PRICES, null), amount: money.map((a) => -a) }) },
-);
-
-const invoiceCase: fc.Arbitrary<Case> = fc
-  .tuple(fc.array(lineSpec, { minLength: 0, maxLength: 12 }), fc.array(fc.nat(), { minLength: 12, maxLength: 12 }))
-  .chain(([specs, keys]) => {
-    // Input order is not line order: positions are a random permutation.
-    const positions = specs.map((_, i) => i).sort((a, b) => keys[a]! - keys[b]! || a - b);
-    const lines: ArithmeticLine[] = specs.map((s, i) => ({ id: `line_${i}`, position: positions[i]!, lineType: s.type, priceId: s.price, amount: s.amount === 0 ? 0 : s.amount }));
-    const billing = lines.filter((l) => l.lineType === 'CHARGE' || l.lineType === 'COMMITMENT_TRUE_UP').map((l) => l.id);
-    const discount = fc.record({
-      kind: fc.constantFrom('PERCENTAGE' as const, 'FIXED_AMOUNT' as const),
-      percent,
-      remaining: money,
-      appliesTo: billing.length === 0 ? fc.constant([]) : fc.subarray(billing),
-    });
-    return fc.record({
-      lines: fc.constant(lines),
-      discounts: fc.array(discount, { maxLength: 3 }).map((ds) =>
-        ds.map(
-          (d, i): DiscountInput =>
-            d.kind === 'PERCENTAGE'
-              ? { discountId: `disc_${i}`, kind: 'PERCENTAGE', percent: d.percent, appliesTo: d.appliesTo }
-              : { discountId: `disc_${i}`, kind: 'FIXED_AMOUNT', remaining: d.remaining, appliesTo: d.appliesTo },
-        ),
-      ),
-      shares: fc.record({
-        credits: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 12, maxLength: 12 }),
-        creditNotes: fc.double({ min: 0, max: 1, noNaN: true }),
-        paid: fc.double({ min: 0, max: 1, noNaN: true }),
-      }),
-    });
-  });
-
 /** The section's steps, written apart with BigInt: what the module must answer. */
 function oracle(lines: ArithmeticLine[], discounts: DiscountInput[]) {
   const byPosition = [...lines].sort((a, b) => a.position - b.position);

@@ -1,5 +1,6 @@
 import Decimal from 'decimal.js';
 import fc from 'fast-check';
+import { percent } from '../testing/arithmetic-arbitraries';
 import { creditNoteLineTax, invoiceTax, type TaxableLine, type TaxRateInput, type TaxRounding } from './tax';
 
 /**
@@ -13,9 +14,6 @@ import { creditNoteLineTax, invoiceTax, type TaxableLine, type TaxRateInput, typ
 const D = Decimal.clone({ precision: 200, rounding: Decimal.ROUND_HALF_UP });
 const RUNS = Number(process.env.TAX_PROPERTY_RUNS ?? 3000);
 
-const percent = fc
-  .tuple(fc.integer({ min: 0, max: 100 }), fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 0, max: 4 }))
-  .map(([whole, frac, digits]) => (whole === 100 || digits === 0 ? String(whole) : `${whole}.${String(frac).padStart(4, '0').slice(0, digits)}`));
 const RATE_POOL = 5;
 const net = fc.oneof(
   { weight: 6, arbitrary: fc.integer({ min: 1, max: 100_000 }) },
@@ -77,7 +75,10 @@ describe('tax arithmetic (property, against an exact oracle)', () => {
           else expect(t.taxableAmount).toBe(line.netAmount);
           const exacts = line.rates.map((r) => exactTax(line, r.percentage));
           const roundedSum = sum(exacts.map((e) => e.toDecimalPlaces(0).toNumber()));
-          if (line.behavior === 'inclusive' && roundedSum > line.netAmount) clamped = true;
+          // A clamp (docs/api/taxes.md#arithmetic, the one edge) is possible wherever the ceilings pass
+          // the net: TOTAL's spread may give a line ceilings whose half-up sum fits (seen in CI:
+          // two 1-unit inclusive lines at 60 % + 60 %, each rate's total 0.55 rounded to 1).
+          if (line.behavior === 'inclusive' && sum(exacts.map((e) => e.ceil().toNumber())) > line.netAmount) clamped = true;
           t.taxes.forEach((x, ri) => {
             expect(x.amount).toBeGreaterThanOrEqual(0);
             expect(x.taxableAmount).toBe(t.taxableAmount);

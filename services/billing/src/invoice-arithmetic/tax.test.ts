@@ -46,6 +46,21 @@ describe('tax arithmetic (step 6, docs/api/taxes.md)', () => {
     expect(taxed.lines[0]).toMatchObject({ taxableAmount: 0, taxAmount: 2 });
   });
 
+  it('keeps TOTAL rounding within each tiny inclusive line whose rates pass 100 % (the spread gave one line both ceilings)', () => {
+    const rates = [
+      { id: 'txr_a', code: 'A', percentage: '60' },
+      { id: 'txr_b', code: 'B', percentage: '60' },
+    ];
+    // Each rate: 2 × (1 × 60 / 220) = 0.545 exact, rounded to 1; both 1s go to the first line (ties: the earlier), which holds 1.
+    const taxed = invoiceTax([line('a', 1, rates, 'inclusive'), line('b', 1, rates, 'inclusive')], 'TOTAL');
+    expect(taxed.lines.map((l) => [l.taxableAmount, l.taxes.map((t) => t.amount)])).toEqual([
+      [0, [1, 0]],
+      [1, [0, 0]],
+    ]);
+    expect(taxed.totalTax).toBe(1);
+    expect(taxed.breakdown.map((b) => b.amount)).toEqual([1, 0]);
+  });
+
   it('returns a line tax over credit notes cumulatively: never more, all of it once wholly credited', () => {
     const billed = invoiceTax([line('a', 100, [{ id: 'txr_33', code: 'T33', percentage: '33' }])], 'LINE').lines[0]!;
     expect(billed.taxAmount).toBe(33);
