@@ -41,6 +41,15 @@
  *   and every grant credited for the new period; reported as the ratio features / plain per run
  *   (goal <= 1.3). Checked: discounts, true-ups, credits, grant applications and top-ups.
  *
+ * close-taxes (issue #49; taxes.js): in the same run, the same close of the same subscriptions
+ *   with taxes on (built-in provider, LINE rounding, one 19 % rate named by the plan), set
+ *   through the gateway on a stack of the taxed copy with the period job off, before the timed
+ *   close's fresh processes (the plain copy gets the same start and stop, changing nothing); the
+ *   order alternates between runs. Reported as the ratio taxed / plain of the CPU per invoice of
+ *   all processes but the client (goal <= 1.15), beside each close's ceilings. Checked: every
+ *   line's tax = round half up of net × 19 %, total_tax, totals, credits paying lines with tax.
+ *   A failed check of any close makes the bench exit 1 (after the README is written).
+ *
  * list (after close, same stack): seeds LIST_INVOICES - (invoices made so far) past-period
  *   invoices directly in the billing schema (9 earlier daily periods per subscription, 3 lines
  *   each, statuses mixed: 60 % paid, 30 % finalized, 5 % draft, 5 % voided), ANALYZE, then
@@ -57,7 +66,7 @@
  *   HISTORY_DAYS=0: on empty invoice tables, a new deployment's first close.
  *
  * Settings: SUBSCRIPTIONS (10000), EVENTS (1000000), MARGIN_S (240), KEEP_SETUP=1 / SETUP_DB=<db>, LIST_INVOICES (100000),
- * LIST_REQUESTS (300), SCENARIOS (close,close-features,list), BILLING_JOB_CONCURRENCY (billing's default when
+ * LIST_REQUESTS (300), SCENARIOS (close,close-features,list; close-taxes on demand), BILLING_JOB_CONCURRENCY (billing's default when
  * unset), PROFILE=<service> (CPU profile summary of that process over the run), KEEP_DB=1,
  * WRITE_README=0 (else the figures go to bench/billing/README.md between the RESULTS markers).
  */
@@ -71,6 +80,7 @@ const { Client } = require('pg');
 const { performance } = require('node:perf_hooks');
 
 const features = require('./features');
+const taxes = require('./taxes');
 const { statements } = require('../limits/report');
 const { rawInsert, proxiedFloor } = require('../limits/ceilings');
 const { gatewayEnv, apiClient, inParallel, commonServiceEnv, launchAll, settleSetup, cpuSeconds, coresBusy, ADMIN_URL, adminQuery: admin, percentile, sleep, freePort, stopProcess, summarizeProfile } = require('../common');
@@ -87,6 +97,7 @@ const HISTORY_DAYS = Number(process.env.HISTORY_DAYS ?? 1);
 const { REAL_INVOICES } = features;
 const SCENARIOS = (process.env.SCENARIOS || 'close,close-features,list').split(',');
 const FEATURES = SCENARIOS.includes('close-features');
+const TAXES = SCENARIOS.includes('close-taxes');
 const PROFILE = process.env.PROFILE || '';
 // Issue #34: the machine's ceilings measured before each close, on the same minutes (CEILING=0 skips them).
 const CEILING = process.env.CEILING !== '0';
@@ -116,7 +127,7 @@ async function kafkaBrokers() {
 }
 
 /** The five services on database `dbName` (created when `create`); `billingReadyAt` is when billing's /readyz first answered. */
-async function startStack(brokers, profileDir, dbName, create) {
+async function startStack(brokers, profileDir, dbName, create, billingEnv = {}) {
   if (create) await admin(`CREATE DATABASE "${dbName}"`);
   const dbUrl = new URL(ADMIN_URL);
   dbUrl.pathname = `/${dbName}`;
@@ -137,8 +148,10 @@ async function startStack(brokers, profileDir, dbName, create) {
       BILLING_INTERVAL_MS: '1000',
       SUBSCRIPTION_RENEWAL_NOTICE_DAYS: '0',
       ...(process.env.BILLING_JOB_CONCURRENCY ? { BILLING_JOB_CONCURRENCY: process.env.BILLING_JOB_CONCURRENCY } : {}),
+      ...billingEnv,
     },
-    gateway: gatewayEnv(url, key, TENANT, ENV),
+    // The entitlements service is not part of this stack (nothing here calls it).
+    gateway: { ...gatewayEnv(url, key, TENANT, ENV), ENTITLEMENTS_SERVICE_URL: 'http://127.0.0.1:9' },
   };
   let billingReadyAt = 0;
   // Postgres' statements from the stack's start: the close starts with billing's first job run.
@@ -263,7 +276,8 @@ const subtotalOf = (e) => 1000 + e.calls + Math.round(e.tokens / 10);
  * schedule runs the job 1 s after start, every due subscription already due) until every cycle
  * invoice is finalized (`withFeatures`: and every grant is credited for the new period).
  */
-async function close(stack, pg, setup, withFeatures = false) {
+async function close(stack, pg, setup, kind = 'close', taxRateId = undefined) {
+  const withFeatures = kind === 'close-features';
   const cpuPids = { ...stack.pids, client: process.pid };
   const checkpoints = async () => (await pg.query('SELECT (checkpoints_timed + checkpoints_req)::int AS n FROM pg_stat_bgwriter')).rows[0].n;
   const checkpointsBefore = await checkpoints();
@@ -308,9 +322,13 @@ async function close(stack, pg, setup, withFeatures = false) {
   const { rows: firstRows } = await pg.query(
     `SELECT min(created_at) AS first_made, max(created_at) AS last_made, max(finalized_at) AS last_finalized FROM billing.invoices WHERE billing_reason = 'SUBSCRIPTION_CYCLE' AND ${REAL_INVOICES}`,
   );
-  const check = withFeatures ? await features.verifyFeatures(pg, setup, { subtotalOf, walletCents: WALLET_CREDITS * 100 }) : await verify(pg, setup);
+  const check = withFeatures
+    ? await features.verifyFeatures(pg, setup, { subtotalOf, walletCents: WALLET_CREDITS * 100 })
+    : kind === 'close-taxes'
+      ? await taxes.verifyTaxes(pg, setup, { subtotalOf, walletCents: WALLET_CREDITS * 100, rateId: taxRateId, subscriptions: SUBSCRIPTIONS })
+      : await verify(pg, setup);
   return {
-    scenario: withFeatures ? 'close-features' : 'close',
+    scenario: kind,
     invoices: SUBSCRIPTIONS,
     events: EVENTS,
     seconds: Number(seconds.toFixed(1)),
@@ -540,7 +558,7 @@ const ceilingsOf = (r) =>
 const inCeilings = (r) =>
   r.vs_ceilings ? `Postgres ${r.vs_ceilings.postgres_in_raw_rows} raw rows; services ${r.vs_ceilings.services_in_floor_requests} floor requests; all ${r.vs_ceilings.total_in_floor_requests}` : '-';
 
-function writeReadme(meta, closes, featureCloses, lists, setupS) {
+function writeReadme(meta, closes, featureCloses, taxCloses, lists, setupS) {
   const lines = [`<!-- RESULTS:START -->`, `Run ${meta.date} on ${meta.cpus} cores (${meta.cpuModel}), load average at start ${meta.load}; Kafka ${meta.brokers}; ${closes.length} runs, each on fresh processes and its own copy of one set-up (set-up, not timed: ${JSON.stringify(setupS)} s).`, ''];
   if (closes.length > 0) {
     const worst = closes.reduce((a, b) => (b.seconds > a.seconds ? b : a));
@@ -557,6 +575,7 @@ function writeReadme(meta, closes, featureCloses, lists, setupS) {
     );
   }
   if (featureCloses.length > 0) lines.push(...features.report(closes, featureCloses, { subscriptions: SUBSCRIPTIONS, events: EVENTS }), '');
+  if (taxCloses.length > 0) lines.push(...taxes.report(closes, taxCloses, { subscriptions: SUBSCRIPTIONS, events: EVENTS, ceilingsOf, inCeilings }), '');
   if (lists.length > 0) {
     const names = lists[0].results.map((r) => r.case);
     lines.push(
@@ -674,18 +693,24 @@ async function main() {
   const stamp = Date.now().toString(36);
   const closes = [];
   const featureCloses = [];
+  const taxCloses = [];
   const lists = [];
   try {
     for (let run = 1; run <= RUNS; run += 1) {
       // Each set on its own copy and fresh processes; the order alternates between runs.
-      const kinds = [...(SCENARIOS.includes('close') || SCENARIOS.includes('list') ? ['close'] : []), ...(FEATURES ? ['close-features'] : [])];
+      const kinds = [...(SCENARIOS.includes('close') || SCENARIOS.includes('list') ? ['close'] : []), ...(FEATURES ? ['close-features'] : []), ...(TAXES ? ['close-taxes'] : [])];
       if (run % 2 === 0) kinds.reverse();
-      for (const kind of kinds) {
+      for (const [order, kind] of kinds.entries()) {
         const withFeatures = kind === 'close-features';
         const profileDir = PROFILE ? fs.mkdtempSync(path.join(os.tmpdir(), 'billstream-prof-')) : '';
-        const runDb = `${base}_${stamp}_${run}${withFeatures ? 'f' : ''}`;
+        const runDb = `${base}_${stamp}_${run}${withFeatures ? 'f' : kind === 'close-taxes' ? 't' : ''}`;
         await admin(`CREATE DATABASE "${runDb}" TEMPLATE "${base}"`);
         await endPeriodNow(runDb, setup, withFeatures ? setup.features.planId : setup.planId);
+        // With close-taxes, every close's copy first gets a stack of its own with the period job
+        // off (BILLING_INTERVAL_MS=0), stopped before the timed one: the taxed copy gets its tax
+        // settings, rate and plan rates through the gateway there (taxes.js), the plain copy the
+        // same start and stop with nothing changed.
+        const taxRateId = TAXES && kind !== 'close-features' ? await prepareCopy(brokers, runDb, setup, kind === 'close-taxes') : undefined;
         const ceilings = CEILING ? await measureCeilings() : undefined;
         // Every close starts just after a checkpoint: the copy's 0.5 GB of WAL and the ceilings'
         // rows would otherwise bring one (max_wal_size) at a different moment of each close, and
@@ -696,9 +721,10 @@ async function main() {
         const runPg = new Client({ connectionString: runStack.databaseUrl });
         await runPg.connect();
         try {
-          const r = await close(runStack, runPg, setup, withFeatures);
+          const r = await close(runStack, runPg, setup, kind, taxRateId);
           if (ceilings) Object.assign(r, { ceilings, vs_ceilings: againstCeilings(r, ceilings) });
-          (withFeatures ? featureCloses : closes).push(r);
+          r.order = `${order + 1} of ${kinds.length}`;
+          (withFeatures ? featureCloses : kind === 'close-taxes' ? taxCloses : closes).push(r);
           console.log(JSON.stringify({ run, close: r }, null, 2));
           if (!withFeatures && SCENARIOS.includes('list')) {
             const l = await list(runStack, runApi, runPg, setup);
@@ -716,6 +742,10 @@ async function main() {
         }
       }
       if (closes[run - 1] && featureCloses[run - 1]) console.log(JSON.stringify({ run, features_over_plain: ratioOf(closes[run - 1], featureCloses[run - 1]) }));
+      if (closes[run - 1] && taxCloses[run - 1]) {
+        const [p, t] = [closes[run - 1], taxCloses[run - 1]];
+        console.log(JSON.stringify({ run, taxed_over_plain_cpu_per_invoice: taxes.cpuRatio(p, t), in_ceilings: taxes.ceilingRatio(p, t), seconds: [p.seconds, t.seconds], taxed_check_ok: t.check.ok }));
+      }
     }
   } finally {
     if (!process.env.KEEP_SETUP && !process.env.SETUP_DB) await admin(`DROP DATABASE IF EXISTS "${base}" WITH (FORCE)`);
@@ -723,7 +753,32 @@ async function main() {
   if (closes.length > 0 && featureCloses.length > 0) {
     console.log(JSON.stringify({ worst_features_over_plain: Math.max(...closes.map((c, i) => ratioOf(c, featureCloses[i]))) }));
   }
-  if (process.env.WRITE_README !== '0') writeReadme(meta, closes, featureCloses, lists, setup.setup_s);
+  if (closes.length > 0 && taxCloses.length > 0) {
+    console.log(JSON.stringify({ worst_taxed_over_plain_cpu_per_invoice: Math.max(...taxCloses.map((t, i) => taxes.cpuRatio(closes[i], t))) }));
+  }
+  if (process.env.WRITE_README !== '0') writeReadme(meta, closes, featureCloses, taxCloses, lists, setup.setup_s);
+  // A taxed close whose invoices are wrong fails the bench.
+  const failed = [...closes, ...featureCloses, ...taxCloses].filter((r) => !r.check.ok);
+  if (failed.length > 0) {
+    console.error(`FAILED: ${failed.map((r) => `${r.scenario}: ${r.check.problems.join('; ')}`).join(' | ')}`);
+    process.exit(1);
+  }
+}
+
+/**
+ * A stack on the run's copy with the period job off, then stopped (the timed close starts fresh
+ * processes): with `taxed`, the tax settings, rate and plan rates set through its gateway
+ * (taxes.configureTaxes; answers the rate's id).
+ */
+async function prepareCopy(brokers, runDb, setup, taxed) {
+  const stack = await startStack(brokers, '', runDb, false, { BILLING_INTERVAL_MS: '0' });
+  const api = apiClient(stack.url, stack.key);
+  try {
+    return taxed ? await taxes.configureTaxes(api, setup) : undefined;
+  } finally {
+    await api.pool.close();
+    await stack.stop(true);
+  }
 }
 
 main().catch((err) => {

@@ -7,9 +7,26 @@ import type { InvoiceStore } from './store';
 import type { InvoiceTaxes } from './invoice-taxes';
 import { checkProviderAnswer, providerTaxed } from './provider-taxes';
 
-/** Step (6)'s part of an invoice: what a retax compares. */
-const taxOf = (i: Invoice): string =>
-  JSON.stringify([i.lines.map((l) => [l.id, l.taxAmount ?? 0, l.taxes ?? [], l.taxBehavior ?? null]), i.totalTax ?? 0, i.exclusiveTax ?? 0, i.taxBreakdown ?? [], i.reverseCharge ?? false, i.taxExemptReason ?? null, i.buyerTax ?? null, i.total, i.taxStatus ?? 'ok', i.taxAttempts ?? 0]);
+/**
+ * Step (6)'s part of an invoice: what a retax compares. Field by field, in a fixed order: a
+ * draft read from its row and the same draft taxed again hold their rates' members in different
+ * key orders (the row's mapping and `taxed`'s spread), and a stringified object would tell them
+ * apart, so every draft was rewritten at finalization (one transaction each, its lines deleted
+ * and inserted again) though its tax had not moved.
+ */
+export const taxOf = (i: Invoice): string =>
+  JSON.stringify([
+    i.lines.map((l) => [l.id, l.taxAmount ?? 0, (l.taxes ?? []).map((t) => [t.taxRateId, t.code, t.percentage, t.taxableAmount, t.amount]), l.taxBehavior ?? null]),
+    i.totalTax ?? 0,
+    i.exclusiveTax ?? 0,
+    (i.taxBreakdown ?? []).map((t) => [t.taxRateId, t.code, t.country, t.region, t.percentage, t.taxableAmount, t.amount]),
+    i.reverseCharge ?? false,
+    i.taxExemptReason ?? null,
+    i.buyerTax ? [i.buyerTax.taxExempt, i.buyerTax.taxIds.map((t) => [t.type, t.value]), i.buyerTax.addressCountry, i.buyerTax.addressState] : null,
+    i.total,
+    i.taxStatus ?? 'ok',
+    i.taxAttempts ?? 0,
+  ]);
 
 /** The HTTP provider's retry schedule (docs/api/taxes.md#http-provider): base × 2^(n−1) after the n-th failure in a row, at most `maxMs`. */
 export interface TaxRetry {
