@@ -49,9 +49,9 @@ export function createBillingService({ db, bus, logger }: ServiceDeps, config: B
   // Invoice email (ADR 0067): recorded in documents/' transactions, sent by its job with the frozen PDF.
   const communications = composeCommunications({ ...base, internalToken: config.internalToken }, { invoices: stores.invoices, customers: stores.customers, pdf: (scope, id) => documents.pdf(scope, id) });
   const documents = composeDocuments(base, { stores, internalToken: config.internalToken, emails: communications.recorder });
-  const invoices = composeInvoices(base, { stores, wallets, walletCredits, billing, documents, creditNotes });
+  const invoices = composeInvoices(base, { stores, wallets, walletCredits, billing, documents, creditNotes, draftTaxes: invoicing.draftTaxes });
   const { finalizer, settlement, excessCredits, topups } = invoices;
-  const planChanges = composePlanChanges(base, { stores, maker, billing, finalizer, issuer: creditNotes.issuer, grants: grants.binder });
+  const planChanges = composePlanChanges(base, { stores, maker, billing, finalizer, issuer: creditNotes.issuer, grants: grants.binder, taxes: invoicing.draftTaxes });
   const payments = composePayments(base, { stores, wallets, settlement });
   const periods = composePeriodJob(base, {
     ...{ subscriptions: stores.subscriptions, invoices: stores.invoices, billing, finalizer, grants: grants.binder, topups: settlement, thresholds },

@@ -194,6 +194,52 @@ describe('the HTTP tax provider through the gateway (real Postgres and Kafka, a 
     expect(await finalizedEvents(d.id)).toBe(0);
   });
 
+  it('taxes the upcoming invoice and a plan change preview by the provider, and answers them untaxed with tax_status failed while it is down', async () => {
+    const d = await draft();
+    await cron();
+    const sub = d.subscription_id!;
+    const planBefore = (await api.get(`/v1/subscriptions/${sub}`)).body.plan_id;
+    service.requests.length = 0;
+    const upcoming = await api.get(`/v1/subscriptions/${sub}/upcoming-invoice`);
+    expect(upcoming.status).toBe(200);
+    // The next period's ADVANCE charges, taxed by the provider's answer (asked once, signed).
+    expect(upcoming.body).toMatchObject({ tax_status: 'ok', subtotal: 2190, total_tax: 380, total_excluding_tax: 2000, total: 2380 });
+    expect(service.requests.map((r) => [r.body.lines.map((l) => l.amount), r.signed])).toEqual([[[1000, 1190], true]]);
+    const plan = await api.post('/v1/plans', { name: `HTTP taxed bigger ${n}`, prices: [{ type: 'FIXED', currency: 'eur', amount: '50', billing_model: 'FLAT_FEE', billing_period: 'MONTHLY', invoice_cadence: 'ADVANCE' }] });
+    expect(plan.status).toBe(201);
+    const change = { plan_id: plan.body.id, proration_behavior: 'create_prorations' };
+    const preview = await api.post(`/v1/subscriptions/${sub}/change/preview`, change);
+    expect(preview.status).toBe(200);
+    // The new plan's charge for the rest of the period, taxed by the provider's 19 % (its answer, asked once).
+    const shown = preview.body.invoice as TaxedInvoice & { tax_status: string };
+    const charged = shown.line_items.filter((l) => l.net_amount > 0);
+    expect(charged.length).toBeGreaterThan(0);
+    expect(shown.tax_status).toBe('ok');
+    expect(charged.map((l) => l.tax_amount)).toEqual(charged.map((l) => Math.round((l.net_amount * 19) / 100)));
+    expect(shown.total_tax).toBe(charged.reduce((t, l) => t + l.tax_amount, 0));
+    expect(shown.total_tax).toBeGreaterThan(0);
+    expect(service.requests.length).toBe(2);
+    expect(service.requests[1]!.body.lines.map((l) => l.amount)).toEqual(charged.map((l) => l.net_amount));
+    await service.stop();
+    try {
+      const down = await api.get(`/v1/subscriptions/${sub}/upcoming-invoice`);
+      expect(down.status).toBe(200);
+      expect(down.body).toMatchObject({ tax_status: 'failed', subtotal: 2190, total_tax: 0 });
+      const previewDown = await api.post(`/v1/subscriptions/${sub}/change/preview`, change);
+      expect(previewDown.status).toBe(200);
+      expect(previewDown.body.invoice).toMatchObject({ tax_status: 'failed', subtotal: shown.subtotal, total_tax: 0 });
+    } finally {
+      await service.start();
+    }
+    // Nothing was stored: the subscription still bills its plan, and has no other invoice.
+    expect((await api.get(`/v1/subscriptions/${sub}`)).body.plan_id).toBe(planBefore);
+    expect((await api.get(`/v1/invoices?subscription_id=${sub}&limit=10`)).body.items.map((i: { id: string }) => i.id)).toEqual([d.id]);
+    // The change itself bills what its preview showed, with the same tax.
+    const applied = await api.post(`/v1/subscriptions/${sub}/change`, change);
+    expect(applied.status).toBe(200);
+    expect(applied.body.invoice).toMatchObject({ tax_status: 'ok', subtotal: shown.subtotal, total_tax: shown.total_tax, total_excluding_tax: shown.total_excluding_tax });
+  });
+
   const failures: Array<[string, () => Promise<void>, () => Promise<void>]> = [
     [
       'a provider slower than the timeout',

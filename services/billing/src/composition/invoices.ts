@@ -15,9 +15,7 @@ import { FinalizeInvoiceWorkflow } from '../workflows/finalize-invoice';
 import type { CompositionBase } from './base';
 import type { CreditNotes } from './credit-notes';
 import type { BillingStores } from './stores';
-import { HttpTaxProvider } from '../clients/tax-provider/http-tax-provider';
-import { DraftTaxes } from '../invoices/draft-taxes';
-import { invoiceTaxesOf } from './invoicing';
+import type { DraftTaxes } from '../invoices/draft-taxes';
 
 export interface Invoices {
   finalizer: InvoiceFinalizer;
@@ -30,21 +28,12 @@ export interface Invoices {
 
 export function composeInvoices(
   { db, logger, clock, published, settings }: CompositionBase,
-  parts: { stores: BillingStores; wallets: Wallets; walletCredits: WalletCredits; billing: PeriodBilling; documents: DocumentService; creditNotes: CreditNotes },
+  parts: { stores: BillingStores; wallets: Wallets; walletCredits: WalletCredits; billing: PeriodBilling; documents: DocumentService; creditNotes: CreditNotes; draftTaxes: DraftTaxes },
 ): Invoices {
   const { stores, wallets } = parts;
   const settlement = new TopupSettlement({ db, invoices: stores.invoices, wallets, logger });
   const excessCredits = new ExcessCredits({ db, wallets: parts.walletCredits, logger, clock });
-  const draftTaxes = new DraftTaxes({
-    db,
-    invoices: stores.invoices,
-    taxes: invoiceTaxesOf(stores),
-    clock,
-    logger,
-    // The HTTP tax provider (docs/api/taxes.md#http-provider): asked only for scopes whose settings name it.
-    provider: new HttpTaxProvider(settings.taxProvider.timeoutMs),
-    retry: { baseMs: settings.taxProvider.retryBaseMs, maxMs: settings.taxProvider.retryMaxMs },
-  });
+  const { draftTaxes } = parts;
   const finalizer = new InvoiceFinalizer({
     db,
     invoices: stores.invoices,

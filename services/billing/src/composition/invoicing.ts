@@ -13,6 +13,8 @@ import { ThresholdBilling } from '../invoices/thresholds';
 import { UpcomingInvoices } from '../invoices/upcoming';
 import type { CompositionBase } from './base';
 import type { BillingStores } from './stores';
+import { HttpTaxProvider } from '../clients/tax-provider/http-tax-provider';
+import { DraftTaxes } from '../invoices/draft-taxes';
 import { InvoiceTaxes } from '../invoices/invoice-taxes';
 import { TaxRateStore } from '../taxes/store';
 
@@ -22,6 +24,8 @@ export interface Invoicing {
   billing: PeriodBilling;
   thresholds: ThresholdBilling;
   upcoming: UpcomingInvoices;
+  /** Step (6) again before finalization, and the HTTP tax provider's calls (docs/api/taxes.md#http-provider). */
+  draftTaxes: DraftTaxes;
 }
 
 /** Step (6) of every invoice billing prices (docs/api/taxes.md#invoices-bearing-tax), on the stores (stateless: one per user is the same as one shared). */
@@ -47,6 +51,16 @@ export function composeInvoicing(
   });
   const billing = new PeriodBilling({ db, subscriptions: stores.subscriptions, invoices: stores.invoices, maker, clock, published, prices: stores.prices, grants });
   const thresholds = new ThresholdBilling({ db, subscriptions: stores.subscriptions, invoices: stores.invoices, maker, meters, clock, published, logger });
-  const upcoming = new UpcomingInvoices({ db, subscriptions: stores.subscriptions, maker, wallets, clock });
-  return { discounts, maker, billing, thresholds, upcoming };
+  const draftTaxes = new DraftTaxes({
+    db,
+    invoices: stores.invoices,
+    taxes: invoiceTaxesOf(stores),
+    clock,
+    logger,
+    // The HTTP tax provider (docs/api/taxes.md#http-provider): asked only for scopes whose settings name it.
+    provider: new HttpTaxProvider(settings.taxProvider.timeoutMs),
+    retry: { baseMs: settings.taxProvider.retryBaseMs, maxMs: settings.taxProvider.retryMaxMs },
+  });
+  const upcoming = new UpcomingInvoices({ db, subscriptions: stores.subscriptions, maker, wallets, clock, taxes: draftTaxes });
+  return { discounts, maker, billing, thresholds, upcoming, draftTaxes };
 }

@@ -6,6 +6,7 @@ import { ProrationDue } from '../credit-notes/proration-due';
 import type { CreditNoteIssuer } from '../credit-notes/issuer';
 import type { CreditGrantBinder } from '../credit-grants/binder';
 import type { InvoiceFinalizer } from '../invoices/finalizer';
+import type { DraftTaxes } from '../invoices/draft-taxes';
 import type { InvoiceMaker } from '../invoices/maker';
 import type { PeriodBilling } from '../invoices/period-billing';
 import { ChangeInvoicer } from '../plan-changes/invoice';
@@ -15,7 +16,7 @@ import type { BillingStores } from './stores';
 
 export function composePlanChanges(
   { db, clock, published }: CompositionBase,
-  parts: { stores: BillingStores; maker: InvoiceMaker; billing: PeriodBilling; finalizer: InvoiceFinalizer; issuer: CreditNoteIssuer; grants: CreditGrantBinder },
+  parts: { stores: BillingStores; maker: InvoiceMaker; billing: PeriodBilling; finalizer: InvoiceFinalizer; issuer: CreditNoteIssuer; grants: CreditGrantBinder; taxes: DraftTaxes },
 ): PlanChangeService {
   const { stores } = parts;
   return new PlanChangeService({
@@ -29,6 +30,7 @@ export function composePlanChanges(
     billing: parts.billing,
     finalizer: parts.finalizer,
     grants: parts.grants,
+    taxes: parts.taxes,
     clock,
     published,
   });

@@ -113,6 +113,32 @@ export class DraftTaxes {
     return true;
   }
 
+  /**
+   * A draft just written under the HTTP provider (`tax_status: pending`) taxed now, with no
+   * transaction open, as the period job's step would ("at draft"): answered taxed and saved, or
+   * `failed` (held for the backoff; the period job retries it). Another status: as it is.
+   */
+  async atDraft(draft: Invoice): Promise<Invoice> {
+    if (draft.status !== 'draft' || draft.taxStatus !== 'pending') return draft;
+    const [taxed] = await this.again([draft]);
+    return taxed ?? (await this.deps.invoices.getById(this.deps.db, draft.id)) ?? draft;
+  }
+
+  /**
+   * An invoice that is shown but never stored (the upcoming invoice, a plan change's preview)
+   * taxed as its draft would be (docs/api/taxes.md#http-provider): when its settings name the
+   * HTTP provider (`tax_status: pending`), the provider is asked now, with no transaction open;
+   * its answer gives the tax, and a failure answers it untaxed with `tax_status: failed`.
+   * Nothing is written.
+   */
+  async preview<T extends Invoice>(shown: T): Promise<T> {
+    if (shown.taxStatus !== 'pending') return shown;
+    const answered = (await this.askProvider([shown])).get(shown.id);
+    if (answered && 'id' in answered) return { ...shown, ...answered };
+    this.deps.logger?.warn('the HTTP tax provider failed for an invoice shown, not stored; it is answered untaxed (tax_status: failed)', { invoice_id: shown.id, reason: answered?.reason ?? 'the settings name the HTTP provider without its url and secret' });
+    return { ...shown, taxStatus: 'failed' };
+  }
+
   /** Each pending draft asked of the provider (a few at once): its taxed draft, or why it failed. */
   private async askProvider(pending: Invoice[]): Promise<Map<string, Invoice | { reason: string }>> {
     const out = new Map<string, Invoice | { reason: string }>();

@@ -7,6 +7,7 @@ import { subscriptionNotFound } from '../subscriptions/events';
 import type { SubscriptionStore } from '../subscriptions/store';
 import type { Wallets } from '../clients/wallets/domain';
 import { netLines, settleInvoice, type Invoice } from './domain';
+import type { DraftTaxes } from './draft-taxes';
 import type { InvoiceMaker } from './maker';
 
 export interface UpcomingInvoicesDeps {
@@ -15,6 +16,8 @@ export interface UpcomingInvoicesDeps {
   maker: InvoiceMaker;
   wallets: Wallets;
   clock: () => Date;
+  /** The HTTP tax provider asked for the invoice shown when its settings name it (docs/api/taxes.md#http-provider). */
+  taxes: Pick<DraftTaxes, 'preview'>;
 }
 
 /**
@@ -28,9 +31,10 @@ export class UpcomingInvoices {
   private readonly maker: InvoiceMaker;
   private readonly wallets: Wallets;
   private readonly clock: () => Date;
+  private readonly taxes: Pick<DraftTaxes, 'preview'>;
 
   constructor(deps: UpcomingInvoicesDeps) {
-    ({ db: this.db, subscriptions: this.subscriptions, maker: this.maker, wallets: this.wallets, clock: this.clock } = deps);
+    ({ db: this.db, subscriptions: this.subscriptions, maker: this.maker, wallets: this.wallets, clock: this.clock, taxes: this.taxes } = deps);
   }
 
   async of(scope: Scope, id: string, requestId: string): Promise<Invoice & { asOf: Date }> {
@@ -45,7 +49,9 @@ export class UpcomingInvoices {
     // A pending plan change shows the next period on its prices (docs/api/plan-changes.md).
     const switched = step.applied ? await this.maker.pricesByIds(this.db, s, step.applied.priceIds) : undefined;
     const [made] = await this.maker.forSteps(s, [step], prices, asOf, requestId, undefined, switched);
-    const draft = made && (await this.maker.previewDiscounts(made));
+    const discounted = made && (await this.maker.previewDiscounts(made));
+    // Outside any transaction: the HTTP provider, when the settings name it, taxes what is shown.
+    const draft = discounted && (await this.taxes.preview(discounted));
     if (!draft) {
       const period = { start: s.currentPeriodStart!, end: s.currentPeriodEnd };
       return { ...this.maker.empty(s, period, asOf), asOf };

@@ -40,6 +40,12 @@ export interface PlanChangeDeps {
    */
   finalizer: { finalize(draft: Invoice, requestId: string, actor: string): Promise<unknown> };
   grants?: SubscriptionGrants;
+  /**
+   * The HTTP provider's tax when the settings name it (docs/api/taxes.md#http-provider), asked with no
+   * transaction open: of a preview's invoice after its transaction rolled back, and of the change's
+   * draft once committed (so the change answers what its preview showed); absent: as made.
+   */
+  taxes?: { preview<T extends Invoice>(shown: T): Promise<T>; atDraft(draft: Invoice): Promise<Invoice> };
   clock: () => Date;
   published: () => void;
 }
@@ -110,6 +116,7 @@ export class ChangePlan {
       failpoint('plan-changes.after-commit');
       this.deps.published();
       await this.deps.grants?.settle(ctx, id, ctx.requestId);
+      if (result.invoice?.status === 'draft' && result.invoice.taxStatus === 'pending' && this.deps.taxes) return { ...result, invoice: await this.deps.taxes.atDraft(result.invoice) };
       return result;
     } catch (err) {
       if (!(err instanceof KeyTaken)) throw err;
@@ -122,7 +129,11 @@ export class ChangePlan {
     try {
       await this.run(ctx, id, { ...change, idempotencyKey: undefined }, true);
     } catch (err) {
-      if (err instanceof Preview) return { ...err.result, effectiveAt: err.at };
+      if (err instanceof Preview) {
+        // The transaction is rolled back: the provider may be asked now (never inside one).
+        const invoice = err.result.invoice && this.deps.taxes ? await this.deps.taxes.preview(err.result.invoice) : err.result.invoice;
+        return { ...err.result, invoice, effectiveAt: err.at };
+      }
       throw err;
     }
     throw new Error('a preview always rolls back');
