@@ -4,6 +4,7 @@ import { MAX_TASK_ERRORS, type Scope, type TaskEntity } from '@billstream/contra
 import type { Db } from '@billstream/db';
 import { newUlid } from '@billstream/ids';
 import type { Logger } from '@billstream/logger';
+import { Repeating } from '@billstream/runtime';
 import { encodeRows, readRows, UnreadableFileError } from './files';
 import { CSV_FIELDS, EXPORT_COLUMNS, type ExportSource } from './exports';
 import type { ImportRow, ImportSink } from './imports';
@@ -44,44 +45,38 @@ class LostTask extends Error {}
  */
 export class TaskRunner {
   readonly worker = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
+  private readonly schedule: Repeating<void>;
   private stopping = false;
   private current?: string;
   private sweptAt = 0;
 
-  constructor(private readonly deps: TaskRunnerDeps) {}
+  constructor(private readonly deps: TaskRunnerDeps) {
+    // Rounds of `loop` (every task claimable now), the next pollMs after the last ended; a poke looks at once.
+    this.schedule = new Repeating({
+      run: () => this.loop(),
+      intervalMs: deps.settings.pollMs,
+      immediate: true,
+      unref: true,
+      logger: deps.logger,
+      failure: 'task runner round failed; will retry',
+    });
+  }
 
   start(): void {
     if (this.deps.settings.pollMs <= 0) return;
     this.stopping = false;
-    this.schedule(0);
+    this.schedule.start();
   }
 
   /** Looks for work now (a task was just created). */
   poke(): void {
-    if (this.deps.settings.pollMs <= 0 || this.stopping || this.running) return;
-    this.schedule(0);
+    this.schedule.poke();
   }
 
   /** Stops after the current batch; the task it ran is released for another runner at once. */
   async stop(): Promise<void> {
     this.stopping = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
-  }
-
-  private schedule(ms: number): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      if (this.running || this.stopping) return;
-      this.running = this.loop().finally(() => {
-        this.running = undefined;
-        if (!this.stopping) this.schedule(this.deps.settings.pollMs);
-      });
-    }, ms);
-    this.timer.unref?.();
+    await this.schedule.stop();
   }
 
   /** Claims and runs tasks until none is left. */
