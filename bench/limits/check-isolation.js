@@ -23,7 +23,7 @@ const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const { Client } = require('pg');
-const { apiClient, adminQuery: admin, percentile, inParallel, ADMIN_URL, sleep } = require('../common');
+const { apiClient, adminQuery: admin, latencyFigures, inParallel, ADMIN_URL, sleep } = require('../common');
 const { startStack, setUp } = require('./stack');
 const { leanClient } = require('../lean-client');
 const { proxiedFloor, openLoop } = require('./ceilings');
@@ -134,13 +134,10 @@ async function measureCheck(stack, key, customers) {
     const meter = cpuMeter({ gateway: stack.pids.gateway, entitlements: stack.pids.entitlements, billing: stack.pids.billing, ...(stack.pids.projector ? { projector: stack.pids.projector } : {}) });
     const latencies = await openLoop(send, RATE, SECONDS);
     const cpu = meter.perOp(latencies.length);
-    latencies.sort((a, b) => a - b);
     return {
       requests: latencies.length,
       wrong_status: wrong,
-      p50_ms: round(percentile(latencies, 50)),
-      p99_ms: round(percentile(latencies, 99)),
-      max_ms: round(latencies[latencies.length - 1]),
+      ...latencyFigures(latencies),
       cpu_us_per_check: { gateway: cpu.gateway, entitlements: cpu.entitlements, gateway_and_entitlements: round(cpu.gateway + cpu.entitlements, 1), billing: cpu.billing, ...(stack.pids.projector ? { projector: cpu.projector } : {}), postgres: perCheck(cpu.postgres), kafka: cpu.kafka },
     };
   } finally {

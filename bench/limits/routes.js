@@ -18,7 +18,7 @@
  * (127.0.0.1:9092), ROUTES (check,debit,customer), ADMIN_DATABASE_URL.
  */
 const { randomBytes } = require('node:crypto');
-const { apiClient, adminQuery: admin, percentile } = require('../common');
+const { apiClient, adminQuery: admin, latencyFigures } = require('../common');
 const { startStack, setUp } = require('./stack');
 const { leanClient } = require('../lean-client');
 const { proxiedFloor, openLoop } = require('./ceilings');
@@ -56,13 +56,10 @@ async function measureRoute(name, stack, key, customers) {
     const meter = cpuMeter({ gateway: stack.pids.gateway, [owner]: stack.pids[owner] });
     const latencies = await openLoop(send, RATE, SECONDS);
     const cpu = meter.perOp(latencies.length);
-    latencies.sort((a, b) => a - b);
     return {
       requests: latencies.length,
       wrong_status: wrong,
-      p50_ms: Number(percentile(latencies, 50).toFixed(2)),
-      p99_ms: Number(percentile(latencies, 99).toFixed(2)),
-      max_ms: Number(latencies[latencies.length - 1].toFixed(2)),
+      ...latencyFigures(latencies),
       cpu_us_per_request: { gateway: cpu.gateway, [owner]: cpu[owner], gateway_and_owner: Number((cpu.gateway + cpu[owner]).toFixed(1)), postgres: cpu.postgres, kafka: cpu.kafka },
     };
   } finally {

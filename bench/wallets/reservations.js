@@ -25,7 +25,7 @@ const { randomBytes } = require('node:crypto');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
-const { apiClient, adminQuery: admin, percentile, summarizeProfile } = require('../common');
+const { apiClient, adminQuery: admin, latencyFigures, summarizeProfile } = require('../common');
 const { startStack, setUp } = require('../limits/stack');
 const { leanClient } = require('../lean-client');
 const { proxiedFloor, openLoop } = require('../limits/ceilings');
@@ -66,13 +66,10 @@ async function measure(mode, stack, key, customers) {
     const meter = cpuMeter({ gateway: stack.pids.gateway, wallet: stack.pids.wallet });
     const latencies = await openLoop(send, RATE, SECONDS);
     const cpu = meter.perOp(latencies.length);
-    latencies.sort((a, b) => a - b);
     return {
       requests: latencies.length,
       wrong_status: wrong,
-      p50_ms: Number(percentile(latencies, 50).toFixed(2)),
-      p99_ms: Number(percentile(latencies, 99).toFixed(2)),
-      max_ms: Number(latencies[latencies.length - 1].toFixed(2)),
+      ...latencyFigures(latencies),
       cpu_us_per_op: { gateway: cpu.gateway, wallet: cpu.wallet, gateway_and_wallet: Number((cpu.gateway + cpu.wallet).toFixed(1)), postgres: cpu.postgres, kafka: cpu.kafka },
     };
   } finally {
